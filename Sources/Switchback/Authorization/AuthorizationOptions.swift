@@ -1,0 +1,51 @@
+public import Foundation
+
+/// How the provider returns the authorization response.
+public enum ResponseMode: String, Sendable, Codable, Equatable {
+    case query
+    case fragment
+    case formPost = "form_post"
+}
+
+/// The per-sign-in parameters of an authorization request.
+public struct AuthorizationOptions: Sendable {
+    public var responseMode: ResponseMode?
+    public var acrValues: [String]
+    public var uiLocales: [String]
+    public var loginHint: String?
+    public var prompt: [String]
+    /// `max_age` in seconds; the ID token's `auth_time` is then required and checked.
+    public var maxAge: Int?
+    /// The `claims` request parameter (OpenID Connect Core §5.5), as a JSON object.
+    public var claims: JSONValue?
+    /// Provider-specific parameters (`app_callback_uri`, `idp_params`, …). They may not replace a
+    /// parameter the core sets for security (`state`, `nonce`, `code_challenge`, `redirect_uri`, …).
+    public var extraParameters: [(String, String)]
+
+    public init(
+        responseMode: ResponseMode? = nil,
+        acrValues: [String] = [],
+        uiLocales: [String] = [],
+        loginHint: String? = nil,
+        prompt: [String] = [],
+        maxAge: Int? = nil,
+        claims: JSONValue? = nil,
+        extraParameters: [(String, String)] = []
+    ) {
+        self.responseMode = responseMode
+        self.acrValues = acrValues
+        self.uiLocales = uiLocales
+        self.loginHint = loginHint
+        self.prompt = prompt
+        self.maxAge = maxAge
+        self.claims = claims
+        self.extraParameters = extraParameters
+    }
+
+    /// Parameters the core owns; an extra parameter may not use these names.
+    static let reservedNames: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge",
+        "code_challenge_method", "response_mode", "request_uri", "request", "acr_values", "ui_locales",
+        "login_hint", "prompt", "max_age", "claims", "client_secret", "client_assertion", "client_assertion_type",
+    ]
+}

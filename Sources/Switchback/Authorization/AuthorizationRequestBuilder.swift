@@ -1,0 +1,59 @@
+import Foundation
+
+/// Builds the authorization request parameters and URL (OpenID Connect Core §3.1.2.1, RFC 7636, RFC 9126).
+struct AuthorizationRequestBuilder {
+    let configuration: ClientConfiguration
+    let metadata: ProviderMetadata
+
+    /// Every parameter of the request, in a stable order.
+    func parameters(state: String, nonce: String, pkce: PKCE, options: AuthorizationOptions) throws -> [(String, String)] {
+        if let methods = metadata.codeChallengeMethodsSupported, !methods.contains("S256") {
+            throw SwitchbackError(.invalidConfiguration, "the provider does not list S256 PKCE, and plain is never used")
+        }
+        var fields: [(String, String)] = [
+            ("response_type", "code"),
+            ("client_id", configuration.clientID),
+            ("redirect_uri", configuration.redirectURI.absoluteString),
+            ("scope", configuration.scopes.joined(separator: " ")),
+            ("state", state),
+            ("nonce", nonce),
+            ("code_challenge", pkce.challenge),
+            ("code_challenge_method", pkce.method),
+        ]
+        if let mode = options.responseMode { fields.append(("response_mode", mode.rawValue)) }
+        if !options.acrValues.isEmpty { fields.append(("acr_values", options.acrValues.joined(separator: " "))) }
+        if !options.uiLocales.isEmpty { fields.append(("ui_locales", options.uiLocales.joined(separator: " "))) }
+        if let hint = options.loginHint { fields.append(("login_hint", hint)) }
+        if !options.prompt.isEmpty { fields.append(("prompt", options.prompt.joined(separator: " "))) }
+        if let maxAge = options.maxAge {
+            guard maxAge >= 0 else { throw SwitchbackError(.invalidConfiguration, "max_age must not be negative") }
+            fields.append(("max_age", String(maxAge)))
+        }
+        if let claims = options.claims {
+            guard case .object = claims else {
+                throw SwitchbackError(.invalidConfiguration, "the claims parameter must be a JSON object")
+            }
+            fields.append(("claims", claims.description))
+        }
+        for (name, value) in options.extraParameters {
+            guard !AuthorizationOptions.reservedNames.contains(name) else {
+                throw SwitchbackError(.invalidConfiguration, "extra parameter \"\(name)\" would replace one the core sets")
+            }
+            fields.append((name, value))
+        }
+        return fields
+    }
+
+    /// The front-channel URL: every parameter, or only `client_id` and `request_uri` after PAR.
+    func url(parameters: [(String, String)]) throws -> URL {
+        guard var components = URLComponents(url: metadata.authorizationEndpoint, resolvingAgainstBaseURL: false) else {
+            throw SwitchbackError(.invalidURL, "the authorization endpoint is not a valid URL")
+        }
+        let existing = components.percentEncodedQuery.map { $0 + "&" } ?? ""
+        components.percentEncodedQuery = existing + FormEncoding.encode(parameters)
+        guard let url = components.url else {
+            throw SwitchbackError(.invalidURL, "could not build the authorization URL")
+        }
+        return url
+    }
+}

@@ -1,0 +1,58 @@
+public import Foundation
+
+/// Everything the relying party declares about itself.
+public struct ClientConfiguration: Sendable {
+    /// When to use Pushed Authorization Requests (RFC 9126).
+    public enum PARPolicy: Sendable, Equatable {
+        /// Use PAR when the provider publishes an endpoint (the default).
+        case whenOffered
+        /// Refuse to sign in without PAR.
+        case always
+        /// Never use PAR unless the provider requires it (then fail with `parRequired`).
+        case never
+    }
+
+    public var clientID: String
+    public var redirectURI: URL
+    public var authentication: ClientAuthentication
+    public var scopes: [String]
+    /// ID-token signature algorithms this client accepts. `none` and HMAC algorithms are never accepted.
+    public var idTokenSigningAlgorithms: Set<String>
+    /// Allowed clock difference for `exp`, `iat`, `nbf` and `auth_time`; capped at 5 minutes.
+    public var clockSkew: TimeInterval
+    /// Acceptable `acr` values; when non-empty every ID token must carry one of them.
+    public var requiredACRValues: Set<String>
+    public var pushedAuthorization: PARPolicy
+    /// Minimum seconds between two JWKS refetches caused by an unknown `kid`.
+    public var jwksRefetchInterval: TimeInterval
+
+    public init(
+        clientID: String,
+        redirectURI: URL,
+        authentication: ClientAuthentication = .none,
+        scopes: [String] = ["openid"],
+        idTokenSigningAlgorithms: Set<String> = ["RS256", "ES256"],
+        clockSkew: TimeInterval = 60,
+        requiredACRValues: Set<String> = [],
+        pushedAuthorization: PARPolicy = .whenOffered,
+        jwksRefetchInterval: TimeInterval = 60
+    ) {
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.authentication = authentication
+        self.scopes = scopes.contains("openid") ? scopes : ["openid"] + scopes
+        self.idTokenSigningAlgorithms = idTokenSigningAlgorithms.filter { SigningAlgorithms.asymmetric.contains($0) }
+        self.clockSkew = min(max(clockSkew, 0), 300)
+        self.requiredACRValues = requiredACRValues
+        self.pushedAuthorization = pushedAuthorization
+        self.jwksRefetchInterval = jwksRefetchInterval
+    }
+}
+
+/// The JWS algorithms the core can verify with a provider's public keys.
+public enum SigningAlgorithms {
+    /// Every asymmetric algorithm the core verifies. `none` and `HS*` are deliberately absent.
+    public static let asymmetric: Set<String> = [
+        "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
+    ]
+}

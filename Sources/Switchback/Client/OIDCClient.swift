@@ -1,0 +1,235 @@
+public import Foundation
+public import Logging
+
+/// An OpenID Connect relying party: discovery, authorization requests (with PAR), callback checks,
+/// token exchange, ID-token validation, refresh and userinfo.
+///
+/// ```swift
+/// let client = OIDCClient(
+///     configuration: ClientConfiguration(clientID: "app", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
+///     provider: .discovery(issuer: "https://id.example.com")
+/// )
+/// let session = try await client.prepareAuthorization()
+/// // open session.authorizationURL in a user agent, receive the callback URL, then:
+/// let credential = try await client.completeAuthorization(.redirect(callbackURL), session: session)
+/// ```
+public actor OIDCClient {
+    public nonisolated let configuration: ClientConfiguration
+    public nonisolated let provider: ProviderSource
+    private let transport: any HTTPTransport
+    private let clock: any WallClock
+    private let entropy: any EntropySource
+    private let logger: Logger
+    private let discovery: DiscoveryClient
+    private var keyCaches: [URL: JWKSCache] = [:]
+
+    /// Creates a client. Every collaborator is injectable; the defaults are URLSession, the system clock
+    /// and the system's secure random generator.
+    public init(
+        configuration: ClientConfiguration,
+        provider: ProviderSource,
+        transport: any HTTPTransport = URLSessionTransport(),
+        clock: any WallClock = SystemClock(),
+        entropy: any EntropySource = SystemEntropy(),
+        logger: Logger = Logger(label: "switchback")
+    ) {
+        self.configuration = configuration
+        self.provider = provider
+        self.transport = transport
+        self.clock = clock
+        self.entropy = entropy
+        self.logger = logger
+        self.discovery = DiscoveryClient(transport: transport, clock: clock, logger: logger)
+    }
+
+    /// The provider's metadata, discovered or static.
+    public func metadata() async throws -> ProviderMetadata {
+        try await discovery.metadata(for: provider)
+    }
+
+    /// The validator this client applies to ID tokens.
+    public func idTokenValidator() async throws -> IDTokenValidator {
+        let metadata = try await metadata()
+        var allowed = configuration.idTokenSigningAlgorithms
+        if let supported = metadata.idTokenSigningAlgValuesSupported {
+            allowed.formIntersection(supported)
+        }
+        return IDTokenValidator(
+            issuer: metadata.issuer,
+            clientID: configuration.clientID,
+            allowedAlgorithms: allowed,
+            clockSkew: configuration.clockSkew,
+            requiredACRValues: configuration.requiredACRValues,
+            keys: keyCache(for: metadata.jwksURI),
+            clock: clock
+        )
+    }
+
+    /// Builds the authorization request — fresh state, nonce and PKCE verifier, pushed with PAR when the
+    /// policy and the provider call for it — and returns what must be kept until the callback.
+    public func prepareAuthorization(_ options: AuthorizationOptions = AuthorizationOptions()) async throws -> AuthorizationSession {
+        let metadata = try await metadata()
+        let state = entropy.token(bytes: 32)
+        let nonce = entropy.token(bytes: 32)
+        let pkce = PKCE(entropy: entropy)
+        let builder = AuthorizationRequestBuilder(configuration: configuration, metadata: metadata)
+        let parameters = try builder.parameters(state: state, nonce: nonce, pkce: pkce, options: options)
+        var requestURI: String?
+        let url: URL
+        if try usesPAR(metadata) {
+            let pushed = try await tokenClient(metadata).pushAuthorizationRequest(parameters)
+            requestURI = pushed.requestURI
+            url = try builder.url(parameters: [("client_id", configuration.clientID), ("request_uri", pushed.requestURI)])
+        } else {
+            url = try builder.url(parameters: parameters)
+        }
+        logger.info("authorization prepared", metadata: ["url": "\(Redaction.describe(url))", "pushed": "\(requestURI != nil)"])
+        return AuthorizationSession(
+            issuer: metadata.issuer,
+            clientID: configuration.clientID,
+            redirectURI: configuration.redirectURI,
+            state: state,
+            nonce: nonce,
+            pkce: pkce,
+            responseMode: options.responseMode ?? .query,
+            maxAge: options.maxAge,
+            requestURI: requestURI,
+            authorizationURL: url,
+            createdAt: clock.now()
+        )
+    }
+
+    /// Checks the callback (redirect URI, state, `iss`, error), redeems the code and validates the ID token.
+    /// Nothing is redeemed when a check fails.
+    public func completeAuthorization(_ callback: AuthorizationCallback, session: AuthorizationSession) async throws -> Credential {
+        let metadata = try await metadata()
+        guard session.issuer == metadata.issuer, session.clientID == configuration.clientID else {
+            throw SwitchbackError(.invalidConfiguration, "this session was prepared for another provider or client")
+        }
+        let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
+        let tokens = try await tokenClient(metadata).exchange(code: code, verifier: session.pkce.verifier, redirectURI: session.redirectURI)
+        guard let rawIDToken = tokens.idToken else {
+            throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
+        }
+        let idToken = try await idTokenValidator().validate(
+            rawIDToken,
+            expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, code: code)
+        )
+        logger.info("sign-in completed", metadata: ["token": "\(idToken)"])
+        return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+    }
+
+    /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.
+    public func refresh(_ credential: Credential) async throws -> Credential {
+        guard let refreshToken = credential.refreshToken else {
+            throw SwitchbackError(.noRefreshToken, "this credential holds no refresh token")
+        }
+        let metadata = try await metadata()
+        let tokens = try await tokenClient(metadata).refresh(refreshToken: refreshToken)
+        var idToken: IDToken?
+        if let raw = tokens.idToken {
+            let validated = try await idTokenValidator().validate(raw, expectations: .init(nonce: nil, accessToken: tokens.accessToken))
+            if let previous = credential.idTokenClaims {
+                try IDTokenValidator.checkRefreshed(validated.claims, previous: previous)
+            }
+            idToken = validated
+        }
+        logger.info("credential refreshed", metadata: ["newIDToken": "\(idToken != nil)"])
+        return self.credential(from: tokens, idToken: idToken, previous: credential, issuer: metadata.issuer)
+    }
+
+    /// Fetches the userinfo claims with the access token; the `sub` must equal the ID token's.
+    public func userInfo(for credential: Credential) async throws -> [String: JSONValue] {
+        let metadata = try await metadata()
+        guard let endpoint = metadata.userinfoEndpoint else {
+            throw SwitchbackError(.invalidConfiguration, "the provider publishes no userinfo_endpoint")
+        }
+        let request = HTTPRequest(
+            method: .get, url: endpoint,
+            headers: ["Authorization": "Bearer \(credential.accessToken)", "Accept": "application/json, application/jwt"]
+        )
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw SwitchbackError(.transportFailed, "could not reach the userinfo endpoint", underlying: error)
+        }
+        guard response.status == 200 else {
+            throw SwitchbackError(.userInfoInvalid, "the userinfo endpoint answered HTTP \(response.status)", httpStatus: response.status)
+        }
+        let claims = try await userInfoClaims(response, metadata: metadata)
+        guard case .string(let sub)? = claims["sub"], !sub.isEmpty else {
+            throw SwitchbackError(.userInfoInvalid, "the userinfo response has no sub")
+        }
+        if let expected = credential.subject, sub != expected {
+            throw SwitchbackError(.userInfoSubjectMismatch, "the userinfo sub differs from the ID token's")
+        }
+        return claims
+    }
+
+    private func userInfoClaims(_ response: HTTPResponse, metadata: ProviderMetadata) async throws -> [String: JSONValue] {
+        guard response.mediaType == "application/jwt" else {
+            guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: response.body) else {
+                throw SwitchbackError(.userInfoInvalid, "the userinfo response is not a JSON object")
+            }
+            return claims
+        }
+        let token = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var allowed = configuration.idTokenSigningAlgorithms
+        if let supported = metadata.userinfoSigningAlgValuesSupported { allowed.formIntersection(supported) }
+        let payload = try await idTokenValidator().verifiedPayload(of: token, allowed: allowed, malformed: .userInfoInvalid)
+        guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: payload) else {
+            throw SwitchbackError(.userInfoInvalid, "the signed userinfo payload is not a JSON object")
+        }
+        if let iss = claims["iss"], iss != .string(metadata.issuer) {
+            throw SwitchbackError(.userInfoInvalid, "the signed userinfo names another issuer")
+        }
+        switch claims["aud"] {
+        case nil, .string(configuration.clientID)?: break
+        case .array(let audiences)? where audiences.contains(.string(configuration.clientID)): break
+        default: throw SwitchbackError(.userInfoInvalid, "the signed userinfo is addressed to another client")
+        }
+        return claims
+    }
+
+    private func usesPAR(_ metadata: ProviderMetadata) throws -> Bool {
+        let required = metadata.requirePushedAuthorizationRequests || configuration.pushedAuthorization == .always
+        switch (configuration.pushedAuthorization, metadata.pushedAuthorizationRequestEndpoint) {
+        case (.never, _) where metadata.requirePushedAuthorizationRequests:
+            throw SwitchbackError(.parRequired, "the provider requires pushed authorization requests but the client disabled them")
+        case (_, nil) where required:
+            throw SwitchbackError(.parRequired, "pushed authorization requests are required but the provider publishes no endpoint")
+        case (.never, _), (_, nil):
+            return false
+        default:
+            return true
+        }
+    }
+
+    private func tokenClient(_ metadata: ProviderMetadata) -> TokenClient {
+        TokenClient(configuration: configuration, metadata: metadata, transport: transport, clock: clock, entropy: entropy, logger: logger)
+    }
+
+    private func keyCache(for url: URL) -> JWKSCache {
+        if let cache = keyCaches[url] { return cache }
+        let cache = JWKSCache(jwksURI: url, transport: transport, clock: clock, refetchInterval: configuration.jwksRefetchInterval, logger: logger)
+        keyCaches[url] = cache
+        return cache
+    }
+
+    private func credential(from tokens: TokenResponse, idToken: IDToken?, previous: Credential?, issuer: String) -> Credential {
+        Credential(
+            issuer: issuer,
+            clientID: configuration.clientID,
+            accessToken: tokens.accessToken,
+            tokenType: tokens.tokenType,
+            refreshToken: tokens.refreshToken ?? previous?.refreshToken,
+            idToken: idToken?.rawValue ?? previous?.idToken,
+            idTokenClaims: idToken?.claims ?? previous?.idTokenClaims,
+            expiresAt: tokens.expiresIn.map { clock.now().addingTimeInterval(TimeInterval($0)) },
+            scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? previous?.scopes ?? configuration.scopes
+        )
+    }
+}

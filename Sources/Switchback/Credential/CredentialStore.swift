@@ -1,0 +1,80 @@
+public import Foundation
+
+/// Where credentials live between launches. Keychain-backed storage comes with the Apple adapters.
+public protocol CredentialStore: Sendable {
+    func load(key: String) async throws -> Credential?
+    func save(_ credential: Credential, key: String) async throws
+    func remove(key: String) async throws
+}
+
+/// Credentials kept in memory only, for tests and short-lived processes.
+public actor InMemoryCredentialStore: CredentialStore {
+    private var credentials: [String: Credential] = [:]
+
+    public init() {}
+
+    public func load(key: String) -> Credential? { credentials[key] }
+    public func save(_ credential: Credential, key: String) { credentials[key] = credential }
+    public func remove(key: String) { credentials[key] = nil }
+}
+
+/// Credentials in one JSON file per key inside a directory, written atomically and readable by the owner only.
+///
+/// Suited to command-line tools and servers; on iOS and macOS prefer the Keychain store.
+public actor FileCredentialStore: CredentialStore {
+    private let directory: URL
+
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    public func load(key: String) throws -> Credential? {
+        let url = try fileURL(for: key)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        do {
+            return try JSONDecoder().decode(Credential.self, from: Data(contentsOf: url))
+        } catch {
+            throw SwitchbackError(.storeFailed, "the stored credential for \"\(key)\" cannot be read", underlying: error)
+        }
+    }
+
+    public func save(_ credential: Credential, key: String) throws {
+        let url = try fileURL(for: key)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let data = try JSONEncoder().encode(credential)
+            let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw SwitchbackError(.storeFailed, "cannot create a file in \(directory.path)")
+            }
+            if FileManager.default.fileExists(atPath: url.path) {
+                _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
+            } else {
+                try FileManager.default.moveItem(at: temporary, to: url)
+            }
+        } catch let error as SwitchbackError {
+            throw error
+        } catch {
+            throw SwitchbackError(.storeFailed, "the credential for \"\(key)\" cannot be written", underlying: error)
+        }
+    }
+
+    public func remove(key: String) throws {
+        let url = try fileURL(for: key)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: url)
+        } catch {
+            throw SwitchbackError(.storeFailed, "the credential for \"\(key)\" cannot be removed", underlying: error)
+        }
+    }
+
+    /// Keys become file names, so only a safe alphabet is accepted.
+    private func fileURL(for key: String) throws -> URL {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+        guard !key.isEmpty, key.count <= 128, key.allSatisfy({ allowed.contains($0) }), !key.hasPrefix(".") else {
+            throw SwitchbackError(.storeFailed, "a credential key must be 1 to 128 letters, digits, '-', '_' or '.', not starting with '.'")
+        }
+        return directory.appendingPathComponent(key + ".json")
+    }
+}

@@ -1,0 +1,131 @@
+public import Foundation
+
+/// An OpenID provider's metadata (OpenID Connect Discovery 1.0 §3, RFC 8414, RFC 9126, RFC 9207).
+///
+/// Fetch it with ``DiscoveryClient`` or, for a provider that publishes no discovery document, build it
+/// by hand and pass it as ``ProviderSource/static(_:)``.
+public struct ProviderMetadata: Sendable, Equatable, Codable {
+    public var issuer: String
+    public var authorizationEndpoint: URL
+    public var tokenEndpoint: URL
+    public var jwksURI: URL
+    public var userinfoEndpoint: URL?
+    public var pushedAuthorizationRequestEndpoint: URL?
+    public var requirePushedAuthorizationRequests: Bool
+    public var endSessionEndpoint: URL?
+    public var introspectionEndpoint: URL?
+    public var idTokenSigningAlgValuesSupported: [String]?
+    public var userinfoSigningAlgValuesSupported: [String]?
+    public var codeChallengeMethodsSupported: [String]?
+    public var responseModesSupported: [String]?
+    public var tokenEndpointAuthMethodsSupported: [String]?
+    public var scopesSupported: [String]?
+    public var acrValuesSupported: [String]?
+    /// RFC 9207: when true, every authorization response must carry `iss`.
+    public var authorizationResponseIssParameterSupported: Bool
+
+    public init(
+        issuer: String,
+        authorizationEndpoint: URL,
+        tokenEndpoint: URL,
+        jwksURI: URL,
+        userinfoEndpoint: URL? = nil,
+        pushedAuthorizationRequestEndpoint: URL? = nil,
+        requirePushedAuthorizationRequests: Bool = false,
+        endSessionEndpoint: URL? = nil,
+        introspectionEndpoint: URL? = nil,
+        idTokenSigningAlgValuesSupported: [String]? = nil,
+        userinfoSigningAlgValuesSupported: [String]? = nil,
+        codeChallengeMethodsSupported: [String]? = nil,
+        responseModesSupported: [String]? = nil,
+        tokenEndpointAuthMethodsSupported: [String]? = nil,
+        scopesSupported: [String]? = nil,
+        acrValuesSupported: [String]? = nil,
+        authorizationResponseIssParameterSupported: Bool = false
+    ) {
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.jwksURI = jwksURI
+        self.userinfoEndpoint = userinfoEndpoint
+        self.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+        self.endSessionEndpoint = endSessionEndpoint
+        self.introspectionEndpoint = introspectionEndpoint
+        self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
+        self.userinfoSigningAlgValuesSupported = userinfoSigningAlgValuesSupported
+        self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
+        self.responseModesSupported = responseModesSupported
+        self.tokenEndpointAuthMethodsSupported = tokenEndpointAuthMethodsSupported
+        self.scopesSupported = scopesSupported
+        self.acrValuesSupported = acrValuesSupported
+        self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case jwksURI = "jwks_uri"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case endSessionEndpoint = "end_session_endpoint"
+        case introspectionEndpoint = "introspection_endpoint"
+        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
+        case userinfoSigningAlgValuesSupported = "userinfo_signing_alg_values_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case responseModesSupported = "response_modes_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case scopesSupported = "scopes_supported"
+        case acrValuesSupported = "acr_values_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        issuer = try container.decode(String.self, forKey: .issuer)
+        authorizationEndpoint = try container.decode(URL.self, forKey: .authorizationEndpoint)
+        tokenEndpoint = try container.decode(URL.self, forKey: .tokenEndpoint)
+        jwksURI = try container.decode(URL.self, forKey: .jwksURI)
+        userinfoEndpoint = try container.decodeIfPresent(URL.self, forKey: .userinfoEndpoint)
+        pushedAuthorizationRequestEndpoint = try container.decodeIfPresent(URL.self, forKey: .pushedAuthorizationRequestEndpoint)
+        requirePushedAuthorizationRequests = try container.decodeIfPresent(Bool.self, forKey: .requirePushedAuthorizationRequests) ?? false
+        endSessionEndpoint = try container.decodeIfPresent(URL.self, forKey: .endSessionEndpoint)
+        introspectionEndpoint = try container.decodeIfPresent(URL.self, forKey: .introspectionEndpoint)
+        idTokenSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .idTokenSigningAlgValuesSupported)
+        userinfoSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .userinfoSigningAlgValuesSupported)
+        codeChallengeMethodsSupported = try container.decodeIfPresent([String].self, forKey: .codeChallengeMethodsSupported)
+        responseModesSupported = try container.decodeIfPresent([String].self, forKey: .responseModesSupported)
+        tokenEndpointAuthMethodsSupported = try container.decodeIfPresent([String].self, forKey: .tokenEndpointAuthMethodsSupported)
+        scopesSupported = try container.decodeIfPresent([String].self, forKey: .scopesSupported)
+        acrValuesSupported = try container.decodeIfPresent([String].self, forKey: .acrValuesSupported)
+        authorizationResponseIssParameterSupported =
+            try container.decodeIfPresent(Bool.self, forKey: .authorizationResponseIssParameterSupported) ?? false
+    }
+
+    /// Every endpoint must be HTTPS, except on loopback hosts (local emulators and test peers).
+    func checkEndpointsAreSecure() throws {
+        let endpoints = [authorizationEndpoint, tokenEndpoint, jwksURI]
+            + [userinfoEndpoint, pushedAuthorizationRequestEndpoint].compactMap { $0 }
+        for url in endpoints where !EndpointSecurity.isAcceptable(url) {
+            throw SwitchbackError(.insecureEndpoint, "endpoint \(Redaction.describe(url)) is not HTTPS")
+        }
+    }
+}
+
+/// HTTPS everywhere except loopback.
+enum EndpointSecurity {
+    static func isAcceptable(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "https": return true
+        case "http": return isLoopback(url.host)
+        default: return false
+        }
+    }
+
+    static func isLoopback(_ host: String?) -> Bool {
+        guard let host = host?.lowercased() else { return false }
+        return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+    }
+}

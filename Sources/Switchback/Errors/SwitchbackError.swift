@@ -1,0 +1,192 @@
+public import Foundation
+
+/// The one error type the Switchback core throws.
+///
+/// Every failure carries a ``Code`` you can switch on, a message that is safe to log (it never holds a
+/// token, code, secret or verifier), the OAuth error the server sent when there was one, and the
+/// underlying cause. `CancellationError` is never wrapped: it passes through untouched.
+public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, as an extensible set of codes.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Value: String, Sendable {
+            case invalidConfiguration
+            case invalidURL
+            case transportFailed
+            case httpStatus
+            case responseTooLarge
+            case malformedResponse
+            case discoveryFailed
+            case issuerMismatch
+            case insecureEndpoint
+            case parRequired
+            case parFailed
+            case duplicateParameter
+            case redirectURIMismatch
+            case stateMismatch
+            case stateMissing
+            case issuerParameterMissing
+            case issuerParameterMismatch
+            case authorizationError
+            case codeMissing
+            case tokenEndpointError
+            case invalidTokenResponse
+            case idTokenMissing
+            case idTokenMalformed
+            case unsupportedAlgorithm
+            case unknownSigningKey
+            case signatureInvalid
+            case jwksFetchFailed
+            case idTokenIssuerInvalid
+            case audienceInvalid
+            case authorizedPartyInvalid
+            case subjectMissing
+            case tokenExpired
+            case tokenNotYetValid
+            case issuedAtInvalid
+            case nonceMismatch
+            case accessTokenHashInvalid
+            case codeHashInvalid
+            case authTimeInvalid
+            case acrNotSatisfied
+            case refreshedIDTokenMismatch
+            case userInfoSubjectMismatch
+            case userInfoInvalid
+            case noRefreshToken
+            case storeFailed
+            case userCancelled
+        }
+
+        fileprivate let value: Value
+        fileprivate init(_ value: Value) { self.value = value }
+
+        /// A stable, machine-readable name for the code (`"stateMismatch"`).
+        public var description: String { value.rawValue }
+
+        /// The client or provider configuration cannot work (missing endpoint, bad key, bad URL).
+        public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// A URL could not be parsed or built.
+        public static let invalidURL = Code(.invalidURL)
+        /// The HTTP transport failed before a response arrived.
+        public static let transportFailed = Code(.transportFailed)
+        /// The server answered with an HTTP status that the operation does not accept.
+        public static let httpStatus = Code(.httpStatus)
+        /// A response body exceeded the size the client accepts.
+        public static let responseTooLarge = Code(.responseTooLarge)
+        /// A response body could not be parsed.
+        public static let malformedResponse = Code(.malformedResponse)
+        /// The discovery document could not be fetched or parsed.
+        public static let discoveryFailed = Code(.discoveryFailed)
+        /// The discovery document names an issuer other than the one asked for.
+        public static let issuerMismatch = Code(.issuerMismatch)
+        /// An endpoint uses plain HTTP on a host that is not loopback.
+        public static let insecureEndpoint = Code(.insecureEndpoint)
+        /// The provider requires Pushed Authorization Requests but publishes no endpoint, or PAR was disabled.
+        public static let parRequired = Code(.parRequired)
+        /// The pushed authorization request was refused.
+        public static let parFailed = Code(.parFailed)
+        /// A response parameter appeared more than once.
+        public static let duplicateParameter = Code(.duplicateParameter)
+        /// The callback did not arrive at exactly the registered redirect URI.
+        public static let redirectURIMismatch = Code(.redirectURIMismatch)
+        /// The callback's `state` differs from the one sent.
+        public static let stateMismatch = Code(.stateMismatch)
+        /// The callback carries no `state`.
+        public static let stateMissing = Code(.stateMissing)
+        /// The provider promises the RFC 9207 `iss` parameter but the callback lacks it.
+        public static let issuerParameterMissing = Code(.issuerParameterMissing)
+        /// The callback's RFC 9207 `iss` parameter names another issuer.
+        public static let issuerParameterMismatch = Code(.issuerParameterMismatch)
+        /// The provider answered the authorization request with an OAuth error; see ``SwitchbackError/oauthError``.
+        public static let authorizationError = Code(.authorizationError)
+        /// A success callback without an authorization code.
+        public static let codeMissing = Code(.codeMissing)
+        /// The token endpoint answered with an OAuth error; see ``SwitchbackError/oauthError``.
+        public static let tokenEndpointError = Code(.tokenEndpointError)
+        /// The token endpoint's answer is not a valid token response.
+        public static let invalidTokenResponse = Code(.invalidTokenResponse)
+        /// An OpenID Connect token response without an ID token.
+        public static let idTokenMissing = Code(.idTokenMissing)
+        /// The ID token is not a well-formed compact JWS.
+        public static let idTokenMalformed = Code(.idTokenMalformed)
+        /// The token's `alg` is not on the allow-list (`none` and HMAC never are).
+        public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
+        /// No key in the provider's JWKS can verify the token, even after one refetch.
+        public static let unknownSigningKey = Code(.unknownSigningKey)
+        /// The signature does not verify.
+        public static let signatureInvalid = Code(.signatureInvalid)
+        /// The JWKS could not be fetched or holds no usable key.
+        public static let jwksFetchFailed = Code(.jwksFetchFailed)
+        /// The ID token's `iss` is not the provider's issuer.
+        public static let idTokenIssuerInvalid = Code(.idTokenIssuerInvalid)
+        /// The ID token's `aud` is missing or does not contain the client ID.
+        public static let audienceInvalid = Code(.audienceInvalid)
+        /// The ID token's `azp` is missing where required, or names another client.
+        public static let authorizedPartyInvalid = Code(.authorizedPartyInvalid)
+        /// The ID token has no `sub`.
+        public static let subjectMissing = Code(.subjectMissing)
+        /// The token's `exp` is in the past (beyond the allowed clock skew), or missing.
+        public static let tokenExpired = Code(.tokenExpired)
+        /// The token's `nbf` is in the future (beyond the allowed clock skew).
+        public static let tokenNotYetValid = Code(.tokenNotYetValid)
+        /// The token's `iat` is missing or in the future.
+        public static let issuedAtInvalid = Code(.issuedAtInvalid)
+        /// The ID token's `nonce` is missing or differs from the one sent.
+        public static let nonceMismatch = Code(.nonceMismatch)
+        /// The ID token's `at_hash` is missing where required, or does not match the access token.
+        public static let accessTokenHashInvalid = Code(.accessTokenHashInvalid)
+        /// The ID token's `c_hash` is missing where required, or does not match the code.
+        public static let codeHashInvalid = Code(.codeHashInvalid)
+        /// `auth_time` is missing while `max_age` was requested, or the authentication is too old.
+        public static let authTimeInvalid = Code(.authTimeInvalid)
+        /// The ID token's `acr` is not one of the required assurance levels.
+        public static let acrNotSatisfied = Code(.acrNotSatisfied)
+        /// A refreshed ID token changed `iss`, `sub` or `aud`, or newly carries `azp`.
+        public static let refreshedIDTokenMismatch = Code(.refreshedIDTokenMismatch)
+        /// The userinfo `sub` differs from the ID token's.
+        public static let userInfoSubjectMismatch = Code(.userInfoSubjectMismatch)
+        /// The userinfo response is malformed or fails its signature or claim checks.
+        public static let userInfoInvalid = Code(.userInfoInvalid)
+        /// A refresh was asked for a credential that holds no refresh token.
+        public static let noRefreshToken = Code(.noRefreshToken)
+        /// A credential or journal store failed to read or write.
+        public static let storeFailed = Code(.storeFailed)
+        /// The user closed the sign-in before it finished.
+        public static let userCancelled = Code(.userCancelled)
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A human-readable explanation that never contains a secret.
+    public let message: String
+    /// The OAuth error response the server sent, when there was one.
+    public let oauthError: OAuthErrorResponse?
+    /// The HTTP status of the response that caused the error, when there was one.
+    public let httpStatus: Int?
+    /// The error that caused this one, when there was one.
+    public let underlying: (any Error & Sendable)?
+
+    /// Creates an error. Pass only redacted text as `message`.
+    public init(
+        _ code: Code,
+        _ message: String,
+        oauthError: OAuthErrorResponse? = nil,
+        httpStatus: Int? = nil,
+        underlying: (any Error & Sendable)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.oauthError = oauthError
+        self.httpStatus = httpStatus
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let oauthError { text += " (\(oauthError))" }
+        return text
+    }
+}
+
+extension SwitchbackError: LocalizedError {
+    public var errorDescription: String? { description }
+}

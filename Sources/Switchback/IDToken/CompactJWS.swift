@@ -1,0 +1,44 @@
+import Foundation
+
+/// A compact-serialised JWS split into its parts, before any signature check.
+struct CompactJWS {
+    struct Header: Decodable {
+        let alg: String
+        let kid: String?
+        let typ: String?
+        let crit: [String]?
+    }
+
+    let header: Header
+    let signingInput: ArraySlice<UInt8>
+    let payload: Data
+    let signature: Data
+
+    init(_ token: String, malformed: SwitchbackError.Code) throws {
+        let bytes = Array(token.utf8)
+        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        guard dots.count == 2 else {
+            let reason = dots.count == 4 ? "an encrypted JWT (JWE), which this client cannot decrypt" : "not a compact JWS"
+            throw SwitchbackError(malformed, "the token is \(reason)")
+        }
+        let headerPart = token.utf8[..<token.utf8.index(token.utf8.startIndex, offsetBy: dots[0])]
+        let payloadPart = bytes[(dots[0] + 1)..<dots[1]]
+        let signaturePart = bytes[(dots[1] + 1)...]
+        guard let headerData = Base64URL.decode(Substring(headerPart)),
+            let payload = Base64URL.decode(String(decoding: payloadPart, as: UTF8.self)),
+            let signature = Base64URL.decode(String(decoding: signaturePart, as: UTF8.self))
+        else {
+            throw SwitchbackError(malformed, "a part of the token is not base64url")
+        }
+        guard let header = try? JSONDecoder().decode(Header.self, from: headerData) else {
+            throw SwitchbackError(malformed, "the token's header is not a JSON object with an alg")
+        }
+        if let critical = header.crit, !critical.isEmpty {
+            throw SwitchbackError(malformed, "the token marks header parameters critical that this client does not understand")
+        }
+        self.header = header
+        self.signingInput = bytes[..<dots[1]]
+        self.payload = payload
+        self.signature = signature
+    }
+}

@@ -1,0 +1,43 @@
+public import Foundation
+
+/// Turns URLs and values into text that is safe to log: no token, code, secret or verifier survives.
+public enum Redaction {
+    /// Query and fragment parameters whose values are safe to show.
+    public static let displayableParameters: Set<String> = [
+        "response_type", "response_mode", "scope", "client_id", "redirect_uri", "code_challenge_method",
+        "prompt", "ui_locales", "acr_values", "max_age", "error", "error_description", "error_uri", "iss",
+        "login_hint_type", "closeondone", "environment",
+    ]
+
+    /// The URL with the value of every parameter not in ``displayableParameters`` replaced by `‹redacted›`,
+    /// and any user-info removed.
+    public static func describe(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "‹unparseable URL›" }
+        components.user = nil
+        components.password = nil
+        if let items = components.percentEncodedQueryItems {
+            components.percentEncodedQueryItems = items.map(redact)
+        }
+        if let fragment = components.percentEncodedFragment {
+            let pairs = fragment.split(separator: "&").map { pair -> String in
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                let name = String(parts[0])
+                return displayableParameters.contains(name) || parts.count == 1 ? String(pair) : "\(name)=%E2%80%B9redacted%E2%80%BA"
+            }
+            components.percentEncodedFragment = pairs.joined(separator: "&")
+        }
+        return (components.string ?? "‹unparseable URL›")
+            .replacingOccurrences(of: "%E2%80%B9redacted%E2%80%BA", with: "‹redacted›")
+    }
+
+    /// A secret shown only by its length, for example `‹43 characters›`.
+    public static func secret(_ value: String?) -> String {
+        guard let value else { return "‹none›" }
+        return "‹\(value.count) characters›"
+    }
+
+    private static func redact(_ item: URLQueryItem) -> URLQueryItem {
+        guard item.value != nil, !displayableParameters.contains(item.name) else { return item }
+        return URLQueryItem(name: item.name, value: "%E2%80%B9redacted%E2%80%BA")
+    }
+}

@@ -1,0 +1,123 @@
+public import Foundation
+public import Logging
+
+/// Talks to the token and PAR endpoints with the configured client authentication.
+public struct TokenClient: Sendable {
+    public let configuration: ClientConfiguration
+    public let metadata: ProviderMetadata
+    private let transport: any HTTPTransport
+    private let clock: any WallClock
+    private let entropy: any EntropySource
+    private let logger: Logger
+
+    public init(
+        configuration: ClientConfiguration,
+        metadata: ProviderMetadata,
+        transport: any HTTPTransport,
+        clock: any WallClock,
+        entropy: any EntropySource,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.metadata = metadata
+        self.transport = transport
+        self.clock = clock
+        self.entropy = entropy
+        self.logger = logger
+    }
+
+    /// Redeems an authorization code with its PKCE verifier (RFC 6749 §4.1.3, RFC 7636 §4.5).
+    public func exchange(code: String, verifier: String, redirectURI: URL) async throws -> TokenResponse {
+        try await tokenRequest([
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirectURI.absoluteString),
+            ("code_verifier", verifier),
+        ])
+    }
+
+    /// Uses a refresh token (RFC 6749 §6).
+    public func refresh(refreshToken: String, scopes: [String]? = nil) async throws -> TokenResponse {
+        var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        if let scopes { fields.append(("scope", scopes.joined(separator: " "))) }
+        return try await tokenRequest(fields)
+    }
+
+    /// Pushes the authorization parameters (RFC 9126) and returns the `request_uri` and its lifetime.
+    public func pushAuthorizationRequest(_ parameters: [(String, String)]) async throws -> (requestURI: String, expiresIn: Int) {
+        guard let endpoint = metadata.pushedAuthorizationRequestEndpoint else {
+            throw SwitchbackError(.parRequired, "the provider publishes no pushed_authorization_request_endpoint")
+        }
+        let fields = parameters.filter { $0.0 != "client_id" }
+        let response = try await post(endpoint, fields: fields, audience: metadata.issuer)
+        guard response.status == 201 || response.status == 200 else {
+            throw Self.endpointError(response, code: .parFailed, what: "the pushed authorization request")
+        }
+        struct PARResponse: Decodable {
+            let request_uri: String
+            let expires_in: Int
+        }
+        guard let body = try? JSONDecoder().decode(PARResponse.self, from: response.body), !body.request_uri.isEmpty else {
+            throw SwitchbackError(.parFailed, "the PAR response lacks request_uri or expires_in", httpStatus: response.status)
+        }
+        return (body.request_uri, body.expires_in)
+    }
+
+    private func tokenRequest(_ fields: [(String, String)]) async throws -> TokenResponse {
+        let response = try await post(metadata.tokenEndpoint, fields: fields, audience: metadata.tokenEndpoint.absoluteString)
+        guard response.status == 200 else {
+            throw Self.endpointError(response, code: .tokenEndpointError, what: "the token request")
+        }
+        let tokens: TokenResponse
+        do {
+            tokens = try JSONDecoder().decode(TokenResponse.self, from: response.body)
+        } catch {
+            throw SwitchbackError(.invalidTokenResponse, "the token endpoint's answer is not a token response", httpStatus: response.status)
+        }
+        guard tokens.tokenType.caseInsensitiveCompare("Bearer") == .orderedSame || tokens.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame else {
+            throw SwitchbackError(.invalidTokenResponse, "unsupported token_type \"\(tokens.tokenType.prefix(40))\"")
+        }
+        logger.debug("token endpoint answered", metadata: ["grant": "\(fields.first?.1 ?? "")", "tokens": "\(tokens)"])
+        return tokens
+    }
+
+    /// Sends a form POST with the client authentication applied.
+    private func post(_ url: URL, fields: [(String, String)], audience: String) async throws -> HTTPResponse {
+        var fields = fields
+        var headers: [String: String] = [:]
+        switch configuration.authentication {
+        case .none:
+            fields.append(("client_id", configuration.clientID))
+        case .clientSecretBasic(let secret):
+            let credentials = "\(FormEncoding.escape(configuration.clientID)):\(FormEncoding.escape(secret))"
+            headers["Authorization"] = "Basic " + Data(credentials.utf8).base64EncodedString()
+        case .clientSecretPost(let secret):
+            fields.append(("client_id", configuration.clientID))
+            fields.append(("client_secret", secret))
+        case .privateKeyJWT(let signer):
+            let assertion = try await signer.assertion(clientID: configuration.clientID, audience: audience, now: clock.now(), entropy: entropy)
+            fields.append(("client_id", configuration.clientID))
+            fields.append(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
+            fields.append(("client_assertion", assertion))
+        }
+        logger.debug("POST", metadata: ["url": "\(Redaction.describe(url))", "auth": "\(configuration.authentication)"])
+        do {
+            return try await transport.send(.form(url, fields, headers: headers))
+        } catch let error as SwitchbackError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw SwitchbackError(.transportFailed, "could not reach \(Redaction.describe(url))", underlying: error)
+        }
+    }
+
+    /// A typed error for a refused request: the OAuth error when the body is one, else the status.
+    static func endpointError(_ response: HTTPResponse, code: SwitchbackError.Code, what: String) -> SwitchbackError {
+        if let oauth = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body) {
+            return SwitchbackError(code, "the provider refused \(what) (HTTP \(response.status))", oauthError: oauth, httpStatus: response.status)
+        }
+        let kind: SwitchbackError.Code = response.status >= 500 ? .httpStatus : .invalidTokenResponse
+        return SwitchbackError(code == .parFailed ? .parFailed : kind, "\(what) failed with HTTP \(response.status) and no OAuth error body", httpStatus: response.status)
+    }
+}
