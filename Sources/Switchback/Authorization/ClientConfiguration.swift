@@ -31,7 +31,7 @@ public struct ClientConfiguration: Sendable {
         redirectURI: URL,
         authentication: ClientAuthentication = .none,
         scopes: [String] = ["openid"],
-        idTokenSigningAlgorithms: Set<String> = ["RS256", "ES256"],
+        idTokenSigningAlgorithms: Set<String> = SigningAlgorithms.idTokenDefaults,
         clockSkew: TimeInterval = 60,
         requiredACRValues: Set<String> = [],
         pushedAuthorization: PARPolicy = .whenOffered,
@@ -55,4 +55,7 @@ public enum SigningAlgorithms {
     public static let asymmetric: Set<String> = [
         "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
     ]
+
+    /// What a client accepts for ID tokens unless configured otherwise.
+    public static let idTokenDefaults: Set<String> = ["RS256", "ES256"]
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every Switchback test on a fresh machine: installs what the tests need, starts the real
+# third-party peers on loopback, runs `swift test`, and stops the peers again.
+# usage: scripts/test.sh [extra swift test arguments]
+# Peers are looked up in $SWITCHBACK_PEERS, else ../shared/peers beside the checkout, else /work/shared/peers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+log() { echo "test.sh: $*" >&2; }
+
+find_peers() {
+  local candidate
+  for candidate in "${SWITCHBACK_PEERS:-}" "$root/../shared/peers" /work/shared/peers; do
+    if [ -n "$candidate" ] && [ -x "$candidate/glewlwyd/up.sh" ]; then realpath "$candidate"; return 0; fi
+  done
+  return 1
+}
+
+free_port() {
+  local port
+  for port in $(seq "$1" "$(($1 + 50))"); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
+  done
+  return 1
+}
+
+# apt packages the build and the tests need
+need=()
+command -v curl >/dev/null || need+=(curl)
+command -v openssl >/dev/null || need+=(openssl)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing ${need[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >&2 || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >&2; }
+fi
+
+cleanup=()
+on_exit() { local step; for step in "${cleanup[@]}"; do eval "$step" || true; done; }
+trap on_exit EXIT
+
+# glewlwyd, the real OpenID provider for the interop tests
+if peers=$(find_peers); then
+  port=$(free_port 4593)
+  dir=$(mktemp -d /tmp/switchback-glewlwyd.XXXXXX)
+  rmdir "$dir"
+  log "starting glewlwyd on port $port"
+  if env_lines=$(bash "$peers/glewlwyd/up.sh" --port "$port" --dir "$dir"); then
+    set -a; eval "$env_lines"; set +a
+    export GLEWLWYD_LOGIN="$peers/glewlwyd/login.sh"
+    cleanup+=("bash '$peers/glewlwyd/down.sh' --dir '$dir' 2>/dev/null")
+  else
+    log "glewlwyd did not start; its interop tests will skip (or fail under CI=true)"
+  fi
+else
+  log "no peers folder found; interop tests will skip (or fail under CI=true)"
+fi
+
+swift build --build-tests
+swift test --skip-build "$@"
