@@ -93,10 +93,16 @@ public struct IDTokenValidator: Sendable {
         guard !candidates.isEmpty else {
             throw SwitchbackError(.unknownSigningKey, "no \(alg) key \(jws.header.kid.map { "with kid \"\($0.prefix(80))\" " } ?? "")in the provider's JWKS")
         }
-        for verifier in candidates where (try? verifier.verify(jws.signature, signs: jws.signingInput)) == true {
+        if Self.anyVerifies(candidates, jws) { return }
+        // A token without kid may be signed by a key the provider rotated in since the last fetch.
+        if jws.header.kid == nil, let fresh = try await keys.verifiersAfterRefetch(kid: nil, alg: alg), Self.anyVerifies(fresh, jws) {
             return
         }
         throw SwitchbackError(.signatureInvalid, "the \(alg) signature does not verify")
+    }
+
+    private static func anyVerifies(_ candidates: [any JWTAlgorithm], _ jws: CompactJWS) -> Bool {
+        candidates.contains { (try? $0.verify(jws.signature, signs: jws.signingInput)) == true }
     }
 
     private func checkClaims(_ claims: IDTokenClaims, algorithm: String, expectations: Expectations) throws {

@@ -67,6 +67,16 @@ public actor JWKSCache {
         return found
     }
 
+    /// Refetches the key set, when the rate limit allows, and returns the fresh candidates; nil when
+    /// a refetch is not allowed yet. Used when no key verifies a token without `kid`: the provider may
+    /// have rotated to a key of the same type.
+    func verifiersAfterRefetch(kid: String?, alg: String) async throws -> [any JWTAlgorithm]? {
+        guard canRefetch() else { return nil }
+        logger.debug("no key verified this token; refetching JWKS", metadata: ["alg": "\(alg)"])
+        try await refetch()
+        return try await candidates(kid: kid, alg: alg)
+    }
+
     private func canRefetch() -> Bool {
         guard case .remote = source else { return false }
         guard let lastFetch else { return true }
