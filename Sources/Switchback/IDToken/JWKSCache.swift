@@ -26,8 +26,10 @@ public actor JWKSCache {
     private let logger: Logger
     private var keys: [Key] = []
     private var lastFetch: Date?
-    private var inFlight: Task<[Key], any Error>?
+    private var inFlight: (number: Int, task: Task<[Key], any Error>)?
     private var verifiers: [String: [any JWTAlgorithm]] = [:]
+    /// The number of the fetch whose keys are in `keys` (0 for a fixed set).
+    private var generation = 0
     /// How many times the JWKS was fetched (for tests and diagnostics).
     public private(set) var fetchCount = 0
 
@@ -51,30 +53,43 @@ public actor JWKSCache {
         self.lastFetch = clock.now()
     }
 
-    /// The verifiers able to check a signature made with `alg` by the key `kid`.
+    /// Verifies the token's signature with the provider's keys.
     ///
-    /// With a `kid`, only that key is a candidate; an unknown `kid` triggers one rate-limited refetch.
-    /// Without a `kid`, every key whose type fits `alg` is a candidate (the documented choice for
-    /// "kid absent, several keys": try each).
-    func verifiers(kid: String?, alg: String) async throws -> [any JWTAlgorithm] {
+    /// With a `kid`, only that key is a candidate; without one, every key whose type fits `alg` is tried
+    /// (the documented choice for "kid absent, several keys"). When no candidate exists, or a token
+    /// without `kid` verifies with none of them, the provider may have rotated its keys: the set is
+    /// refetched once, within the rate limit, and the check repeated.
+    func verify(_ jws: CompactJWS) async throws {
+        let kid = jws.header.kid
+        let alg = jws.header.alg
         if lastFetch == nil { try await refetch() }
+        let seen = generation
         var found = try await candidates(kid: kid, alg: alg)
-        if found.isEmpty, canRefetch() {
-            logger.debug("no key for this token; refetching JWKS", metadata: ["kid": "\(kid ?? "none")", "alg": "\(alg)"])
-            try await refetch()
+        if Self.anyVerifies(found, jws) { return }
+        if found.isEmpty || kid == nil, try await refresh(after: seen) {
             found = try await candidates(kid: kid, alg: alg)
+            if Self.anyVerifies(found, jws) { return }
         }
-        return found
+        guard !found.isEmpty else {
+            throw SwitchbackError(.unknownSigningKey, "no \(alg) key \(kid.map { "with kid \"\($0.prefix(80))\" " } ?? "")in the provider's JWKS")
+        }
+        throw SwitchbackError(.signatureInvalid, "the \(alg) signature does not verify")
     }
 
-    /// Refetches the key set, when the rate limit allows, and returns the fresh candidates; nil when
-    /// a refetch is not allowed yet. Used when no key verifies a token without `kid`: the provider may
-    /// have rotated to a key of the same type.
-    func verifiersAfterRefetch(kid: String?, alg: String) async throws -> [any JWTAlgorithm]? {
-        guard canRefetch() else { return nil }
-        logger.debug("no key verified this token; refetching JWKS", metadata: ["alg": "\(alg)"])
-        try await refetch()
-        return try await candidates(kid: kid, alg: alg)
+    private static func anyVerifies(_ candidates: [any JWTAlgorithm], _ jws: CompactJWS) -> Bool {
+        candidates.contains { (try? $0.verify(jws.signature, signs: jws.signingInput)) == true }
+    }
+
+    /// Makes sure the keys are newer than `generation`: true when they already are, when a fetch
+    /// under way was joined, or when a new fetch was allowed; false when the rate limit refuses.
+    private func refresh(after seen: Int) async throws -> Bool {
+        if generation != seen { return true }
+        if inFlight != nil || canRefetch() {
+            logger.debug("no key verifies this token; refetching JWKS")
+            try await refetch()
+            return true
+        }
+        return false
     }
 
     private func canRefetch() -> Bool {
@@ -86,41 +101,54 @@ public actor JWKSCache {
     private func candidates(kid: String?, alg: String) async throws -> [any JWTAlgorithm] {
         let cacheKey = "\(kid ?? "\u{0}")\u{1}\(alg)"
         if let cached = verifiers[cacheKey] { return cached }
+        let current = keys
+        let seen = generation
         var result: [any JWTAlgorithm] = []
-        for key in keys where kid == nil || key.kid == kid {
+        for key in current where kid == nil || key.kid == kid {
             if let verifier = await Self.verifier(for: key.jwk, alg: alg) { result.append(verifier) }
         }
-        verifiers[cacheKey] = result
+        // Empty results are not kept, so random kids cannot grow the cache; results computed from keys
+        // replaced meanwhile are not kept either.
+        if !result.isEmpty, seen == generation { verifiers[cacheKey] = result }
         return result
     }
 
+    /// Fetches the key set, or joins the fetch already under way; every caller applies the result
+    /// before returning, so a joiner never looks at the keys before they are replaced.
     private func refetch() async throws {
         guard case .remote(let url) = source, let transport else { return }
+        let number: Int
+        let task: Task<[Key], any Error>
         if let inFlight {
-            _ = try await inFlight.value
-            return
-        }
-        let logger = self.logger
-        let task = Task<[Key], any Error> {
-            logger.debug("fetching JWKS", metadata: ["url": "\(url)"])
-            let response: HTTPResponse
-            do {
-                response = try await transport.send(HTTPRequest(method: .get, url: url, headers: ["Accept": "application/json"]))
-            } catch {
-                throw SwitchbackError(.jwksFetchFailed, "could not fetch the JWKS from \(url)", underlying: error)
+            (number, task) = inFlight
+        } else {
+            fetchCount += 1
+            lastFetch = clock.now()
+            number = fetchCount
+            let logger = self.logger
+            task = Task {
+                logger.debug("fetching JWKS", metadata: ["url": "\(url)"])
+                let response: HTTPResponse
+                do {
+                    response = try await transport.send(HTTPRequest(method: .get, url: url, headers: ["Accept": "application/json"]))
+                } catch {
+                    throw SwitchbackError(.jwksFetchFailed, "could not fetch the JWKS from \(url)", underlying: error)
+                }
+                guard response.status == 200 else {
+                    throw SwitchbackError(.jwksFetchFailed, "the JWKS endpoint answered HTTP \(response.status)", httpStatus: response.status)
+                }
+                return try Self.parse(response.body)
             }
-            guard response.status == 200 else {
-                throw SwitchbackError(.jwksFetchFailed, "the JWKS endpoint answered HTTP \(response.status)", httpStatus: response.status)
-            }
-            return try Self.parse(response.body)
+            inFlight = (number, task)
         }
-        inFlight = task
-        defer { inFlight = nil }
-        fetchCount += 1
-        lastFetch = clock.now()
-        let fetched = try await task.value
-        keys = fetched
-        verifiers.removeAll()
+        let result = await task.result
+        if inFlight?.number == number { inFlight = nil }
+        let fetched = try result.get()
+        if generation < number {
+            keys = fetched
+            generation = number
+            verifiers.removeAll()
+        }
     }
 
     private static func parse(_ data: Data) throws -> [Key] {
