@@ -16,6 +16,7 @@ final class StubProvider: @unchecked Sendable {  // @unchecked: mutable fields a
     private let lock = NSLock()
     private var _jwks: String
     private var _tokenResponse: HTTPResponse = StubTransport.json(500, "{}")
+    private var _userInfoResponse: HTTPResponse = StubTransport.json(500, "{}")
     var metadata: ProviderMetadata
     private(set) var transport: StubTransport!
 
@@ -39,6 +40,7 @@ final class StubProvider: @unchecked Sendable {  // @unchecked: mutable fields a
             case "/.well-known/openid-configuration": return try StubTransport.json(200, self.metadataJSON)
             case "/jwks": return StubTransport.json(200, self.jwks)
             case "/token": return self.tokenResponse
+            case "/userinfo": return self.userInfoResponse
             case "/par": return StubTransport.json(201, #"{"request_uri":"urn:ietf:params:oauth:request_uri:abc","expires_in":60}"#)
             default: return StubTransport.json(404, #"{"error":"not_found"}"#)
             }
@@ -57,6 +59,11 @@ final class StubProvider: @unchecked Sendable {  // @unchecked: mutable fields a
     var tokenResponse: HTTPResponse {
         get { lock.withLock { _tokenResponse } }
         set { lock.withLock { _tokenResponse = newValue } }
+    }
+
+    var userInfoResponse: HTTPResponse {
+        get { lock.withLock { _userInfoResponse } }
+        set { lock.withLock { _userInfoResponse = newValue } }
     }
 
     var jwksFetches: Int { transport.requests.filter { $0.url.path == "/jwks" }.count }
