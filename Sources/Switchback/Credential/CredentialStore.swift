@@ -1,4 +1,11 @@
 public import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Where credentials live between launches. Keychain-backed storage comes with the Apple adapters.
 public protocol CredentialStore: Sendable {
@@ -47,10 +54,11 @@ public actor FileCredentialStore: CredentialStore {
             guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
                 throw SwitchbackError(.storeFailed, "cannot create a file in \(directory.path)")
             }
-            if FileManager.default.fileExists(atPath: url.path) {
-                _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
-            } else {
-                try FileManager.default.moveItem(at: temporary, to: url)
+            // rename(2) replaces the old file atomically: a reader sees the old or the new credential, never half.
+            guard rename(temporary.path, url.path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: temporary)
+                throw SwitchbackError(.storeFailed, "the credential for \"\(key)\" cannot be written: \(reason)")
             }
         } catch let error as SwitchbackError {
             throw error
