@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+import Testing
+@testable import Switchback
+
+/// The glewlwyd peer (`../shared/peers/glewlwyd/`), a real OpenID provider started by `scripts/test.sh`.
+enum Glewlwyd {
+    struct Peer {
+        let issuer: String
+        let backendSecret: String
+        let loginScript: String
+    }
+
+    static let environment = ProcessInfo.processInfo.environment
+    static let runningInCI = environment["CI"] == "true"
+
+    /// The running peer, from the variables `up.sh` prints; nil when it is not running.
+    static let peer: Peer? = {
+        guard let issuer = environment["GLEWLWYD_ISSUER"], let secret = environment["GLEWLWYD_BACKEND_SECRET"],
+            let script = loginScript
+        else { return nil }
+        return Peer(issuer: issuer, backendSecret: secret, loginScript: script)
+    }()
+
+    /// Interop tests run when the peer is up, and always under CI (where a missing peer must fail, not skip).
+    static let enabled = peer != nil || runningInCI
+    static let skipReason: Comment = """
+        glewlwyd is not running: run the tests through `bash scripts/test.sh`, which starts it \
+        (or export the GLEWLWYD_* lines printed by ../shared/peers/glewlwyd/up.sh)
+        """
+
+    private static var loginScript: String? {
+        if let script = environment["GLEWLWYD_LOGIN"] { return script }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        return [packageRoot.appendingPathComponent("../shared/peers/glewlwyd/login.sh").standardized.path, "/work/shared/peers/glewlwyd/login.sh"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// The peer, or a recorded failure explaining why it is missing (only reachable under CI).
+    static func require() throws -> Peer {
+        guard let peer else {
+            throw PeerMissing(description: "CI=true but glewlwyd is not running; scripts/test.sh must start it")
+        }
+        return peer
+    }
+
+    struct PeerMissing: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Lets alice sign in and consent, as a browser would; returns where glewlwyd sends the browser.
+    static func login(_ authorizationURL: URL, peer: Peer) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [peer.loginScript, authorizationURL.absoluteString]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard status == 0 else {
+            let reason = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw PeerMissing(description: "login.sh exited \(status): \(reason.prefix(500))")
+        }
+        return line.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The callback an app would receive for the line login.sh printed.
+    static func callback(_ line: String) throws -> AuthorizationCallback {
+        let url = try #require(URL(string: line))
+        return .redirect(url)
+    }
+
+    static func client(
+        _ peer: Peer, clientID: String, authentication: ClientAuthentication = .none, par: ClientConfiguration.PARPolicy = .never
+    ) -> OIDCClient {
+        OIDCClient(
+            configuration: ClientConfiguration(
+                clientID: clientID, redirectURI: URL(string: "com.example.app:/oauth/callback")!, authentication: authentication,
+                scopes: ["openid", "profile", "email"], pushedAuthorization: par
+            ),
+            provider: .discovery(issuer: peer.issuer),
+            logger: Logger(label: "glewlwyd-interop")
+        )
+    }
+}
