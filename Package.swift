@@ -52,6 +52,8 @@ let package = Package(
             name: "SwitchbackBenchmarks",
             dependencies: [
                 "Switchback",
+                "SwitchbackTesting",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
