@@ -69,7 +69,7 @@ public struct IDTokenValidator: Sendable {
         try await verifySignature(jws, allowed: allowedAlgorithms)
         let claims: IDTokenClaims
         do {
-            claims = try JSONDecoder().decode(IDTokenClaims.self, from: jws.payload)
+            claims = try CompactJWS.decoder.decode(IDTokenClaims.self, from: jws.payload)
         } catch {
             throw SwitchbackError(.idTokenMalformed, "the ID token's claims are not a JSON object of the registered types")
         }

@@ -1,29 +1,60 @@
 import Foundation
 
-/// Base64url without padding (RFC 7515 §2).
+/// Base64url without padding (RFC 7515 §2), coded directly on bytes: tokens are decoded on every
+/// validation, and going through Foundation's base64 with character replacement cost more than the
+/// signature check itself.
 enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var output: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = (buffer &<< 8 | UInt32(byte)) & 0xFFFF
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int((buffer >> UInt32(bits)) & 0x3F)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int((buffer &<< UInt32(6 - bits)) & 0x3F)]) }
+        return String(decoding: output, as: UTF8.self)
     }
 
-    /// Decodes strict base64url: no padding, no whitespace, no characters outside the alphabet.
+    /// Decodes strict base64url: no padding, no whitespace, no characters outside the alphabet, and
+    /// unused trailing bits zero (so one value has exactly one encoding).
     static func decode(_ text: some StringProtocol) -> Data? {
-        guard text.utf8.allSatisfy({ isAlphabet($0) }), text.utf8.count % 4 != 1 else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        return Data(base64Encoded: base64)
+        decode(bytes: text.utf8)
     }
 
-    private static func isAlphabet(_ byte: UInt8) -> Bool {
+    static func decode(bytes input: some Collection<UInt8>) -> Data? {
+        guard input.count % 4 != 1 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in input {
+            guard let value = value(of: byte) else { return nil }
+            buffer = (buffer &<< 6 | UInt32(value)) & 0xFFFF
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
+        }
+        guard buffer & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return Data(output)
+    }
+
+    private static func value(of byte: UInt8) -> UInt8? {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default:
-            false
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
         }
     }
 }
