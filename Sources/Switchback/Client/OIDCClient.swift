@@ -138,16 +138,28 @@ public actor OIDCClient {
         return self.credential(from: tokens, idToken: idToken, previous: credential, issuer: metadata.issuer)
     }
 
+    /// How the access token is presented at the userinfo endpoint (RFC 6750 §2.1 and §2.2).
+    public enum UserInfoTokenPlacement: Sendable {
+        /// `GET` with `Authorization: Bearer` (the default, and what RFC 6750 recommends).
+        case authorizationHeader
+        /// `POST` with `access_token` in a form body, for providers that accept only that.
+        case formBody
+    }
+
     /// Fetches the userinfo claims with the access token; the `sub` must equal the ID token's.
-    public func userInfo(for credential: Credential) async throws -> [String: JSONValue] {
+    public func userInfo(for credential: Credential, placement: UserInfoTokenPlacement = .authorizationHeader) async throws -> [String: JSONValue] {
         let metadata = try await metadata()
         guard let endpoint = metadata.userinfoEndpoint else {
             throw SwitchbackError(.invalidConfiguration, "the provider publishes no userinfo_endpoint")
         }
-        let request = HTTPRequest(
-            method: .get, url: endpoint,
-            headers: ["Authorization": "Bearer \(credential.accessToken)", "Accept": "application/json, application/jwt"]
-        )
+        let accept = "application/json, application/jwt"
+        let request: HTTPRequest =
+            switch placement {
+            case .authorizationHeader:
+                HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "Bearer \(credential.accessToken)", "Accept": accept])
+            case .formBody:
+                .form(endpoint, [("access_token", credential.accessToken)], headers: ["Accept": accept])
+            }
         let response: HTTPResponse
         do {
             response = try await transport.send(request)

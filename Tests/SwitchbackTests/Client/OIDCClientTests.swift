@@ -184,6 +184,20 @@ struct OIDCClientTests {
         #expect(request.headers["Authorization"] == "Bearer at-2")
     }
 
+    @Test("userinfo with the access token in a form body (RFC 6750 §2.2)")
+    func userInfoFormBody() async throws {
+        let provider = try await StubProvider()
+        let client = provider.client()
+        let (_, credential) = try await Self.signIn(provider, client: client)
+        provider.userInfoResponse = StubTransport.json(200, #"{"sub":"user-1","email":"alice@example.com"}"#)
+        let claims = try await client.userInfo(for: credential, placement: .formBody)
+        #expect(claims["email"] == .string("alice@example.com"))
+        let request = try #require(provider.transport.requests.last)
+        #expect(request.method == .post)
+        #expect(request.headers["Authorization"] == nil)
+        #expect(String(decoding: request.body ?? Data(), as: UTF8.self) == "access_token=at-SlAV32hkKG")
+    }
+
     @Test("a refreshed ID token that changed sub is rejected; one that kept it replaces the old")
     func refreshedIDToken() async throws {
         let provider = try await StubProvider()

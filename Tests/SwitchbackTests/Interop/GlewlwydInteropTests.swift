@@ -66,6 +66,15 @@ struct GlewlwydInteropTests {
         #expect(refreshed.refreshToken == credential.refreshToken)
         let userInfo = try await client.userInfo(for: refreshed)
         #expect(userInfo["email"] == .string("alice@example.com"))
+        // Quirk: glewlwyd 2.7.5 accepts only the Authorization header; a form-body token gets 401,
+        // surfaced as a typed error carrying the status.
+        do {
+            _ = try await client.userInfo(for: refreshed, placement: .formBody)
+            Issue.record("glewlwyd was expected to refuse a form-body access token")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .userInfoInvalid)
+            #expect(error.httpStatus == 401)
+        }
     }
 
     @Test("a wrong PKCE verifier surfaces glewlwyd's refusal as a typed error (403 invalid_code, quirk)")
