@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "Switchback", targets: ["Switchback"]),
         .library(name: "SwitchbackTesting", targets: ["SwitchbackTesting"]),
+        .library(name: "SwitchbackEmulator", targets: ["SwitchbackEmulator"]),
         .executable(name: "switchback", targets: ["SwitchbackCLI"]),
     ],
     dependencies: [
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         .target(
@@ -36,6 +38,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SwitchbackEmulator",
+            dependencies: [
+                "Switchback",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -65,6 +79,7 @@ let package = Package(
             dependencies: [
                 "Switchback",
                 "SwitchbackTesting",
+                "SwitchbackEmulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,10 +1,10 @@
 /// Comparisons whose duration does not depend on where two secrets differ.
-enum ConstantTime {
-    static func equals(_ lhs: String, _ rhs: String) -> Bool {
+package enum ConstantTime {
+    package static func equals(_ lhs: String, _ rhs: String) -> Bool {
         equals(Array(lhs.utf8), Array(rhs.utf8))
     }
 
-    static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    package static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         var difference = UInt8(truncatingIfNeeded: lhs.count ^ rhs.count)
         let count = max(lhs.count, rhs.count)
         for index in 0..<count {

@@ -1,0 +1,90 @@
+public import Foundation
+import Hummingbird
+public import Logging
+import Switchback
+
+/// A local OpenID provider on loopback that behaves like the national eID providers, for offline
+/// development and for tests. It is a real provider over real HTTP: discovery, JWKS, authorize with
+/// HTML pages, token (PKCE S256, single-use short-lived codes), userinfo.
+///
+/// ```swift
+/// let emulator = try await Emulator.start()
+/// defer { Task { await emulator.stop() } }
+/// let client = OIDCClient(configuration: ..., provider: .discovery(issuer: emulator.issuer))
+/// ```
+@available(macOS 14, iOS 17, *)
+public final class Emulator: Sendable {
+    /// The issuer identifier, `http://127.0.0.1:PORT`.
+    public let issuer: String
+    /// The port the server listens on.
+    public let port: Int
+    public let configuration: EmulatorConfiguration
+    private let server: Task<Void, any Error>
+    let keys: SigningKeys
+
+    private init(issuer: String, port: Int, configuration: EmulatorConfiguration, keys: SigningKeys, server: Task<Void, any Error>) {
+        self.issuer = issuer
+        self.port = port
+        self.configuration = configuration
+        self.keys = keys
+        self.server = server
+    }
+
+    /// Starts an emulator on `host:port` (port 0 picks a free one) and returns once it accepts connections.
+    public static func start(
+        configuration: EmulatorConfiguration = .defaults,
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        logger: Logger = Logger(label: "switchback.emulator")
+    ) async throws -> Emulator {
+        let keys = try await SigningKeys()
+        let issuerBox = IssuerBox()
+        let state = ProviderState(entropy: SystemEntropy(), now: { Date() })
+        let provider = Provider(configuration: configuration, keys: keys, state: state, issuer: issuerBox)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: provider.router(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "switchback-emulator"),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? port)
+                continuation.finish()
+            },
+            logger: logger
+        )
+        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else {
+            server.cancel()
+            _ = await server.result
+            throw EmulatorStartError(description: "the emulator could not listen on \(host):\(port)")
+        }
+        let issuer = "http://\(host):\(bound)"
+        issuerBox.set(issuer)
+        return Emulator(issuer: issuer, port: bound, configuration: configuration, keys: keys, server: server)
+    }
+
+    /// Stops the server and waits until it has closed its socket.
+    public func stop() async {
+        server.cancel()
+        _ = await server.result
+    }
+
+    /// Replaces the signing keys (new kids), as a provider rotating its keys does.
+    public func rotateKeys() async throws {
+        try await keys.rotate()
+    }
+}
+
+/// The emulator could not start.
+public struct EmulatorStartError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The issuer, known once the port is bound; read by every handler.
+final class IssuerBox: @unchecked Sendable {  // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value = ""
+
+    func set(_ issuer: String) { lock.withLock { value = issuer } }
+    var issuer: String { lock.withLock { value } }
+}

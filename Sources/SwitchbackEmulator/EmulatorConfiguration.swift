@@ -1,0 +1,79 @@
+public import Foundation
+
+/// The clients and users an emulator serves, and how long its codes and tokens live.
+public struct EmulatorConfiguration: Sendable, Codable {
+    /// A registered relying party.
+    public struct Client: Sendable, Codable {
+        /// How the client authenticates at the token endpoint.
+        public enum Authentication: String, Sendable, Codable {
+            case none
+            case clientSecretBasic = "client_secret_basic"
+            case clientSecretPost = "client_secret_post"
+        }
+
+        public var clientID: String
+        /// The shared secret for `client_secret_basic` / `client_secret_post`; nil for public clients.
+        public var secret: String?
+        public var authentication: Authentication
+        /// Redirect URIs, matched exactly.
+        public var redirectURIs: [String]
+        /// The ID-token signature algorithm: RS256 or ES256.
+        public var idTokenAlgorithm: String
+
+        public init(clientID: String, secret: String? = nil, authentication: Authentication = .none, redirectURIs: [String], idTokenAlgorithm: String = "RS256") {
+            self.clientID = clientID
+            self.secret = secret
+            self.authentication = authentication
+            self.redirectURIs = redirectURIs
+            self.idTokenAlgorithm = idTokenAlgorithm
+        }
+    }
+
+    /// A person who can sign in.
+    public struct User: Sendable, Codable {
+        public var username: String
+        public var password: String
+        public var subject: String
+        /// Claims returned for the `profile` and `email` scopes.
+        public var name: String
+        public var email: String
+
+        public init(username: String, password: String, subject: String, name: String, email: String) {
+            self.username = username
+            self.password = password
+            self.subject = subject
+            self.name = name
+            self.email = email
+        }
+    }
+
+    public var clients: [Client]
+    public var users: [User]
+    /// Seconds an authorization code stays redeemable.
+    public var codeLifetime: TimeInterval
+    /// Seconds an access token and an ID token stay valid.
+    public var tokenLifetime: TimeInterval
+
+    public init(clients: [Client], users: [User], codeLifetime: TimeInterval = 60, tokenLifetime: TimeInterval = 3600) {
+        self.clients = clients
+        self.users = users
+        self.codeLifetime = codeLifetime
+        self.tokenLifetime = tokenLifetime
+    }
+
+    /// Two public clients (RS256 and ES256), one confidential client, and one user.
+    public static let defaults = EmulatorConfiguration(
+        clients: [
+            Client(clientID: "native-rs", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "RS256"),
+            Client(clientID: "native-es", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "ES256"),
+            Client(clientID: "backend", secret: "backend-secret", authentication: .clientSecretBasic, redirectURIs: defaultRedirectURIs),
+        ],
+        users: [User(username: "alice", password: "Secret-123", subject: "9b1f7c2e-alice", name: "Alice Example", email: "alice@example.com")]
+    )
+
+    public static let defaultRedirectURIs = [
+        "com.example.app:/oauth/callback", "https://app.example.com/oauth/callback", "http://127.0.0.1:8080/cb",
+    ]
+
+    func client(_ id: String) -> Client? { clients.first { $0.clientID == id } }
+}

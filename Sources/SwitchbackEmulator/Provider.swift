@@ -1,0 +1,247 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Switchback
+
+/// The provider's endpoints. Each handler reads the request, asks `ProviderState`, and answers the
+/// way the specifications prescribe, including for malformed input.
+@available(macOS 14, iOS 17, *)
+struct Provider: Sendable {
+    let configuration: EmulatorConfiguration
+    let keys: SigningKeys
+    let state: ProviderState
+    let issuer: IssuerBox
+    static let maximumBody = 64 * 1024
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/.well-known/openid-configuration") { _, _ in Reply.json(discoveryDocument()) }
+        router.get("/jwks") { _, _ in Reply.json(await keys.jwks()) }
+        router.get("/authorize") { request, _ in await authorize(query: request.uri.query ?? "") }
+        router.post("/login") { request, _ in
+            var request = request
+            return await login(form: try? await request.collectBody(upTo: Self.maximumBody))
+        }
+        router.post("/token") { request, _ in
+            var request = request
+            let body = try? await request.collectBody(upTo: Self.maximumBody)
+            return await token(form: body, authorization: request.headers[.authorization])
+        }
+        router.get("/userinfo") { request, _ in await userInfo(authorization: request.headers[.authorization], form: nil) }
+        router.post("/userinfo") { request, _ in
+            var request = request
+            return await userInfo(authorization: request.headers[.authorization], form: try? await request.collectBody(upTo: Self.maximumBody))
+        }
+        return router
+    }
+
+    func discoveryDocument() -> JSONValue {
+        let base = issuer.issuer
+        return .object([
+            "issuer": .string(base),
+            "authorization_endpoint": .string("\(base)/authorize"),
+            "token_endpoint": .string("\(base)/token"),
+            "jwks_uri": .string("\(base)/jwks"),
+            "userinfo_endpoint": .string("\(base)/userinfo"),
+            "response_types_supported": .array([.string("code")]),
+            "response_modes_supported": .array(["query", "fragment", "form_post"].map(JSONValue.string)),
+            "grant_types_supported": .array([.string("authorization_code"), .string("refresh_token")]),
+            "subject_types_supported": .array([.string("public")]),
+            "id_token_signing_alg_values_supported": .array([.string("RS256"), .string("ES256")]),
+            "code_challenge_methods_supported": .array([.string("S256")]),
+            "token_endpoint_auth_methods_supported": .array(["none", "client_secret_basic", "client_secret_post"].map(JSONValue.string)),
+            "scopes_supported": .array(["openid", "profile", "email"].map(JSONValue.string)),
+            "authorization_response_iss_parameter_supported": .bool(true),
+        ])
+    }
+
+    // MARK: Authorization endpoint
+
+    func authorize(query: String) async -> Response {
+        guard let fields = FormEncoding.decode(query, plusIsSpace: true) else {
+            return Reply.page(.badRequest, title: "Invalid request", message: "The request is not valid URL encoding.")
+        }
+        var parameters: [String: String] = [:]
+        for (name, value) in fields {
+            guard parameters.updateValue(value, forKey: name) == nil else {
+                return Reply.page(.badRequest, title: "Invalid request", message: "The parameter \(Reply.escape(name)) is repeated.")
+            }
+        }
+        // Without a known client and one of its exact redirect URIs there is nowhere safe to send an error.
+        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+            return Reply.page(.badRequest, title: "Unknown client", message: "The client_id is missing or not registered.")
+        }
+        guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
+            return Reply.page(.badRequest, title: "Invalid redirect URI", message: "The redirect_uri is missing or not registered for this client.")
+        }
+        let responseMode = parameters["response_mode"] ?? "query"
+        let redirect = AuthorizationRedirect(redirectURI: redirectURI, mode: ["query", "fragment", "form_post"].contains(responseMode) ? responseMode : "query", state: parameters["state"], issuer: issuer.issuer)
+        guard parameters["response_type"] == "code" else {
+            return redirect.error("unsupported_response_type", "only response_type=code is supported")
+        }
+        guard ["query", "fragment", "form_post"].contains(responseMode) else {
+            return redirect.error("invalid_request", "unsupported response_mode")
+        }
+        let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        guard scope.contains("openid") else { return redirect.error("invalid_scope", "the openid scope is required") }
+        guard let challenge = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
+            challenge.utf8.count == 43, Base64URL.decode(challenge) != nil
+        else {
+            return redirect.error("invalid_request", "PKCE with code_challenge_method=S256 is required")
+        }
+        let id = await state.begin(ProviderState.Pending(
+            clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
+            codeChallenge: challenge, scope: scope, responseMode: responseMode
+        ))
+        return Reply.loginPage(requestID: id, clientID: clientID, failed: false)
+    }
+
+    func login(form body: ByteBuffer?) async -> Response {
+        guard let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) else {
+            return Reply.page(.badRequest, title: "Invalid request", message: "The form could not be read.")
+        }
+        let form = Dictionary(fields, uniquingKeysWith: { first, _ in first })
+        guard let requestID = form["request"], let pending = await state.pending(requestID) else {
+            return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
+        }
+        guard let user = configuration.users.first(where: { $0.username == form["username"] }),
+            let password = form["password"], ConstantTime.equals(password, user.password)
+        else {
+            return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: true)
+        }
+        guard let issued = await state.issueCode(for: requestID, subject: user.subject, lifetime: configuration.codeLifetime) else {
+            return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
+        }
+        let redirect = AuthorizationRedirect(
+            redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: issuer.issuer
+        )
+        return redirect.success(code: issued.code)
+    }
+
+    // MARK: Token endpoint
+
+    func token(form body: ByteBuffer?, authorization: String?) async -> Response {
+        guard let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body is missing, too large or not form-encoded")
+        }
+        var form: [String: String] = [:]
+        for (name, value) in fields where form.updateValue(value, forKey: name) != nil {
+            return Reply.oauthError(.badRequest, "invalid_request", "a parameter is repeated")
+        }
+        let client: EmulatorConfiguration.Client
+        switch authenticate(form: form, authorization: authorization) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let failure): return failure.response
+        }
+        switch form["grant_type"] {
+        case "authorization_code": return await redeemCode(form: form, client: client)
+        case "refresh_token": return await refresh(form: form, client: client)
+        default: return Reply.oauthError(.badRequest, "unsupported_grant_type", "use authorization_code or refresh_token")
+        }
+    }
+
+    struct ClientAuthenticationFailure: Error {
+        let response: Response
+    }
+
+    func authenticate(form: [String: String], authorization: String?) -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
+        let invalid = ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", "client authentication failed", basicChallenge: authorization != nil))
+        var presentedID = form["client_id"]
+        var presentedSecret = form["client_secret"]
+        var method = presentedSecret == nil ? EmulatorConfiguration.Client.Authentication.none : .clientSecretPost
+        if let authorization, authorization.lowercased().hasPrefix("basic ") {
+            guard let decoded = Data(base64Encoded: String(authorization.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) }),
+                let colon = decoded.firstIndex(of: ":"),
+                let id = String(decoded[..<colon]).removingPercentEncoding,
+                let secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding,
+                presentedSecret == nil, presentedID == nil || presentedID == id
+            else { return .failure(invalid) }
+            presentedID = id
+            presentedSecret = secret
+            method = .clientSecretBasic
+        }
+        guard let presentedID, let client = configuration.client(presentedID), client.authentication == method else {
+            return .failure(invalid)
+        }
+        if method != .none {
+            guard let secret = client.secret, let presentedSecret, ConstantTime.equals(secret, presentedSecret) else { return .failure(invalid) }
+        }
+        return .success(client)
+    }
+
+    func redeemCode(form: [String: String], client: EmulatorConfiguration.Client) async -> Response {
+        guard let code = form["code"], let redirectURI = form["redirect_uri"], let verifier = form["code_verifier"] else {
+            return Reply.oauthError(.badRequest, "invalid_request", "code, redirect_uri and code_verifier are required")
+        }
+        let grant: ProviderState.Grant
+        switch await state.redeem(code: code) {
+        case .granted(let granted): grant = granted
+        case .unknown: return Reply.oauthError(.badRequest, "invalid_grant", "unknown code")
+        case .expired: return Reply.oauthError(.badRequest, "invalid_grant", "the code has expired")
+        case .replayed: return Reply.oauthError(.badRequest, "invalid_grant", "the code was already used; its tokens are revoked")
+        }
+        guard grant.clientID == client.clientID, grant.redirectURI == redirectURI else {
+            return Reply.oauthError(.badRequest, "invalid_grant", "the code was issued to another client or redirect_uri")
+        }
+        let challenge = Base64URL.encode(SHA256.hash(data: Data(verifier.utf8)))
+        guard (43...128).contains(verifier.utf8.count), ConstantTime.equals(challenge, grant.codeChallenge) else {
+            return Reply.oauthError(.badRequest, "invalid_grant", "the code_verifier does not match the code_challenge")
+        }
+        return await issue(grant, client: client, code: code, nonce: grant.nonce)
+    }
+
+    func refresh(form: [String: String], client: EmulatorConfiguration.Client) async -> Response {
+        guard let refreshToken = form["refresh_token"], let grant = await state.grant(forRefreshToken: refreshToken), grant.clientID == client.clientID else {
+            return Reply.oauthError(.badRequest, "invalid_grant", "unknown or revoked refresh token")
+        }
+        await state.revokeRefreshToken(refreshToken)
+        return await issue(grant, client: client, code: nil, nonce: nil)
+    }
+
+    func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, nonce: String?) async -> Response {
+        let tokens = await state.issueTokens(for: grant, code: code, lifetime: configuration.tokenLifetime, refresh: true)
+        let now = Date().timeIntervalSince1970.rounded(.down)
+        var claims: [String: JSONValue] = [
+            "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(client.clientID),
+            "iat": .number(now), "exp": .number(now + configuration.tokenLifetime),
+            "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)),
+            "at_hash": .string(Base64URL.encode(Array(SHA256.hash(data: Data(tokens.access.utf8))).prefix(16))),
+        ]
+        if let nonce { claims["nonce"] = .string(nonce) }
+        let idToken: String
+        do {
+            idToken = try await keys.sign(claims, algorithm: client.idTokenAlgorithm)
+        } catch {
+            return Reply.oauthError(.internalServerError, "server_error", "the ID token could not be signed")
+        }
+        var body: [String: JSONValue] = [
+            "access_token": .string(tokens.access), "token_type": .string("Bearer"),
+            "expires_in": .number(configuration.tokenLifetime), "id_token": .string(idToken), "scope": .string(grant.scope.joined(separator: " ")),
+        ]
+        if let refreshToken = tokens.refresh { body["refresh_token"] = .string(refreshToken) }
+        return Reply.json(.object(body))
+    }
+
+    // MARK: Userinfo
+
+    func userInfo(authorization: String?, form body: ByteBuffer?) async -> Response {
+        var token: String?
+        if let authorization, authorization.lowercased().hasPrefix("bearer ") {
+            token = String(authorization.dropFirst(7))
+        } else if let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) {
+            token = fields.first { $0.0 == "access_token" }?.1
+        }
+        guard let token, let grant = await state.grant(forAccessToken: token),
+            let user = configuration.users.first(where: { $0.subject == grant.subject })
+        else {
+            return Reply.bearerError()
+        }
+        var claims: [String: JSONValue] = ["sub": .string(user.subject)]
+        if grant.scope.contains("profile") { claims["name"] = .string(user.name) }
+        if grant.scope.contains("email") {
+            claims["email"] = .string(user.email)
+            claims["email_verified"] = .bool(true)
+        }
+        return Reply.json(.object(claims))
+    }
+}

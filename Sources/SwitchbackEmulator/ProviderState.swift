@@ -1,0 +1,105 @@
+import Foundation
+import Switchback
+
+/// Everything the emulator remembers between requests: pending authorizations, codes and tokens.
+actor ProviderState {
+    /// An authorization request waiting for the user to sign in.
+    struct Pending: Sendable {
+        let clientID: String
+        let redirectURI: String
+        let state: String?
+        let nonce: String?
+        let codeChallenge: String
+        let scope: [String]
+        let responseMode: String
+    }
+
+    /// What a code or token was issued for.
+    struct Grant: Sendable {
+        let clientID: String
+        let redirectURI: String
+        let subject: String
+        let nonce: String?
+        let scope: [String]
+        let codeChallenge: String
+        let authTime: Date
+    }
+
+    enum Redemption {
+        case granted(Grant)
+        case unknown
+        case expired
+        /// The code was already used; the tokens it produced are revoked (RFC 6749 §4.1.2).
+        case replayed
+    }
+
+    private let entropy: any EntropySource
+    private let now: @Sendable () -> Date
+    private var pending: [String: Pending] = [:]
+    private var codes: [String: (grant: Grant, expires: Date, used: Bool, tokens: [String])] = [:]
+    private var accessTokens: [String: (grant: Grant, expires: Date)] = [:]
+    private var refreshTokens: [String: Grant] = [:]
+
+    init(entropy: any EntropySource, now: @escaping @Sendable () -> Date) {
+        self.entropy = entropy
+        self.now = now
+    }
+
+    func begin(_ request: Pending) -> String {
+        let id = entropy.token(bytes: 16)
+        pending[id] = request
+        return id
+    }
+
+    func pending(_ id: String) -> Pending? { pending[id] }
+
+    /// Ends a pending request with a signed-in user and returns a fresh single-use code.
+    func issueCode(for id: String, subject: String, lifetime: TimeInterval) -> (code: String, request: Pending)? {
+        guard let request = pending.removeValue(forKey: id) else { return nil }
+        let code = entropy.token(bytes: 24)
+        let grant = Grant(
+            clientID: request.clientID, redirectURI: request.redirectURI, subject: subject, nonce: request.nonce,
+            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now()
+        )
+        codes[code] = (grant, now().addingTimeInterval(lifetime), false, [])
+        return (code, request)
+    }
+
+    func redeem(code: String) -> Redemption {
+        guard let entry = codes[code] else { return .unknown }
+        if entry.used {
+            for token in entry.tokens {
+                accessTokens[token] = nil
+                refreshTokens[token] = nil
+            }
+            return .replayed
+        }
+        codes[code]?.used = true
+        return entry.expires < now() ? .expired : .granted(entry.grant)
+    }
+
+    /// Issues an access token (and, when asked, a refresh token) for a grant; remembers them against
+    /// the code so that a replay can revoke them.
+    func issueTokens(for grant: Grant, code: String?, lifetime: TimeInterval, refresh: Bool) -> (access: String, refresh: String?) {
+        let access = entropy.token(bytes: 32)
+        accessTokens[access] = (grant, now().addingTimeInterval(lifetime))
+        var refreshToken: String?
+        if refresh {
+            let token = entropy.token(bytes: 32)
+            refreshTokens[token] = grant
+            refreshToken = token
+        }
+        if let code { codes[code]?.tokens += [access] + (refreshToken.map { [$0] } ?? []) }
+        return (access, refreshToken)
+    }
+
+    func grant(forRefreshToken token: String) -> Grant? { refreshTokens[token] }
+
+    /// Rotates a refresh token: the old one stops working.
+    func revokeRefreshToken(_ token: String) { refreshTokens[token] = nil }
+
+    func grant(forAccessToken token: String) -> Grant? {
+        guard let entry = accessTokens[token], entry.expires > now() else { return nil }
+        return entry.grant
+    }
+}

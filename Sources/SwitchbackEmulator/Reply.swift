@@ -1,0 +1,104 @@
+import Foundation
+import Hummingbird
+import Switchback
+
+/// Builds the emulator's responses: JSON, OAuth errors, HTML pages and authorization redirects.
+@available(macOS 14, iOS 17, *)
+enum Reply {
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: value.description))
+        )
+    }
+
+    static func oauthError(_ status: HTTPResponse.Status, _ error: String, _ description: String, basicChallenge: Bool = false) -> Response {
+        var response = json(.object(["error": .string(error), "error_description": .string(description)]), status: status)
+        if basicChallenge { response.headers[.wwwAuthenticate] = #"Basic realm="switchback-emulator""# }
+        return response
+    }
+
+    static func bearerError() -> Response {
+        var response = json(.object(["error": .string("invalid_token")]), status: .unauthorized)
+        response.headers[.wwwAuthenticate] = #"Bearer error="invalid_token""#
+        return response
+    }
+
+    static func html(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Switchback emulator</title></head><body>\(body)</body></html>\n"))
+        )
+    }
+
+    static func page(_ status: HTTPResponse.Status, title: String, message: String) -> Response {
+        html(status, "<h1>\(escape(title))</h1><p>\(message)</p>")
+    }
+
+    static func loginPage(requestID: String, clientID: String, failed: Bool) -> Response {
+        let notice = failed ? "<p role=\"alert\">Wrong username or password.</p>" : ""
+        return html(failed ? .unauthorized : .ok, """
+            <h1>Sign in to \(escape(clientID))</h1>\(notice)
+            <form method="post" action="/login">
+            <input type="hidden" name="request" value="\(escape(requestID))">
+            <label>Username <input name="username" autocomplete="username"></label>
+            <label>Password <input name="password" type="password" autocomplete="current-password"></label>
+            <button type="submit">Sign in</button>
+            </form>
+            """)
+    }
+
+    /// HTML escaping for text and attribute values.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}
+
+/// Sends an authorization response back to the client in its response mode.
+@available(macOS 14, iOS 17, *)
+struct AuthorizationRedirect {
+    let redirectURI: String
+    let mode: String
+    let state: String?
+    let issuer: String
+
+    func success(code: String) -> Response {
+        respond([("code", code)])
+    }
+
+    func error(_ error: String, _ description: String) -> Response {
+        respond([("error", error), ("error_description", description)])
+    }
+
+    private func respond(_ fields: [(String, String)]) -> Response {
+        var all = fields
+        if let state { all.append(("state", state)) }
+        all.append(("iss", issuer))
+        switch mode {
+        case "form_post":
+            let inputs = all.map { "<input type=\"hidden\" name=\"\(Reply.escape($0.0))\" value=\"\(Reply.escape($0.1))\">" }.joined()
+            return Reply.html(.ok, """
+                <form method="post" action="\(Reply.escape(redirectURI))">\(inputs)<noscript><button type="submit">Continue</button></noscript></form>
+                <script>document.forms[0].submit()</script>
+                """)
+        case "fragment":
+            return Response(status: .found, headers: [.location: redirectURI + "#" + FormEncoding.encode(all)])
+        default:
+            let separator = redirectURI.contains("?") ? "&" : "?"
+            return Response(status: .found, headers: [.location: redirectURI + separator + FormEncoding.encode(all)])
+        }
+    }
+}

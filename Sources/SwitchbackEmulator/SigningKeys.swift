@@ -1,0 +1,94 @@
+import Crypto
+import _CryptoExtras
+import Foundation
+import JWTKit
+import Switchback
+
+/// The emulator's ID-token signing keys: one RS256 and one ES256 key, generated at start, and the
+/// JWKS that publishes their public halves. Keys can be rotated on demand.
+actor SigningKeys {
+    struct KeyPair {
+        let kid: String
+        let algorithm: String
+        let publicJWK: [String: JSONValue]
+    }
+
+    private var keys = JWTKeyCollection()
+    private(set) var current: [String: KeyPair] = [:]
+    private var generation = 0
+
+    init() async throws {
+        try await rotate()
+    }
+
+    /// Replaces both keys with fresh ones (new kids); tokens signed before no longer verify.
+    func rotate() async throws {
+        generation += 1
+        let collection = JWTKeyCollection()
+        var pairs: [String: KeyPair] = [:]
+
+        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rsaKid = "rs256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
+        let primitives = try rsa.publicKey.getKeyPrimitives()
+        await collection.add(rsa: try Insecure.RSA.PrivateKey(backing: rsa), digestAlgorithm: .sha256, kid: JWKIdentifier(string: rsaKid))
+        pairs["RS256"] = KeyPair(kid: rsaKid, algorithm: "RS256", publicJWK: [
+            "kty": .string("RSA"), "use": .string("sig"), "alg": .string("RS256"), "kid": .string(rsaKid),
+            "n": .string(Base64URL.encode(primitives.modulus)), "e": .string(Base64URL.encode(primitives.publicExponent)),
+        ])
+
+        let ec = P256.Signing.PrivateKey()
+        let ecKid = "es256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
+        let point = ec.publicKey.x963Representation
+        await collection.add(ecdsa: try ES256PrivateKey(backing: ec), kid: JWKIdentifier(string: ecKid))
+        pairs["ES256"] = KeyPair(kid: ecKid, algorithm: "ES256", publicJWK: [
+            "kty": .string("EC"), "use": .string("sig"), "alg": .string("ES256"), "kid": .string(ecKid), "crv": .string("P-256"),
+            "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65])),
+        ])
+        keys = collection
+        current = pairs
+    }
+
+    /// The JWKS document.
+    func jwks() -> JSONValue {
+        .object(["keys": .array(current.keys.sorted().compactMap { current[$0].map { JSONValue.object($0.publicJWK) } })])
+    }
+
+    /// Signs `claims` with the key for `algorithm` (RS256 or ES256).
+    func sign(_ claims: [String: JSONValue], algorithm: String) async throws -> String {
+        guard let pair = current[algorithm] else { throw EmulatorError.unsupportedAlgorithm(algorithm) }
+        var header = JWTHeader()
+        header.typ = "JWT"
+        return try await keys.sign(Claims(values: claims), kid: JWKIdentifier(string: pair.kid), header: header)
+    }
+
+    /// A JWT payload made of arbitrary claims.
+    struct Claims: JWTPayload {
+        let values: [String: JSONValue]
+
+        init(values: [String: JSONValue]) {
+            self.values = values
+        }
+
+        init(from decoder: any Decoder) throws {
+            values = try decoder.singleValueContainer().decode([String: JSONValue].self)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(values)
+        }
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+}
+
+/// Why the emulator could not start or serve.
+enum EmulatorError: Error, CustomStringConvertible {
+    case unsupportedAlgorithm(String)
+
+    var description: String {
+        switch self {
+        case .unsupportedAlgorithm(let alg): "the emulator signs with RS256 or ES256, not \(alg)"
+        }
+    }
+}

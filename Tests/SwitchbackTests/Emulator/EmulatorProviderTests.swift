@@ -1,0 +1,135 @@
+// The emulator needs macOS 14 (Hummingbird 2) while the package's floor is macOS 13, so these tests
+// are compiled where CI runs them; gating them with availability checks on Apple platforms is open work.
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Switchback
+import SwitchbackEmulator
+
+/// The emulator as a well-behaved provider, driven by the core client over loopback HTTP.
+@Suite("Emulator: generic provider")
+struct EmulatorProviderTests {
+    static func client(_ emulator: Emulator, clientID: String = "native-rs", authentication: ClientAuthentication = .none) -> OIDCClient {
+        OIDCClient(
+            configuration: ClientConfiguration(
+                clientID: clientID, redirectURI: URL(string: "com.example.app:/oauth/callback")!, authentication: authentication,
+                scopes: ["openid", "profile", "email"]
+            ),
+            provider: .discovery(issuer: emulator.issuer)
+        )
+    }
+
+    static func withEmulator(_ body: (Emulator) async throws -> Void) async throws {
+        let emulator = try await Emulator.start()
+        do {
+            try await body(emulator)
+        } catch {
+            await emulator.stop()
+            throw error
+        }
+        await emulator.stop()
+    }
+
+    @Test("code flow for the RS256 and the ES256 client, then refresh and userinfo", arguments: [("native-rs", "RS256"), ("native-es", "ES256")])
+    func codeFlow(clientID: String, algorithm: String) async throws {
+        try await Self.withEmulator { emulator in
+            let client = Self.client(emulator, clientID: clientID)
+            let session = try await client.prepareAuthorization()
+            guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
+                Issue.record("expected a redirect to the app")
+                return
+            }
+            let credential = try await client.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
+            #expect(credential.idTokenClaims?.nonce == session.nonce)
+            #expect(try CompactJWS(try #require(credential.idToken), malformed: .idTokenMalformed).header.alg == algorithm)
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.accessToken != credential.accessToken)
+            #expect(refreshed.refreshToken != credential.refreshToken)
+            let claims = try await client.userInfo(for: refreshed)
+            #expect(claims["name"] == .string("Alice Example"))
+            await expectCode(.tokenEndpointError) { try await client.refresh(credential) }
+        }
+    }
+
+    @Test("client_secret_basic with the confidential client; a wrong secret is a 401, returned promptly, not a hang")
+    func confidentialClient() async throws {
+        try await Self.withEmulator { emulator in
+            for (secret, succeeds) in [("backend-secret", true), ("wrong", false)] {
+                let client = Self.client(emulator, clientID: "backend", authentication: .clientSecretBasic(secret: secret))
+                let session = try await client.prepareAuthorization()
+                guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
+                    Issue.record("expected a redirect to the app")
+                    return
+                }
+                do {
+                    _ = try await client.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
+                    #expect(succeeds)
+                } catch let error as SwitchbackError {
+                    #expect(!succeeds)
+                    // RFC 6749 §5.2: 401 with WWW-Authenticate. URLSession cannot read the body of a
+                    // challenged response without answering the challenge, so only the status is certain.
+                    #expect(error.httpStatus == 401, "\(error)")
+                    #expect(error.oauthError == nil || error.oauthError?.error == "invalid_client")
+                }
+            }
+        }
+    }
+
+    @Test("a code is single-use: the replay is invalid_grant")
+    func codeReplay() async throws {
+        try await Self.withEmulator { emulator in
+            let client = Self.client(emulator)
+            let session = try await client.prepareAuthorization()
+            guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
+                Issue.record("expected a redirect to the app")
+                return
+            }
+            let callback = AuthorizationCallback.redirect(try #require(URL(string: location)))
+            let credential = try await client.completeAuthorization(callback, session: session)
+            do {
+                _ = try await client.completeAuthorization(callback, session: session)
+                Issue.record("a replayed code must be refused")
+            } catch let error as SwitchbackError {
+                #expect(error.oauthError?.error == "invalid_grant")
+            }
+            // The replay revoked what the code produced.
+            await expectCode(.userInfoInvalid) { try await client.userInfo(for: credential) }
+        }
+    }
+
+    @Test("form_post: an auto-submitting form whose fields the client accepts")
+    func formPost() async throws {
+        try await Self.withEmulator { emulator in
+            let client = Self.client(emulator)
+            let session = try await client.prepareAuthorization(AuthorizationOptions(responseMode: .formPost))
+            guard case .page(200, let html) = try await EmulatorBrowser().signIn(session.authorizationURL),
+                let post = EmulatorBrowser.formPost(html)
+            else {
+                Issue.record("expected an auto-submitting form")
+                return
+            }
+            #expect(html.contains("document.forms[0].submit()"))
+            let credential = try await client.completeAuthorization(.formPost(post.action, body: post.body), session: session)
+            #expect(credential.subject == "9b1f7c2e-alice")
+        }
+    }
+
+    @Test("bad input: unknown client or redirect URI gets an error page, a missing PKCE challenge an error redirect")
+    func badAuthorizeRequests() async throws {
+        try await Self.withEmulator { emulator in
+            let transport = URLSessionTransport()
+            let base = "\(emulator.issuer)/authorize?response_type=code&scope=openid"
+            let unknownClient = try await transport.send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)&client_id=nobody&redirect_uri=x"))))
+            #expect(unknownClient.status == 400)
+            let lookalike = try await transport.send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)&client_id=native-rs&redirect_uri=com.example.app%3A%2Foauth%2Fcallback%2F"))))
+            #expect(lookalike.status == 400)
+            let noPKCE = try await transport.send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)&client_id=native-rs&redirect_uri=com.example.app%3A%2Foauth%2Fcallback&state=s1"))))
+            #expect(noPKCE.status == 302)
+            #expect(noPKCE.headers["location"]?.hasPrefix("com.example.app:/oauth/callback?error=invalid_request") == true)
+            #expect(noPKCE.headers["location"]?.contains("state=s1") == true)
+            let garbage = try await transport.send(.form(try #require(URL(string: "\(emulator.issuer)/token")), [("grant_type", "authorization_code"), ("client_id", "native-rs"), ("code", "nope"), ("redirect_uri", "x"), ("code_verifier", "v")]))
+            #expect(garbage.status == 400)
+        }
+    }
+}
+#endif
