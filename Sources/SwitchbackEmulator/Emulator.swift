@@ -1,5 +1,6 @@
 public import Foundation
 import Hummingbird
+import ServiceLifecycle
 public import Logging
 import Switchback
 
@@ -19,14 +20,18 @@ public final class Emulator: Sendable {
     /// The port the server listens on.
     public let port: Int
     public let configuration: EmulatorConfiguration
+    private let group: ServiceGroup
     private let server: Task<Void, any Error>
     let keys: SigningKeys
 
-    private init(issuer: String, port: Int, configuration: EmulatorConfiguration, keys: SigningKeys, server: Task<Void, any Error>) {
+    private init(
+        issuer: String, port: Int, configuration: EmulatorConfiguration, keys: SigningKeys, group: ServiceGroup, server: Task<Void, any Error>
+    ) {
         self.issuer = issuer
         self.port = port
         self.configuration = configuration
         self.keys = keys
+        self.group = group
         self.server = server
     }
 
@@ -51,7 +56,8 @@ public final class Emulator: Sendable {
             },
             logger: logger
         )
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
+        let group = ServiceGroup(services: [app], logger: logger)
+        let server = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let bound = await iterator.next() else {
             server.cancel()
@@ -60,12 +66,12 @@ public final class Emulator: Sendable {
         }
         let issuer = "http://\(host):\(bound)"
         issuerBox.set(issuer)
-        return Emulator(issuer: issuer, port: bound, configuration: configuration, keys: keys, server: server)
+        return Emulator(issuer: issuer, port: bound, configuration: configuration, keys: keys, group: group, server: server)
     }
 
-    /// Stops the server and waits until it has closed its socket.
+    /// Stops the server gracefully (in-flight requests finish) and waits until it has closed its socket.
     public func stop() async {
-        server.cancel()
+        await group.triggerGracefulShutdown()
         _ = await server.result
     }
 
