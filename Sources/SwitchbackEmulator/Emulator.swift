@@ -1,6 +1,7 @@
 public import Foundation
 import Hummingbird
 import ServiceLifecycle
+public import UnixSignals
 public import Logging
 import Switchback
 
@@ -40,6 +41,7 @@ public final class Emulator: Sendable {
         configuration: EmulatorConfiguration = .defaults,
         host: String = "127.0.0.1",
         port: Int = 0,
+        shutdownSignals: [UnixSignal] = [],
         logger: Logger = Logger(label: "switchback.emulator")
     ) async throws -> Emulator {
         let keys = try await SigningKeys()
@@ -56,7 +58,7 @@ public final class Emulator: Sendable {
             },
             logger: logger
         )
-        let group = ServiceGroup(services: [app], logger: logger)
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: shutdownSignals, logger: logger)
         let server = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let bound = await iterator.next() else {
@@ -73,6 +75,11 @@ public final class Emulator: Sendable {
     public func stop() async {
         await group.triggerGracefulShutdown()
         _ = await server.result
+    }
+
+    /// Waits until the server has stopped (after ``stop()`` or one of the shutdown signals).
+    public func waitUntilStopped() async throws {
+        try await server.value
     }
 
     /// Replaces the signing keys (new kids), as a provider rotating its keys does.

@@ -6,6 +6,7 @@ import SwitchbackTesting
 /// `switchback verify-id-token`, run as the built executable the way an integrator runs it.
 @Suite("switchback verify-id-token", .serialized)
 struct VerifyIDTokenCommandTests {
+    // `executable` and `run` are shared with the other command tests.
     struct Outcome {
         let status: Int32
         let stdout: String
@@ -28,10 +29,10 @@ struct VerifyIDTokenCommandTests {
         }
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil) async throws -> Outcome {
+    static func run(_ arguments: [String], stdin: String? = nil, command: [String] = ["verify-id-token"]) async throws -> Outcome {
         let process = Process()
         process.executableURL = try executable
-        process.arguments = ["verify-id-token"] + arguments
+        process.arguments = command + arguments
         let output = Pipe()
         let errors = Pipe()
         let input = Pipe()

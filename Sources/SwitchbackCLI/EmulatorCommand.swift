@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SwitchbackEmulator
+import UnixSignals
+
+/// `switchback emulator`: runs the local provider until interrupted.
+struct EmulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulator",
+        abstract: "Run a local OpenID provider that behaves like a national eID provider.",
+        discussion: """
+            Prints the issuer URL, the clients and the users it serves, then runs until Ctrl-C. Point \
+            an app (or the iOS Simulator) at the issuer. --config takes a JSON file with "clients" \
+            and "users" in the shape of the defaults printed at start.
+            """
+    )
+
+    static let profiles = ["generic"]
+
+    @Option(help: "The provider to emulate (available: \(profiles.joined(separator: ", "))).")
+    var profile = "generic"
+
+    @Option(help: "The loopback port to listen on (0 picks a free one).")
+    var port = 8484
+
+    @Option(help: "A JSON file with the clients and users to serve.")
+    var config: String?
+
+    func validate() throws {
+        guard Self.profiles.contains(profile) else {
+            throw ValidationError("unknown profile \"\(profile)\"; available: \(Self.profiles.joined(separator: ", ")) (the others are being built)")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    func run() async throws {
+        guard #available(macOS 14, iOS 17, *) else {
+            throw ValidationError("the emulator needs macOS 14 or later")
+        }
+        let configuration = try loadConfiguration()
+        var logger = Logger(label: "switchback.emulator")
+        logger.logLevel = .warning
+        let emulator = try await Emulator.start(configuration: configuration, port: port, shutdownSignals: [.sigint, .sigterm], logger: logger)
+        var lines = [
+            "Switchback emulator, profile \(profile)",
+            "issuer: \(emulator.issuer)",
+            "discovery: \(emulator.issuer)/.well-known/openid-configuration",
+        ]
+        for client in configuration.clients {
+            let kind = client.secret == nil ? "public" : "confidential, \(client.authentication.rawValue)"
+            lines.append("client: \(client.clientID) (\(kind), ID token \(client.idTokenAlgorithm)); redirect URIs: \(client.redirectURIs.joined(separator: " "))")
+        }
+        for user in configuration.users {
+            lines.append("user: \(user.username) (sub \(user.subject))")
+        }
+        lines.append("Ctrl-C stops it.")
+        // Written unbuffered: a script reading the issuer through a pipe must see it now, not at exit.
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try await emulator.waitUntilStopped()
+    }
+
+    private func loadConfiguration() throws -> EmulatorConfiguration {
+        guard let config else { return .defaults }
+        do {
+            return try JSONDecoder().decode(EmulatorConfiguration.self, from: Data(contentsOf: URL(fileURLWithPath: config)))
+        } catch {
+            throw ValidationError("cannot read the emulator configuration \(config): \(error)")
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import Switchback
+
+/// `switchback emulator`, run as the built executable.
+@Suite("switchback emulator")
+struct EmulatorCommandTests {
+    @Test("prints the issuer, clients and users, serves discovery there, and stops cleanly on SIGINT")
+    func runsUntilInterrupted() async throws {
+        let process = Process()
+        process.executableURL = try VerifyIDTokenCommandTests.executable
+        process.arguments = ["emulator", "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let exited = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        var banner = ""
+        while !banner.contains("Ctrl-C stops it.") {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(banner.contains("client: native-rs (public, ID token RS256)"))
+        #expect(banner.contains("user: alice"))
+        let issuer = try #require(banner.split(separator: "\n").first { $0.hasPrefix("issuer: ") }?.dropFirst("issuer: ".count))
+        let response = try await URLSessionTransport().send(
+            HTTPRequest(method: .get, url: try #require(URL(string: "\(issuer)/.well-known/openid-configuration")))
+        )
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self).contains(#""issuer":"\#(issuer)""#))
+
+        process.interrupt()
+        var statuses = exited.stream.makeAsyncIterator()
+        #expect(await statuses.next() == 0)
+    }
+
+    @Test("an unknown profile is a usage error naming the available ones")
+    func unknownProfile() async throws {
+        let outcome = try await VerifyIDTokenCommandTests.run([], stdin: nil, command: ["emulator", "--profile", "nowhere"])
+        #expect(outcome.status != 0)
+        #expect(outcome.stderr.contains("available: generic"))
+    }
+}
