@@ -27,6 +27,11 @@ struct Provider: Sendable {
             let body = try? await request.collectBody(upTo: Self.maximumBody)
             return await token(form: body, authorization: request.headers[.authorization])
         }
+        router.post("/par") { request, _ in
+            var request = request
+            let body = try? await request.collectBody(upTo: Self.maximumBody)
+            return await pushAuthorizationRequest(form: body, authorization: request.headers[.authorization])
+        }
         router.get("/userinfo") { request, _ in await userInfo(authorization: request.headers[.authorization], form: nil) }
         router.post("/userinfo") { request, _ in
             var request = request
@@ -43,6 +48,7 @@ struct Provider: Sendable {
             "token_endpoint": .string("\(base)/token"),
             "jwks_uri": .string("\(base)/jwks"),
             "userinfo_endpoint": .string("\(base)/userinfo"),
+            "pushed_authorization_request_endpoint": .string("\(base)/par"),
             "response_types_supported": .array([.string("code")]),
             "response_modes_supported": .array(["query", "fragment", "form_post"].map(JSONValue.string)),
             "grant_types_supported": .array([.string("authorization_code"), .string("refresh_token")]),
@@ -58,43 +64,52 @@ struct Provider: Sendable {
     // MARK: Authorization endpoint
 
     func authorize(query: String) async -> Response {
-        guard let fields = FormEncoding.decode(query, plusIsSpace: true) else {
-            return Reply.page(.badRequest, title: "Invalid request", message: "The request is not valid URL encoding.")
+        let parameters: [String: String]
+        switch AuthorizationRequest.parameters(query) {
+        case .success(let decoded): parameters = decoded
+        case .failure(let refusal): return refusal.frontChannelResponse
         }
-        var parameters: [String: String] = [:]
-        for (name, value) in fields {
-            guard parameters.updateValue(value, forKey: name) == nil else {
-                return Reply.page(.badRequest, title: "Invalid request", message: "The parameter \(Reply.escape(name)) is repeated.")
+        if let requestURI = parameters["request_uri"] {
+            // RFC 9126 §4: a pushed request, single use, for the client that pushed it.
+            guard let clientID = parameters["client_id"], let id = await state.takePushed(requestURI, clientID: clientID) else {
+                return Reply.page(.badRequest, title: "Invalid request", message: "The request_uri is unknown, expired, already used or not this client's.")
             }
+            return Reply.loginPage(requestID: id, clientID: clientID, failed: false)
         }
-        // Without a known client and one of its exact redirect URIs there is nowhere safe to send an error.
-        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
-            return Reply.page(.badRequest, title: "Unknown client", message: "The client_id is missing or not registered.")
+        switch AuthorizationRequest.validate(parameters, configuration: configuration, issuer: issuer.issuer) {
+        case .success(let pending):
+            let id = await state.begin(pending)
+            return Reply.loginPage(requestID: id, clientID: pending.clientID, failed: false)
+        case .failure(let refusal):
+            return refusal.frontChannelResponse
         }
-        guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
-            return Reply.page(.badRequest, title: "Invalid redirect URI", message: "The redirect_uri is missing or not registered for this client.")
-        }
-        let responseMode = parameters["response_mode"] ?? "query"
-        let redirect = AuthorizationRedirect(redirectURI: redirectURI, mode: ["query", "fragment", "form_post"].contains(responseMode) ? responseMode : "query", state: parameters["state"], issuer: issuer.issuer)
-        guard parameters["response_type"] == "code" else {
-            return redirect.error("unsupported_response_type", "only response_type=code is supported")
-        }
-        guard ["query", "fragment", "form_post"].contains(responseMode) else {
-            return redirect.error("invalid_request", "unsupported response_mode")
-        }
-        let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
-        guard scope.contains("openid") else { return redirect.error("invalid_scope", "the openid scope is required") }
-        guard let challenge = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
-            challenge.utf8.count == 43, Base64URL.decode(challenge) != nil
-        else {
-            return redirect.error("invalid_request", "PKCE with code_challenge_method=S256 is required")
-        }
-        let id = await state.begin(ProviderState.Pending(
-            clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
-            codeChallenge: challenge, scope: scope, responseMode: responseMode
-        ))
-        return Reply.loginPage(requestID: id, clientID: clientID, failed: false)
     }
+
+    /// Pushed authorization requests (RFC 9126): the client authenticates as at the token endpoint.
+    func pushAuthorizationRequest(form body: ByteBuffer?, authorization: String?) async -> Response {
+        guard let body else { return Reply.oauthError(.badRequest, "invalid_request", "the body is missing or too large") }
+        var parameters: [String: String]
+        switch AuthorizationRequest.parameters(String(buffer: body)) {
+        case .success(let decoded): parameters = decoded
+        case .failure(let refusal): return refusal.pushedResponse
+        }
+        guard parameters["request_uri"] == nil else {
+            return Reply.oauthError(.badRequest, "invalid_request", "request_uri may not be pushed")
+        }
+        switch authenticate(form: parameters, authorization: authorization) {
+        case .success(let client): parameters["client_id"] = client.clientID
+        case .failure(let failure): return failure.response
+        }
+        switch AuthorizationRequest.validate(parameters, configuration: configuration, issuer: issuer.issuer) {
+        case .success(let pending):
+            let uri = await state.push(pending, lifetime: Self.pushedRequestLifetime)
+            return Reply.json(.object(["request_uri": .string(uri), "expires_in": .number(Self.pushedRequestLifetime)]), status: .created)
+        case .failure(let refusal):
+            return refusal.pushedResponse
+        }
+    }
+
+    static let pushedRequestLifetime: TimeInterval = 90
 
     func login(form body: ByteBuffer?) async -> Response {
         guard let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) else {

@@ -39,6 +39,7 @@ actor ProviderState {
     private var codes: [String: (grant: Grant, expires: Date, used: Bool, tokens: [String])] = [:]
     private var accessTokens: [String: (grant: Grant, expires: Date)] = [:]
     private var refreshTokens: [String: Grant] = [:]
+    private var pushed: [String: (request: Pending, expires: Date)] = [:]
 
     init(entropy: any EntropySource, now: @escaping @Sendable () -> Date) {
         self.entropy = entropy
@@ -52,6 +53,21 @@ actor ProviderState {
     }
 
     func pending(_ id: String) -> Pending? { pending[id] }
+
+    /// Stores a pushed request and returns its `request_uri`.
+    func push(_ request: Pending, lifetime: TimeInterval) -> String {
+        let uri = "urn:ietf:params:oauth:request_uri:" + entropy.token(bytes: 24)
+        pushed[uri] = (request, now().addingTimeInterval(lifetime))
+        return uri
+    }
+
+    /// Turns a pushed request into a pending one, once, for the client that pushed it.
+    func takePushed(_ uri: String, clientID: String) -> String? {
+        guard let entry = pushed[uri], entry.request.clientID == clientID else { return nil }
+        pushed[uri] = nil
+        guard entry.expires > now() else { return nil }
+        return begin(entry.request)
+    }
 
     /// Ends a pending request with a signed-in user and returns a fresh single-use code.
     func issueCode(for id: String, subject: String, lifetime: TimeInterval) -> (code: String, request: Pending)? {

@@ -9,11 +9,13 @@ import SwitchbackEmulator
 /// The emulator as a well-behaved provider, driven by the core client over loopback HTTP.
 @Suite("Emulator: generic provider")
 struct EmulatorProviderTests {
-    static func client(_ emulator: Emulator, clientID: String = "native-rs", authentication: ClientAuthentication = .none) -> OIDCClient {
+    static func client(
+        _ emulator: Emulator, clientID: String = "native-rs", authentication: ClientAuthentication = .none, par: ClientConfiguration.PARPolicy = .never
+    ) -> OIDCClient {
         OIDCClient(
             configuration: ClientConfiguration(
                 clientID: clientID, redirectURI: URL(string: "com.example.app:/oauth/callback")!, authentication: authentication,
-                scopes: ["openid", "profile", "email"]
+                scopes: ["openid", "profile", "email"], pushedAuthorization: par
             ),
             provider: .discovery(issuer: emulator.issuer)
         )
@@ -72,6 +74,27 @@ struct EmulatorProviderTests {
                     #expect(error.oauthError == nil || error.oauthError?.error == "invalid_client")
                 }
             }
+        }
+    }
+
+    @Test("PAR: the pushed request signs in once; its request_uri cannot be used again")
+    func pushedAuthorizationRequest() async throws {
+        try await Self.withEmulator { emulator in
+            let client = Self.client(emulator, par: .always)
+            let session = try await client.prepareAuthorization()
+            #expect(session.requestURI?.hasPrefix("urn:ietf:params:oauth:request_uri:") == true)
+            guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
+                Issue.record("expected a redirect to the app")
+                return
+            }
+            let credential = try await client.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
+            #expect(credential.idTokenClaims?.nonce == session.nonce)
+            guard case .page(400, _) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
+                Issue.record("a used request_uri must be refused")
+                return
+            }
+            let wrongSecret = Self.client(emulator, clientID: "backend", authentication: .clientSecretPost(secret: "wrong"), par: .always)
+            await expectCode(.parFailed) { try await wrongSecret.prepareAuthorization() }
         }
     }
 

@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+import Switchback
+
+/// Checks authorization request parameters, from the front channel or pushed (RFC 9126), the same way.
+@available(macOS 14, iOS 17, *)
+enum AuthorizationRequest {
+    /// Why a request was refused, and where the refusal may be sent.
+    enum Refusal: Error {
+        /// No trustworthy redirect URI: the user agent gets an error page (RFC 6749 §4.1.2.1).
+        case page(title: String, message: String)
+        /// The client and redirect URI are known: the error goes back to the client.
+        case redirect(AuthorizationRedirect, error: String, description: String)
+
+        var frontChannelResponse: Response {
+            switch self {
+            case .page(let title, let message): Reply.page(.badRequest, title: title, message: message)
+            case .redirect(let redirect, let error, let description): redirect.error(error, description)
+            }
+        }
+
+        /// For PAR the error is a JSON body (RFC 9126 §2.3).
+        var pushedResponse: Response {
+            switch self {
+            case .page(_, let message): Reply.oauthError(.badRequest, "invalid_request", message)
+            case .redirect(_, let error, let description): Reply.oauthError(.badRequest, error, description)
+            }
+        }
+    }
+
+    static let responseModes: Set<String> = ["query", "fragment", "form_post"]
+
+    /// Parameters from a query or form body; a repeated parameter is refused (RFC 6749 §3.1).
+    static func parameters(_ encoded: String) -> Result<[String: String], Refusal> {
+        guard let fields = FormEncoding.decode(encoded, plusIsSpace: true) else {
+            return .failure(.page(title: "Invalid request", message: "The request is not valid URL encoding."))
+        }
+        var parameters: [String: String] = [:]
+        for (name, value) in fields where parameters.updateValue(value, forKey: name) != nil {
+            return .failure(.page(title: "Invalid request", message: "The parameter \(Reply.escape(name)) is repeated."))
+        }
+        return .success(parameters)
+    }
+
+    static func validate(_ parameters: [String: String], configuration: EmulatorConfiguration, issuer: String) -> Result<ProviderState.Pending, Refusal> {
+        // Without a known client and one of its exact redirect URIs there is nowhere safe to send an error.
+        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+            return .failure(.page(title: "Unknown client", message: "The client_id is missing or not registered."))
+        }
+        guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
+            return .failure(.page(title: "Invalid redirect URI", message: "The redirect_uri is missing or not registered for this client."))
+        }
+        let responseMode = parameters["response_mode"] ?? "query"
+        let redirect = AuthorizationRedirect(
+            redirectURI: redirectURI, mode: responseModes.contains(responseMode) ? responseMode : "query", state: parameters["state"], issuer: issuer
+        )
+        func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
+            .failure(.redirect(redirect, error: error, description: description))
+        }
+        guard parameters["response_type"] == "code" else { return refuse("unsupported_response_type", "only response_type=code is supported") }
+        guard responseModes.contains(responseMode) else { return refuse("invalid_request", "unsupported response_mode") }
+        let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
+        guard let challenge = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
+            challenge.utf8.count == 43, Base64URL.decode(challenge) != nil
+        else {
+            return refuse("invalid_request", "PKCE with code_challenge_method=S256 is required")
+        }
+        return .success(ProviderState.Pending(
+            clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
+            codeChallenge: challenge, scope: scope, responseMode: responseMode
+        ))
+    }
+}
