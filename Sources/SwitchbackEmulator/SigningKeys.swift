@@ -58,27 +58,7 @@ actor SigningKeys {
         guard let pair = current[algorithm] else { throw EmulatorError.unsupportedAlgorithm(algorithm) }
         var header = JWTHeader()
         header.typ = "JWT"
-        return try await keys.sign(Claims(values: claims), kid: JWKIdentifier(string: pair.kid), header: header)
-    }
-
-    /// A JWT payload made of arbitrary claims.
-    struct Claims: JWTPayload {
-        let values: [String: JSONValue]
-
-        init(values: [String: JSONValue]) {
-            self.values = values
-        }
-
-        init(from decoder: any Decoder) throws {
-            values = try decoder.singleValueContainer().decode([String: JSONValue].self)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(values)
-        }
-
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
+        return try await keys.sign(ClaimSet(claims: claims), kid: JWKIdentifier(string: pair.kid), header: header)
     }
 }
 

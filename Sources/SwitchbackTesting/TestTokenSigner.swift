@@ -89,23 +89,3 @@ public struct TestTokenSigner: Sendable {
             .replacingOccurrences(of: "=", with: "")
     }
 }
-
-/// A JWT payload made of arbitrary claims.
-struct ClaimSet: JWTPayload {
-    let claims: [String: JSONValue]
-
-    init(claims: [String: JSONValue]) {
-        self.claims = claims
-    }
-
-    init(from decoder: any Decoder) throws {
-        claims = try decoder.singleValueContainer().decode([String: JSONValue].self)
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(claims)
-    }
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
