@@ -89,9 +89,7 @@ struct Benchmarks {
     }
 
     static func decode(_ text: some StringProtocol) throws -> Data {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64) else { throw BenchmarkError(description: "bad base64url") }
+        guard let data = Base64URL.decode(text) else { throw BenchmarkError(description: "bad base64url") }
         return data
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import Hummingbird
 import Switchback
 
-/// Checks authorization request parameters, from the front channel or pushed (RFC 9126), the same way.
+/// Checks authorization request parameters, from the front channel or pushed (RFC 9126), the same way;
+/// also reads every form body the emulator accepts.
 @available(macOS 14, iOS 17, *)
 enum AuthorizationRequest {
     /// Why a request was refused, and where the refusal may be sent.
@@ -19,8 +20,8 @@ enum AuthorizationRequest {
             }
         }
 
-        /// For PAR the error is a JSON body (RFC 9126 §2.3).
-        var pushedResponse: Response {
+        /// At the PAR and token endpoints the error is a JSON body (RFC 9126 §2.3, RFC 6749 §5.2).
+        var jsonResponse: Response {
             switch self {
             case .page(_, let message): Reply.oauthError(.badRequest, "invalid_request", message)
             case .redirect(_, let error, let description): Reply.oauthError(.badRequest, error, description)

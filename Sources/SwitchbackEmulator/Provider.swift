@@ -91,7 +91,7 @@ struct Provider: Sendable {
         var parameters: [String: String]
         switch AuthorizationRequest.parameters(String(buffer: body)) {
         case .success(let decoded): parameters = decoded
-        case .failure(let refusal): return refusal.pushedResponse
+        case .failure(let refusal): return refusal.jsonResponse
         }
         guard parameters["request_uri"] == nil else {
             return Reply.oauthError(.badRequest, "invalid_request", "request_uri may not be pushed")
@@ -105,7 +105,7 @@ struct Provider: Sendable {
             let uri = await state.push(pending, lifetime: Self.pushedRequestLifetime)
             return Reply.json(.object(["request_uri": .string(uri), "expires_in": .number(Self.pushedRequestLifetime)]), status: .created)
         case .failure(let refusal):
-            return refusal.pushedResponse
+            return refusal.jsonResponse
         }
     }
 
@@ -136,12 +136,11 @@ struct Provider: Sendable {
     // MARK: Token endpoint
 
     func token(form body: ByteBuffer?, authorization: String?) async -> Response {
-        guard let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) else {
-            return Reply.oauthError(.badRequest, "invalid_request", "the body is missing, too large or not form-encoded")
-        }
-        var form: [String: String] = [:]
-        for (name, value) in fields where form.updateValue(value, forKey: name) != nil {
-            return Reply.oauthError(.badRequest, "invalid_request", "a parameter is repeated")
+        guard let body else { return Reply.oauthError(.badRequest, "invalid_request", "the body is missing or too large") }
+        let form: [String: String]
+        switch AuthorizationRequest.parameters(String(buffer: body)) {
+        case .success(let decoded): form = decoded
+        case .failure(let refusal): return refusal.jsonResponse
         }
         let client: EmulatorConfiguration.Client
         switch authenticate(form: form, authorization: authorization) {

@@ -82,10 +82,8 @@ public struct TestTokenSigner: Sendable {
         return unsigned + "." + base64URL(Data(mac))
     }
 
+    /// Base64url without padding, as JOSE uses it.
     public static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(data)
     }
 }

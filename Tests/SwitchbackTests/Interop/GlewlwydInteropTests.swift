@@ -5,9 +5,14 @@ import Testing
 /// The client against glewlwyd 2.7.5, a real OpenID provider nobody on this project wrote.
 @Suite("Interop with glewlwyd", .serialized, .enabled(if: Glewlwyd.enabled, Glewlwyd.skipReason))
 struct GlewlwydInteropTests {
-    private func signIn(_ client: OIDCClient, peer: Glewlwyd.Peer) async throws -> (AuthorizationSession, String, Credential) {
+    /// Prepares a request and lets alice sign in; returns the session and where glewlwyd sends the browser.
+    private func authorize(_ client: OIDCClient, peer: Glewlwyd.Peer) async throws -> (AuthorizationSession, String) {
         let session = try await client.prepareAuthorization()
-        let landing = try await Glewlwyd.login(session.authorizationURL, peer: peer)
+        return (session, try await Glewlwyd.login(session.authorizationURL, peer: peer))
+    }
+
+    private func signIn(_ client: OIDCClient, peer: Glewlwyd.Peer) async throws -> (AuthorizationSession, String, Credential) {
+        let (session, landing) = try await authorize(client, peer: peer)
         let credential = try await client.completeAuthorization(try Glewlwyd.callback(landing), session: session)
         return (session, landing, credential)
     }
@@ -81,8 +86,7 @@ struct GlewlwydInteropTests {
     func wrongVerifier() async throws {
         let peer = try Glewlwyd.require()
         let client = Glewlwyd.client(peer, clientID: "native-rs")
-        let session = try await client.prepareAuthorization()
-        let landing = try await Glewlwyd.login(session.authorizationURL, peer: peer)
+        let (session, landing) = try await authorize(client, peer: peer)
         let tampered = AuthorizationSession(
             issuer: session.issuer, clientID: session.clientID, redirectURI: session.redirectURI, state: session.state,
             nonce: session.nonce, pkce: try PKCE(verifier: String(repeating: "w", count: 43)), responseMode: session.responseMode,
@@ -105,8 +109,7 @@ struct GlewlwydInteropTests {
     func issParameterChecked() async throws {
         let peer = try Glewlwyd.require()
         let client = Glewlwyd.client(peer, clientID: "native-rs")
-        let session = try await client.prepareAuthorization()
-        let landing = try await Glewlwyd.login(session.authorizationURL, peer: peer)
+        let (session, landing) = try await authorize(client, peer: peer)
         #expect(Self.query(try #require(URL(string: landing)))["iss"] == peer.issuer)
         var components = try #require(URLComponents(string: landing))
         components.queryItems = components.queryItems?.map { $0.name == "iss" ? URLQueryItem(name: "iss", value: "http://127.0.0.1:1/api/oidc") : $0 }
@@ -137,8 +140,7 @@ struct GlewlwydInteropTests {
         let (_, _, credential) = try await signIn(client, peer: peer)
         #expect(credential.idTokenClaims?.aud == ["backend"])
         let wrong = Glewlwyd.client(peer, clientID: "backend", authentication: .clientSecretBasic(secret: "not-the-secret"))
-        let session = try await wrong.prepareAuthorization()
-        let landing = try await Glewlwyd.login(session.authorizationURL, peer: peer)
+        let (session, landing) = try await authorize(wrong, peer: peer)
         await expectCode(.tokenEndpointError) { try await wrong.completeAuthorization(try Glewlwyd.callback(landing), session: session) }
     }
 
