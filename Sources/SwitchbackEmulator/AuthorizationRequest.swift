@@ -67,9 +67,16 @@ enum AuthorizationRequest {
         else {
             return refuse("invalid_request", "PKCE with code_challenge_method=S256 is required")
         }
+        var faults: Set<Fault> = []
+        if let requested = parameters["emulator_fault"] {
+            switch Fault.list(requested) {
+            case .success(let listed): faults = listed
+            case .failure(let unknown): return refuse("invalid_request", unknown.description)
+            }
+        }
         return .success(ProviderState.Pending(
             clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
-            codeChallenge: challenge, scope: scope, responseMode: responseMode
+            codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults
         ))
     }
 }

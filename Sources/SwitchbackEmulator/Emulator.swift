@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Hummingbird
 import ServiceLifecycle
 public import UnixSignals
@@ -24,10 +24,13 @@ public final class Emulator: Sendable {
     private let group: ServiceGroup
     private let server: Task<Void, any Error>
     let keys: SigningKeys
+    private let faults: FaultBoard
 
     private init(
-        issuer: String, port: Int, configuration: EmulatorConfiguration, keys: SigningKeys, group: ServiceGroup, server: Task<Void, any Error>
+        issuer: String, port: Int, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard, group: ServiceGroup,
+        server: Task<Void, any Error>
     ) {
+        self.faults = faults
         self.issuer = issuer
         self.port = port
         self.configuration = configuration
@@ -47,7 +50,8 @@ public final class Emulator: Sendable {
         let keys = try await SigningKeys()
         let issuerBox = IssuerBox()
         let state = ProviderState(entropy: SystemEntropy(), now: { Date() })
-        let provider = Provider(configuration: configuration, keys: keys, state: state, issuer: issuerBox)
+        let faults = FaultBoard(configuration: configuration)
+        let provider = Provider(configuration: configuration, keys: keys, state: state, issuer: issuerBox, faults: faults)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: provider.router(),
@@ -68,7 +72,7 @@ public final class Emulator: Sendable {
         }
         let issuer = "http://\(host):\(bound)"
         issuerBox.set(issuer)
-        return Emulator(issuer: issuer, port: bound, configuration: configuration, keys: keys, group: group, server: server)
+        return Emulator(issuer: issuer, port: bound, configuration: configuration, keys: keys, faults: faults, group: group, server: server)
     }
 
     /// Stops the server gracefully (in-flight requests finish) and waits until it has closed its socket.
@@ -80,6 +84,11 @@ public final class Emulator: Sendable {
     /// Waits until the server has stopped (after ``stop()`` or one of the shutdown signals).
     public func waitUntilStopped() async throws {
         try await server.value
+    }
+
+    /// Switches the faults on for one client, replacing those it had (an empty set switches them off).
+    public func setFaults(_ faults: Set<Fault>, forClient clientID: String) async {
+        await self.faults.set(faults, for: clientID)
     }
 
     /// Replaces the signing keys (new kids), as a provider rotating its keys does.

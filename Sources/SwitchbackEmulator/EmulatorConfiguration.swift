@@ -19,13 +19,32 @@ public struct EmulatorConfiguration: Sendable, Codable {
         public var redirectURIs: [String]
         /// The ID-token signature algorithm: RS256 or ES256.
         public var idTokenAlgorithm: String
+        /// Faults switched on for this client from the start (see ``Fault``).
+        public var faults: [Fault]
 
-        public init(clientID: String, secret: String? = nil, authentication: Authentication = .none, redirectURIs: [String], idTokenAlgorithm: String = "RS256") {
+        public init(
+            clientID: String, secret: String? = nil, authentication: Authentication = .none, redirectURIs: [String],
+            idTokenAlgorithm: String = "RS256", faults: [Fault] = []
+        ) {
             self.clientID = clientID
             self.secret = secret
             self.authentication = authentication
             self.redirectURIs = redirectURIs
             self.idTokenAlgorithm = idTokenAlgorithm
+            self.faults = faults
+        }
+
+        /// Only `clientID` and `redirectURIs` are required in a configuration file.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                clientID: try container.decode(String.self, forKey: .clientID),
+                secret: try container.decodeIfPresent(String.self, forKey: .secret),
+                authentication: try container.decodeIfPresent(Authentication.self, forKey: .authentication) ?? .none,
+                redirectURIs: try container.decode([String].self, forKey: .redirectURIs),
+                idTokenAlgorithm: try container.decodeIfPresent(String.self, forKey: .idTokenAlgorithm) ?? "RS256",
+                faults: try container.decodeIfPresent([Fault].self, forKey: .faults) ?? []
+            )
         }
     }
 
@@ -53,12 +72,29 @@ public struct EmulatorConfiguration: Sendable, Codable {
     public var codeLifetime: TimeInterval
     /// Seconds an access token and an ID token stay valid.
     public var tokenLifetime: TimeInterval
+    /// Seconds the token endpoint waits before answering under ``Fault/tokenSlow``.
+    public var slowResponseDelay: TimeInterval
 
-    public init(clients: [Client], users: [User], codeLifetime: TimeInterval = 60, tokenLifetime: TimeInterval = 3600) {
+    public init(
+        clients: [Client], users: [User], codeLifetime: TimeInterval = 60, tokenLifetime: TimeInterval = 3600, slowResponseDelay: TimeInterval = 10
+    ) {
         self.clients = clients
         self.users = users
         self.codeLifetime = codeLifetime
         self.tokenLifetime = tokenLifetime
+        self.slowResponseDelay = slowResponseDelay
+    }
+
+    /// `clients` and `users` are required in a configuration file; the durations have defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            clients: try container.decode([Client].self, forKey: .clients),
+            users: try container.decode([User].self, forKey: .users),
+            codeLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
+            tokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .tokenLifetime) ?? 3600,
+            slowResponseDelay: try container.decodeIfPresent(TimeInterval.self, forKey: .slowResponseDelay) ?? 10
+        )
     }
 
     /// Two public clients (RS256 and ES256), one confidential client, and one user.

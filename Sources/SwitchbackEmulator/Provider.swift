@@ -11,12 +11,13 @@ struct Provider: Sendable {
     let keys: SigningKeys
     let state: ProviderState
     let issuer: IssuerBox
+    let faults: FaultBoard
     static let maximumBody = 64 * 1024
 
     func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/.well-known/openid-configuration") { _, _ in Reply.json(discoveryDocument()) }
-        router.get("/jwks") { _, _ in Reply.json(await keys.jwks()) }
+        router.get("/jwks") { _, _ in Reply.json(await keys.jwks(withUnparseableKey: await faults.anyClient(has: .unparseableJWK))) }
         router.get("/authorize") { request, _ in await authorize(query: request.uri.query ?? "") }
         router.post("/login") { request, _ in
             var request = request
@@ -37,7 +38,29 @@ struct Provider: Sendable {
             var request = request
             return await userInfo(authorization: request.headers[.authorization], form: try? await request.collectBody(upTo: Self.maximumBody))
         }
+        router.post("/emulator/faults") { request, _ in
+            var request = request
+            return await setFaults(form: try? await request.collectBody(upTo: Self.maximumBody))
+        }
         return router
+    }
+
+    /// `POST /emulator/faults` with `client_id` and `faults` (comma-separated, empty for none): switches
+    /// faults at run time, for integrators driving the command-line emulator from their own tests.
+    func setFaults(form body: ByteBuffer?) async -> Response {
+        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)) else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form with client_id and faults")
+        }
+        guard let clientID = form["client_id"], configuration.client(clientID) != nil else {
+            return Reply.oauthError(.badRequest, "invalid_request", "client_id is missing or not registered")
+        }
+        switch Fault.list(form["faults"] ?? "") {
+        case .success(let listed):
+            await faults.set(listed, for: clientID)
+            return Reply.json(.object(["client_id": .string(clientID), "faults": .array(listed.map(\.rawValue).sorted().map(JSONValue.string))]))
+        case .failure(let unknown):
+            return Reply.oauthError(.badRequest, "invalid_request", unknown.description)
+        }
     }
 
     func discoveryDocument() -> JSONValue {
@@ -124,12 +147,18 @@ struct Provider: Sendable {
         else {
             return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: true)
         }
+        let faults = await self.faults.faults(for: pending.clientID).union(pending.faults)
+        var responseIssuer: String? = issuer.issuer
+        if faults.contains(.wrongIssuerParameter) { responseIssuer = Self.foreignIssuer }
+        if faults.contains(.missingIssuerParameter) { responseIssuer = nil }
+        let redirect = AuthorizationRedirect(redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer)
+        if faults.contains(.authorizationError) {
+            await state.discard(requestID)
+            return redirect.error("access_denied", "the user declined")
+        }
         guard let issued = await state.issueCode(for: requestID, subject: user.subject, lifetime: configuration.codeLifetime) else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }
-        let redirect = AuthorizationRedirect(
-            redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: issuer.issuer
-        )
         return redirect.success(code: issued.code)
     }
 
@@ -147,9 +176,28 @@ struct Provider: Sendable {
         case .success(let authenticated): client = authenticated
         case .failure(let failure): return failure.response
         }
+        var requested: Set<Fault> = []
+        if let code = form["code"], let grant = await state.peek(code: code) {
+            requested = grant.faults
+        } else if let refreshToken = form["refresh_token"], let grant = await state.grant(forRefreshToken: refreshToken) {
+            requested = grant.faults
+        }
+        let faults = await self.faults.faults(for: client.clientID).union(requested)
+        if faults.contains(.tokenUnavailable) {
+            return Reply.oauthError(.serviceUnavailable, "temporarily_unavailable", "the token endpoint is unavailable (emulator fault token-5xx)")
+        }
+        if faults.contains(.tokenGarbage) {
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "<html><body>502 Bad Gateway</body></html>"))
+            )
+        }
+        if faults.contains(.tokenSlow) {
+            try? await Task.sleep(for: .seconds(configuration.slowResponseDelay))
+        }
         switch form["grant_type"] {
-        case "authorization_code": return await redeemCode(form: form, client: client)
-        case "refresh_token": return await refresh(form: form, client: client)
+        case "authorization_code": return await redeemCode(form: form, client: client, faults: faults)
+        case "refresh_token": return await refresh(form: form, client: client, faults: faults)
         default: return Reply.oauthError(.badRequest, "unsupported_grant_type", "use authorization_code or refresh_token")
         }
     }
@@ -183,7 +231,7 @@ struct Provider: Sendable {
         return .success(client)
     }
 
-    func redeemCode(form: [String: String], client: EmulatorConfiguration.Client) async -> Response {
+    func redeemCode(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>) async -> Response {
         guard let code = form["code"], let redirectURI = form["redirect_uri"], let verifier = form["code_verifier"] else {
             return Reply.oauthError(.badRequest, "invalid_request", "code, redirect_uri and code_verifier are required")
         }
@@ -201,30 +249,26 @@ struct Provider: Sendable {
         guard (43...128).contains(verifier.utf8.count), ConstantTime.equals(challenge, grant.codeChallenge) else {
             return Reply.oauthError(.badRequest, "invalid_grant", "the code_verifier does not match the code_challenge")
         }
-        return await issue(grant, client: client, code: code, nonce: grant.nonce)
+        return await issue(grant, client: client, code: code, faults: faults)
     }
 
-    func refresh(form: [String: String], client: EmulatorConfiguration.Client) async -> Response {
+    func refresh(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>) async -> Response {
         guard let refreshToken = form["refresh_token"], let grant = await state.grant(forRefreshToken: refreshToken), grant.clientID == client.clientID else {
             return Reply.oauthError(.badRequest, "invalid_grant", "unknown or revoked refresh token")
         }
         await state.revokeRefreshToken(refreshToken)
-        return await issue(grant, client: client, code: nil, nonce: nil)
+        return await issue(grant, client: client, code: nil, faults: faults)
     }
 
-    func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, nonce: String?) async -> Response {
+    /// The issuer that faults put where the emulator's own belongs.
+    static let foreignIssuer = "https://issuer.invalid"
+
+    /// Issues tokens for a grant; `code` is nil for a refresh (whose ID token carries no nonce).
+    func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, faults: Set<Fault>) async -> Response {
         let tokens = await state.issueTokens(for: grant, code: code, lifetime: configuration.tokenLifetime, refresh: true)
-        let now = Date().timeIntervalSince1970.rounded(.down)
-        var claims: [String: JSONValue] = [
-            "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(client.clientID),
-            "iat": .number(now), "exp": .number(now + configuration.tokenLifetime),
-            "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)),
-            "at_hash": .string(Base64URL.encode(Array(SHA256.hash(data: Data(tokens.access.utf8))).prefix(16))),
-        ]
-        if let nonce { claims["nonce"] = .string(nonce) }
         let idToken: String
         do {
-            idToken = try await keys.sign(claims, algorithm: client.idTokenAlgorithm)
+            idToken = try await signIDToken(idTokenClaims(grant, client: client, accessToken: tokens.access, code: code, faults: faults), client: client, faults: faults)
         } catch {
             return Reply.oauthError(.internalServerError, "server_error", "the ID token could not be signed")
         }
@@ -234,6 +278,64 @@ struct Provider: Sendable {
         ]
         if let refreshToken = tokens.refresh { body["refresh_token"] = .string(refreshToken) }
         return Reply.json(.object(body))
+    }
+
+    func idTokenClaims(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, accessToken: String, code: String?, faults: Set<Fault>) -> [String: JSONValue] {
+        func halfHash(_ value: String) -> JSONValue { .string(Base64URL.encode(Array(SHA256.hash(data: Data(value.utf8))).prefix(16))) }
+        let now = Date().timeIntervalSince1970.rounded(.down)
+        var claims: [String: JSONValue] = [
+            "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(client.clientID),
+            "iat": .number(now), "exp": .number(now + configuration.tokenLifetime),
+            "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "at_hash": halfHash(accessToken),
+        ]
+        if let code {
+            claims["c_hash"] = halfHash(code)
+            if let nonce = grant.nonce { claims["nonce"] = .string(nonce) }
+        } else {
+            if faults.contains(.refreshChangesIssuer) { claims["iss"] = .string(Self.foreignIssuer) }
+            if faults.contains(.refreshChangesSubject) { claims["sub"] = .string(grant.subject + "-other") }
+            if faults.contains(.refreshChangesAudience) {
+                claims["aud"] = .array([.string(client.clientID), .string("another-client")])
+                claims["azp"] = .string(client.clientID)
+            }
+        }
+        for fault in faults {
+            switch fault {
+            case .wrongIssuer: claims["iss"] = .string(Self.foreignIssuer)
+            case .missingIssuer: claims["iss"] = nil
+            case .wrongAudience: claims["aud"] = .string("another-client")
+            case .missingAudience: claims["aud"] = nil
+            case .missingSubject: claims["sub"] = nil
+            case .missingIssuedAt: claims["iat"] = nil
+            case .wrongNonce: claims["nonce"] = .string("not-the-requested-nonce")
+            case .badAccessTokenHash: claims["at_hash"] = halfHash(accessToken + "-other")
+            case .missingAccessTokenHash: claims["at_hash"] = nil
+            case .badCodeHash: if let code { claims["c_hash"] = halfHash(code + "-other") }
+            case .missingCodeHash: claims["c_hash"] = nil
+            default: break
+            }
+        }
+        return claims
+    }
+
+    /// Signs with the client's algorithm, or breaks the signature the way the faults ask.
+    func signIDToken(_ claims: [String: JSONValue], client: EmulatorConfiguration.Client, faults: Set<Fault>) async throws -> String {
+        func encode(_ value: JSONValue) -> String { Base64URL.encode(Data(value.description.utf8)) }
+        if faults.contains(.algNone) {
+            return encode(.object(["alg": .string("none"), "typ": .string("JWT")])) + "." + encode(.object(claims)) + "."
+        }
+        if faults.contains(.hs256) {
+            let input = encode(.object(["alg": .string("HS256"), "typ": .string("JWT")])) + "." + encode(.object(claims))
+            let key = SymmetricKey(data: Data((client.secret ?? client.clientID).utf8))
+            return input + "." + Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: key))
+        }
+        if faults.contains(.rotateKeys) { try await keys.rotate() }
+        let signed = try await keys.sign(claims, algorithm: client.idTokenAlgorithm)
+        guard faults.contains(.badSignature), let dot = signed.lastIndex(of: "."), var signature = Base64URL.decode(String(signed[signed.index(after: dot)...])), !signature.isEmpty else {
+            return signed
+        }
+        signature[signature.startIndex] ^= 0x01
+        return signed[...dot] + Base64URL.encode(signature)
     }
 
     // MARK: Userinfo

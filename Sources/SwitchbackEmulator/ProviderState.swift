@@ -12,6 +12,8 @@ actor ProviderState {
         let codeChallenge: String
         let scope: [String]
         let responseMode: String
+        /// Faults asked for with this request (`emulator_fault`).
+        let faults: Set<Fault>
     }
 
     /// What a code or token was issued for.
@@ -23,6 +25,8 @@ actor ProviderState {
         let scope: [String]
         let codeChallenge: String
         let authTime: Date
+        /// Faults asked for with the authorization request; they follow its code and tokens.
+        let faults: Set<Fault>
     }
 
     enum Redemption {
@@ -54,6 +58,9 @@ actor ProviderState {
 
     func pending(_ id: String) -> Pending? { pending[id] }
 
+    /// Ends a pending request without a code (the user declined, or a fault answered with an error).
+    func discard(_ id: String) { pending[id] = nil }
+
     /// Stores a pushed request and returns its `request_uri`.
     func push(_ request: Pending, lifetime: TimeInterval) -> String {
         let uri = "urn:ietf:params:oauth:request_uri:" + entropy.token(bytes: 24)
@@ -75,11 +82,14 @@ actor ProviderState {
         let code = entropy.token(bytes: 24)
         let grant = Grant(
             clientID: request.clientID, redirectURI: request.redirectURI, subject: subject, nonce: request.nonce,
-            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now()
+            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now(), faults: request.faults
         )
         codes[code] = (grant, now().addingTimeInterval(lifetime), false, [])
         return (code, request)
     }
+
+    /// The grant behind a code, without using the code up.
+    func peek(code: String) -> Grant? { codes[code]?.grant }
 
     func redeem(code: String) -> Redemption {
         guard let entry = codes[code] else { return .unknown }

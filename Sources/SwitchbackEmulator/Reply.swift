@@ -73,7 +73,8 @@ struct AuthorizationRedirect {
     let redirectURI: String
     let mode: String
     let state: String?
-    let issuer: String
+    /// The RFC 9207 `iss` parameter; nil leaves it out.
+    let issuer: String?
 
     func success(code: String) -> Response {
         respond([("code", code)])
@@ -86,7 +87,7 @@ struct AuthorizationRedirect {
     private func respond(_ fields: [(String, String)]) -> Response {
         var all = fields
         if let state { all.append(("state", state)) }
-        all.append(("iss", issuer))
+        if let issuer { all.append(("iss", issuer)) }
         switch mode {
         case "form_post":
             let inputs = all.map { "<input type=\"hidden\" name=\"\(Reply.escape($0.0))\" value=\"\(Reply.escape($0.1))\">" }.joined()

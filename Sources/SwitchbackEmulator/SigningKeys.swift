@@ -48,9 +48,13 @@ actor SigningKeys {
         current = pairs
     }
 
-    /// The JWKS document.
-    func jwks() -> JSONValue {
-        .object(["keys": .array(current.keys.sorted().compactMap { current[$0].map { JSONValue.object($0.publicJWK) } })])
+    /// The JWKS document; with `withUnparseableKey`, first a key no one can parse (``Fault/unparseableJWK``).
+    func jwks(withUnparseableKey: Bool = false) -> JSONValue {
+        var keys = current.keys.sorted().compactMap { current[$0].map { JSONValue.object($0.publicJWK) } }
+        if withUnparseableKey {
+            keys.insert(.object(["kty": .string("RSA"), "use": .string("sig"), "alg": .string("RS256"), "kid": .string("unparseable"), "n": .string("*not base64*"), "e": .string("AQAB")]), at: 0)
+        }
+        return .object(["keys": .array(keys)])
     }
 
     /// Signs `claims` with the key for `algorithm` (RS256 or ES256).

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Crypto
 
 /// A PKCE verifier and its S256 challenge (RFC 7636). `plain` is deliberately not offered.

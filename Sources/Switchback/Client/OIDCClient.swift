@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Logging
 
 /// An OpenID Connect relying party: discovery, authorization requests (with PAR), callback checks,
@@ -22,6 +22,8 @@ public actor OIDCClient {
     private let logger: Logger
     private let discovery: DiscoveryClient
     private var keyCaches: [URL: JWKSCache] = [:]
+    /// The `state` of every sign-in completed, or being completed, by this instance.
+    private var claimedStates: Set<String> = []
 
     /// Creates a client. Every collaborator is injectable; the defaults are URLSession, the system clock
     /// and the system's secure random generator.
@@ -100,23 +102,33 @@ public actor OIDCClient {
     }
 
     /// Checks the callback (redirect URI, state, `iss`, error), redeems the code and validates the ID token.
-    /// Nothing is redeemed when a check fails.
+    /// Nothing is redeemed when a check fails. A session completes once: a callback delivered again, even
+    /// while the first is still being redeemed, is ``SwitchbackError/Code/callbackReplayed``. After a failure
+    /// the session may be completed again (a token endpoint that was down has not used the code up).
     public func completeAuthorization(_ callback: AuthorizationCallback, session: AuthorizationSession) async throws -> Credential {
         let metadata = try await metadata()
         guard session.issuer == metadata.issuer, session.clientID == configuration.clientID else {
             throw SwitchbackError(.invalidConfiguration, "this session was prepared for another provider or client")
         }
         let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
-        let tokens = try await tokenClient(metadata).exchange(code: code, verifier: session.pkce.verifier, redirectURI: session.redirectURI)
-        guard let rawIDToken = tokens.idToken else {
-            throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
+        guard claimedStates.insert(session.state).inserted else {
+            throw SwitchbackError(.callbackReplayed, "this sign-in was already completed, or is being completed; the code was not redeemed again")
         }
-        let idToken = try await idTokenValidator().validate(
-            rawIDToken,
-            expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, code: code)
-        )
-        logger.info("sign-in completed", metadata: ["token": "\(idToken)"])
-        return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+        do {
+            let tokens = try await tokenClient(metadata).exchange(code: code, verifier: session.pkce.verifier, redirectURI: session.redirectURI)
+            guard let rawIDToken = tokens.idToken else {
+                throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
+            }
+            let idToken = try await idTokenValidator().validate(
+                rawIDToken,
+                expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, code: code)
+            )
+            logger.info("sign-in completed", metadata: ["token": "\(idToken)"])
+            return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+        } catch {
+            claimedStates.remove(session.state)
+            throw error
+        }
     }
 
     /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.

@@ -28,6 +28,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case issuerParameterMismatch
             case authorizationError
             case codeMissing
+            case callbackReplayed
             case tokenEndpointError
             case invalidTokenResponse
             case idTokenMissing
@@ -150,6 +151,10 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let noRefreshToken = Code(.noRefreshToken)
         /// A credential or journal store failed to read or write.
         public static let storeFailed = Code(.storeFailed)
+        /// The callback belongs to a sign-in this client already completed, or is completing now (a deep
+        /// link delivered twice). Nothing is redeemed: a second redemption would make the provider revoke
+        /// the tokens the first one produced (RFC 6749 §4.1.2).
+        public static let callbackReplayed = Code(.callbackReplayed)
         /// The user closed the sign-in before it finished.
         public static let userCancelled = Code(.userCancelled)
     }

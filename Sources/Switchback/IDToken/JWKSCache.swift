@@ -6,7 +6,8 @@ import JWTKit
 ///
 /// Refetches caused by unknown `kid`s are rate-limited (at most one per `refetchInterval`), and
 /// concurrent requests share one fetch, so an attacker sending tokens with random `kid`s cannot make the
-/// client hammer the provider. Keys that fail to parse, have an unknown type or are meant for encryption
+/// client hammer the provider. The first fetch does not count against the limit: a provider that rotates
+/// its keys right after a sign-in is followed at once. Keys that fail to parse, have an unknown type or are meant for encryption
 /// are skipped, not fatal.
 public actor JWKSCache {
     private struct Key {
@@ -26,6 +27,8 @@ public actor JWKSCache {
     private let logger: Logger
     private var keys: [Key] = []
     private var lastFetch: Date?
+    /// When a token naming a key the set lacks last caused a refetch.
+    private var lastMissRefetch: Date?
     private var inFlight: (number: Int, task: Task<[Key], any Error>)?
     private var verifiers: [String: [any JWTAlgorithm]] = [:]
     /// The number of the fetch whose keys are in `keys` (0 for a fixed set).
@@ -86,6 +89,7 @@ public actor JWKSCache {
         if generation != seen { return true }
         if inFlight != nil || canRefetch() {
             logger.debug("no key verifies this token; refetching JWKS")
+            if inFlight == nil { lastMissRefetch = clock.now() }
             try await refetch()
             return true
         }
@@ -94,8 +98,8 @@ public actor JWKSCache {
 
     private func canRefetch() -> Bool {
         guard case .remote = source else { return false }
-        guard let lastFetch else { return true }
-        return clock.now().timeIntervalSince(lastFetch) >= refetchInterval
+        guard let lastMissRefetch else { return true }
+        return clock.now().timeIntervalSince(lastMissRefetch) >= refetchInterval
     }
 
     private func candidates(kid: String?, alg: String) async throws -> [any JWTAlgorithm] {

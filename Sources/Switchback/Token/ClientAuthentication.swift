@@ -1,5 +1,5 @@
 public import Foundation
-public import JWTKit
+import JWTKit
 
 /// How the client authenticates at the token and PAR endpoints.
 public enum ClientAuthentication: Sendable {

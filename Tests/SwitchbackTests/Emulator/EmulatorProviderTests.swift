@@ -98,7 +98,7 @@ struct EmulatorProviderTests {
         }
     }
 
-    @Test("a code is single-use: the replay is invalid_grant")
+    @Test("a replayed callback: the client refuses it without redeeming; the provider refuses a second redemption and revokes")
     func codeReplay() async throws {
         try await Self.withEmulator { emulator in
             let client = Self.client(emulator)
@@ -109,13 +109,20 @@ struct EmulatorProviderTests {
             }
             let callback = AuthorizationCallback.redirect(try #require(URL(string: location)))
             let credential = try await client.completeAuthorization(callback, session: session)
+            // The same deep link delivered twice to the same client: refused before the token endpoint,
+            // so the credential stays valid.
+            await expectCode(.callbackReplayed) { try await client.completeAuthorization(callback, session: session) }
+            #expect(try await client.userInfo(for: credential)["sub"] == .string("9b1f7c2e-alice"))
+            // Another client instance (the app relaunched with the session restored) reaches the provider,
+            // which refuses the code and revokes what it produced.
+            let relaunched = Self.client(emulator)
             do {
-                _ = try await client.completeAuthorization(callback, session: session)
+                _ = try await relaunched.completeAuthorization(callback, session: session)
                 Issue.record("a replayed code must be refused")
             } catch let error as SwitchbackError {
+                #expect(error.code == .tokenEndpointError)
                 #expect(error.oauthError?.error == "invalid_grant")
             }
-            // The replay revoked what the code produced.
             await expectCode(.userInfoInvalid) { try await client.userInfo(for: credential) }
         }
     }
