@@ -16,10 +16,11 @@ struct EmulatorCommand: AsyncParsableCommand {
             """
     )
 
-    static let profiles = ["generic"]
-
-    @Option(help: "The provider to emulate (available: \(profiles.joined(separator: ", "))).")
+    @Option(help: "The provider to emulate (available: \(Profile.all.map(\.name).joined(separator: ", "))).")
     var profile = "generic"
+
+    @Option(name: .customLong("variant"), help: "A variant of the profile, repeatable (uaepass: \(UAEPassOptions.Variant.allCases.map(\.rawValue).joined(separator: ", ")), and for any hand-off: \(Profile.HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))).")
+    var variants: [String] = []
 
     @Option(help: "The loopback port to listen on (0 picks a free one).")
     var port = 8484
@@ -28,9 +29,7 @@ struct EmulatorCommand: AsyncParsableCommand {
     var config: String?
 
     func validate() throws {
-        guard Self.profiles.contains(profile) else {
-            throw ValidationError("unknown profile \"\(profile)\"; available: \(Self.profiles.joined(separator: ", ")) (the others are being built)")
-        }
+        if case .failure(let unknown) = Profile.named(profile, variants: variants) { throw ValidationError(unknown.description) }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
@@ -39,11 +38,12 @@ struct EmulatorCommand: AsyncParsableCommand {
             throw ValidationError("the emulator needs macOS 14 or later")
         }
         let configuration = try loadConfiguration()
+        let profile = try Profile.named(self.profile, variants: variants).get()
         var logger = Logger(label: "switchback.emulator")
         logger.logLevel = .warning
-        let emulator = try await Emulator.start(configuration: configuration, port: port, shutdownSignals: [.sigint, .sigterm], logger: logger)
+        let emulator = try await Emulator.start(profile: profile, configuration: configuration, port: port, shutdownSignals: [.sigint, .sigterm], logger: logger)
         var lines = [
-            "Switchback emulator, profile \(profile)",
+            "Switchback emulator, profile \(profile.name)\(variants.isEmpty ? "" : " (\(variants.joined(separator: ", ")))"): \(profile.summary)",
             "issuer: \(emulator.issuer)",
             "discovery: \(emulator.issuer)/.well-known/openid-configuration",
         ]

@@ -29,8 +29,6 @@ enum AuthorizationRequest {
         }
     }
 
-    static let responseModes: Set<String> = ["query", "fragment", "form_post"]
-
     /// Parameters from a query or form body; a repeated parameter is refused (RFC 6749 §3.1).
     static func parameters(_ encoded: String) -> Result<[String: String], Refusal> {
         guard let fields = FormEncoding.decode(encoded, plusIsSpace: true) else {
@@ -43,7 +41,9 @@ enum AuthorizationRequest {
         return .success(parameters)
     }
 
-    static func validate(_ parameters: [String: String], configuration: EmulatorConfiguration, issuer: String) -> Result<ProviderState.Pending, Refusal> {
+    static func validate(
+        _ parameters: [String: String], configuration: EmulatorConfiguration, profile: Profile, issuer: String
+    ) -> Result<ProviderState.Pending, Refusal> {
         // Without a known client and one of its exact redirect URIs there is nowhere safe to send an error.
         guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
             return .failure(.page(title: "Unknown client", message: "The client_id is missing or not registered."))
@@ -51,15 +51,22 @@ enum AuthorizationRequest {
         guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
             return .failure(.page(title: "Invalid redirect URI", message: "The redirect_uri is missing or not registered for this client."))
         }
-        let responseMode = parameters["response_mode"] ?? "query"
+        if profile.strictRedirects, !redirectURI.hasPrefix("https://") || redirectURI.contains("?") || redirectURI.contains("#") {
+            return .failure(.page(title: "Invalid redirect URI", message: "This provider accepts only https redirect URIs without a query."))
+        }
+        let defaultMode = profile.responseModes.first ?? "query"
+        let responseMode = parameters["response_mode"] ?? defaultMode
         let redirect = AuthorizationRedirect(
-            redirectURI: redirectURI, mode: responseModes.contains(responseMode) ? responseMode : "query", state: parameters["state"], issuer: issuer
+            redirectURI: redirectURI, mode: profile.responseModes.contains(responseMode) ? responseMode : defaultMode, state: parameters["state"],
+            issuer: issuer
         )
         func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
             .failure(.redirect(redirect, error: error, description: description))
         }
         guard parameters["response_type"] == "code" else { return refuse("unsupported_response_type", "only response_type=code is supported") }
-        guard responseModes.contains(responseMode) else { return refuse("invalid_request", "unsupported response_mode") }
+        guard profile.responseModes.contains(responseMode) else {
+            return refuse("invalid_request", "response_mode \(responseMode) is not supported; use \(profile.responseModes.joined(separator: ", "))")
+        }
         let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
         guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
         guard let challenge = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
@@ -76,7 +83,8 @@ enum AuthorizationRequest {
         }
         return .success(ProviderState.Pending(
             clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
-            codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults
+            codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
+            acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init)
         ))
     }
 }

@@ -21,19 +21,21 @@ public final class Emulator: Sendable {
     /// The port the server listens on.
     public let port: Int
     public let configuration: EmulatorConfiguration
+    public let profile: Profile
     private let group: ServiceGroup
     private let server: Task<Void, any Error>
     let keys: SigningKeys
     private let faults: FaultBoard
 
     private init(
-        issuer: String, port: Int, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard, group: ServiceGroup,
+        issuer: String, port: Int, profile: Profile, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard, group: ServiceGroup,
         server: Task<Void, any Error>
     ) {
         self.faults = faults
         self.issuer = issuer
         self.port = port
         self.configuration = configuration
+        self.profile = profile
         self.keys = keys
         self.group = group
         self.server = server
@@ -41,6 +43,7 @@ public final class Emulator: Sendable {
 
     /// Starts an emulator on `host:port` (port 0 picks a free one) and returns once it accepts connections.
     public static func start(
+        profile: Profile = .generic,
         configuration: EmulatorConfiguration = .defaults,
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -51,7 +54,7 @@ public final class Emulator: Sendable {
         let issuerBox = IssuerBox()
         let state = ProviderState(entropy: SystemEntropy(), now: { Date() })
         let faults = FaultBoard(configuration: configuration)
-        let provider = Provider(configuration: configuration, keys: keys, state: state, issuer: issuerBox, faults: faults)
+        let provider = Provider(configuration: configuration, profile: profile, keys: keys, state: state, issuer: issuerBox, faults: faults)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: provider.router(),
@@ -72,7 +75,7 @@ public final class Emulator: Sendable {
         }
         let issuer = "http://\(host):\(bound)"
         issuerBox.set(issuer)
-        return Emulator(issuer: issuer, port: bound, configuration: configuration, keys: keys, faults: faults, group: group, server: server)
+        return Emulator(issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, group: group, server: server)
     }
 
     /// Stops the server gracefully (in-flight requests finish) and waits until it has closed its socket.

@@ -8,6 +8,7 @@ import Switchback
 @available(macOS 14, iOS 17, *)
 struct Provider: Sendable {
     let configuration: EmulatorConfiguration
+    let profile: Profile
     let keys: SigningKeys
     let state: ProviderState
     let issuer: IssuerBox
@@ -18,7 +19,7 @@ struct Provider: Sendable {
         let router = Router()
         router.get("/.well-known/openid-configuration") { _, _ in Reply.json(discoveryDocument()) }
         router.get("/jwks") { _, _ in Reply.json(await keys.jwks(withUnparseableKey: await faults.anyClient(has: .unparseableJWK))) }
-        router.get("/authorize") { request, _ in await authorize(query: request.uri.query ?? "") }
+        router.get("/authorize") { request, _ in await authorize(query: request.uri.query ?? "", userAgent: request.headers[.userAgent]) }
         router.post("/login") { request, _ in
             var request = request
             return await login(form: try? await request.collectBody(upTo: Self.maximumBody))
@@ -38,6 +39,7 @@ struct Provider: Sendable {
             var request = request
             return await userInfo(authorization: request.headers[.authorization], form: try? await request.collectBody(upTo: Self.maximumBody))
         }
+        addHandOffRoutes(to: router)
         router.post("/emulator/faults") { request, _ in
             var request = request
             return await setFaults(form: try? await request.collectBody(upTo: Self.maximumBody))
@@ -73,7 +75,7 @@ struct Provider: Sendable {
             "userinfo_endpoint": .string("\(base)/userinfo"),
             "pushed_authorization_request_endpoint": .string("\(base)/par"),
             "response_types_supported": .array([.string("code")]),
-            "response_modes_supported": .array(["query", "fragment", "form_post"].map(JSONValue.string)),
+            "response_modes_supported": .array(profile.responseModes.map(JSONValue.string)),
             "grant_types_supported": .array([.string("authorization_code"), .string("refresh_token")]),
             "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("RS256"), .string("ES256")]),
@@ -86,7 +88,13 @@ struct Provider: Sendable {
 
     // MARK: Authorization endpoint
 
-    func authorize(query: String) async -> Response {
+    func authorize(query: String, userAgent: String?) async -> Response {
+        if profile.refusesEmbeddedWebViews, UserAgent.isEmbeddedWebView(userAgent) {
+            return Reply.page(
+                .forbidden, title: "Browser not supported",
+                message: "This provider does not run inside an app's embedded web view. Open the sign-in in the system browser."
+            )
+        }
         let parameters: [String: String]
         switch AuthorizationRequest.parameters(query) {
         case .success(let decoded): parameters = decoded
@@ -94,17 +102,28 @@ struct Provider: Sendable {
         }
         if let requestURI = parameters["request_uri"] {
             // RFC 9126 §4: a pushed request, single use, for the client that pushed it.
-            guard let clientID = parameters["client_id"], let id = await state.takePushed(requestURI, clientID: clientID) else {
+            guard let clientID = parameters["client_id"], let id = await state.takePushed(requestURI, clientID: clientID),
+                let pending = await state.pending(id)
+            else {
                 return Reply.page(.badRequest, title: "Invalid request", message: "The request_uri is unknown, expired, already used or not this client's.")
             }
-            return Reply.loginPage(requestID: id, clientID: clientID, failed: false)
+            return await begin(pending, requestID: id)
         }
-        switch AuthorizationRequest.validate(parameters, configuration: configuration, issuer: issuer.issuer) {
+        switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):
-            let id = await state.begin(pending)
-            return Reply.loginPage(requestID: id, clientID: pending.clientID, failed: false)
+            return await begin(pending, requestID: await state.begin(pending))
         case .failure(let refusal):
             return refusal.frontChannelResponse
+        }
+    }
+
+    /// The first page of a sign-in: the password page, or the hand-off to the authenticator app.
+    func begin(_ pending: ProviderState.Pending, requestID: String) async -> Response {
+        switch profile.handOff {
+        case .uaePass(let options) where pending.acrValues.contains(UAEPassOptions.onDeviceACR):
+            return await uaePassHandOff(pending, requestID: requestID, options: options)
+        case .uaePass, nil:
+            return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: false)
         }
     }
 
@@ -123,7 +142,7 @@ struct Provider: Sendable {
         case .success(let client): parameters["client_id"] = client.clientID
         case .failure(let failure): return failure.response
         }
-        switch AuthorizationRequest.validate(parameters, configuration: configuration, issuer: issuer.issuer) {
+        switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):
             let uri = await state.push(pending, lifetime: Self.pushedRequestLifetime)
             return Reply.json(.object(["request_uri": .string(uri), "expires_in": .number(Self.pushedRequestLifetime)]), status: .created)
@@ -147,19 +166,38 @@ struct Provider: Sendable {
         else {
             return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: true)
         }
-        let faults = await self.faults.faults(for: pending.clientID).union(pending.faults)
-        var responseIssuer: String? = issuer.issuer
-        if faults.contains(.wrongIssuerParameter) { responseIssuer = Self.foreignIssuer }
-        if faults.contains(.missingIssuerParameter) { responseIssuer = nil }
-        let redirect = AuthorizationRedirect(redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer)
-        if faults.contains(.authorizationError) {
+        let acr: String? =
+            switch profile.handOff {
+            case .uaePass: UAEPassOptions.webACR
+            case nil: nil
+            }
+        return await finish(requestID: requestID, pending: pending, subject: user.subject, acr: acr)
+    }
+
+    /// Ends a sign-in: the code (or, under a fault, an error) goes back to the client in its response mode.
+    func finish(requestID: String, pending: ProviderState.Pending, subject: String, acr: String?) async -> Response {
+        let redirect = await authorizationRedirect(for: pending)
+        if await faults(for: pending).contains(.authorizationError) {
             await state.discard(requestID)
             return redirect.error("access_denied", "the user declined")
         }
-        guard let issued = await state.issueCode(for: requestID, subject: user.subject, lifetime: configuration.codeLifetime) else {
+        guard let issued = await state.issueCode(for: requestID, subject: subject, acr: acr, lifetime: configuration.codeLifetime) else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }
         return redirect.success(code: issued.code)
+    }
+
+    /// Where and how the authorization response for `pending` goes, with the `iss` the faults leave.
+    func authorizationRedirect(for pending: ProviderState.Pending) async -> AuthorizationRedirect {
+        let faults = await faults(for: pending)
+        var responseIssuer: String? = issuer.issuer
+        if faults.contains(.wrongIssuerParameter) { responseIssuer = Self.foreignIssuer }
+        if faults.contains(.missingIssuerParameter) { responseIssuer = nil }
+        return AuthorizationRedirect(redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer)
+    }
+
+    func faults(for pending: ProviderState.Pending) async -> Set<Fault> {
+        await faults.faults(for: pending.clientID).union(pending.faults)
     }
 
     // MARK: Token endpoint
@@ -288,6 +326,7 @@ struct Provider: Sendable {
             "iat": .number(now), "exp": .number(now + configuration.tokenLifetime),
             "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "at_hash": halfHash(accessToken),
         ]
+        if let acr = grant.acr { claims["acr"] = .string(acr) }
         if let code {
             claims["c_hash"] = halfHash(code)
             if let nonce = grant.nonce { claims["nonce"] = .string(nonce) }

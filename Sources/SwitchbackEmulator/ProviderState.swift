@@ -14,6 +14,25 @@ actor ProviderState {
         let responseMode: String
         /// Faults asked for with this request (`emulator_fault`).
         let faults: Set<Fault>
+        let acrValues: [String]
+    }
+
+    /// An authenticator-app hand-off: the provider's page waits while the app decides.
+    struct Transaction: Sendable {
+        enum Status: Sendable, Equatable {
+            case pending
+            case approved(subject: String)
+            case declined
+            /// The app will never answer.
+            case ignored
+        }
+
+        let reference: String
+        let requestID: String
+        let clientID: String
+        /// The session cookie of the browser that started the sign-in; resuming needs it.
+        let session: String
+        var status: Status
     }
 
     /// What a code or token was issued for.
@@ -27,6 +46,7 @@ actor ProviderState {
         let authTime: Date
         /// Faults asked for with the authorization request; they follow its code and tokens.
         let faults: Set<Fault>
+        let acr: String?
     }
 
     enum Redemption {
@@ -44,6 +64,7 @@ actor ProviderState {
     private var accessTokens: [String: (grant: Grant, expires: Date)] = [:]
     private var refreshTokens: [String: Grant] = [:]
     private var pushed: [String: (request: Pending, expires: Date)] = [:]
+    private var transactions: [String: Transaction] = [:]
 
     init(entropy: any EntropySource, now: @escaping @Sendable () -> Date) {
         self.entropy = entropy
@@ -77,16 +98,37 @@ actor ProviderState {
     }
 
     /// Ends a pending request with a signed-in user and returns a fresh single-use code.
-    func issueCode(for id: String, subject: String, lifetime: TimeInterval) -> (code: String, request: Pending)? {
+    func issueCode(for id: String, subject: String, acr: String?, lifetime: TimeInterval) -> (code: String, request: Pending)? {
         guard let request = pending.removeValue(forKey: id) else { return nil }
         let code = entropy.token(bytes: 24)
         let grant = Grant(
             clientID: request.clientID, redirectURI: request.redirectURI, subject: subject, nonce: request.nonce,
-            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now(), faults: request.faults
+            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now(), faults: request.faults, acr: acr
         )
         codes[code] = (grant, now().addingTimeInterval(lifetime), false, [])
         return (code, request)
     }
+
+    /// Starts an authenticator hand-off for a pending request, bound to a new browser session.
+    func startTransaction(requestID: String, clientID: String) -> Transaction {
+        let transaction = Transaction(
+            reference: entropy.token(bytes: 16), requestID: requestID, clientID: clientID, session: entropy.token(bytes: 24), status: .pending
+        )
+        transactions[transaction.reference] = transaction
+        return transaction
+    }
+
+    func transaction(_ reference: String) -> Transaction? { transactions[reference] }
+
+    /// Records the authenticator's answer; false when the transaction is unknown or already decided.
+    func decide(_ reference: String, _ status: Transaction.Status) -> Bool {
+        guard let transaction = transactions[reference], transaction.status == .pending || transaction.status == .ignored else { return false }
+        transactions[reference]?.status = status
+        return true
+    }
+
+    /// Ends a transaction once its result has gone back to the client.
+    func endTransaction(_ reference: String) { transactions[reference] = nil }
 
     /// The grant behind a code, without using the code up.
     func peek(code: String) -> Grant? { codes[code]?.grant }

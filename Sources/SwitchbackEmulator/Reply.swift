@@ -25,12 +25,37 @@ enum Reply {
         return response
     }
 
-    static func html(_ status: HTTPResponse.Status, _ body: String) -> Response {
+    static func html(_ status: HTTPResponse.Status, _ body: String, head: String = "") -> Response {
         Response(
             status: status,
             headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Switchback emulator</title></head><body>\(body)</body></html>\n"))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\(head)<title>Switchback emulator</title></head><body>\(body)</body></html>\n"))
         )
+    }
+
+    /// Sends the user agent to an authenticator app's deep link: by page script (and a meta refresh, or
+    /// a 302 instead of the page, as the profile says), with a link the user can tap either way.
+    static func handOff(_ link: String, delivery: Profile.HandOffDelivery, appName: String) -> Response {
+        if delivery == .redirect {
+            return Response(status: .found, headers: [.location: link, .cacheControl: "no-store"])
+        }
+        let refresh = delivery == .metaRefresh ? "<meta http-equiv=\"refresh\" content=\"0;url=\(escape(link))\">" : ""
+        return html(.ok, """
+            <h1>Continue in \(escape(appName))</h1>
+            <p><a id="handoff" href="\(escape(link))">Open \(escape(appName))</a></p>
+            <script>window.location.href = \(scriptString(link));</script>
+            """, head: refresh)
+    }
+
+    /// A waiting page; with `refreshAfter`, it reloads itself (a provider polling for the app's answer).
+    static func spinner(title: String, message: String, refreshAfter seconds: Int? = nil) -> Response {
+        let refresh = seconds.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" } ?? ""
+        return html(.ok, "<h1>\(escape(title))</h1><p role=\"status\">\(escape(message))</p>", head: refresh)
+    }
+
+    /// A JavaScript string literal that cannot end the script element.
+    static func scriptString(_ text: String) -> String {
+        JSONValue.string(text).description.replacingOccurrences(of: "</", with: "<\\/")
     }
 
     static func page(_ status: HTTPResponse.Status, title: String, message: String) -> Response {

@@ -42,6 +42,6 @@ struct EmulatorCommandTests {
     func unknownProfile() async throws {
         let outcome = try await VerifyIDTokenCommandTests.run([], stdin: nil, command: ["emulator", "--profile", "nowhere"])
         #expect(outcome.status != 0)
-        #expect(outcome.stderr.contains("available: generic"))
+        #expect(outcome.stderr.contains("available: generic, apple-form-post"))
     }
 }

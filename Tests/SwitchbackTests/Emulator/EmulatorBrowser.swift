@@ -5,26 +5,107 @@ import Foundation
 @testable import Switchback
 import SwitchbackEmulator
 
-/// Plays the user in a browser against the emulator's pages: opens the authorization URL, submits
-/// the login form, and returns the response that carries the authorization result.
-struct EmulatorBrowser {
+/// Plays the user's browser against the emulator's pages: keeps the provider's cookies, follows
+/// redirects on the provider, submits the login form, and reports where the navigation leaves the
+/// provider (to the app, to an authenticator app, or by an auto-submitting form_post form).
+final class EmulatorBrowser {
     let transport = URLSessionTransport()
+    /// Sent as `User-Agent`.
+    let userAgent: String
+    /// Whether page script runs: without it, only a meta refresh or a 302 reaches a deep link.
+    let runsScript: Bool
+    private(set) var cookies: [String: String] = [:]
+
+    init(userAgent: String = EmulatorBrowser.safari, runsScript: Bool = true) {
+        self.userAgent = userAgent
+        self.runsScript = runsScript
+    }
+
+    static let safari = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
+    static let webView = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
 
     enum Landing {
-        /// A 302 to this location.
+        /// A 302 away from the provider: to the app's redirect URI, or a deep link sent by 302.
         case redirect(String)
-        /// A page (login again, error page, auto-submitting form_post form).
+        /// The page navigated away by itself (script or meta refresh): an authenticator app's deep link.
+        case handOff(URL)
+        /// A page that goes nowhere by itself (login again, error page, waiting page) or an
+        /// auto-submitting form_post form (use ``formPost(_:)``).
         case page(status: Int, html: String)
     }
 
+    /// Opens the authorization URL and signs in with the password form when the provider shows one.
     func signIn(_ authorizationURL: URL, username: String = "alice", password: String = "Secret-123") async throws -> Landing {
-        let page = try await transport.send(HTTPRequest(method: .get, url: authorizationURL))
-        let html = String(decoding: page.body, as: UTF8.self)
-        guard page.status == 200, let requestID = Self.hiddenValue("request", in: html) else { return .page(status: page.status, html: html) }
+        let landing = try await open(authorizationURL)
+        guard case .page(200, let html) = landing, let requestID = Self.hiddenValue("request", in: html) else { return landing }
         let login = try require(URL(string: "/login", relativeTo: authorizationURL)?.absoluteURL)
-        let response = try await transport.send(.form(login, [("request", requestID), ("username", username), ("password", password)]))
-        if response.status == 302, let location = response.headers["location"] { return .redirect(location) }
-        return .page(status: response.status, html: String(decoding: response.body, as: UTF8.self))
+        return try await navigate(.form(login, [("request", requestID), ("username", username), ("password", password)]))
+    }
+
+    /// Loads `url` and follows the provider's redirects.
+    func open(_ url: URL) async throws -> Landing {
+        try await navigate(HTTPRequest(method: .get, url: url))
+    }
+
+    private func navigate(_ first: HTTPRequest) async throws -> Landing {
+        var request = first
+        for _ in 0..<10 {
+            request.headers["User-Agent"] = userAgent
+            if !cookies.isEmpty { request.headers["Cookie"] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") }
+            let response = try await transport.send(request)
+            if let setCookie = response.headers["set-cookie"], let pair = setCookie.split(separator: ";").first {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { cookies[String(parts[0])] = String(parts[1]) }
+            }
+            let html = String(decoding: response.body, as: UTF8.self)
+            if response.status == 302, let location = response.headers["location"] {
+                guard let next = URL(string: location, relativeTo: request.url)?.absoluteURL else { return .redirect(location) }
+                if next.scheme == "http" || next.scheme == "https", next.host == request.url.host, next.port == request.url.port {
+                    request = HTTPRequest(method: .get, url: next)
+                    continue
+                }
+                return .redirect(location)
+            }
+            if let link = handOffLink(in: html) { return .handOff(link) }
+            return .page(status: response.status, html: html)
+        }
+        throw TooManyRedirects()
+    }
+
+    /// The deep link a page navigates to by itself: by script when script runs, by meta refresh always.
+    private func handOffLink(in html: String) -> URL? {
+        if let refresh = html.range(of: "http-equiv=\"refresh\" content=\"0;url=") {
+            let rest = html[refresh.upperBound...]
+            if let end = rest.firstIndex(of: "\"") { return URL(string: Self.unescape(String(rest[..<end]))) }
+        }
+        guard runsScript, html.contains("<script>window.location.href"), let anchor = html.range(of: "id=\"handoff\" href=\"") else { return nil }
+        let rest = html[anchor.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return URL(string: Self.unescape(String(rest[..<end])))
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// The callback the app receives when the navigation ends at `landing`.
+    static func callback(_ landing: Landing) throws -> AuthorizationCallback {
+        switch landing {
+        case .redirect(let location):
+            return .redirect(try require(URL(string: location)))
+        case .page(200, let html):
+            guard let post = formPost(html) else { throw UnexpectedLanding(description: "a page that is not a form_post form:\n\(html)") }
+            return .formPost(post.action, body: post.body)
+        case .page(let status, let html):
+            throw UnexpectedLanding(description: "HTTP \(status):\n\(html)")
+        case .handOff(let link):
+            throw UnexpectedLanding(description: "a hand-off to \(link)")
+        }
+    }
+
+    struct UnexpectedLanding: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// The value of a hidden form field.
@@ -32,13 +113,13 @@ struct EmulatorBrowser {
         guard let range = html.range(of: "name=\"\(name)\" value=\"") else { return nil }
         let rest = html[range.upperBound...]
         guard let end = rest.firstIndex(of: "\"") else { return nil }
-        return String(rest[..<end]).replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&amp;", with: "&")
+        return unescape(String(rest[..<end]))
     }
 
     /// The fields of an auto-submitting form_post page, as the browser would POST them.
     static func formPost(_ html: String) -> (action: URL, body: Data)? {
         guard let actionRange = html.range(of: "action=\""), let end = html[actionRange.upperBound...].firstIndex(of: "\""),
-            let action = URL(string: String(html[actionRange.upperBound..<end]))
+            let action = URL(string: unescape(String(html[actionRange.upperBound..<end])))
         else { return nil }
         var fields: [(String, String)] = []
         var rest = html[...]
@@ -55,6 +136,7 @@ struct EmulatorBrowser {
 }
 
 private struct Missing: Error {}
+private struct TooManyRedirects: Error {}
 
 private func require<T>(_ value: T?) throws -> T {
     guard let value else { throw Missing() }

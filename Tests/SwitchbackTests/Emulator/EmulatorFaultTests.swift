@@ -56,20 +56,7 @@ struct EmulatorFaultTests {
 
     /// Plays the browser and turns where it lands into the callback the app receives.
     static func callback(for session: AuthorizationSession) async throws -> AuthorizationCallback {
-        switch try await EmulatorBrowser().signIn(session.authorizationURL) {
-        case .redirect(let location):
-            return .redirect(try #require(URL(string: location)))
-        case .page(200, let html):
-            let post = try #require(EmulatorBrowser.formPost(html), "expected an auto-submitting form_post page")
-            return .formPost(post.action, body: post.body)
-        case .page(let status, let html):
-            throw UnexpectedPage(status: status, html: html)
-        }
-    }
-
-    struct UnexpectedPage: Error {
-        let status: Int
-        let html: String
+        try EmulatorBrowser.callback(try await EmulatorBrowser().signIn(session.authorizationURL))
     }
 
     static func check(_ expected: Expected, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Credential) async {

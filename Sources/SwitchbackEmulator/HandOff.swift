@@ -1,0 +1,149 @@
+import Foundation
+import Hummingbird
+import Switchback
+
+/// The authenticator-app side of a sign-in: the hand-off page, the endpoints the authenticator app
+/// calls (approve, decline, ignore), and the provider pages the app returns to.
+@available(macOS 14, iOS 17, *)
+extension Provider {
+    static let sessionCookie = "switchback_session"
+
+    func addHandOffRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/uaepass/resume") { request, _ in
+            await uaePassReturn(reference: request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: false)
+        }
+        router.get("/uaepass/cancel") { request, _ in
+            await uaePassReturn(reference: request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: true)
+        }
+        router.get("/authenticator/transaction") { request, _ in
+            await describeTransaction(reference: request.uri.queryParameters["txn"].map(String.init))
+        }
+        for (path, action) in [("approve", AuthenticatorAction.approve), ("decline", .decline), ("ignore", .ignore)] {
+            router.post("/authenticator/\(path)") { request, _ in
+                var request = request
+                return await authenticator(action, form: try? await request.collectBody(upTo: Self.maximumBody))
+            }
+        }
+    }
+
+    // MARK: UAE Pass
+
+    func uaePassHandOff(_ pending: ProviderState.Pending, requestID: String, options: UAEPassOptions) async -> Response {
+        let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID)
+        let base = issuer.issuer
+        let link = options.deepLink(
+            reference: transaction.reference,
+            successURL: "\(base)/uaepass/resume?txn=\(transaction.reference)",
+            failureURL: "\(base)/uaepass/cancel?txn=\(transaction.reference)"
+        )
+        var response = Reply.handOff(link, delivery: profile.handOffDelivery, appName: "UAE Pass")
+        response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax"
+        return response
+    }
+
+    /// The https pages the UAE Pass app returns to. They finish the sign-in only in the browser that
+    /// started it (its session cookie): opened anywhere else they are a dead end, as pattern A is.
+    func uaePassReturn(reference: String?, cookie: String?, cancelled: Bool) async -> Response {
+        guard let reference, let transaction = await state.transaction(reference),
+            let session = Self.cookie(Self.sessionCookie, in: cookie), ConstantTime.equals(session, transaction.session),
+            let pending = await state.pending(transaction.requestID)
+        else {
+            return Reply.page(
+                .forbidden, title: "Session expired",
+                message: "This sign-in cannot continue here. Return to the app where it started and try again."
+            )
+        }
+        guard case .uaePass(let options) = profile.handOff else { return Reply.page(.notFound, title: "Not found", message: "") }
+        if cancelled || transaction.status == .declined {
+            switch options.decline {
+            case .never:
+                return Reply.spinner(title: "Please wait", message: "Processing your request…")
+            case .accessDenied, .cancelled:
+                await state.endTransaction(reference)
+                await state.discard(transaction.requestID)
+                return await authorizationRedirect(for: pending).error(options.decline.rawValue, "the user declined in UAE Pass")
+            }
+        }
+        guard case .approved(let subject) = transaction.status else {
+            return Reply.spinner(title: "Waiting for UAE Pass", message: "Approve the request in the UAE Pass app.", refreshAfter: 2)
+        }
+        await state.endTransaction(reference)
+        return await finish(requestID: transaction.requestID, pending: pending, subject: subject, acr: UAEPassOptions.onDeviceACR)
+    }
+
+    // MARK: The authenticator app's endpoints
+
+    enum AuthenticatorAction {
+        case approve, decline, ignore
+    }
+
+    /// `GET /authenticator/transaction?txn=`: what the app shows before the user decides.
+    func describeTransaction(reference: String?) async -> Response {
+        guard let reference, let transaction = await state.transaction(reference) else {
+            return Reply.oauthError(.notFound, "unknown_transaction", "no open transaction with this reference")
+        }
+        return Reply.json(.object([
+            "txn": .string(transaction.reference), "client_id": .string(transaction.clientID), "status": .string(Self.statusName(transaction.status)),
+        ]))
+    }
+
+    /// `POST /authenticator/{approve,decline,ignore}` with `txn` (and `username` to approve as someone
+    /// other than the first configured user).
+    func authenticator(_ action: AuthenticatorAction, form body: ByteBuffer?) async -> Response {
+        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)), let reference = form["txn"] else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form with txn")
+        }
+        let status: ProviderState.Transaction.Status
+        switch action {
+        case .approve:
+            guard let user = form["username"].map({ name in configuration.users.first { $0.username == name } }) ?? configuration.users.first else {
+                return Reply.oauthError(.badRequest, "invalid_request", "unknown username")
+            }
+            status = .approved(subject: user.subject)
+        case .decline: status = .declined
+        case .ignore: status = .ignored
+        }
+        guard await state.decide(reference, status) else {
+            return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is unknown or already decided")
+        }
+        return Reply.json(.object(["txn": .string(reference), "status": .string(Self.statusName(status))]))
+    }
+
+    static func statusName(_ status: ProviderState.Transaction.Status) -> String {
+        switch status {
+        case .pending: "pending"
+        case .approved: "approved"
+        case .declined: "declined"
+        case .ignored: "ignored"
+        }
+    }
+
+    /// The value of cookie `name` in a `Cookie` header.
+    static func cookie(_ name: String, in header: String?) -> String? {
+        guard let header else { return nil }
+        for pair in header.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name { return String(parts[1]) }
+        }
+        return nil
+    }
+}
+
+/// Recognises embedded WebViews by their User-Agent, as providers that refuse them do.
+enum UserAgent {
+    /// Android WebViews add `; wv)`; iOS `WKWebView`s name `AppleWebKit` and a `Mobile/` build but no
+    /// `Safari/` token, which Safari, `SFSafariViewController` and `ASWebAuthenticationSession` all send.
+    static func isEmbeddedWebView(_ userAgent: String?) -> Bool {
+        guard let userAgent else { return false }
+        if userAgent.contains("; wv)") { return true }
+        let iOS = userAgent.contains("iPhone") || userAgent.contains("iPad")
+        return iOS && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
+    }
+}
+
+extension UAEPassOptions {
+    /// The acr UAE Pass reports when the user approved in the app on the same device.
+    public static let onDeviceACR = "urn:digitalid:authentication:flow:mobileondevice"
+    /// The acr of the web sign-in.
+    public static let webACR = "urn:safelayer:tws:policies:authentication:level:low"
+}

@@ -1,0 +1,194 @@
+public import Foundation
+import Switchback
+
+/// The provider an emulator plays: how the user authenticates (a password page, or a hand-off to an
+/// authenticator app), how the authorization response leaves, and which requests it refuses. Profiles
+/// combine with every ``Fault``.
+public struct Profile: Sendable {
+    /// The name `switchback emulator --profile` takes.
+    public var name: String
+    /// One line on what the profile reproduces.
+    public var summary: String
+    /// The authenticator hand-off; nil signs in with a username and password on the provider's page.
+    public var handOff: HandOff?
+    /// Response modes accepted; the first is used when a request names none.
+    public var responseModes: [String]
+    /// Redirect URIs must be https and carry no query (on top of exact matching, which every profile does).
+    public var strictRedirects: Bool
+    /// Refuses user agents that identify as embedded WebViews, as MitID and Singpass do.
+    public var refusesEmbeddedWebViews: Bool
+    /// How the hand-off page sends the user agent to the authenticator's deep link.
+    public var handOffDelivery: HandOffDelivery
+
+    public init(
+        name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
+        strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script
+    ) {
+        self.name = name
+        self.summary = summary
+        self.handOff = handOff
+        self.responseModes = responseModes
+        self.strictRedirects = strictRedirects
+        self.refusesEmbeddedWebViews = refusesEmbeddedWebViews
+        self.handOffDelivery = handOffDelivery
+    }
+
+    /// How a hand-off reaches the deep link. The page always carries a link the user can tap.
+    public enum HandOffDelivery: String, Sendable, CaseIterable {
+        /// Page script sets `location.href`, as real providers do; a user agent without script stays on the page.
+        case script
+        /// Page script plus `<meta http-equiv="refresh">`, which user agents without script follow.
+        case metaRefresh = "handoff-meta-refresh"
+        /// A `302` straight to the deep link, without a page.
+        case redirect = "handoff-302"
+    }
+
+    /// How the provider's page sends the user to the authenticator app.
+    public enum HandOff: Sendable {
+        /// UAE-Pass-like: the page navigates to `<scheme>://digitalid?…&successurl=…&failureurl=…`, both
+        /// https pages on the provider that work only with the original session cookie (pattern A).
+        case uaePass(UAEPassOptions)
+    }
+
+    /// A well-behaved provider: password page, code + PKCE S256, every response mode.
+    public static let generic = Profile(name: "generic", summary: "a well-behaved OpenID provider (code + PKCE S256, query, fragment and form_post)")
+
+    /// Sign in with Apple's shape: responses only by form_post.
+    public static let appleFormPost = Profile(
+        name: "apple-form-post", summary: "responses only by form_post, as Sign in with Apple sends them", responseModes: ["form_post"]
+    )
+
+    /// Providers from the implicit-flow era: responses in the fragment unless asked otherwise.
+    public static let legacyImplicit = Profile(
+        name: "legacy-implicit", summary: "authorization responses in the URL fragment by default", responseModes: ["fragment", "query", "form_post"]
+    )
+
+    /// Strict redirect matching: https only, no query, exact (a trailing slash is another URI).
+    public static let strictRedirect = Profile(
+        name: "strict-redirects", summary: "redirect URIs must be registered exactly, https, without a query", strictRedirects: true
+    )
+
+    /// UAE Pass with the given options (production by default).
+    public static func uaePass(_ options: UAEPassOptions = UAEPassOptions()) -> Profile {
+        Profile(
+            name: "uaepass",
+            summary: "UAE-Pass-like WebView rewrite provider: the page navigates to \(options.scheme)://digitalid with https successurl/failureurl on the provider",
+            handOff: .uaePass(options)
+        )
+    }
+
+    /// Every named profile, with its default options.
+    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass()]
+
+    /// The profile called `name`, with `variants` applied; fails naming what is unknown.
+    public static func named(_ name: String, variants: [String] = []) -> Result<Profile, UnknownProfile> {
+        guard var profile = all.first(where: { $0.name == name }) else {
+            return .failure(UnknownProfile(description: "unknown profile \"\(name)\"; available: \(all.map(\.name).joined(separator: ", "))"))
+        }
+        for variant in variants {
+            if let delivery = HandOffDelivery(rawValue: variant), profile.handOff != nil {
+                profile.handOffDelivery = delivery
+                continue
+            }
+            switch profile.handOff {
+            case .uaePass(var options):
+                guard let known = UAEPassOptions.Variant(rawValue: variant) else {
+                    let names = UAEPassOptions.Variant.allCases.map(\.rawValue) + HandOffDelivery.allCases.map(\.rawValue)
+                    return .failure(UnknownProfile(description: "unknown uaepass variant \"\(variant)\"; available: \(names.joined(separator: ", "))"))
+                }
+                options.apply(known)
+                let delivery = profile.handOffDelivery
+                profile = .uaePass(options)
+                profile.handOffDelivery = delivery
+            case nil:
+                return .failure(UnknownProfile(description: "the \(name) profile has no variants"))
+            }
+        }
+        return .success(profile)
+    }
+
+    /// A profile or variant name the emulator does not know.
+    public struct UnknownProfile: Error, CustomStringConvertible {
+        public let description: String
+    }
+}
+
+/// The UAE Pass behaviours integrators meet, each switchable (`providers.md`).
+public struct UAEPassOptions: Sendable, Equatable {
+    public enum Environment: String, Sendable {
+        case production
+        case staging
+    }
+
+    /// Where the failure URL leads when the user declines in the authenticator.
+    public enum Decline: String, Sendable {
+        /// `error=access_denied` to the client.
+        case accessDenied = "access_denied"
+        /// `error=cancelled` to the client (not an RFC 6749 code; real pages send it).
+        case cancelled
+        /// A page that spins forever: the flow never completes.
+        case never
+    }
+
+    public var environment: Environment = .production
+    /// The staging page emits the production scheme `uaepass://` (the seeds' bug).
+    public var stagingEmitsProductionScheme = false
+    /// `successURL`/`failureURL` instead of `successurl`/`failureurl`.
+    public var camelCaseParameters = false
+    /// The return URLs are percent-encoded twice.
+    public var doubleEncoded = false
+    /// Parameters follow the return URLs in the deep link.
+    public var trailingParameters = false
+    /// `closeondone=true` is in the deep link.
+    public var closeOnDone = true
+    public var decline: Decline = .accessDenied
+
+    public init() {}
+
+    /// The authenticator app's scheme the page emits.
+    public var scheme: String {
+        environment == .staging && !stagingEmitsProductionScheme ? "uaepassstg" : "uaepass"
+    }
+
+    /// The variant names `switchback emulator --variant` takes.
+    public enum Variant: String, Sendable, CaseIterable {
+        case staging
+        /// Staging that emits the production scheme.
+        case stagingBug = "staging-bug"
+        case camelCase = "successURL"
+        case doubleEncoded = "double-encoded"
+        case trailingParameters = "trailing-parameters"
+        case noCloseOnDone = "no-closeondone"
+        case declineCancelled = "decline-cancelled"
+        case declineNever = "decline-never"
+    }
+
+    public mutating func apply(_ variant: Variant) {
+        switch variant {
+        case .staging: environment = .staging
+        case .stagingBug:
+            environment = .staging
+            stagingEmitsProductionScheme = true
+        case .camelCase: camelCaseParameters = true
+        case .doubleEncoded: doubleEncoded = true
+        case .trailingParameters: trailingParameters = true
+        case .noCloseOnDone: closeOnDone = false
+        case .declineCancelled: decline = .cancelled
+        case .declineNever: decline = .never
+        }
+    }
+
+    /// The deep link for transaction `reference`, with the provider's https resume and cancel URLs.
+    func deepLink(reference: String, successURL: String, failureURL: String) -> String {
+        func value(_ url: String) -> String {
+            let once = FormEncoding.escape(url)
+            return doubleEncoded ? FormEncoding.escape(once) : once
+        }
+        var link = "\(scheme)://digitalid?txn=\(reference)"
+        link += "&\(camelCaseParameters ? "successURL" : "successurl")=\(value(successURL))"
+        link += "&\(camelCaseParameters ? "failureURL" : "failureurl")=\(value(failureURL))"
+        if closeOnDone { link += "&closeondone=true" }
+        if trailingParameters { link += "&lang=en&browserpackage=com.android.chrome&flow=mobileondevice" }
+        return link
+    }
+}
