@@ -25,10 +25,19 @@ public struct AuthorizationResponse: Sendable, Equatable {
         switch (callback, mode) {
         case (.formPost(_, let body), .formPost):
             fields = String(data: body, encoding: .utf8).flatMap { FormEncoding.decode($0, plusIsSpace: true) }
-        case (.redirect(let url), .query):
-            fields = FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "", plusIsSpace: true)
-        case (.redirect(let url), .fragment):
-            fields = FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedFragment ?? "", plusIsSpace: true)
+        case (.redirect(let url), .query), (.redirect(let url), .fragment):
+            let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            let (expected, other) =
+                mode == .query ? (components?.percentEncodedQuery, components?.percentEncodedFragment) : (components?.percentEncodedFragment, components?.percentEncodedQuery)
+            // A provider that answers in the other part (a fragment-by-default provider) would otherwise
+            // look like a response without state.
+            if (expected ?? "").isEmpty, let other, other.contains("state=") || other.contains("code=") || other.contains("error=") {
+                throw SwitchbackError(
+                    .malformedResponse,
+                    "the response arrived in the \(mode == .query ? "fragment" : "query"), but response mode \(mode.rawValue) was requested; request the mode the provider uses"
+                )
+            }
+            fields = FormEncoding.decode(expected ?? "", plusIsSpace: true)
         case (.formPost, _), (.redirect, .formPost):
             throw SwitchbackError(.malformedResponse, "the callback arrived as \(callback.kind), but response mode \(mode.rawValue) was requested")
         }

@@ -1,0 +1,235 @@
+// The emulator needs macOS 14 (Hummingbird 2) while the package's floor is macOS 13, so these tests
+// are compiled where CI runs them.
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Switchback
+import SwitchbackEmulator
+
+/// The uaepass profile: the WebView rewrite provider of pattern A, with its variants, driven by the
+/// core client, a cookie-keeping browser and the simulated authenticator app. The tests do the
+/// integrator's part (keep the https successurl, load it again in the same browser) by hand here.
+@Suite("Emulator: uaepass profile")
+struct EmulatorUAEPassTests {
+    static func withEmulator(_ variants: [UAEPassOptions.Variant] = [], _ body: (Emulator) async throws -> Void) async throws {
+        let profile = try Profile.named("uaepass", variants: variants.map(\.rawValue)).get()
+        let emulator = try await Emulator.start(profile: profile)
+        do {
+            try await body(emulator)
+        } catch {
+            await emulator.stop()
+            throw error
+        }
+        await emulator.stop()
+    }
+
+    static func onDevice(faults: [Fault] = []) -> AuthorizationOptions {
+        var options = AuthorizationOptions(acrValues: [UAEPassOptions.onDeviceACR])
+        if !faults.isEmpty { options.extraParameters = [("emulator_fault", faults.map(\.rawValue).joined(separator: ","))] }
+        return options
+    }
+
+    static func app(_ emulator: Emulator) throws -> AuthenticatorApp {
+        AuthenticatorApp(issuer: try #require(URL(string: emulator.issuer)))
+    }
+
+    /// Opens the authorization URL and returns the deep link the page navigates to.
+    static func handOff(_ browser: EmulatorBrowser, _ session: AuthorizationSession) async throws -> URL {
+        let landing = try await browser.open(session.authorizationURL)
+        guard case .handOff(let link) = landing else { throw EmulatorBrowser.UnexpectedLanding(description: "no hand-off: \(landing)") }
+        return link
+    }
+
+    @Test("on-device sign-in: hand-off to uaepass://digitalid, approve in the app, the https successurl in the same browser returns the code")
+    func approve() async throws {
+        try await Self.withEmulator { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let session = try await client.prepareAuthorization(Self.onDevice())
+            let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
+            let link = try await Self.handOff(browser, session)
+            #expect(link.absoluteString.hasPrefix("uaepass://digitalid?txn="))
+            let launch = try AuthenticatorApp.parse(link)
+            let successURL = try #require(launch.successURL)
+            #expect(successURL.absoluteString.hasPrefix(emulator.issuer + "/uaepass/resume?txn="))
+            #expect(launch.failureURL?.absoluteString.hasPrefix(emulator.issuer + "/uaepass/cancel?txn=") == true)
+            #expect(launch.closeOnDone)
+
+            let app = try Self.app(emulator)
+            let next = try await app.respond(to: link, with: .approve())
+            #expect(next == successURL)
+            let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(successURL)), session: session)
+            #expect(credential.idTokenClaims?.acr == UAEPassOptions.onDeviceACR)
+            #expect(credential.subject == "9b1f7c2e-alice")
+            // The transaction is over: the app cannot decide it again.
+            await #expect(throws: AuthenticatorAppError.providerRefused(status: 409)) { try await app.respond(to: link, with: .decline) }
+        }
+    }
+
+    @Test("pattern A: the successurl opened in another browser (Safari, without the session cookie) is a dead end")
+    func resumeWithoutSessionCookie() async throws {
+        try await Self.withEmulator { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let session = try await client.prepareAuthorization(Self.onDevice())
+            let link = try await Self.handOff(EmulatorBrowser(userAgent: EmulatorBrowser.webView), session)
+            let successURL = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
+            guard case .page(403, let html) = try await EmulatorBrowser().open(successURL) else {
+                Issue.record("the resume URL must not complete without the original session")
+                return
+            }
+            #expect(html.contains("Session expired"))
+        }
+    }
+
+    @Test("the app not answering leaves a waiting page that polls; a later approval still completes")
+    func ignoredThenApproved() async throws {
+        try await Self.withEmulator { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let session = try await client.prepareAuthorization(Self.onDevice())
+            let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
+            let link = try await Self.handOff(browser, session)
+            let app = try Self.app(emulator)
+            #expect(try await app.respond(to: link, with: .ignore) == nil)
+            let successURL = try #require(try AuthenticatorApp.parse(link).successURL)
+            guard case .page(200, let html) = try await browser.open(successURL) else {
+                Issue.record("expected the waiting page")
+                return
+            }
+            #expect(html.contains("http-equiv=\"refresh\" content=\"2\""))
+            _ = try await app.respond(to: link, with: .approve())
+            let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(successURL)), session: session)
+            #expect(credential.subject == "9b1f7c2e-alice")
+        }
+    }
+
+    @Test("decline variants: failureurl leads to error=access_denied or error=cancelled", arguments: [
+        ([UAEPassOptions.Variant](), "access_denied"), ([.declineCancelled], "cancelled"),
+    ])
+    func decline(variants: [UAEPassOptions.Variant], error: String) async throws {
+        try await Self.withEmulator(variants) { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let session = try await client.prepareAuthorization(Self.onDevice())
+            let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
+            let link = try await Self.handOff(browser, session)
+            let failureURL = try #require(try await Self.app(emulator).respond(to: link, with: .decline))
+            do {
+                _ = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(failureURL)), session: session)
+                Issue.record("a declined sign-in must not complete")
+            } catch let failure as SwitchbackError {
+                #expect(failure.code == .authorizationError)
+                #expect(failure.oauthError?.error == error)
+            }
+        }
+    }
+
+    @Test("decline variant never: the failure page spins and never reaches the app")
+    func declineNever() async throws {
+        try await Self.withEmulator([.declineNever]) { emulator in
+            let session = try await EmulatorProviderTests.client(emulator).prepareAuthorization(Self.onDevice())
+            let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
+            let link = try await Self.handOff(browser, session)
+            let failureURL = try #require(try await Self.app(emulator).respond(to: link, with: .decline))
+            for _ in 0..<2 {
+                guard case .page(200, let html) = try await browser.open(failureURL) else {
+                    Issue.record("expected the never-ending page")
+                    return
+                }
+                #expect(html.contains("Processing your request"))
+                #expect(!html.contains("http-equiv=\"refresh\""))
+            }
+        }
+    }
+
+    @Test("environments: production uaepass://, staging uaepassstg://, and staging emitting the production scheme", arguments: [
+        ([UAEPassOptions.Variant](), "uaepass"), ([.staging], "uaepassstg"), ([.stagingBug], "uaepass"),
+    ])
+    func schemes(variants: [UAEPassOptions.Variant], scheme: String) async throws {
+        try await Self.withEmulator(variants) { emulator in
+            let session = try await EmulatorProviderTests.client(emulator).prepareAuthorization(Self.onDevice())
+            let link = try await Self.handOff(EmulatorBrowser(userAgent: EmulatorBrowser.webView), session)
+            #expect(link.scheme == scheme)
+        }
+    }
+
+    @Test("parameter shapes: successURL spelling, double encoding, trailing parameters, no closeondone — the app still finds its way back")
+    func parameterShapes() async throws {
+        try await Self.withEmulator([.camelCase, .doubleEncoded, .trailingParameters, .noCloseOnDone]) { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let session = try await client.prepareAuthorization(Self.onDevice())
+            let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
+            let link = try await Self.handOff(browser, session)
+            let raw = link.absoluteString
+            #expect(raw.contains("&successURL=https%253A%252F%252F") || raw.contains("&successURL=http%253A%252F%252F"))
+            #expect(raw.contains("&failureURL="))
+            #expect(!raw.contains("closeondone"))
+            #expect(raw.hasSuffix("&lang=en&browserpackage=com.android.chrome&flow=mobileondevice"))
+            let launch = try AuthenticatorApp.parse(link)
+            #expect(!launch.closeOnDone)
+            let successURL = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
+            #expect(successURL.absoluteString.hasPrefix(emulator.issuer + "/uaepass/resume?txn="))
+            let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(successURL)), session: session)
+            #expect(credential.subject == "9b1f7c2e-alice")
+        }
+    }
+
+    @Test("hand-off delivery: script only, meta refresh, or 302 — what a user agent without script can follow", arguments: [
+        (Profile.HandOffDelivery.script, false), (.metaRefresh, true), (.redirect, true),
+    ])
+    func delivery(delivery: Profile.HandOffDelivery, reachableWithoutScript: Bool) async throws {
+        var profile = Profile.uaePass()
+        profile.handOffDelivery = delivery
+        let emulator = try await Emulator.start(profile: profile)
+        let session = try await EmulatorProviderTests.client(emulator).prepareAuthorization(Self.onDevice())
+        let withoutScript = try await EmulatorBrowser(runsScript: false).open(session.authorizationURL)
+        let withScript = try await EmulatorBrowser().open(session.authorizationURL)
+        func reachesDeepLink(_ landing: EmulatorBrowser.Landing) -> Bool {
+            switch landing {
+            case .handOff(let link): link.scheme == "uaepass"
+            case .redirect(let location): location.hasPrefix("uaepass://digitalid?txn=")
+            case .page: false
+            }
+        }
+        #expect(reachesDeepLink(withScript))
+        #expect(reachesDeepLink(withoutScript) == reachableWithoutScript)
+        await emulator.stop()
+    }
+
+    @Test("without the on-device acr, the web sign-in: password page, acr level low")
+    func webSignIn() async throws {
+        try await Self.withEmulator { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let credential = try await EmulatorFaultTests.signIn(client)
+            #expect(credential.idTokenClaims?.acr == UAEPassOptions.webACR)
+        }
+    }
+
+    @Test("faults combine with the profile: a forged iss response parameter after the hand-off is refused before redeeming")
+    func withFault() async throws {
+        try await Self.withEmulator { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let session = try await client.prepareAuthorization(Self.onDevice(faults: [.wrongIssuerParameter]))
+            let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
+            let link = try await Self.handOff(browser, session)
+            let successURL = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
+            let callback = try EmulatorBrowser.callback(try await browser.open(successURL))
+            await expectCode(.issuerParameterMismatch) { try await client.completeAuthorization(callback, session: session) }
+        }
+    }
+
+    @Test("the authenticator endpoints refuse unknown transactions and bad bodies with typed JSON errors")
+    func authenticatorBadInput() async throws {
+        try await Self.withEmulator { emulator in
+            let app = try Self.app(emulator)
+            let forged = try #require(URL(string: "uaepass://digitalid?txn=forged&successurl=https%3A%2F%2Fevil.example"))
+            await #expect(throws: AuthenticatorAppError.providerRefused(status: 409)) { try await app.respond(to: forged, with: .approve()) }
+            #expect(throws: AuthenticatorAppError.notALaunchLink) { try AuthenticatorApp.parse(try #require(URL(string: "uaepass://digitalid?successurl=x"))) }
+            let transport = URLSessionTransport()
+            let garbage = try await transport.send(HTTPRequest(
+                method: .post, url: try #require(URL(string: emulator.issuer + "/authenticator/approve")), body: Data([0xff, 0xfe, 0x25])
+            ))
+            #expect(garbage.status == 400)
+            let lookup = try await transport.send(HTTPRequest(method: .get, url: try #require(URL(string: emulator.issuer + "/authenticator/transaction?txn=nope"))))
+            #expect(lookup.status == 404)
+        }
+    }
+}
+#endif
