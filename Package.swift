@@ -72,6 +72,7 @@ let package = Package(
             dependencies: [
                 "Switchback",
                 "SwitchbackTesting",
+                "SwitchbackEmulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -57,3 +57,10 @@ fi
 
 swift build --build-tests
 swift test --skip-build "$@"
+
+# A third-party check: the emulator's ID tokens verified by joserfc, a JOSE library written by others.
+if ! python3 -c 'import joserfc' 2>/dev/null; then
+  log "installing joserfc from PyPI"
+  python3 -m pip install --quiet --disable-pip-version-check 'joserfc==1.6.5' >&2
+fi
+python3 scripts/check_emulator_tokens.py "$(swift build --show-bin-path)/switchback"

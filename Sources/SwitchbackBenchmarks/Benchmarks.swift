@@ -6,7 +6,8 @@ import Switchback
 import SwitchbackTesting
 
 /// ID-token validation throughput with a warm JWKS cache, side by side with the raw signature
-/// verification of the same key through swift-crypto alone (the floor of what validation can cost).
+/// verification of the same key through swift-crypto alone (the floor of what validation can cost);
+/// then complete code flows per second against the emulator and against glewlwyd.
 ///
 /// Run with `swift run -c release SwitchbackBenchmarks`.
 @main
@@ -24,6 +25,7 @@ struct Benchmarks {
             let ratio = row.validation / row.raw * 100
             print(pad(row.name, 12) + pad(String(format: "%.0f", row.validation), 16) + pad(String(format: "%.0f", row.raw), 16) + String(format: "%.1f%%", ratio))
         }
+        try await CodeFlowBenchmark.run(seconds: seconds * 5)
     }
 
     static func measure(_ algorithm: TestTokenSigner.Algorithm) async throws -> (name: String, validation: Double, raw: Double) {
