@@ -24,8 +24,9 @@ public struct AuthenticatorApp: Sendable {
         public let scheme: String
         /// The provider's transaction reference.
         public let reference: String
-        /// Where to go when the user approves, and when they decline (`successurl`/`failureurl` in
-        /// either spelling, decoded once more when the provider encoded them twice).
+        /// Where to go when the user approves, and when they decline: `successurl`/`failureurl` in
+        /// either spelling (decoded once more when the provider encoded them twice), or an
+        /// `app_callback_uri` for both.
         public let successURL: URL?
         public let failureURL: URL?
         /// `closeondone=true`: the app closes instead of returning when there is nowhere to go.
@@ -55,8 +56,9 @@ public struct AuthenticatorApp: Sendable {
             guard let url = URL(string: value), url.scheme != nil else { return nil }
             return url
         }
+        let callback = url("app_callback_uri")
         return Launch(
-            scheme: scheme, reference: reference, successURL: url("successurl"), failureURL: url("failureurl"),
+            scheme: scheme, reference: reference, successURL: url("successurl") ?? callback, failureURL: url("failureurl") ?? callback,
             closeOnDone: components.queryItems?.first { $0.name == "closeondone" }?.value == "true"
         )
     }

@@ -84,7 +84,8 @@ enum AuthorizationRequest {
         return .success(ProviderState.Pending(
             clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
             codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
-            acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init)
+            acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
+            loginHint: parameters["login_hint"], appCallbackURI: parameters["app_callback_uri"], permissionToken: parameters["permission_token"]
         ))
     }
 }

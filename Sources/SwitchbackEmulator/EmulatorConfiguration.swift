@@ -1,4 +1,5 @@
 public import Foundation
+public import Switchback
 
 /// The clients and users an emulator serves, and how long its codes and tokens live.
 public struct EmulatorConfiguration: Sendable, Codable {
@@ -9,6 +10,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
             case none
             case clientSecretBasic = "client_secret_basic"
             case clientSecretPost = "client_secret_post"
+            /// A signed client assertion (RFC 7523) verified with the client's ``Client/jwks``.
+            case privateKeyJWT = "private_key_jwt"
         }
 
         public var clientID: String
@@ -21,10 +24,14 @@ public struct EmulatorConfiguration: Sendable, Codable {
         public var idTokenAlgorithm: String
         /// Faults switched on for this client from the start (see ``Fault``).
         public var faults: [Fault]
+        /// The client's public keys (a JWKS document, each key with a `kid`) for `private_key_jwt`.
+        public var jwks: JSONValue?
+        /// Where `end_session` may send the user agent afterwards, matched exactly.
+        public var postLogoutRedirectURIs: [String]
 
         public init(
             clientID: String, secret: String? = nil, authentication: Authentication = .none, redirectURIs: [String],
-            idTokenAlgorithm: String = "RS256", faults: [Fault] = []
+            idTokenAlgorithm: String = "RS256", faults: [Fault] = [], jwks: JSONValue? = nil, postLogoutRedirectURIs: [String] = []
         ) {
             self.clientID = clientID
             self.secret = secret
@@ -32,6 +39,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
             self.redirectURIs = redirectURIs
             self.idTokenAlgorithm = idTokenAlgorithm
             self.faults = faults
+            self.jwks = jwks
+            self.postLogoutRedirectURIs = postLogoutRedirectURIs
         }
 
         /// Only `clientID` and `redirectURIs` are required in a configuration file.
@@ -43,7 +52,9 @@ public struct EmulatorConfiguration: Sendable, Codable {
                 authentication: try container.decodeIfPresent(Authentication.self, forKey: .authentication) ?? .none,
                 redirectURIs: try container.decode([String].self, forKey: .redirectURIs),
                 idTokenAlgorithm: try container.decodeIfPresent(String.self, forKey: .idTokenAlgorithm) ?? "RS256",
-                faults: try container.decodeIfPresent([Fault].self, forKey: .faults) ?? []
+                faults: try container.decodeIfPresent([Fault].self, forKey: .faults) ?? [],
+                jwks: try container.decodeIfPresent(JSONValue.self, forKey: .jwks),
+                postLogoutRedirectURIs: try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? []
             )
         }
     }
@@ -100,9 +111,12 @@ public struct EmulatorConfiguration: Sendable, Codable {
     /// Two public clients (RS256 and ES256), one confidential client, and one user.
     public static let defaults = EmulatorConfiguration(
         clients: [
-            Client(clientID: "native-rs", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "RS256"),
-            Client(clientID: "native-es", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "ES256"),
-            Client(clientID: "backend", secret: "backend-secret", authentication: .clientSecretBasic, redirectURIs: defaultRedirectURIs),
+            Client(clientID: "native-rs", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "RS256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs),
+            Client(clientID: "native-es", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "ES256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs),
+            Client(
+                clientID: "backend", secret: "backend-secret", authentication: .clientSecretBasic, redirectURIs: defaultRedirectURIs,
+                postLogoutRedirectURIs: defaultPostLogoutRedirectURIs
+            ),
         ],
         users: [User(username: "alice", password: "Secret-123", subject: "9b1f7c2e-alice", name: "Alice Example", email: "alice@example.com")]
     )
@@ -110,6 +124,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
     public static let defaultRedirectURIs = [
         "com.example.app:/oauth/callback", "https://app.example.com/oauth/callback", "http://127.0.0.1:8080/cb",
     ]
+
+    public static let defaultPostLogoutRedirectURIs = ["com.example.app:/oauth/signed-out", "https://app.example.com/signed-out"]
 
     func client(_ id: String) -> Client? { clients.first { $0.clientID == id } }
 }

@@ -10,10 +10,17 @@ extension Provider {
 
     func addHandOffRoutes(to router: Router<BasicRequestContext>) {
         router.get("/uaepass/resume") { request, _ in
-            await uaePassReturn(reference: request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: false)
+            await continueTransaction(request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: false)
         }
         router.get("/uaepass/cancel") { request, _ in
-            await uaePassReturn(reference: request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: true)
+            await continueTransaction(request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: true)
+        }
+        router.get("/continue") { request, _ in
+            await continueTransaction(request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: false)
+        }
+        router.post("/permissions") { request, _ in
+            var request = request
+            return await registerPermission(form: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
         }
         router.get("/authenticator/transaction") { request, _ in
             await describeTransaction(reference: request.uri.queryParameters["txn"].map(String.init))
@@ -26,24 +33,79 @@ extension Provider {
         }
     }
 
-    // MARK: UAE Pass
-
-    func uaePassHandOff(_ pending: ProviderState.Pending, requestID: String, options: UAEPassOptions) async -> Response {
-        let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID)
-        let base = issuer.issuer
-        let link = options.deepLink(
-            reference: transaction.reference,
-            successURL: "\(base)/uaepass/resume?txn=\(transaction.reference)",
-            failureURL: "\(base)/uaepass/cancel?txn=\(transaction.reference)"
+    /// Starts a transaction for `pending` and answers with the page (or 302) that opens the app.
+    func startHandOff(
+        _ pending: ProviderState.Pending, requestID: String, acr: String?, appName: String, link: (_ reference: String) -> String,
+        polls: Bool
+    ) async -> Response {
+        let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: acr)
+        let reference = transaction.reference
+        var response = Reply.handOff(
+            link(reference), delivery: profile.handOffDelivery, appName: appName,
+            poll: polls ? (status: "/authenticator/transaction?txn=\(reference)", next: "/continue?txn=\(reference)") : nil
         )
-        var response = Reply.handOff(link, delivery: profile.handOffDelivery, appName: "UAE Pass")
         response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax"
         return response
     }
 
-    /// The https pages the UAE Pass app returns to. They finish the sign-in only in the browser that
-    /// started it (its session cookie): opened anywhere else they are a dead end, as pattern A is.
-    func uaePassReturn(reference: String?, cookie: String?, cancelled: Bool) async -> Response {
+    // MARK: UAE Pass
+
+    func uaePassHandOff(_ pending: ProviderState.Pending, requestID: String, options: UAEPassOptions) async -> Response {
+        let base = issuer.issuer
+        return await startHandOff(pending, requestID: requestID, acr: UAEPassOptions.onDeviceACR, appName: "UAE Pass", link: { reference in
+            options.deepLink(reference: reference, successURL: "\(base)/uaepass/resume?txn=\(reference)", failureURL: "\(base)/uaepass/cancel?txn=\(reference)")
+        }, polls: false)
+    }
+
+    // MARK: Norwegian BankID
+
+    func bankIDNorwayHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
+        if let callback = pending.appCallbackURI {
+            let refusal: String? =
+                if !callback.hasPrefix("https://") || URL(string: callback)?.host == nil {
+                    "app_callback_uri must be an https URL (a universal link)"
+                } else if let token = pending.permissionToken, await state.takePermission(token, clientID: pending.clientID) {
+                    nil
+                } else {
+                    "app_callback_uri needs a valid permission_token registered upfront at /permissions"
+                }
+            if let refusal {
+                await state.discard(requestID)
+                return await authorizationRedirect(for: pending).error("invalid_request", refusal)
+            }
+        }
+        let acr = pending.loginHint?.uppercased().hasPrefix("BIS") == true ? BankIDNorway.bisACR : BankIDNorway.bidACR
+        return await startHandOff(pending, requestID: requestID, acr: acr, appName: "BankID", link: { reference in
+            var link = "bankid-no://authenticate?txn=\(reference)"
+            if let callback = pending.appCallbackURI { link += "&app_callback_uri=" + FormEncoding.escape(callback) }
+            return link
+        }, polls: true)
+    }
+
+    /// `POST /permissions`: a confidential client registers a permission upfront and gets its token.
+    func registerPermission(form body: ByteBuffer?, authorization: String?) async -> Response {
+        guard case .bankIDNorway = profile.handOff else { return Reply.oauthError(.notFound, "not_found", "this profile has no permissions endpoint") }
+        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)) else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form")
+        }
+        switch await authenticate(form: form, authorization: authorization) {
+        case .failure(let failure):
+            return failure.response
+        case .success(let client) where client.authentication == .none:
+            return Reply.oauthError(.unauthorized, "invalid_client", "permissions are registered by a confidential client")
+        case .success(let client):
+            let token = await state.issuePermission(clientID: client.clientID, lifetime: 300)
+            return Reply.json(.object(["permissionToken": .string(token), "expires_in": .number(300)]), status: .created)
+        }
+    }
+
+    // MARK: Returning from the app
+
+    /// Where the browser goes back to after the app: UAE Pass's https resume and cancel pages, or the
+    /// page the provider's script moves to once the app has answered. They finish the sign-in only in
+    /// the browser that started it (its session cookie): opened anywhere else they are a dead end, as
+    /// pattern A is.
+    func continueTransaction(_ reference: String?, cookie: String?, cancelled: Bool) async -> Response {
         guard let reference, let transaction = await state.transaction(reference),
             let session = Self.cookie(Self.sessionCookie, in: cookie), ConstantTime.equals(session, transaction.session),
             let pending = await state.pending(transaction.requestID)
@@ -53,22 +115,23 @@ extension Provider {
                 message: "This sign-in cannot continue here. Return to the app where it started and try again."
             )
         }
-        guard case .uaePass(let options) = profile.handOff else { return Reply.page(.notFound, title: "Not found", message: "") }
         if cancelled || transaction.status == .declined {
-            switch options.decline {
+            var decline = UAEPassOptions.Decline.accessDenied
+            if case .uaePass(let options) = profile.handOff { decline = options.decline }
+            switch decline {
             case .never:
                 return Reply.spinner(title: "Please wait", message: "Processing your request…")
             case .accessDenied, .cancelled:
                 await state.endTransaction(reference)
                 await state.discard(transaction.requestID)
-                return await authorizationRedirect(for: pending).error(options.decline.rawValue, "the user declined in UAE Pass")
+                return await authorizationRedirect(for: pending).error(decline.rawValue, "the user declined in the authenticator app")
             }
         }
         guard case .approved(let subject) = transaction.status else {
-            return Reply.spinner(title: "Waiting for UAE Pass", message: "Approve the request in the UAE Pass app.", refreshAfter: 2)
+            return Reply.spinner(title: "Waiting for the app", message: "Approve the request in the app.", refreshAfter: 2)
         }
         await state.endTransaction(reference)
-        return await finish(requestID: transaction.requestID, pending: pending, subject: subject, acr: UAEPassOptions.onDeviceACR)
+        return await finish(requestID: transaction.requestID, pending: pending, subject: subject, acr: transaction.acr)
     }
 
     // MARK: The authenticator app's endpoints
@@ -139,6 +202,14 @@ enum UserAgent {
         let iOS = userAgent.contains("iPhone") || userAgent.contains("iPad")
         return iOS && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
     }
+}
+
+/// Norwegian BankID's acr values.
+public enum BankIDNorway {
+    /// BankID (`login_hint` BID, the default).
+    public static let bidACR = "urn:bankid:bid;LOA=4"
+    /// BankID substantial (`login_hint` BIS).
+    public static let bisACR = "urn:bankid:bis;LOA=3"
 }
 
 extension UAEPassOptions {

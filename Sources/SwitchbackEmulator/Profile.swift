@@ -48,6 +48,11 @@ public struct Profile: Sendable {
         /// UAE-Pass-like: the page navigates to `<scheme>://digitalid?…&successurl=…&failureurl=…`, both
         /// https pages on the provider that work only with the original session cookie (pattern A).
         case uaePass(UAEPassOptions)
+        /// Norwegian-BankID-like: the page opens the BankID app (`bankid-no://authenticate?txn=…`), which
+        /// returns to the `app_callback_uri` when the request carried one — accepted only as https and
+        /// only with a permission token registered upfront (`POST /permissions`). The sign-in then
+        /// continues only in the browser session that started it.
+        case bankIDNorway
     }
 
     /// A well-behaved provider: password page, code + PKCE S256, every response mode.
@@ -77,8 +82,15 @@ public struct Profile: Sendable {
         )
     }
 
+    /// Norwegian BankID with biometrics.
+    public static let bankIDNorway = Profile(
+        name: "bankid-no",
+        summary: "Norwegian-BankID-like: code + PKCE S256, BankID app hand-off, https app_callback_uri only with an upfront permission token",
+        handOff: .bankIDNorway
+    )
+
     /// Every named profile, with its default options.
-    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass()]
+    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway]
 
     /// The profile called `name`, with `variants` applied; fails naming what is unknown.
     public static func named(_ name: String, variants: [String] = []) -> Result<Profile, UnknownProfile> {
@@ -100,8 +112,8 @@ public struct Profile: Sendable {
                 let delivery = profile.handOffDelivery
                 profile = .uaePass(options)
                 profile.handOffDelivery = delivery
-            case nil:
-                return .failure(UnknownProfile(description: "the \(name) profile has no variants"))
+            case nil, .bankIDNorway:
+                return .failure(UnknownProfile(description: "the \(name) profile has no variants\(profile.handOff == nil ? "" : " but \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
             }
         }
         return .success(profile)

@@ -40,6 +40,7 @@ struct Provider: Sendable {
             return await userInfo(authorization: request.headers[.authorization], form: try? await request.collectBody(upTo: Self.maximumBody))
         }
         addHandOffRoutes(to: router)
+        router.get("/end_session") { request, _ in await endSession(query: request.uri.query ?? "") }
         router.post("/emulator/faults") { request, _ in
             var request = request
             return await setFaults(form: try? await request.collectBody(upTo: Self.maximumBody))
@@ -74,13 +75,15 @@ struct Provider: Sendable {
             "jwks_uri": .string("\(base)/jwks"),
             "userinfo_endpoint": .string("\(base)/userinfo"),
             "pushed_authorization_request_endpoint": .string("\(base)/par"),
+            "end_session_endpoint": .string("\(base)/end_session"),
             "response_types_supported": .array([.string("code")]),
             "response_modes_supported": .array(profile.responseModes.map(JSONValue.string)),
             "grant_types_supported": .array([.string("authorization_code"), .string("refresh_token")]),
             "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("RS256"), .string("ES256")]),
             "code_challenge_methods_supported": .array([.string("S256")]),
-            "token_endpoint_auth_methods_supported": .array(["none", "client_secret_basic", "client_secret_post"].map(JSONValue.string)),
+            "token_endpoint_auth_methods_supported": .array(["none", "client_secret_basic", "client_secret_post", "private_key_jwt"].map(JSONValue.string)),
+            "token_endpoint_auth_signing_alg_values_supported": .array(["RS256", "ES256"].map(JSONValue.string)),
             "scopes_supported": .array(["openid", "profile", "email"].map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(true),
         ])
@@ -122,6 +125,8 @@ struct Provider: Sendable {
         switch profile.handOff {
         case .uaePass(let options) where pending.acrValues.contains(UAEPassOptions.onDeviceACR):
             return await uaePassHandOff(pending, requestID: requestID, options: options)
+        case .bankIDNorway:
+            return await bankIDNorwayHandOff(pending, requestID: requestID)
         case .uaePass, nil:
             return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: false)
         }
@@ -138,7 +143,7 @@ struct Provider: Sendable {
         guard parameters["request_uri"] == nil else {
             return Reply.oauthError(.badRequest, "invalid_request", "request_uri may not be pushed")
         }
-        switch authenticate(form: parameters, authorization: authorization) {
+        switch await authenticate(form: parameters, authorization: authorization) {
         case .success(let client): parameters["client_id"] = client.clientID
         case .failure(let failure): return failure.response
         }
@@ -169,7 +174,7 @@ struct Provider: Sendable {
         let acr: String? =
             switch profile.handOff {
             case .uaePass: UAEPassOptions.webACR
-            case nil: nil
+            case .bankIDNorway, nil: nil
             }
         return await finish(requestID: requestID, pending: pending, subject: user.subject, acr: acr)
     }
@@ -210,7 +215,7 @@ struct Provider: Sendable {
         case .failure(let refusal): return refusal.jsonResponse
         }
         let client: EmulatorConfiguration.Client
-        switch authenticate(form: form, authorization: authorization) {
+        switch await authenticate(form: form, authorization: authorization) {
         case .success(let authenticated): client = authenticated
         case .failure(let failure): return failure.response
         }
@@ -244,8 +249,11 @@ struct Provider: Sendable {
         let response: Response
     }
 
-    func authenticate(form: [String: String], authorization: String?) -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
+    func authenticate(form: [String: String], authorization: String?) async -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
         let invalid = ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", "client authentication failed", basicChallenge: authorization != nil))
+        if form["client_assertion"] != nil || form["client_assertion_type"] != nil {
+            return await authenticateAssertion(form: form, authorization: authorization)
+        }
         var presentedID = form["client_id"]
         var presentedSecret = form["client_secret"]
         var method = presentedSecret == nil ? EmulatorConfiguration.Client.Authentication.none : .clientSecretPost
@@ -267,6 +275,32 @@ struct Provider: Sendable {
             guard let secret = client.secret, let presentedSecret, ConstantTime.equals(secret, presentedSecret) else { return .failure(invalid) }
         }
         return .success(client)
+    }
+
+    /// `private_key_jwt`: one method at a time, the assertion verified with the client's keys, its `jti` used once.
+    func authenticateAssertion(form: [String: String], authorization: String?) async -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
+        func refuse(_ description: String) -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
+            .failure(ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", description)))
+        }
+        guard authorization == nil, form["client_secret"] == nil else { return refuse("use one client authentication method") }
+        guard form["client_assertion_type"] == ClientAssertion.type, let assertion = form["client_assertion"],
+            let clientID = ClientAssertion.claimedClient(assertion), form["client_id"] == nil || form["client_id"] == clientID
+        else {
+            return refuse("client_assertion_type must be \(ClientAssertion.type) with a client_assertion JWT whose iss is the client_id")
+        }
+        guard let client = configuration.client(clientID), client.authentication == .privateKeyJWT else {
+            return refuse("the client is unknown or not registered for private_key_jwt")
+        }
+        let base = issuer.issuer
+        switch await ClientAssertion.verify(assertion, jwks: client.jwks, clientID: clientID, audiences: [base, base + "/token", base + "/par"]) {
+        case .failure(let refusal):
+            return refuse(refusal.description)
+        case .success(let verified):
+            guard await state.useAssertionID(verified.jti, clientID: clientID, until: verified.expires) else {
+                return refuse("the client assertion was already used (jti replay)")
+            }
+            return .success(client)
+        }
     }
 
     func redeemCode(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>) async -> Response {
@@ -375,6 +409,45 @@ struct Provider: Sendable {
         }
         signature[signature.startIndex] ^= 0x01
         return signed[...dot] + Base64URL.encode(signature)
+    }
+
+    // MARK: RP-Initiated Logout
+
+    /// OpenID Connect RP-Initiated Logout 1.0: with a valid `id_token_hint` the user's refresh tokens at
+    /// that client are revoked; the user agent goes to a registered `post_logout_redirect_uri` (with
+    /// `state`) or sees a signed-out page.
+    func endSession(query: String) async -> Response {
+        let parameters: [String: String]
+        switch AuthorizationRequest.parameters(query) {
+        case .success(let decoded): parameters = decoded
+        case .failure(let refusal): return refusal.frontChannelResponse
+        }
+        var clientID = parameters["client_id"]
+        var subject: String?
+        if let hint = parameters["id_token_hint"] {
+            guard let claims = await keys.verifiedClaims(hint), claims["iss"] == .string(issuer.issuer),
+                case .string(let sub)? = claims["sub"], case .string(let audience)? = claims["aud"],
+                clientID == nil || clientID == audience
+            else {
+                return Reply.page(.badRequest, title: "Invalid request", message: "The id_token_hint was not issued here, or not to this client.")
+            }
+            clientID = audience
+            subject = sub
+        }
+        let target = parameters["post_logout_redirect_uri"]
+        if let target {
+            guard let clientID, let client = configuration.client(clientID), client.postLogoutRedirectURIs.contains(target) else {
+                return Reply.page(.badRequest, title: "Invalid request", message: "The post_logout_redirect_uri is not registered for this client.")
+            }
+        }
+        // Only a request found valid signs anyone out.
+        if let clientID, let subject { await state.revokeRefreshTokens(clientID: clientID, subject: subject) }
+        guard let target else {
+            return Reply.page(.ok, title: "Signed out", message: "You are signed out.")
+        }
+        var location = target
+        if let state = parameters["state"] { location += (target.contains("?") ? "&" : "?") + FormEncoding.encode([("state", state)]) }
+        return Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
     }
 
     // MARK: Userinfo

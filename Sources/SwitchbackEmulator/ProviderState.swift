@@ -15,6 +15,10 @@ actor ProviderState {
         /// Faults asked for with this request (`emulator_fault`).
         let faults: Set<Fault>
         let acrValues: [String]
+        let loginHint: String?
+        /// Norwegian BankID: where the authenticator app returns, and the upfront permission that allows it.
+        let appCallbackURI: String?
+        let permissionToken: String?
     }
 
     /// An authenticator-app hand-off: the provider's page waits while the app decides.
@@ -32,6 +36,8 @@ actor ProviderState {
         let clientID: String
         /// The session cookie of the browser that started the sign-in; resuming needs it.
         let session: String
+        /// The acr the ID token reports when the transaction completes.
+        let acr: String?
         var status: Status
     }
 
@@ -65,6 +71,9 @@ actor ProviderState {
     private var refreshTokens: [String: Grant] = [:]
     private var pushed: [String: (request: Pending, expires: Date)] = [:]
     private var transactions: [String: Transaction] = [:]
+    /// Client assertion IDs seen, kept until the assertion expires.
+    private var assertionIDs: [String: Date] = [:]
+    private var permissions: [String: (clientID: String, expires: Date)] = [:]
 
     init(entropy: any EntropySource, now: @escaping @Sendable () -> Date) {
         self.entropy = entropy
@@ -110,9 +119,10 @@ actor ProviderState {
     }
 
     /// Starts an authenticator hand-off for a pending request, bound to a new browser session.
-    func startTransaction(requestID: String, clientID: String) -> Transaction {
+    func startTransaction(requestID: String, clientID: String, acr: String?) -> Transaction {
         let transaction = Transaction(
-            reference: entropy.token(bytes: 16), requestID: requestID, clientID: clientID, session: entropy.token(bytes: 24), status: .pending
+            reference: entropy.token(bytes: 16), requestID: requestID, clientID: clientID, session: entropy.token(bytes: 24), acr: acr,
+            status: .pending
         )
         transactions[transaction.reference] = transaction
         return transaction
@@ -129,6 +139,27 @@ actor ProviderState {
 
     /// Ends a transaction once its result has gone back to the client.
     func endTransaction(_ reference: String) { transactions[reference] = nil }
+
+    /// Registers an upfront permission for a client and returns its token.
+    func issuePermission(clientID: String, lifetime: TimeInterval) -> String {
+        let token = entropy.token(bytes: 24)
+        permissions[token] = (clientID, now().addingTimeInterval(lifetime))
+        return token
+    }
+
+    /// Uses a permission token up; false when it is unknown, expired, used or another client's.
+    func takePermission(_ token: String, clientID: String) -> Bool {
+        guard let entry = permissions[token], entry.clientID == clientID else { return false }
+        permissions[token] = nil
+        return entry.expires > now()
+    }
+
+    /// Records a client assertion's `jti`; false when the client used it before (RFC 7523 §3, item 7).
+    func useAssertionID(_ jti: String, clientID: String, until expiry: Date) -> Bool {
+        let current = now()
+        assertionIDs = assertionIDs.filter { $0.value > current }
+        return assertionIDs.updateValue(expiry, forKey: clientID + " " + jti) == nil
+    }
 
     /// The grant behind a code, without using the code up.
     func peek(code: String) -> Grant? { codes[code]?.grant }
@@ -162,6 +193,11 @@ actor ProviderState {
     }
 
     func grant(forRefreshToken token: String) -> Grant? { refreshTokens[token] }
+
+    /// Signs a user out of a client: every refresh token issued to them there stops working.
+    func revokeRefreshTokens(clientID: String, subject: String) {
+        refreshTokens = refreshTokens.filter { $0.value.clientID != clientID || $0.value.subject != subject }
+    }
 
     /// Rotates a refresh token: the old one stops working.
     func revokeRefreshToken(_ token: String) { refreshTokens[token] = nil }

@@ -35,15 +35,29 @@ enum Reply {
 
     /// Sends the user agent to an authenticator app's deep link: by page script (and a meta refresh, or
     /// a 302 instead of the page, as the profile says), with a link the user can tap either way.
-    static func handOff(_ link: String, delivery: Profile.HandOffDelivery, appName: String) -> Response {
+    /// With `poll`, the page asks `status` until the app has answered, then moves to `next` (the page
+    /// stays open while the app is in front, as a browser tab does).
+    static func handOff(_ link: String, delivery: Profile.HandOffDelivery, appName: String, poll: (status: String, next: String)? = nil) -> Response {
         if delivery == .redirect {
             return Response(status: .found, headers: [.location: link, .cacheControl: "no-store"])
         }
         let refresh = delivery == .metaRefresh ? "<meta http-equiv=\"refresh\" content=\"0;url=\(escape(link))\">" : ""
+        var script = "window.location.href = \(scriptString(link));"
+        var next = ""
+        if let poll {
+            next = "<p><a id=\"continue\" href=\"\(escape(poll.next))\">I have answered in \(escape(appName))</a></p>"
+            script += """
+
+                setInterval(async () => {
+                  const answer = await (await fetch(\(scriptString(poll.status)))).json();
+                  if (answer.status !== "pending" && answer.status !== "ignored") window.location.href = \(scriptString(poll.next));
+                }, 1500);
+                """
+        }
         return html(.ok, """
             <h1>Continue in \(escape(appName))</h1>
-            <p><a id="handoff" href="\(escape(link))">Open \(escape(appName))</a></p>
-            <script>window.location.href = \(scriptString(link));</script>
+            <p><a id="handoff" href="\(escape(link))">Open \(escape(appName))</a></p>\(next)
+            <script>\(script)</script>
             """, head: refresh)
     }
 

@@ -57,6 +57,12 @@ actor SigningKeys {
         return .object(["keys": .array(keys)])
     }
 
+    /// The claims of a token these keys signed, expired or not (an `id_token_hint`); nil when the
+    /// signature does not verify with the current keys.
+    func verifiedClaims(_ token: String) async -> [String: JSONValue]? {
+        try? await keys.verify(token, as: ClaimSet.self).claims
+    }
+
     /// Signs `claims` with the key for `algorithm` (RS256 or ES256).
     func sign(_ claims: [String: JSONValue], algorithm: String) async throws -> String {
         guard let pair = current[algorithm] else { throw EmulatorError.unsupportedAlgorithm(algorithm) }

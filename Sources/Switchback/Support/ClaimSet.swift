@@ -1,8 +1,9 @@
 package import JWTKit
 
 /// A JWT payload made of arbitrary claims, for signing tokens whose claims are built as JSON
-/// (the emulator's ID tokens, the testing product's tokens). Verification goes through
-/// `IDTokenValidator`, never through this type.
+/// (the emulator's ID tokens, the testing product's tokens). Its `verify` checks no claim: relying
+/// parties validate through `IDTokenValidator`; the emulator reads its own `id_token_hint` with it,
+/// which may be expired.
 package struct ClaimSet: JWTPayload {
     package let claims: [String: JSONValue]
 

@@ -161,5 +161,32 @@ struct EmulatorProviderTests {
             #expect(garbage.status == 400)
         }
     }
+
+    @Test("end_session: a valid id_token_hint signs the user out (refresh tokens revoked) and returns to a registered URI with state")
+    func endSession() async throws {
+        try await Self.withEmulator { emulator in
+            let client = Self.client(emulator)
+            let credential = try await EmulatorFaultTests.signIn(client)
+            let endpoint = try #require(try await client.metadata().endSessionEndpoint)
+            let hint = try #require(credential.idToken)
+            func open(_ fields: [(String, String)]) async throws -> HTTPResponse {
+                try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: endpoint.absoluteString + "?" + FormEncoding.encode(fields)))))
+            }
+            let unregistered = try await open([("id_token_hint", hint), ("post_logout_redirect_uri", "https://evil.example/out")])
+            #expect(unregistered.status == 400)
+            var parts = hint.split(separator: ".").map(String.init)
+            parts[2] = (parts[2].hasPrefix("A") ? "B" : "A") + parts[2].dropFirst()
+            let forged = try await open([("id_token_hint", parts.joined(separator: ".")), ("post_logout_redirect_uri", "https://app.example.com/signed-out")])
+            #expect(forged.status == 400)
+            // Neither refusal signed the user out.
+            let stillValid = try await client.refresh(credential)
+
+            let out = try await open([("id_token_hint", hint), ("post_logout_redirect_uri", "https://app.example.com/signed-out"), ("state", "a b&c")])
+            #expect(out.status == 302)
+            #expect(out.headers["location"] == "https://app.example.com/signed-out?state=a%20b%26c")
+            await expectCode(.tokenEndpointError) { try await client.refresh(stillValid) }
+            #expect(try await open([]).status == 200)
+        }
+    }
 }
 #endif
