@@ -28,7 +28,8 @@ final class EmulatorBrowser {
         /// A 302 away from the provider: to the app's redirect URI, or a deep link sent by 302.
         case redirect(String)
         /// The page navigated away by itself (script or meta refresh): an authenticator app's deep link.
-        case handOff(URL)
+        /// The page stays behind, as a browser tab does while the app is in front.
+        case handOff(URL, page: String)
         /// A page that goes nowhere by itself (login again, error page, waiting page) or an
         /// auto-submitting form_post form (use ``formPost(_:)``).
         case page(status: Int, html: String)
@@ -66,7 +67,7 @@ final class EmulatorBrowser {
                 }
                 return .redirect(location)
             }
-            if let link = handOffLink(in: html) { return .handOff(link) }
+            if let link = handOffLink(in: html) { return .handOff(link, page: html) }
             return .page(status: response.status, html: html)
         }
         throw TooManyRedirects()
@@ -99,7 +100,7 @@ final class EmulatorBrowser {
             return .formPost(post.action, body: post.body)
         case .page(let status, let html):
             throw UnexpectedLanding(description: "HTTP \(status):\n\(html)")
-        case .handOff(let link):
+        case .handOff(let link, _):
             throw UnexpectedLanding(description: "a hand-off to \(link)")
         }
     }

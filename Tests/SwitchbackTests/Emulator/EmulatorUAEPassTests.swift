@@ -36,7 +36,7 @@ struct EmulatorUAEPassTests {
     /// Opens the authorization URL and returns the deep link the page navigates to.
     static func handOff(_ browser: EmulatorBrowser, _ session: AuthorizationSession) async throws -> URL {
         let landing = try await browser.open(session.authorizationURL)
-        guard case .handOff(let link) = landing else { throw EmulatorBrowser.UnexpectedLanding(description: "no hand-off: \(landing)") }
+        guard case .handOff(let link, _) = landing else { throw EmulatorBrowser.UnexpectedLanding(description: "no hand-off: \(landing)") }
         return link
     }
 
@@ -183,7 +183,7 @@ struct EmulatorUAEPassTests {
         let withScript = try await EmulatorBrowser().open(session.authorizationURL)
         func reachesDeepLink(_ landing: EmulatorBrowser.Landing) -> Bool {
             switch landing {
-            case .handOff(let link): link.scheme == "uaepass"
+            case .handOff(let link, _): link.scheme == "uaepass"
             case .redirect(let location): location.hasPrefix("uaepass://digitalid?txn=")
             case .page: false
             }
