@@ -58,7 +58,7 @@ enum AuthorizationRequest {
         let responseMode = parameters["response_mode"] ?? defaultMode
         let redirect = AuthorizationRedirect(
             redirectURI: redirectURI, mode: profile.responseModes.contains(responseMode) ? responseMode : defaultMode, state: parameters["state"],
-            issuer: issuer
+            issuer: issuer, tapToReturn: profile.tapToReturn
         )
         func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
             .failure(.redirect(redirect, error: error, description: description))

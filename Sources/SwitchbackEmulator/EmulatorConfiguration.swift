@@ -28,10 +28,14 @@ public struct EmulatorConfiguration: Sendable, Codable {
         public var jwks: JSONValue?
         /// Where `end_session` may send the user agent afterwards, matched exactly.
         public var postLogoutRedirectURIs: [String]
+        /// The app's own links an authenticator app may return to (MitID's app-switch URL, Singpass's
+        /// `app_launch_url`), matched exactly.
+        public var appReturnURLs: [String]
 
         public init(
             clientID: String, secret: String? = nil, authentication: Authentication = .none, redirectURIs: [String],
-            idTokenAlgorithm: String = "RS256", faults: [Fault] = [], jwks: JSONValue? = nil, postLogoutRedirectURIs: [String] = []
+            idTokenAlgorithm: String = "RS256", faults: [Fault] = [], jwks: JSONValue? = nil, postLogoutRedirectURIs: [String] = [],
+            appReturnURLs: [String] = []
         ) {
             self.clientID = clientID
             self.secret = secret
@@ -41,6 +45,7 @@ public struct EmulatorConfiguration: Sendable, Codable {
             self.faults = faults
             self.jwks = jwks
             self.postLogoutRedirectURIs = postLogoutRedirectURIs
+            self.appReturnURLs = appReturnURLs
         }
 
         /// Only `clientID` and `redirectURIs` are required in a configuration file.
@@ -54,7 +59,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
                 idTokenAlgorithm: try container.decodeIfPresent(String.self, forKey: .idTokenAlgorithm) ?? "RS256",
                 faults: try container.decodeIfPresent([Fault].self, forKey: .faults) ?? [],
                 jwks: try container.decodeIfPresent(JSONValue.self, forKey: .jwks),
-                postLogoutRedirectURIs: try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? []
+                postLogoutRedirectURIs: try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? [],
+                appReturnURLs: try container.decodeIfPresent([String].self, forKey: .appReturnURLs) ?? []
             )
         }
     }
@@ -111,8 +117,14 @@ public struct EmulatorConfiguration: Sendable, Codable {
     /// Two public clients (RS256 and ES256), one confidential client, and one user.
     public static let defaults = EmulatorConfiguration(
         clients: [
-            Client(clientID: "native-rs", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "RS256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs),
-            Client(clientID: "native-es", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "ES256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs),
+            Client(
+                clientID: "native-rs", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "RS256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs,
+                appReturnURLs: defaultAppReturnURLs
+            ),
+            Client(
+                clientID: "native-es", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "ES256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs,
+                appReturnURLs: defaultAppReturnURLs
+            ),
             Client(
                 clientID: "backend", secret: "backend-secret", authentication: .clientSecretBasic, redirectURIs: defaultRedirectURIs,
                 postLogoutRedirectURIs: defaultPostLogoutRedirectURIs
@@ -124,6 +136,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
     public static let defaultRedirectURIs = [
         "com.example.app:/oauth/callback", "https://app.example.com/oauth/callback", "http://127.0.0.1:8080/cb",
     ]
+
+    public static let defaultAppReturnURLs = ["https://app.example.com/appswitch"]
 
     public static let defaultPostLogoutRedirectURIs = ["com.example.app:/oauth/signed-out", "https://app.example.com/signed-out"]
 

@@ -99,6 +99,26 @@ extension Provider {
         }
     }
 
+    // MARK: MitID via a broker
+
+    func mitIDHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
+        var resumeURL: String?
+        if let hint = pending.loginHint, hint.split(separator: " ").contains("appswitch:ios") {
+            let prefix = "appswitch:resumeUrl:"
+            resumeURL = hint.split(separator: " ").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            let allowed = configuration.client(pending.clientID)?.appReturnURLs ?? []
+            guard let resumeURL, allowed.contains(resumeURL) else {
+                await state.discard(requestID)
+                return await authorizationRedirect(for: pending).error("invalid_request", "the app switch resumeUrl is missing or not allow-listed for this client")
+            }
+        }
+        return await startHandOff(pending, requestID: requestID, acr: MitID.substantialACR, appName: "MitID", link: { reference in
+            var link = "mitid://authenticate?txn=\(reference)"
+            if let resumeURL { link += "&app_switch_url=" + FormEncoding.escape(resumeURL) }
+            return link
+        }, polls: true)
+    }
+
     // MARK: Returning from the app
 
     /// Where the browser goes back to after the app: UAE Pass's https resume and cancel pages, or the
@@ -202,6 +222,11 @@ enum UserAgent {
         let iOS = userAgent.contains("iPhone") || userAgent.contains("iPad")
         return iOS && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
     }
+}
+
+/// The level of assurance MitID brokers report.
+public enum MitID {
+    public static let substantialACR = "https://data.gov.dk/concept/core/nsis/loa/Substantial"
 }
 
 /// Norwegian BankID's acr values.

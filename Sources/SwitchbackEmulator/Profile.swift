@@ -19,10 +19,14 @@ public struct Profile: Sendable {
     public var refusesEmbeddedWebViews: Bool
     /// How the hand-off page sends the user agent to the authenticator's deep link.
     public var handOffDelivery: HandOffDelivery
+    /// The authorization response is a page with a link the user taps, not a redirect: a universal
+    /// link reached by redirects alone would not open the app (MitID brokers, Singpass).
+    public var tapToReturn: Bool
 
     public init(
         name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
-        strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script
+        strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
+        tapToReturn: Bool = false
     ) {
         self.name = name
         self.summary = summary
@@ -31,6 +35,7 @@ public struct Profile: Sendable {
         self.strictRedirects = strictRedirects
         self.refusesEmbeddedWebViews = refusesEmbeddedWebViews
         self.handOffDelivery = handOffDelivery
+        self.tapToReturn = tapToReturn
     }
 
     /// How a hand-off reaches the deep link. The page always carries a link the user can tap.
@@ -53,6 +58,11 @@ public struct Profile: Sendable {
         /// only with a permission token registered upfront (`POST /permissions`). The sign-in then
         /// continues only in the browser session that started it.
         case bankIDNorway
+        /// MitID-via-broker-like: with `login_hint=appswitch:ios appswitch:resumeUrl:<url>` (the url
+        /// allow-listed for the client) the MitID app returns to that universal link carrying no
+        /// parameters; the broker's page then finishes in the same browser and sends the code to the
+        /// https redirect URI (a second hop).
+        case mitID
     }
 
     /// A well-behaved provider: password page, code + PKCE S256, every response mode.
@@ -89,8 +99,15 @@ public struct Profile: Sendable {
         handOff: .bankIDNorway
     )
 
+    /// MitID through a broker.
+    public static let mitID = Profile(
+        name: "mitid",
+        summary: "MitID-via-broker-like: app switch back by a parameterless universal link, then the broker's code on a tap-to-return page; no embedded WebViews",
+        handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, tapToReturn: true
+    )
+
     /// Every named profile, with its default options.
-    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway]
+    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway, .mitID]
 
     /// The profile called `name`, with `variants` applied; fails naming what is unknown.
     public static func named(_ name: String, variants: [String] = []) -> Result<Profile, UnknownProfile> {
@@ -112,7 +129,7 @@ public struct Profile: Sendable {
                 let delivery = profile.handOffDelivery
                 profile = .uaePass(options)
                 profile.handOffDelivery = delivery
-            case nil, .bankIDNorway:
+            case nil, .bankIDNorway, .mitID:
                 return .failure(UnknownProfile(description: "the \(name) profile has no variants\(profile.handOff == nil ? "" : " but \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
             }
         }

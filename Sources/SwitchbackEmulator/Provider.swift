@@ -127,6 +127,8 @@ struct Provider: Sendable {
             return await uaePassHandOff(pending, requestID: requestID, options: options)
         case .bankIDNorway:
             return await bankIDNorwayHandOff(pending, requestID: requestID)
+        case .mitID:
+            return await mitIDHandOff(pending, requestID: requestID)
         case .uaePass, nil:
             return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: false)
         }
@@ -174,7 +176,7 @@ struct Provider: Sendable {
         let acr: String? =
             switch profile.handOff {
             case .uaePass: UAEPassOptions.webACR
-            case .bankIDNorway, nil: nil
+            case .bankIDNorway, .mitID, nil: nil
             }
         return await finish(requestID: requestID, pending: pending, subject: user.subject, acr: acr)
     }
@@ -198,7 +200,9 @@ struct Provider: Sendable {
         var responseIssuer: String? = issuer.issuer
         if faults.contains(.wrongIssuerParameter) { responseIssuer = Self.foreignIssuer }
         if faults.contains(.missingIssuerParameter) { responseIssuer = nil }
-        return AuthorizationRedirect(redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer)
+        return AuthorizationRedirect(
+            redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer, tapToReturn: profile.tapToReturn
+        )
     }
 
     func faults(for pending: ProviderState.Pending) async -> Set<Fault> {

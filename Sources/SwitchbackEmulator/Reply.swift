@@ -114,6 +114,8 @@ struct AuthorizationRedirect {
     let state: String?
     /// The RFC 9207 `iss` parameter; nil leaves it out.
     let issuer: String?
+    /// Redirect responses become a page with a link the user taps.
+    var tapToReturn = false
 
     func success(code: String) -> Response {
         respond([("code", code)])
@@ -135,10 +137,18 @@ struct AuthorizationRedirect {
                 <script>document.forms[0].submit()</script>
                 """)
         case "fragment":
-            return Response(status: .found, headers: [.location: redirectURI + "#" + FormEncoding.encode(all)])
+            return redirect(to: redirectURI + "#" + FormEncoding.encode(all))
         default:
             let separator = redirectURI.contains("?") ? "&" : "?"
-            return Response(status: .found, headers: [.location: redirectURI + separator + FormEncoding.encode(all)])
+            return redirect(to: redirectURI + separator + FormEncoding.encode(all))
         }
+    }
+
+    private func redirect(to location: String) -> Response {
+        guard tapToReturn else { return Response(status: .found, headers: [.location: location]) }
+        return Reply.html(.ok, """
+            <h1>You are signed in</h1>
+            <p><a id="return" href="\(Reply.escape(location))">Return to the app</a></p>
+            """)
     }
 }
