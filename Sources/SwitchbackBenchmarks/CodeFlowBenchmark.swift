@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Switchback
 import SwitchbackEmulator
 
@@ -15,7 +16,7 @@ enum CodeFlowBenchmark {
             print("the emulator needs macOS 14")
             return
         }
-        let emulator = try await Emulator.start()
+        let emulator = try await Emulator.start(logger: quiet)
         let emulatorClient = try client(issuer: emulator.issuer)
         let emulatorRate = try await rate(seconds: seconds) { try await emulatorFlow(emulator: emulator, client: emulatorClient) }
         await emulator.stop()
@@ -42,9 +43,17 @@ enum CodeFlowBenchmark {
                 clientID: "native-rs", redirectURI: try url("com.example.app:/oauth/callback"), scopes: ["openid", "profile"],
                 pushedAuthorization: .never
             ),
-            provider: .discovery(issuer: issuer)
+            provider: .discovery(issuer: issuer),
+            logger: quiet
         )
     }
+
+    /// Warnings only: per-flow info lines would cost more than some of what is measured.
+    static let quiet: Logger = {
+        var logger = Logger(label: "switchback.benchmark")
+        logger.logLevel = .warning
+        return logger
+    }()
 
     @available(macOS 14, iOS 17, *)
     static func emulatorFlow(emulator: Emulator, client: OIDCClient) async throws {

@@ -26,7 +26,7 @@ public struct AuthenticatorApp: Sendable {
         public let reference: String
         /// Where to go when the user approves, and when they decline: `successurl`/`failureurl` in
         /// either spelling (decoded once more when the provider encoded them twice), or an
-        /// `app_callback_uri` / `app_switch_url` for both.
+        /// `app_callback_uri` / `app_switch_url` / `redirect` (Swedish BankID; `null` is none) for both.
         public let successURL: URL?
         public let failureURL: URL?
         /// `closeondone=true`: the app closes instead of returning when there is nowhere to go.
@@ -45,7 +45,7 @@ public struct AuthenticatorApp: Sendable {
     /// Reads a deep link; fails with ``AuthenticatorAppError/notALaunchLink`` when it is not one.
     public static func parse(_ deepLink: URL) throws(AuthenticatorAppError) -> Launch {
         guard let components = URLComponents(url: deepLink, resolvingAgainstBaseURL: false), let scheme = components.scheme,
-            let reference = components.queryItems?.first(where: { $0.name == "txn" })?.value, !reference.isEmpty
+            let reference = components.queryItems?.first(where: { $0.name == "txn" || $0.name == "autostarttoken" })?.value, !reference.isEmpty
         else {
             throw .notALaunchLink
         }
@@ -56,7 +56,7 @@ public struct AuthenticatorApp: Sendable {
             guard let url = URL(string: value), url.scheme != nil else { return nil }
             return url
         }
-        let callback = url("app_callback_uri") ?? url("app_switch_url")
+        let callback = url("app_callback_uri") ?? url("app_switch_url") ?? url("redirect")
         return Launch(
             scheme: scheme, reference: reference, successURL: url("successurl") ?? callback, failureURL: url("failureurl") ?? callback,
             closeOnDone: components.queryItems?.first { $0.name == "closeondone" }?.value == "true"
@@ -73,8 +73,11 @@ public struct AuthenticatorApp: Sendable {
             case .decline: ("decline", [("txn", launch.reference)])
             case .ignore: ("ignore", [("txn", launch.reference)])
             }
-        let endpoint = issuer.appendingPathComponent("authenticator").appendingPathComponent(path)
-        let response = try await transport.send(.form(endpoint, fields))
+        // The app opens the request first (the user sees what they approve), then answers.
+        let authenticator = issuer.appendingPathComponent("authenticator")
+        let opened = try await transport.send(.form(authenticator.appendingPathComponent("open"), [("txn", launch.reference)]))
+        guard opened.status == 200 else { throw AuthenticatorAppError.providerRefused(status: opened.status) }
+        let response = try await transport.send(.form(authenticator.appendingPathComponent(path), fields))
         guard response.status == 200 else {
             throw AuthenticatorAppError.providerRefused(status: response.status)
         }

@@ -25,6 +25,13 @@ extension Provider {
         router.get("/authenticator/transaction") { request, _ in
             await describeTransaction(reference: request.uri.queryParameters["txn"].map(String.init))
         }
+        router.post("/authenticator/open") { request, _ in
+            var request = request
+            return await openTransaction(form: try? await request.collectBody(upTo: Self.maximumBody))
+        }
+        router.get("/bankid/collect") { request, _ in
+            await collect(reference: request.uri.queryParameters["txn"].map(String.init))
+        }
         for (path, action) in [("approve", AuthenticatorAction.approve), ("decline", .decline), ("ignore", .ignore)] {
             router.post("/authenticator/\(path)") { request, _ in
                 var request = request
@@ -36,13 +43,13 @@ extension Provider {
     /// Starts a transaction for `pending` and answers with the page (or 302) that opens the app.
     func startHandOff(
         _ pending: ProviderState.Pending, requestID: String, acr: String?, appName: String, link: (_ reference: String) -> String,
-        polls: Bool
+        polls: Bool, statusPath: String = "/authenticator/transaction"
     ) async -> Response {
         let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: acr)
         let reference = transaction.reference
         var response = Reply.handOff(
             link(reference), delivery: profile.handOffDelivery, appName: appName,
-            poll: polls ? (status: "/authenticator/transaction?txn=\(reference)", next: "/continue?txn=\(reference)") : nil
+            poll: polls ? (status: "\(statusPath)?txn=\(reference)", next: "/continue?txn=\(reference)") : nil
         )
         response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax"
         return response
@@ -119,6 +126,37 @@ extension Provider {
         }, polls: true)
     }
 
+    // MARK: Swedish BankID via a broker
+
+    func bankIDSwedenHandOff(_ pending: ProviderState.Pending, requestID: String, options: BankIDSwedenOptions) async -> Response {
+        if let redirect = pending.bankIDRedirect, !(configuration.client(pending.clientID)?.appReturnURLs.contains(redirect) ?? false) {
+            await state.discard(requestID)
+            return await authorizationRedirect(for: pending).error("invalid_request", "bankid_redirect is not allow-listed for this client")
+        }
+        return await startHandOff(pending, requestID: requestID, acr: BankIDSweden.loa3ACR, appName: "BankID", link: { reference in
+            options.autostartLink(token: reference, redirect: pending.bankIDRedirect)
+        }, polls: true, statusPath: "/bankid/collect")
+    }
+
+    /// `GET /bankid/collect?txn=`: the order's progress, as the BankID RP API's collect reports it.
+    func collect(reference: String?) async -> Response {
+        guard let reference, let transaction = await state.transaction(reference) else {
+            return Reply.oauthError(.badRequest, "invalidParameters", "no such order")
+        }
+        var answer: [String: JSONValue] = ["orderRef": .string(reference)]
+        switch transaction.status {
+        case .pending, .ignored:
+            answer["status"] = .string("pending")
+            answer["hintCode"] = .string(transaction.opened ? "userSign" : "outstandingTransaction")
+        case .approved:
+            answer["status"] = .string("complete")
+        case .declined:
+            answer["status"] = .string("failed")
+            answer["hintCode"] = .string("userCancel")
+        }
+        return Reply.json(.object(answer))
+    }
+
     // MARK: Returning from the app
 
     /// Where the browser goes back to after the app: UAE Pass's https resume and cancel pages, or the
@@ -168,6 +206,14 @@ extension Provider {
         return Reply.json(.object([
             "txn": .string(transaction.reference), "client_id": .string(transaction.clientID), "status": .string(Self.statusName(transaction.status)),
         ]))
+    }
+
+    /// `POST /authenticator/open` with `txn`: the app shows the request to the user.
+    func openTransaction(form body: ByteBuffer?) async -> Response {
+        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)), let reference = form["txn"] else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form with txn")
+        }
+        return await describeTransaction(reference: await state.open(reference)?.reference)
     }
 
     /// `POST /authenticator/{approve,decline,ignore}` with `txn` (and `username` to approve as someone
@@ -222,6 +268,11 @@ enum UserAgent {
         let iOS = userAgent.contains("iPhone") || userAgent.contains("iPad")
         return iOS && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
     }
+}
+
+/// The level of assurance Swedish BankID brokers report.
+public enum BankIDSweden {
+    public static let loa3ACR = "http://id.elegnamnden.se/loa/1.0/loa3"
 }
 
 /// The level of assurance MitID brokers report.

@@ -63,6 +63,11 @@ public struct Profile: Sendable {
         /// parameters; the broker's page then finishes in the same browser and sends the code to the
         /// https redirect URI (a second hop).
         case mitID
+        /// Swedish-BankID-via-broker-like: the broker's page opens `bankid:///?autostarttoken=…&redirect=…`
+        /// (or the https app link form) and polls collect, whose hintCode moves from
+        /// `outstandingTransaction` to `userSign` once the app has opened the order; `redirect` is the
+        /// client's allow-listed return URL from `bankid_redirect`, or the literal `null`.
+        case bankIDSweden(BankIDSwedenOptions)
     }
 
     /// A well-behaved provider: password page, code + PKCE S256, every response mode.
@@ -106,8 +111,17 @@ public struct Profile: Sendable {
         handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, tapToReturn: true
     )
 
+    /// Swedish BankID through a broker.
+    public static func bankIDSweden(_ options: BankIDSwedenOptions = BankIDSwedenOptions()) -> Profile {
+        Profile(
+            name: "bankid-se",
+            summary: "Swedish-BankID-via-broker-like: autostart link (\(options.appLinkForm ? "https app link" : "bankid:///")), redirect=null unless asked, collect hintCodes",
+            handOff: .bankIDSweden(options)
+        )
+    }
+
     /// Every named profile, with its default options.
-    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway, .mitID]
+    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway, .mitID, .bankIDSweden()]
 
     /// The profile called `name`, with `variants` applied; fails naming what is unknown.
     public static func named(_ name: String, variants: [String] = []) -> Result<Profile, UnknownProfile> {
@@ -128,6 +142,14 @@ public struct Profile: Sendable {
                 options.apply(known)
                 let delivery = profile.handOffDelivery
                 profile = .uaePass(options)
+                profile.handOffDelivery = delivery
+            case .bankIDSweden(var options):
+                guard variant == "app-link" else {
+                    return .failure(UnknownProfile(description: "unknown bankid-se variant \"\(variant)\"; available: app-link, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"))
+                }
+                options.appLinkForm = true
+                let delivery = profile.handOffDelivery
+                profile = .bankIDSweden(options)
                 profile.handOffDelivery = delivery
             case nil, .bankIDNorway, .mitID:
                 return .failure(UnknownProfile(description: "the \(name) profile has no variants\(profile.handOff == nil ? "" : " but \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
@@ -219,5 +241,18 @@ public struct UAEPassOptions: Sendable, Equatable {
         if closeOnDone { link += "&closeondone=true" }
         if trailingParameters { link += "&lang=en&browserpackage=com.android.chrome&flow=mobileondevice" }
         return link
+    }
+}
+
+/// The Swedish BankID behaviours that vary.
+public struct BankIDSwedenOptions: Sendable, Equatable {
+    /// The autostart link as `https://app.bankid.com/?…` instead of `bankid:///?…`.
+    public var appLinkForm = false
+
+    public init() {}
+
+    func autostartLink(token: String, redirect: String?) -> String {
+        let base = appLinkForm ? "https://app.bankid.com/" : "bankid:///"
+        return "\(base)?autostarttoken=\(token)&redirect=\(redirect.map(FormEncoding.escape) ?? "null")"
     }
 }

@@ -129,6 +129,8 @@ struct Provider: Sendable {
             return await bankIDNorwayHandOff(pending, requestID: requestID)
         case .mitID:
             return await mitIDHandOff(pending, requestID: requestID)
+        case .bankIDSweden(let options):
+            return await bankIDSwedenHandOff(pending, requestID: requestID, options: options)
         case .uaePass, nil:
             return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: false)
         }
@@ -176,7 +178,7 @@ struct Provider: Sendable {
         let acr: String? =
             switch profile.handOff {
             case .uaePass: UAEPassOptions.webACR
-            case .bankIDNorway, .mitID, nil: nil
+            case .bankIDNorway, .mitID, .bankIDSweden, nil: nil
             }
         return await finish(requestID: requestID, pending: pending, subject: user.subject, acr: acr)
     }

@@ -16,6 +16,8 @@ actor ProviderState {
         let faults: Set<Fault>
         let acrValues: [String]
         let loginHint: String?
+        /// Swedish BankID: where the BankID app returns (`bankid_redirect`).
+        let bankIDRedirect: String?
         /// Norwegian BankID: where the authenticator app returns, and the upfront permission that allows it.
         let appCallbackURI: String?
         let permissionToken: String?
@@ -39,6 +41,8 @@ actor ProviderState {
         /// The acr the ID token reports when the transaction completes.
         let acr: String?
         var status: Status
+        /// The authenticator app has opened the transaction (the user is looking at it).
+        var opened = false
     }
 
     /// What a code or token was issued for.
@@ -129,6 +133,12 @@ actor ProviderState {
     }
 
     func transaction(_ reference: String) -> Transaction? { transactions[reference] }
+
+    /// The app opens the transaction; nil when it is unknown.
+    func open(_ reference: String) -> Transaction? {
+        transactions[reference]?.opened = true
+        return transactions[reference]
+    }
 
     /// Records the authenticator's answer; false when the transaction is unknown or already decided.
     func decide(_ reference: String, _ status: Transaction.Status) -> Bool {

@@ -57,11 +57,13 @@ struct EmulatorUAEPassTests {
             let app = try Self.app(emulator)
             let next = try await app.respond(to: link, with: .approve())
             #expect(next == successURL)
+            // Decided once: the app cannot change its answer.
+            await #expect(throws: AuthenticatorAppError.providerRefused(status: 409)) { try await app.respond(to: link, with: .decline) }
             let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(successURL)), session: session)
             #expect(credential.idTokenClaims?.acr == UAEPassOptions.onDeviceACR)
             #expect(credential.subject == "9b1f7c2e-alice")
-            // The transaction is over: the app cannot decide it again.
-            await #expect(throws: AuthenticatorAppError.providerRefused(status: 409)) { try await app.respond(to: link, with: .decline) }
+            // The transaction is over: the app no longer finds it.
+            await #expect(throws: AuthenticatorAppError.providerRefused(status: 404)) { try await app.respond(to: link, with: .decline) }
         }
     }
 
@@ -220,7 +222,7 @@ struct EmulatorUAEPassTests {
         try await Self.withEmulator { emulator in
             let app = try Self.app(emulator)
             let forged = try #require(URL(string: "uaepass://digitalid?txn=forged&successurl=https%3A%2F%2Fevil.example"))
-            await #expect(throws: AuthenticatorAppError.providerRefused(status: 409)) { try await app.respond(to: forged, with: .approve()) }
+            await #expect(throws: AuthenticatorAppError.providerRefused(status: 404)) { try await app.respond(to: forged, with: .approve()) }
             #expect(throws: AuthenticatorAppError.notALaunchLink) { try AuthenticatorApp.parse(try #require(URL(string: "uaepass://digitalid?successurl=x"))) }
             let transport = URLSessionTransport()
             let garbage = try await transport.send(HTTPRequest(
