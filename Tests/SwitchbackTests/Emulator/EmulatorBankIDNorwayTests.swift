@@ -13,14 +13,7 @@ struct EmulatorBankIDNorwayTests {
     static let callback = "https://app.example.com/bankid-return"
 
     static func withEmulator(_ body: (Emulator) async throws -> Void) async throws {
-        let emulator = try await Emulator.start(profile: .bankIDNorway)
-        do {
-            try await body(emulator)
-        } catch {
-            await emulator.stop()
-            throw error
-        }
-        await emulator.stop()
+        try await EmulatorProviderTests.withEmulator(profile: .bankIDNorway, body)
     }
 
     /// The merchant's confidential client: it registers permissions and, here, also signs in (in an app
@@ -48,13 +41,6 @@ struct EmulatorBankIDNorwayTests {
         return options
     }
 
-    /// Opens the authorization URL; returns the BankID app link and the page that stays behind polling.
-    static func handOff(_ browser: EmulatorBrowser, _ url: URL) async throws -> (link: URL, page: String) {
-        let landing = try await browser.open(url)
-        guard case .handOff(let link, let page) = landing else { throw EmulatorBrowser.UnexpectedLanding(description: "no hand-off: \(landing)") }
-        return (link, page)
-    }
-
     /// The link the browser page's script moves to once the app has answered.
     static func continueURL(_ html: String, base: String) throws -> URL {
         let marker = try #require(html.range(of: "id=\"continue\" href=\""))
@@ -71,7 +57,7 @@ struct EmulatorBankIDNorwayTests {
             let session = try await client.prepareAuthorization(Self.options(loginHint: "BIS", callback: Self.callback, permission: permission.token))
             let browser = EmulatorBrowser()
             // Page script opens the app; the page itself stays, polling.
-            let (link, html) = try await Self.handOff(browser, session.authorizationURL)
+            let (link, html) = try await browser.handOff(session.authorizationURL)
             #expect(link.scheme == "bankid-no")
             let next = try await AuthenticatorApp(issuer: try #require(URL(string: emulator.issuer))).respond(to: link, with: .approve())
             #expect(next?.absoluteString == Self.callback)
@@ -93,7 +79,7 @@ struct EmulatorBankIDNorwayTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.options())
             let browser = EmulatorBrowser()
-            let (link, html) = try await Self.handOff(browser, session.authorizationURL)
+            let (link, html) = try await browser.handOff(session.authorizationURL)
             #expect(try await AuthenticatorApp(issuer: try #require(URL(string: emulator.issuer))).respond(to: link, with: .approve()) == nil)
             let credential = try await client.completeAuthorization(
                 try EmulatorBrowser.callback(try await browser.open(try Self.continueURL(html, base: emulator.issuer))), session: session
@@ -132,7 +118,7 @@ struct EmulatorBankIDNorwayTests {
             let token = try #require(try await Self.permission(emulator).token)
             let client = Self.merchant(emulator)
             let first = try await client.prepareAuthorization(Self.options(callback: Self.callback, permission: token))
-            _ = try await Self.handOff(EmulatorBrowser(), first.authorizationURL)  // the first use is accepted
+            _ = try await EmulatorBrowser().handOff(first.authorizationURL)  // the first use is accepted
             let second = try await client.prepareAuthorization(Self.options(callback: Self.callback, permission: token))
             let landing = try await EmulatorBrowser().open(second.authorizationURL)
             await expectCode(.authorizationError) { try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: second) }
@@ -146,7 +132,7 @@ struct EmulatorBankIDNorwayTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.options())
             let browser = EmulatorBrowser()
-            let (link, html) = try await Self.handOff(browser, session.authorizationURL)
+            let (link, html) = try await browser.handOff(session.authorizationURL)
             _ = try await AuthenticatorApp(issuer: try #require(URL(string: emulator.issuer))).respond(to: link, with: .decline)
             let landing = try await browser.open(try Self.continueURL(html, base: emulator.issuer))
             do {

@@ -11,14 +11,7 @@ import SwitchbackEmulator
 @Suite("Emulator: bankid-se profile")
 struct EmulatorBankIDSwedenTests {
     static func withEmulator(_ variants: [String] = [], _ body: (Emulator) async throws -> Void) async throws {
-        let emulator = try await Emulator.start(profile: try Profile.named("bankid-se", variants: variants).get())
-        do {
-            try await body(emulator)
-        } catch {
-            await emulator.stop()
-            throw error
-        }
-        await emulator.stop()
+        try await EmulatorProviderTests.withEmulator(profile: try Profile.named("bankid-se", variants: variants).get(), body)
     }
 
     static func collect(_ emulator: Emulator, _ reference: String) async throws -> [String: JSONValue] {
@@ -35,10 +28,7 @@ struct EmulatorBankIDSwedenTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization()
             let browser = EmulatorBrowser()
-            guard case .handOff(let link, let page) = try await browser.open(session.authorizationURL) else {
-                Issue.record("expected the autostart hand-off")
-                return
-            }
+            let (link, page) = try await browser.handOff(session.authorizationURL)
             #expect(link.absoluteString.hasPrefix("bankid:///?autostarttoken="))
             #expect(link.absoluteString.hasSuffix("&redirect=null"))
             #expect(page.contains("/bankid/collect?txn="))
@@ -65,10 +55,7 @@ struct EmulatorBankIDSwedenTests {
         try await Self.withEmulator(["app-link"]) { emulator in
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(AuthorizationOptions(extraParameters: [("bankid_redirect", "https://app.example.com/appswitch")]))
-            guard case .handOff(let link, _) = try await EmulatorBrowser().open(session.authorizationURL) else {
-                Issue.record("expected the autostart hand-off")
-                return
-            }
+            let (link, _) = try await EmulatorBrowser().handOff(session.authorizationURL)
             #expect(link.absoluteString.hasPrefix("https://app.bankid.com/?autostarttoken="))
             #expect(link.absoluteString.hasSuffix("&redirect=https%3A%2F%2Fapp.example.com%2Fappswitch"))
             let back = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .approve())
@@ -82,10 +69,7 @@ struct EmulatorBankIDSwedenTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization()
             let browser = EmulatorBrowser()
-            guard case .handOff(let link, let page) = try await browser.open(session.authorizationURL) else {
-                Issue.record("expected the autostart hand-off")
-                return
-            }
+            let (link, page) = try await browser.handOff(session.authorizationURL)
             _ = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .decline)
             let collected = try await Self.collect(emulator, try AuthenticatorApp.parse(link).reference)
             #expect(collected["status"] == .string("failed") && collected["hintCode"] == .string("userCancel"))

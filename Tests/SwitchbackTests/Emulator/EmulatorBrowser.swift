@@ -43,6 +43,13 @@ final class EmulatorBrowser {
         return try await navigate(.form(login, [("request", requestID), ("username", username), ("password", password)]))
     }
 
+    /// Opens `url` and expects the page to hand off to an app: returns the deep link and the page left behind.
+    func handOff(_ url: URL) async throws -> (link: URL, page: String) {
+        let landing = try await open(url)
+        guard case .handOff(let link, let page) = landing else { throw UnexpectedLanding(description: "no hand-off: \(landing)") }
+        return (link, page)
+    }
+
     /// Loads `url` and follows the provider's redirects.
     func open(_ url: URL) async throws -> Landing {
         try await navigate(HTTPRequest(method: .get, url: url))

@@ -30,14 +30,7 @@ struct EmulatorClientAssertionTests {
         let keys = try await keys()
         var configuration = EmulatorConfiguration.defaults
         configuration.clients.append(.init(clientID: "fapi", authentication: .privateKeyJWT, redirectURIs: EmulatorConfiguration.defaultRedirectURIs, jwks: keys.jwks))
-        let emulator = try await Emulator.start(configuration: configuration)
-        do {
-            try await body(emulator, keys)
-        } catch {
-            await emulator.stop()
-            throw error
-        }
-        await emulator.stop()
+        try await EmulatorProviderTests.withEmulator(configuration: configuration) { try await body($0, keys) }
     }
 
     @Test("PAR and token requests authenticated by signed assertions; each sign-in uses fresh jtis")

@@ -13,18 +13,13 @@ struct EmulatorMitIDTests {
     static let resumeURL = "https://app.example.com/appswitch"
 
     static func withEmulator(_ body: (Emulator, OIDCClient) async throws -> Void) async throws {
-        let emulator = try await Emulator.start(profile: .mitID)
-        let client = OIDCClient(
-            configuration: ClientConfiguration(clientID: "native-rs", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback"))),
-            provider: .discovery(issuer: emulator.issuer)
-        )
-        do {
+        try await EmulatorProviderTests.withEmulator(profile: .mitID) { emulator in
+            let client = OIDCClient(
+                configuration: ClientConfiguration(clientID: "native-rs", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback"))),
+                provider: .discovery(issuer: emulator.issuer)
+            )
             try await body(emulator, client)
-        } catch {
-            await emulator.stop()
-            throw error
         }
-        await emulator.stop()
     }
 
     static func appSwitch(_ resumeURL: String) -> AuthorizationOptions {
@@ -46,10 +41,7 @@ struct EmulatorMitIDTests {
         try await Self.withEmulator { emulator, client in
             let session = try await client.prepareAuthorization(Self.appSwitch(Self.resumeURL))
             let browser = EmulatorBrowser()
-            guard case .handOff(let link, let page) = try await browser.open(session.authorizationURL) else {
-                Issue.record("expected the hand-off to the MitID app")
-                return
-            }
+            let (link, page) = try await browser.handOff(session.authorizationURL)
             // Hop 1: the universal link, without a single parameter.
             let back = try #require(try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .approve()))
             #expect(back.absoluteString == Self.resumeURL)

@@ -13,14 +13,7 @@ struct EmulatorProfileTests {
     static func withEmulator(
         _ profile: Profile, configuration: EmulatorConfiguration = .defaults, _ body: (Emulator) async throws -> Void
     ) async throws {
-        let emulator = try await Emulator.start(profile: profile, configuration: configuration)
-        do {
-            try await body(emulator)
-        } catch {
-            await emulator.stop()
-            throw error
-        }
-        await emulator.stop()
+        try await EmulatorProviderTests.withEmulator(profile: profile, configuration: configuration, body)
     }
 
     /// A client without PAR by default, so that refusals reach the front channel.

@@ -21,8 +21,11 @@ struct EmulatorProviderTests {
         )
     }
 
-    static func withEmulator(_ body: (Emulator) async throws -> Void) async throws {
-        let emulator = try await Emulator.start()
+    /// Runs `body` against a fresh emulator and stops it afterwards, whatever `body` does.
+    static func withEmulator(
+        profile: Profile = .generic, configuration: EmulatorConfiguration = .defaults, _ body: (Emulator) async throws -> Void
+    ) async throws {
+        let emulator = try await Emulator.start(profile: profile, configuration: configuration)
         do {
             try await body(emulator)
         } catch {

@@ -12,15 +12,7 @@ import SwitchbackEmulator
 @Suite("Emulator: uaepass profile")
 struct EmulatorUAEPassTests {
     static func withEmulator(_ variants: [UAEPassOptions.Variant] = [], _ body: (Emulator) async throws -> Void) async throws {
-        let profile = try Profile.named("uaepass", variants: variants.map(\.rawValue)).get()
-        let emulator = try await Emulator.start(profile: profile)
-        do {
-            try await body(emulator)
-        } catch {
-            await emulator.stop()
-            throw error
-        }
-        await emulator.stop()
+        try await EmulatorProviderTests.withEmulator(profile: try Profile.named("uaepass", variants: variants.map(\.rawValue)).get(), body)
     }
 
     static func onDevice(faults: [Fault] = []) -> AuthorizationOptions {
@@ -33,20 +25,13 @@ struct EmulatorUAEPassTests {
         AuthenticatorApp(issuer: try #require(URL(string: emulator.issuer)))
     }
 
-    /// Opens the authorization URL and returns the deep link the page navigates to.
-    static func handOff(_ browser: EmulatorBrowser, _ session: AuthorizationSession) async throws -> URL {
-        let landing = try await browser.open(session.authorizationURL)
-        guard case .handOff(let link, _) = landing else { throw EmulatorBrowser.UnexpectedLanding(description: "no hand-off: \(landing)") }
-        return link
-    }
-
     @Test("on-device sign-in: hand-off to uaepass://digitalid, approve in the app, the https successurl in the same browser returns the code")
     func approve() async throws {
         try await Self.withEmulator { emulator in
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.onDevice())
             let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
-            let link = try await Self.handOff(browser, session)
+            let link = try await browser.handOff(session.authorizationURL).link
             #expect(link.absoluteString.hasPrefix("uaepass://digitalid?txn="))
             let launch = try AuthenticatorApp.parse(link)
             let successURL = try #require(launch.successURL)
@@ -72,7 +57,7 @@ struct EmulatorUAEPassTests {
         try await Self.withEmulator { emulator in
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.onDevice())
-            let link = try await Self.handOff(EmulatorBrowser(userAgent: EmulatorBrowser.webView), session)
+            let link = try await EmulatorBrowser(userAgent: EmulatorBrowser.webView).handOff(session.authorizationURL).link
             let successURL = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
             guard case .page(403, let html) = try await EmulatorBrowser().open(successURL) else {
                 Issue.record("the resume URL must not complete without the original session")
@@ -88,7 +73,7 @@ struct EmulatorUAEPassTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.onDevice())
             let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
-            let link = try await Self.handOff(browser, session)
+            let link = try await browser.handOff(session.authorizationURL).link
             let app = try Self.app(emulator)
             #expect(try await app.respond(to: link, with: .ignore) == nil)
             let successURL = try #require(try AuthenticatorApp.parse(link).successURL)
@@ -111,7 +96,7 @@ struct EmulatorUAEPassTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.onDevice())
             let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
-            let link = try await Self.handOff(browser, session)
+            let link = try await browser.handOff(session.authorizationURL).link
             let failureURL = try #require(try await Self.app(emulator).respond(to: link, with: .decline))
             do {
                 _ = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(failureURL)), session: session)
@@ -128,7 +113,7 @@ struct EmulatorUAEPassTests {
         try await Self.withEmulator([.declineNever]) { emulator in
             let session = try await EmulatorProviderTests.client(emulator).prepareAuthorization(Self.onDevice())
             let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
-            let link = try await Self.handOff(browser, session)
+            let link = try await browser.handOff(session.authorizationURL).link
             let failureURL = try #require(try await Self.app(emulator).respond(to: link, with: .decline))
             for _ in 0..<2 {
                 guard case .page(200, let html) = try await browser.open(failureURL) else {
@@ -147,7 +132,7 @@ struct EmulatorUAEPassTests {
     func schemes(variants: [UAEPassOptions.Variant], scheme: String) async throws {
         try await Self.withEmulator(variants) { emulator in
             let session = try await EmulatorProviderTests.client(emulator).prepareAuthorization(Self.onDevice())
-            let link = try await Self.handOff(EmulatorBrowser(userAgent: EmulatorBrowser.webView), session)
+            let link = try await EmulatorBrowser(userAgent: EmulatorBrowser.webView).handOff(session.authorizationURL).link
             #expect(link.scheme == scheme)
         }
     }
@@ -158,7 +143,7 @@ struct EmulatorUAEPassTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.onDevice())
             let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
-            let link = try await Self.handOff(browser, session)
+            let link = try await browser.handOff(session.authorizationURL).link
             let raw = link.absoluteString
             #expect(raw.contains("&successURL=https%253A%252F%252F") || raw.contains("&successURL=http%253A%252F%252F"))
             #expect(raw.contains("&failureURL="))
@@ -210,7 +195,7 @@ struct EmulatorUAEPassTests {
             let client = EmulatorProviderTests.client(emulator)
             let session = try await client.prepareAuthorization(Self.onDevice(faults: [.wrongIssuerParameter]))
             let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
-            let link = try await Self.handOff(browser, session)
+            let link = try await browser.handOff(session.authorizationURL).link
             let successURL = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
             let callback = try EmulatorBrowser.callback(try await browser.open(successURL))
             await expectCode(.issuerParameterMismatch) { try await client.completeAuthorization(callback, session: session) }
