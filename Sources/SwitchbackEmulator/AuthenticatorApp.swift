@@ -26,7 +26,8 @@ public struct AuthenticatorApp: Sendable {
         public let reference: String
         /// Where to go when the user approves, and when they decline: `successurl`/`failureurl` in
         /// either spelling (decoded once more when the provider encoded them twice), or an
-        /// `app_callback_uri` / `app_switch_url` / `redirect` (Swedish BankID; `null` is none) for both.
+        /// `app_callback_uri` / `app_switch_url` / `app_launch_url` / `redirect` (Swedish BankID; `null`
+        /// is none) for both.
         public let successURL: URL?
         public let failureURL: URL?
         /// `closeondone=true`: the app closes instead of returning when there is nowhere to go.
@@ -56,7 +57,7 @@ public struct AuthenticatorApp: Sendable {
             guard let url = URL(string: value), url.scheme != nil else { return nil }
             return url
         }
-        let callback = url("app_callback_uri") ?? url("app_switch_url") ?? url("redirect")
+        let callback = url("app_callback_uri") ?? url("app_switch_url") ?? url("app_launch_url") ?? url("redirect")
         return Launch(
             scheme: scheme, reference: reference, successURL: url("successurl") ?? callback, failureURL: url("failureurl") ?? callback,
             closeOnDone: components.queryItems?.first { $0.name == "closeondone" }?.value == "true"

@@ -85,7 +85,8 @@ enum AuthorizationRequest {
             clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
             codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
             acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
-            loginHint: parameters["login_hint"], bankIDRedirect: parameters["bankid_redirect"], appCallbackURI: parameters["app_callback_uri"], permissionToken: parameters["permission_token"]
+            loginHint: parameters["login_hint"], appReturnURL: profile.appReturnParameter.flatMap { parameters[$0] },
+            permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"]
         ))
     }
 }

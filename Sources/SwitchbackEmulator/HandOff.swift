@@ -67,7 +67,7 @@ extension Provider {
     // MARK: Norwegian BankID
 
     func bankIDNorwayHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
-        if let callback = pending.appCallbackURI {
+        if let callback = pending.appReturnURL {
             let refusal: String? =
                 if !callback.hasPrefix("https://") || URL(string: callback)?.host == nil {
                     "app_callback_uri must be an https URL (a universal link)"
@@ -84,7 +84,7 @@ extension Provider {
         let acr = pending.loginHint?.uppercased().hasPrefix("BIS") == true ? BankIDNorway.bisACR : BankIDNorway.bidACR
         return await startHandOff(pending, requestID: requestID, acr: acr, appName: "BankID", link: { reference in
             var link = "bankid-no://authenticate?txn=\(reference)"
-            if let callback = pending.appCallbackURI { link += "&app_callback_uri=" + FormEncoding.escape(callback) }
+            if let callback = pending.appReturnURL { link += "&app_callback_uri=" + FormEncoding.escape(callback) }
             return link
         }, polls: true)
     }
@@ -129,12 +129,12 @@ extension Provider {
     // MARK: Swedish BankID via a broker
 
     func bankIDSwedenHandOff(_ pending: ProviderState.Pending, requestID: String, options: BankIDSwedenOptions) async -> Response {
-        if let redirect = pending.bankIDRedirect, !(configuration.client(pending.clientID)?.appReturnURLs.contains(redirect) ?? false) {
+        if let redirect = pending.appReturnURL, !(configuration.client(pending.clientID)?.appReturnURLs.contains(redirect) ?? false) {
             await state.discard(requestID)
             return await authorizationRedirect(for: pending).error("invalid_request", "bankid_redirect is not allow-listed for this client")
         }
         return await startHandOff(pending, requestID: requestID, acr: BankIDSweden.loa3ACR, appName: "BankID", link: { reference in
-            options.autostartLink(token: reference, redirect: pending.bankIDRedirect)
+            options.autostartLink(token: reference, redirect: pending.appReturnURL)
         }, polls: true, statusPath: "/bankid/collect")
     }
 
@@ -155,6 +155,20 @@ extension Provider {
             answer["hintCode"] = .string("userCancel")
         }
         return Reply.json(.object(answer))
+    }
+
+    // MARK: Singpass
+
+    func singpassHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
+        if let launch = pending.appReturnURL, !(configuration.client(pending.clientID)?.appReturnURLs.contains(launch) ?? false) {
+            await state.discard(requestID)
+            return await authorizationRedirect(for: pending).error("invalid_request", "app_launch_url is not registered for this client")
+        }
+        return await startHandOff(pending, requestID: requestID, acr: Singpass.acr, appName: "Singpass", link: { reference in
+            var link = "singpass://auth?txn=\(reference)"
+            if let launch = pending.appReturnURL { link += "&app_launch_url=" + FormEncoding.escape(launch) }
+            return link
+        }, polls: true)
     }
 
     // MARK: Returning from the app
@@ -268,6 +282,11 @@ enum UserAgent {
         let iOS = userAgent.contains("iPhone") || userAgent.contains("iPad")
         return iOS && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
     }
+}
+
+/// The acr the Singpass profile reports.
+public enum Singpass {
+    public static let acr = "urn:singpass:authentication:loa:2"
 }
 
 /// The level of assurance Swedish BankID brokers report.

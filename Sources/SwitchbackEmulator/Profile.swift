@@ -22,11 +22,16 @@ public struct Profile: Sendable {
     /// The authorization response is a page with a link the user taps, not a redirect: a universal
     /// link reached by redirects alone would not open the app (MitID brokers, Singpass).
     public var tapToReturn: Bool
+    /// FAPI 2.0 requirements: authorization requests only by PAR, clients only by `private_key_jwt`,
+    /// tokens only DPoP-bound.
+    public var fapi2: Bool
+    /// Seconds a code lives, when the profile sets it (Singpass: 2 minutes); else the configuration's.
+    public var codeLifetime: TimeInterval?
 
     public init(
         name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
-        tapToReturn: Bool = false
+        tapToReturn: Bool = false, fapi2: Bool = false, codeLifetime: TimeInterval? = nil
     ) {
         self.name = name
         self.summary = summary
@@ -36,6 +41,8 @@ public struct Profile: Sendable {
         self.refusesEmbeddedWebViews = refusesEmbeddedWebViews
         self.handOffDelivery = handOffDelivery
         self.tapToReturn = tapToReturn
+        self.fapi2 = fapi2
+        self.codeLifetime = codeLifetime
     }
 
     /// How a hand-off reaches the deep link. The page always carries a link the user can tap.
@@ -68,6 +75,19 @@ public struct Profile: Sendable {
         /// `outstandingTransaction` to `userSign` once the app has opened the order; `redirect` is the
         /// client's allow-listed return URL from `bankid_redirect`, or the literal `null`.
         case bankIDSweden(BankIDSwedenOptions)
+        /// Singpass-like: the page opens `singpass://auth?txn=…&app_launch_url=…` (registered for the
+        /// client), polls, and ends on a tap-to-return page.
+        case singpass
+    }
+
+    /// The authorization parameter naming where the authenticator app returns, for this hand-off.
+    var appReturnParameter: String? {
+        switch handOff {
+        case .bankIDNorway: "app_callback_uri"
+        case .bankIDSweden: "bankid_redirect"
+        case .singpass: "app_launch_url"
+        case .uaePass, .mitID, nil: nil
+        }
     }
 
     /// A well-behaved provider: password page, code + PKCE S256, every response mode.
@@ -120,8 +140,17 @@ public struct Profile: Sendable {
         )
     }
 
+    /// Singpass (FAPI 2.0).
+    public static let singpass = Profile(
+        name: "singpass",
+        summary: "Singpass-like FAPI 2.0: PAR, PKCE S256, private_key_jwt, DPoP-bound tokens, 2-minute codes, registered app_launch_url, tap-to-return page; no embedded WebViews",
+        handOff: .singpass, refusesEmbeddedWebViews: true, tapToReturn: true, fapi2: true, codeLifetime: 120
+    )
+
     /// Every named profile, with its default options.
-    public static let all: [Profile] = [.generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway, .mitID, .bankIDSweden()]
+    public static let all: [Profile] = [
+        .generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway, .mitID, .bankIDSweden(), .singpass,
+    ]
 
     /// The profile called `name`, with `variants` applied; fails naming what is unknown.
     public static func named(_ name: String, variants: [String] = []) -> Result<Profile, UnknownProfile> {
@@ -151,7 +180,7 @@ public struct Profile: Sendable {
                 let delivery = profile.handOffDelivery
                 profile = .bankIDSweden(options)
                 profile.handOffDelivery = delivery
-            case nil, .bankIDNorway, .mitID:
+            case nil, .bankIDNorway, .mitID, .singpass:
                 return .failure(UnknownProfile(description: "the \(name) profile has no variants\(profile.handOff == nil ? "" : " but \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
             }
         }

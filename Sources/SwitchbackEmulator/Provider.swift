@@ -27,17 +27,22 @@ struct Provider: Sendable {
         router.post("/token") { request, _ in
             var request = request
             let body = try? await request.collectBody(upTo: Self.maximumBody)
-            return await token(form: body, authorization: request.headers[.authorization])
+            return await token(form: body, authorization: request.headers[.authorization], dpop: Self.dpopHeader(request.headers))
         }
         router.post("/par") { request, _ in
             var request = request
             let body = try? await request.collectBody(upTo: Self.maximumBody)
-            return await pushAuthorizationRequest(form: body, authorization: request.headers[.authorization])
+            return await pushAuthorizationRequest(form: body, authorization: request.headers[.authorization], dpop: Self.dpopHeader(request.headers))
         }
-        router.get("/userinfo") { request, _ in await userInfo(authorization: request.headers[.authorization], form: nil) }
+        router.get("/userinfo") { request, _ in
+            await userInfo(method: "GET", authorization: request.headers[.authorization], dpop: Self.dpopHeader(request.headers), form: nil)
+        }
         router.post("/userinfo") { request, _ in
             var request = request
-            return await userInfo(authorization: request.headers[.authorization], form: try? await request.collectBody(upTo: Self.maximumBody))
+            return await userInfo(
+                method: "POST", authorization: request.headers[.authorization], dpop: Self.dpopHeader(request.headers),
+                form: try? await request.collectBody(upTo: Self.maximumBody)
+            )
         }
         addHandOffRoutes(to: router)
         router.get("/end_session") { request, _ in await endSession(query: request.uri.query ?? "") }
@@ -82,7 +87,11 @@ struct Provider: Sendable {
             "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("RS256"), .string("ES256")]),
             "code_challenge_methods_supported": .array([.string("S256")]),
-            "token_endpoint_auth_methods_supported": .array(["none", "client_secret_basic", "client_secret_post", "private_key_jwt"].map(JSONValue.string)),
+            "token_endpoint_auth_methods_supported": .array(
+                (profile.fapi2 ? ["private_key_jwt"] : ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]).map(JSONValue.string)
+            ),
+            "require_pushed_authorization_requests": .bool(profile.fapi2),
+            "dpop_signing_alg_values_supported": .array([.string("ES256")]),
             "token_endpoint_auth_signing_alg_values_supported": .array(["RS256", "ES256"].map(JSONValue.string)),
             "scopes_supported": .array(["openid", "profile", "email"].map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(true),
@@ -112,6 +121,9 @@ struct Provider: Sendable {
             }
             return await begin(pending, requestID: id)
         }
+        guard !profile.fapi2 else {
+            return Reply.page(.badRequest, title: "Invalid request", message: "This provider takes authorization requests only by PAR (request_uri).")
+        }
         switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):
             return await begin(pending, requestID: await state.begin(pending))
@@ -131,13 +143,15 @@ struct Provider: Sendable {
             return await mitIDHandOff(pending, requestID: requestID)
         case .bankIDSweden(let options):
             return await bankIDSwedenHandOff(pending, requestID: requestID, options: options)
+        case .singpass:
+            return await singpassHandOff(pending, requestID: requestID)
         case .uaePass, nil:
             return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: false)
         }
     }
 
     /// Pushed authorization requests (RFC 9126): the client authenticates as at the token endpoint.
-    func pushAuthorizationRequest(form body: ByteBuffer?, authorization: String?) async -> Response {
+    func pushAuthorizationRequest(form body: ByteBuffer?, authorization: String?, dpop: String?) async -> Response {
         guard let body else { return Reply.oauthError(.badRequest, "invalid_request", "the body is missing or too large") }
         var parameters: [String: String]
         switch AuthorizationRequest.parameters(String(buffer: body)) {
@@ -148,8 +162,21 @@ struct Provider: Sendable {
             return Reply.oauthError(.badRequest, "invalid_request", "request_uri may not be pushed")
         }
         switch await authenticate(form: parameters, authorization: authorization) {
+        case .success(let client) where profile.fapi2 && client.authentication != .privateKeyJWT:
+            return Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients only by private_key_jwt")
         case .success(let client): parameters["client_id"] = client.clientID
         case .failure(let failure): return failure.response
+        }
+        // RFC 9449 §10.1: a proof at PAR must be valid, and match dpop_jkt when both are sent.
+        if let dpop {
+            switch await checkProof(dpop, method: "POST", path: "/par", accessToken: nil) {
+            case .success(let thumbprint) where parameters["dpop_jkt"] == nil || parameters["dpop_jkt"] == thumbprint:
+                parameters["dpop_jkt"] = thumbprint
+            case .success:
+                return Reply.oauthError(.badRequest, "invalid_dpop_proof", "dpop_jkt names another key than the DPoP proof")
+            case .failure(let refusal):
+                return Reply.oauthError(.badRequest, "invalid_dpop_proof", refusal.description)
+            }
         }
         switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):
@@ -178,7 +205,7 @@ struct Provider: Sendable {
         let acr: String? =
             switch profile.handOff {
             case .uaePass: UAEPassOptions.webACR
-            case .bankIDNorway, .mitID, .bankIDSweden, nil: nil
+            case .bankIDNorway, .mitID, .bankIDSweden, .singpass, nil: nil
             }
         return await finish(requestID: requestID, pending: pending, subject: user.subject, acr: acr)
     }
@@ -190,7 +217,7 @@ struct Provider: Sendable {
             await state.discard(requestID)
             return redirect.error("access_denied", "the user declined")
         }
-        guard let issued = await state.issueCode(for: requestID, subject: subject, acr: acr, lifetime: configuration.codeLifetime) else {
+        guard let issued = await state.issueCode(for: requestID, subject: subject, acr: acr, lifetime: profile.codeLifetime ?? configuration.codeLifetime) else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }
         return redirect.success(code: issued.code)
@@ -213,7 +240,7 @@ struct Provider: Sendable {
 
     // MARK: Token endpoint
 
-    func token(form body: ByteBuffer?, authorization: String?) async -> Response {
+    func token(form body: ByteBuffer?, authorization: String?, dpop: String?) async -> Response {
         guard let body else { return Reply.oauthError(.badRequest, "invalid_request", "the body is missing or too large") }
         let form: [String: String]
         switch AuthorizationRequest.parameters(String(buffer: body)) {
@@ -222,8 +249,17 @@ struct Provider: Sendable {
         }
         let client: EmulatorConfiguration.Client
         switch await authenticate(form: form, authorization: authorization) {
+        case .success(let authenticated) where profile.fapi2 && authenticated.authentication != .privateKeyJWT:
+            return Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients only by private_key_jwt")
         case .success(let authenticated): client = authenticated
         case .failure(let failure): return failure.response
+        }
+        var proofKey: String?
+        if dpop != nil || profile.fapi2 {
+            switch await checkProof(dpop, method: "POST", path: "/token", accessToken: nil) {
+            case .success(let thumbprint): proofKey = thumbprint
+            case .failure(let refusal): return Reply.oauthError(.badRequest, "invalid_dpop_proof", refusal.description)
+            }
         }
         var requested: Set<Fault> = []
         if let code = form["code"], let grant = await state.peek(code: code) {
@@ -245,8 +281,8 @@ struct Provider: Sendable {
             try? await Task.sleep(for: .seconds(configuration.slowResponseDelay))
         }
         switch form["grant_type"] {
-        case "authorization_code": return await redeemCode(form: form, client: client, faults: faults)
-        case "refresh_token": return await refresh(form: form, client: client, faults: faults)
+        case "authorization_code": return await redeemCode(form: form, client: client, faults: faults, proofKey: proofKey)
+        case "refresh_token": return await refresh(form: form, client: client, faults: faults, proofKey: proofKey)
         default: return Reply.oauthError(.badRequest, "unsupported_grant_type", "use authorization_code or refresh_token")
         }
     }
@@ -302,14 +338,14 @@ struct Provider: Sendable {
         case .failure(let refusal):
             return refuse(refusal.description)
         case .success(let verified):
-            guard await state.useAssertionID(verified.jti, clientID: clientID, until: verified.expires) else {
+            guard await state.useOnce(verified.jti, scope: clientID, until: verified.expires) else {
                 return refuse("the client assertion was already used (jti replay)")
             }
             return .success(client)
         }
     }
 
-    func redeemCode(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>) async -> Response {
+    func redeemCode(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>, proofKey: String?) async -> Response {
         guard let code = form["code"], let redirectURI = form["redirect_uri"], let verifier = form["code_verifier"] else {
             return Reply.oauthError(.badRequest, "invalid_request", "code, redirect_uri and code_verifier are required")
         }
@@ -327,22 +363,30 @@ struct Provider: Sendable {
         guard (43...128).contains(verifier.utf8.count), ConstantTime.equals(challenge, grant.codeChallenge) else {
             return Reply.oauthError(.badRequest, "invalid_grant", "the code_verifier does not match the code_challenge")
         }
-        return await issue(grant, client: client, code: code, faults: faults)
+        if let bound = grant.boundKey, bound != proofKey {
+            return Reply.oauthError(.badRequest, "invalid_grant", "the code is bound to another DPoP key (dpop_jkt)")
+        }
+        return await issue(grant, client: client, code: code, faults: faults, proofKey: proofKey)
     }
 
-    func refresh(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>) async -> Response {
+    func refresh(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>, proofKey: String?) async -> Response {
         guard let refreshToken = form["refresh_token"], let grant = await state.grant(forRefreshToken: refreshToken), grant.clientID == client.clientID else {
             return Reply.oauthError(.badRequest, "invalid_grant", "unknown or revoked refresh token")
         }
+        if let bound = grant.boundKey, bound != proofKey {
+            return Reply.oauthError(.badRequest, "invalid_grant", "the refresh token is bound to a DPoP key; prove it")
+        }
         await state.revokeRefreshToken(refreshToken)
-        return await issue(grant, client: client, code: nil, faults: faults)
+        return await issue(grant, client: client, code: nil, faults: faults, proofKey: proofKey)
     }
 
     /// The issuer that faults put where the emulator's own belongs.
     static let foreignIssuer = "https://issuer.invalid"
 
     /// Issues tokens for a grant; `code` is nil for a refresh (whose ID token carries no nonce).
-    func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, faults: Set<Fault>) async -> Response {
+    func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, faults: Set<Fault>, proofKey: String?) async -> Response {
+        var grant = grant
+        grant.boundKey = proofKey
         let tokens = await state.issueTokens(for: grant, code: code, lifetime: configuration.tokenLifetime, refresh: true)
         let idToken: String
         do {
@@ -351,7 +395,7 @@ struct Provider: Sendable {
             return Reply.oauthError(.internalServerError, "server_error", "the ID token could not be signed")
         }
         var body: [String: JSONValue] = [
-            "access_token": .string(tokens.access), "token_type": .string("Bearer"),
+            "access_token": .string(tokens.access), "token_type": .string(proofKey == nil ? "Bearer" : "DPoP"),
             "expires_in": .number(configuration.tokenLifetime), "id_token": .string(idToken), "scope": .string(grant.scope.joined(separator: " ")),
         ]
         if let refreshToken = tokens.refresh { body["refresh_token"] = .string(refreshToken) }
@@ -417,6 +461,25 @@ struct Provider: Sendable {
         return signed[...dot] + Base64URL.encode(signature)
     }
 
+    // MARK: DPoP
+
+    /// Verifies a DPoP proof for this provider's `path` and uses its `jti` up; returns the key's thumbprint.
+    func checkProof(_ proof: String?, method: String, path: String, accessToken: String?) async -> Result<String, DPoPProof.Refusal> {
+        switch DPoPProof.verify(proof, method: method, url: issuer.issuer + path, accessToken: accessToken, now: Date()) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(let verified):
+            guard await state.useOnce(verified.jti, scope: "dpop " + verified.thumbprint, until: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window)) else {
+                return .failure(DPoPProof.Refusal("the DPoP proof was already used (jti replay)"))
+            }
+            return .success(verified.thumbprint)
+        }
+    }
+
+    static func dpopHeader(_ headers: HTTPFields) -> String? {
+        headers.first { $0.name.canonicalName == "dpop" }?.value
+    }
+
     // MARK: RP-Initiated Logout
 
     /// OpenID Connect RP-Initiated Logout 1.0: with a valid `id_token_hint` the user's refresh tokens at
@@ -458,16 +521,28 @@ struct Provider: Sendable {
 
     // MARK: Userinfo
 
-    func userInfo(authorization: String?, form body: ByteBuffer?) async -> Response {
+    func userInfo(method: String, authorization: String?, dpop: String?, form body: ByteBuffer?) async -> Response {
         var token: String?
-        if let authorization, authorization.lowercased().hasPrefix("bearer ") {
-            token = String(authorization.dropFirst(7))
+        var scheme = "bearer"
+        if let authorization, let space = authorization.firstIndex(of: " ") {
+            scheme = authorization[..<space].lowercased()
+            token = String(authorization[authorization.index(after: space)...])
         } else if let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) {
             token = fields.first { $0.0 == "access_token" }?.1
         }
         guard let token, let grant = await state.grant(forAccessToken: token),
             let user = configuration.users.first(where: { $0.subject == grant.subject })
         else {
+            return Reply.bearerError()
+        }
+        // RFC 9449 §7: a bound token only with the DPoP scheme and a proof by its key for this request.
+        if let bound = grant.boundKey {
+            guard scheme == "dpop", case .success(let thumbprint) = await checkProof(dpop, method: method, path: "/userinfo", accessToken: token),
+                thumbprint == bound
+            else {
+                return Reply.bearerError(scheme: "DPoP")
+            }
+        } else if scheme != "bearer" {
             return Reply.bearerError()
         }
         var claims: [String: JSONValue] = ["sub": .string(user.subject)]

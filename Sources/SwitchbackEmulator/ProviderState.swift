@@ -16,11 +16,13 @@ actor ProviderState {
         let faults: Set<Fault>
         let acrValues: [String]
         let loginHint: String?
-        /// Swedish BankID: where the BankID app returns (`bankid_redirect`).
-        let bankIDRedirect: String?
-        /// Norwegian BankID: where the authenticator app returns, and the upfront permission that allows it.
-        let appCallbackURI: String?
+        /// Where the authenticator app returns to the client's app, from the parameter the profile
+        /// reads (`app_callback_uri`, `bankid_redirect`, `app_launch_url`).
+        let appReturnURL: String?
+        /// Norwegian BankID: the upfront permission that allows an `app_callback_uri`.
         let permissionToken: String?
+        /// The DPoP key the code is bound to (`dpop_jkt`, RFC 9449 §10).
+        let dpopJKT: String?
     }
 
     /// An authenticator-app hand-off: the provider's page waits while the app decides.
@@ -57,6 +59,8 @@ actor ProviderState {
         /// Faults asked for with the authorization request; they follow its code and tokens.
         let faults: Set<Fault>
         let acr: String?
+        /// The DPoP key thumbprint the code (from `dpop_jkt`) or the tokens (from the proof) are bound to.
+        var boundKey: String?
     }
 
     enum Redemption {
@@ -75,8 +79,8 @@ actor ProviderState {
     private var refreshTokens: [String: Grant] = [:]
     private var pushed: [String: (request: Pending, expires: Date)] = [:]
     private var transactions: [String: Transaction] = [:]
-    /// Client assertion IDs seen, kept until the assertion expires.
-    private var assertionIDs: [String: Date] = [:]
+    /// Single-use identifiers seen (client assertions, DPoP proofs), kept until they expire.
+    private var usedIDs: [String: Date] = [:]
     private var permissions: [String: (clientID: String, expires: Date)] = [:]
 
     init(entropy: any EntropySource, now: @escaping @Sendable () -> Date) {
@@ -116,7 +120,7 @@ actor ProviderState {
         let code = entropy.token(bytes: 24)
         let grant = Grant(
             clientID: request.clientID, redirectURI: request.redirectURI, subject: subject, nonce: request.nonce,
-            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now(), faults: request.faults, acr: acr
+            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now(), faults: request.faults, acr: acr, boundKey: request.dpopJKT
         )
         codes[code] = (grant, now().addingTimeInterval(lifetime), false, [])
         return (code, request)
@@ -164,11 +168,12 @@ actor ProviderState {
         return entry.expires > now()
     }
 
-    /// Records a client assertion's `jti`; false when the client used it before (RFC 7523 §3, item 7).
-    func useAssertionID(_ jti: String, clientID: String, until expiry: Date) -> Bool {
+    /// Records a single-use identifier (a client assertion's or a DPoP proof's `jti`) within `scope` (the
+    /// client, the key) until `expiry`; false when it was used before (RFC 7523 §3, RFC 9449 §11.1).
+    func useOnce(_ jti: String, scope: String, until expiry: Date) -> Bool {
         let current = now()
-        assertionIDs = assertionIDs.filter { $0.value > current }
-        return assertionIDs.updateValue(expiry, forKey: clientID + " " + jti) == nil
+        usedIDs = usedIDs.filter { $0.value > current }
+        return usedIDs.updateValue(expiry, forKey: scope + " " + jti) == nil
     }
 
     /// The grant behind a code, without using the code up.

@@ -19,9 +19,9 @@ enum Reply {
         return response
     }
 
-    static func bearerError() -> Response {
+    static func bearerError(scheme: String = "Bearer") -> Response {
         var response = json(.object(["error": .string("invalid_token")]), status: .unauthorized)
-        response.headers[.wwwAuthenticate] = #"Bearer error="invalid_token""#
+        response.headers[.wwwAuthenticate] = scheme == "DPoP" ? #"DPoP error="invalid_token", algs="ES256""# : #"Bearer error="invalid_token""#
         return response
     }
 

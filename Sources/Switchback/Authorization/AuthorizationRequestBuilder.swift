@@ -35,6 +35,7 @@ struct AuthorizationRequestBuilder {
             }
             fields.append(("claims", claims.description))
         }
+        if let dpop = configuration.dpop { fields.append(("dpop_jkt", dpop.thumbprint)) }
         for (name, value) in options.extraParameters {
             guard !AuthorizationOptions.reservedNames.contains(name) else {
                 throw SwitchbackError(.invalidConfiguration, "extra parameter \"\(name)\" would replace one the core sets")

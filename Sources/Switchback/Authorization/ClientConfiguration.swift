@@ -25,6 +25,10 @@ public struct ClientConfiguration: Sendable {
     public var pushedAuthorization: PARPolicy
     /// Minimum seconds between two JWKS refetches caused by an unknown `kid`.
     public var jwksRefetchInterval: TimeInterval
+    /// Binds the code and the tokens to this key (RFC 9449): `dpop_jkt` in the authorization request, a
+    /// DPoP proof with every token request and userinfo call. A provider answering with a Bearer token
+    /// is then refused.
+    public var dpop: DPoPKey?
 
     public init(
         clientID: String,
@@ -35,7 +39,8 @@ public struct ClientConfiguration: Sendable {
         clockSkew: TimeInterval = 60,
         requiredACRValues: Set<String> = [],
         pushedAuthorization: PARPolicy = .whenOffered,
-        jwksRefetchInterval: TimeInterval = 60
+        jwksRefetchInterval: TimeInterval = 60,
+        dpop: DPoPKey? = nil
     ) {
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -46,6 +51,7 @@ public struct ClientConfiguration: Sendable {
         self.requiredACRValues = requiredACRValues
         self.pushedAuthorization = pushedAuthorization
         self.jwksRefetchInterval = jwksRefetchInterval
+        self.dpop = dpop
     }
 }
 

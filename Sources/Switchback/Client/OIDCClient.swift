@@ -165,13 +165,24 @@ public actor OIDCClient {
             throw SwitchbackError(.invalidConfiguration, "the provider publishes no userinfo_endpoint")
         }
         let accept = "application/json, application/jwt"
-        let request: HTTPRequest =
+        var request: HTTPRequest
+        if credential.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame {
+            // RFC 9449 §7: the DPoP scheme, in the header only, with a proof naming this request and token.
+            guard let dpop = configuration.dpop else {
+                throw SwitchbackError(.invalidConfiguration, "the access token is DPoP-bound but this client has no DPoP key")
+            }
+            request = HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "DPoP \(credential.accessToken)", "Accept": accept])
+            request.headers["DPoP"] = try dpop.proof(
+                method: "GET", url: endpoint, accessToken: credential.accessToken, now: clock.now(), jti: entropy.token(bytes: 16)
+            )
+        } else {
             switch placement {
             case .authorizationHeader:
-                HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "Bearer \(credential.accessToken)", "Accept": accept])
+                request = HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "Bearer \(credential.accessToken)", "Accept": accept])
             case .formBody:
-                .form(endpoint, [("access_token", credential.accessToken)], headers: ["Accept": accept])
+                request = .form(endpoint, [("access_token", credential.accessToken)], headers: ["Accept": accept])
             }
+        }
         let response: HTTPResponse
         do {
             response = try await transport.send(request)

@@ -74,8 +74,14 @@ public struct TokenClient: Sendable {
         } catch {
             throw SwitchbackError(.invalidTokenResponse, "the token endpoint's answer is not a token response", httpStatus: response.status)
         }
-        guard tokens.tokenType.caseInsensitiveCompare("Bearer") == .orderedSame || tokens.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame else {
-            throw SwitchbackError(.invalidTokenResponse, "unsupported token_type \"\(tokens.tokenType.prefix(40))\"")
+        let expected = configuration.dpop == nil ? ["Bearer", "DPoP"] : ["DPoP"]
+        guard expected.contains(where: { tokens.tokenType.caseInsensitiveCompare($0) == .orderedSame }) else {
+            throw SwitchbackError(
+                .invalidTokenResponse,
+                configuration.dpop == nil
+                    ? "unsupported token_type \"\(tokens.tokenType.prefix(40))\""
+                    : "the provider issued a \(tokens.tokenType.prefix(40)) token although the request proved a DPoP key; an unbound token is refused"
+            )
         }
         logger.debug("token endpoint answered", metadata: ["grant": "\(fields.first?.1 ?? "")", "tokens": "\(tokens)"])
         return tokens
@@ -100,7 +106,10 @@ public struct TokenClient: Sendable {
             fields.append(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
             fields.append(("client_assertion", assertion))
         }
-        logger.debug("POST", metadata: ["url": "\(Redaction.describe(url))", "auth": "\(configuration.authentication)"])
+        if let dpop = configuration.dpop {
+            headers["DPoP"] = try dpop.proof(method: "POST", url: url, now: clock.now(), jti: entropy.token(bytes: 16))
+        }
+        logger.debug("POST", metadata: ["url": "\(Redaction.describe(url))", "auth": "\(configuration.authentication)", "dpop": "\(configuration.dpop != nil)"])
         do {
             return try await transport.send(.form(url, fields, headers: headers))
         } catch let error as SwitchbackError {

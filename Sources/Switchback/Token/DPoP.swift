@@ -1,0 +1,85 @@
+public import Foundation
+import Crypto
+
+/// A DPoP key (RFC 9449): the client proves possession of it with every token request and every use of
+/// the access token bound to it, so a stolen access or refresh token is useless without the key.
+/// ES256 over P-256. Keep one key per sign-in (the refresh token is bound to it too); on Apple platforms
+/// the key can live in the Keychain as its PEM.
+public struct DPoPKey: Sendable {
+    private let key: P256.Signing.PrivateKey
+
+    /// A fresh key.
+    public init() {
+        key = P256.Signing.PrivateKey()
+    }
+
+    /// A key read back from its PEM (SEC1 or PKCS#8).
+    public init(privateKeyPEM: String) throws {
+        do {
+            key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+        } catch {
+            throw SwitchbackError(.invalidConfiguration, "the DPoP key is not a P-256 private key")
+        }
+    }
+
+    /// The private key as PEM (PKCS#8), for storing the key with the credential it binds.
+    public var privateKeyPEM: String { key.pemRepresentation }
+
+    /// The public key as a JWK, as it goes in each proof's header.
+    public var publicJWK: JSONValue {
+        let point = key.publicKey.x963Representation
+        return .object([
+            "kty": .string("EC"), "crv": .string("P-256"),
+            "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65])),
+        ])
+    }
+
+    /// The JWK SHA-256 thumbprint (RFC 7638): `dpop_jkt` at PAR, `cnf.jkt` in bound tokens.
+    public var thumbprint: String {
+        Self.thumbprint(of: publicJWK) ?? ""
+    }
+
+    /// The RFC 7638 thumbprint of an EC P-256 public JWK; nil for any other key.
+    public static func thumbprint(of jwk: JSONValue) -> String? {
+        guard case .object(let members) = jwk, members["kty"] == .string("EC"), members["crv"] == .string("P-256"),
+            case .string(let x)? = members["x"], case .string(let y)? = members["y"]
+        else { return nil }
+        // The required members in lexicographic order, no whitespace (RFC 7638 §3.2).
+        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
+        return Base64URL.encode(SHA256.hash(data: Data(canonical.utf8)))
+    }
+
+    /// A proof for one HTTP request (RFC 9449 §4.2): `htm` and `htu` name the request, `ath` binds the
+    /// access token when one is presented, `nonce` echoes the server's when it asked for one.
+    public func proof(method: String, url: URL, accessToken: String? = nil, nonce: String? = nil, now: Date, jti: String) throws -> String {
+        var target = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        target?.query = nil
+        target?.fragment = nil
+        var claims: [String: JSONValue] = [
+            "jti": .string(jti), "htm": .string(method), "htu": .string(target?.string ?? url.absoluteString),
+            "iat": .number(now.timeIntervalSince1970.rounded(.down)),
+        ]
+        if let accessToken { claims["ath"] = .string(Self.accessTokenHash(accessToken)) }
+        if let nonce { claims["nonce"] = .string(nonce) }
+        let header: JSONValue = .object(["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": publicJWK])
+        let input = Base64URL.encode(Data(header.description.utf8)) + "." + Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+        // ES256 in JWS is the raw r‖s pair, which is what `rawRepresentation` is.
+        let signature: Data
+        do {
+            signature = try key.signature(for: Data(input.utf8)).rawRepresentation
+        } catch {
+            throw SwitchbackError(.invalidConfiguration, "the DPoP proof could not be signed")
+        }
+        return input + "." + Base64URL.encode(signature)
+    }
+
+    /// `ath`: base64url SHA-256 of the access token.
+    public static func accessTokenHash(_ accessToken: String) -> String {
+        Base64URL.encode(SHA256.hash(data: Data(accessToken.utf8)))
+    }
+}
+
+extension DPoPKey: CustomStringConvertible {
+    /// The thumbprint only; the private key never appears.
+    public var description: String { "DPoPKey(jkt: \(thumbprint))" }
+}

@@ -1,0 +1,58 @@
+import Crypto
+import Foundation
+import Switchback
+
+/// Checks DPoP proofs (RFC 9449 §4.3): an ES256 JWT of type `dpop+jwt` carrying its public key,
+/// naming this request (`htm`, `htu`), fresh (`iat`), unique (`jti`, checked by the caller), and bound
+/// to the access token presented with it (`ath`).
+enum DPoPProof {
+    struct Verified {
+        /// The key's RFC 7638 thumbprint, which tokens are bound to.
+        let thumbprint: String
+        let jti: String
+        let issuedAt: Date
+    }
+
+    struct Refusal: Error {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// How far `iat` may be from the provider's clock.
+    static let window: TimeInterval = 60
+
+    static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<Verified, Refusal> {
+        guard let proof else { return .failure(Refusal("a DPoP proof is required")) }
+        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
+            case .object(let header)? = try? JSONDecoder().decode(JSONValue.self, from: headerData),
+            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: claimsData)
+        else {
+            return .failure(Refusal("the DPoP proof is not a JWT"))
+        }
+        guard header["typ"] == .string("dpop+jwt"), header["alg"] == .string("ES256") else {
+            return .failure(Refusal("the DPoP proof must be typ dpop+jwt, alg ES256"))
+        }
+        guard let jwk = header["jwk"], case .object(let members) = jwk, members["d"] == nil, let thumbprint = DPoPKey.thumbprint(of: jwk),
+            case .string(let x)? = members["x"], case .string(let y)? = members["y"],
+            let xBytes = Base64URL.decode(x), let yBytes = Base64URL.decode(y),
+            let key = try? P256.Signing.PublicKey(rawRepresentation: xBytes + yBytes),
+            let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+            key.isValidSignature(ecdsa, for: Data(proof.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))
+        else {
+            return .failure(Refusal("the DPoP proof's signature does not verify with the P-256 public key in its header"))
+        }
+        guard claims["htm"] == .string(method), claims["htu"] == .string(url) else {
+            return .failure(Refusal("the DPoP proof names another request (htm/htu)"))
+        }
+        guard case .number(let iat)? = claims["iat"], abs(iat - now.timeIntervalSince1970) <= window else {
+            return .failure(Refusal("the DPoP proof's iat is missing or not recent"))
+        }
+        guard case .string(let jti)? = claims["jti"], !jti.isEmpty else { return .failure(Refusal("the DPoP proof has no jti")) }
+        if let accessToken, claims["ath"] != .string(DPoPKey.accessTokenHash(accessToken)) {
+            return .failure(Refusal("the DPoP proof's ath does not match the access token"))
+        }
+        return .success(Verified(thumbprint: thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat)))
+    }
+}

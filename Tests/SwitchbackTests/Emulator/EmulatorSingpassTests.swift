@@ -1,0 +1,142 @@
+// The emulator needs macOS 14 (Hummingbird 2) while the package's floor is macOS 13, so these tests
+// are compiled where CI runs them.
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Switchback
+import SwitchbackEmulator
+
+/// The singpass profile (FAPI 2.0): PAR only, private_key_jwt only, DPoP-bound tokens, the Singpass app
+/// hand-off with a registered app_launch_url, and the tap-to-return page — with the core's DPoP support.
+@Suite("Emulator: singpass profile and DPoP")
+struct EmulatorSingpassTests {
+    static let launchURL = "https://app.example.com/appswitch"
+
+    static func withEmulator(_ body: (Emulator, EmulatorClientAssertionTests.Keys) async throws -> Void) async throws {
+        let keys = try await EmulatorClientAssertionTests.keys()
+        var configuration = EmulatorConfiguration.defaults
+        configuration.clients.append(.init(
+            clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"], idTokenAlgorithm: "ES256",
+            jwks: keys.jwks, appReturnURLs: [launchURL]
+        ))
+        try await EmulatorProviderTests.withEmulator(profile: .singpass, configuration: configuration) { try await body($0, keys) }
+    }
+
+    static func client(_ emulator: Emulator, keys: EmulatorClientAssertionTests.Keys, dpop: DPoPKey? = DPoPKey()) throws -> OIDCClient {
+        OIDCClient(
+            configuration: ClientConfiguration(
+                clientID: "singpass-app", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback")),
+                authentication: .privateKeyJWT(keys.signer), dpop: dpop
+            ),
+            provider: .discovery(issuer: emulator.issuer)
+        )
+    }
+
+    static func launchOptions(_ url: String = launchURL) -> AuthorizationOptions {
+        AuthorizationOptions(extraParameters: [("app_launch_url", url)])
+    }
+
+    /// Signs in through the Singpass app and the tap-to-return page; returns the session and the tapped URL.
+    static func signIn(_ emulator: Emulator, client: OIDCClient) async throws -> (AuthorizationSession, URL) {
+        let session = try await client.prepareAuthorization(Self.launchOptions())
+        #expect(session.requestURI != nil, "FAPI 2.0 requests go by PAR")
+        let browser = EmulatorBrowser()
+        let (link, page) = try await browser.handOff(session.authorizationURL)
+        #expect(link.absoluteString.hasPrefix("singpass://auth?txn="))
+        let back = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .approve())
+        #expect(back?.absoluteString == Self.launchURL)
+        let tapped = try EmulatorMitIDTests.returnLink(try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer)))
+        return (session, tapped)
+    }
+
+    @Test("PAR with private_key_jwt and DPoP, the Singpass app, the tap-to-return page; DPoP-bound tokens for userinfo and refresh")
+    func signIn() async throws {
+        try await Self.withEmulator { emulator, keys in
+            let client = try Self.client(emulator, keys: keys)
+            let metadata = try await client.metadata()
+            #expect(metadata.requirePushedAuthorizationRequests)
+            let (session, tapped) = try await Self.signIn(emulator, client: client)
+            let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+            #expect(credential.tokenType == "DPoP")
+            #expect(credential.idTokenClaims?.acr == Singpass.acr)
+            #expect(try await client.userInfo(for: credential)["sub"] == .string("9b1f7c2e-alice"))
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.tokenType == "DPoP")
+            #expect(try await client.userInfo(for: refreshed)["sub"] == .string("9b1f7c2e-alice"))
+        }
+    }
+
+    @Test("a DPoP-bound access token is refused as a Bearer token, with a proof by another key, and with a replayed proof")
+    func boundTokenMisuse() async throws {
+        try await Self.withEmulator { emulator, keys in
+            let key = DPoPKey()
+            let client = try Self.client(emulator, keys: keys, dpop: key)
+            let (session, tapped) = try await Self.signIn(emulator, client: client)
+            let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+            let userinfo = try #require(URL(string: emulator.issuer + "/userinfo"))
+            let transport = URLSessionTransport()
+            func call(_ scheme: String, proof: String?) async throws -> Int {
+                var headers = ["Authorization": "\(scheme) \(credential.accessToken)"]
+                if let proof { headers["DPoP"] = proof }
+                return try await transport.send(HTTPRequest(method: .get, url: userinfo, headers: headers)).status
+            }
+            #expect(try await call("Bearer", proof: nil) == 401)
+            let stranger = try DPoPKey().proof(method: "GET", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "stranger-1")
+            #expect(try await call("DPoP", proof: stranger) == 401)
+            let proof = try key.proof(method: "GET", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "once-1")
+            #expect(try await call("DPoP", proof: proof) == 200)
+            #expect(try await call("DPoP", proof: proof) == 401)
+            let wrongTarget = try key.proof(method: "POST", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "once-2")
+            #expect(try await call("DPoP", proof: wrongTarget) == 401)
+        }
+    }
+
+    @Test("FAPI 2.0 refusals: no DPoP at the token endpoint, a front-channel request without PAR, a client secret, an unregistered app_launch_url, a WebView")
+    func refusals() async throws {
+        try await Self.withEmulator { emulator, keys in
+            // Without DPoP the code (requested without dpop_jkt) cannot be redeemed.
+            let withoutDPoP = try Self.client(emulator, keys: keys, dpop: nil)
+            let (session, tapped) = try await Self.signIn(emulator, client: withoutDPoP)
+            do {
+                _ = try await withoutDPoP.completeAuthorization(.redirect(tapped), session: session)
+                Issue.record("a token request without a DPoP proof must be refused")
+            } catch let error as SwitchbackError {
+                #expect(error.code == .tokenEndpointError)
+                #expect(error.oauthError?.error == "invalid_dpop_proof")
+            }
+
+            let frontChannel = OIDCClient(
+                configuration: ClientConfiguration(
+                    clientID: "singpass-app", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback")), pushedAuthorization: .never
+                ),
+                provider: .discovery(issuer: emulator.issuer)
+            )
+            await expectCode(.parRequired) { try await frontChannel.prepareAuthorization() }
+            let direct = try #require(URL(string: emulator.issuer + "/authorize?client_id=singpass-app&response_type=code"))
+            guard case .page(400, _) = try await EmulatorBrowser().open(direct) else {
+                Issue.record("the authorization endpoint must refuse requests that were not pushed")
+                return
+            }
+
+            let secretClient = EmulatorProviderTests.client(emulator, clientID: "backend", authentication: .clientSecretBasic(secret: "backend-secret"), par: .always)
+            await expectCode(.parFailed) { try await secretClient.prepareAuthorization() }
+
+            let client = try Self.client(emulator, keys: keys)
+            let unregistered = try await client.prepareAuthorization(Self.launchOptions("https://evil.example/launch"))
+            let refused = try await EmulatorBrowser().open(unregistered.authorizationURL)
+            do {
+                _ = try await client.completeAuthorization(.redirect(try EmulatorMitIDTests.returnLink(refused)), session: unregistered)
+                Issue.record("an unregistered app_launch_url must be refused")
+            } catch let error as SwitchbackError {
+                #expect(error.oauthError?.error == "invalid_request")
+            }
+
+            let inWebView = try await client.prepareAuthorization(Self.launchOptions())
+            guard case .page(403, _) = try await EmulatorBrowser(userAgent: EmulatorBrowser.webView).open(inWebView.authorizationURL) else {
+                Issue.record("Singpass must refuse an embedded WebView")
+                return
+            }
+        }
+    }
+}
+#endif
