@@ -5,11 +5,14 @@ import Testing
 /// `switchback emulator`, run as the built executable.
 @Suite("switchback emulator")
 struct EmulatorCommandTests {
-    @Test("prints the issuer, clients and users, serves discovery there, and stops cleanly on SIGINT")
-    func runsUntilInterrupted() async throws {
+    @Test("prints the profile, issuer, clients and users, serves discovery there, and stops cleanly on SIGINT", arguments: [
+        ([String](), "profile generic:"), (["--profile", "uaepass", "--variant", "staging-bug"], "profile uaepass (staging-bug):"),
+        (["--profile", "singpass"], "profile singpass:"),
+    ])
+    func runsUntilInterrupted(arguments: [String], banner expected: String) async throws {
         let process = Process()
         process.executableURL = try VerifyIDTokenCommandTests.executable
-        process.arguments = ["emulator", "--port", "0"]
+        process.arguments = ["emulator", "--port", "0"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -24,6 +27,7 @@ struct EmulatorCommandTests {
             guard !chunk.isEmpty else { break }
             banner += String(decoding: chunk, as: UTF8.self)
         }
+        #expect(banner.contains(expected))
         #expect(banner.contains("client: native-rs (public, ID token RS256)"))
         #expect(banner.contains("user: alice"))
         let issuer = try #require(banner.split(separator: "\n").first { $0.hasPrefix("issuer: ") }?.dropFirst("issuer: ".count))
@@ -43,5 +47,8 @@ struct EmulatorCommandTests {
         let outcome = try await VerifyIDTokenCommandTests.run([], stdin: nil, command: ["emulator", "--profile", "nowhere"])
         #expect(outcome.status != 0)
         #expect(outcome.stderr.contains("available: generic, apple-form-post"))
+        let variant = try await VerifyIDTokenCommandTests.run([], stdin: nil, command: ["emulator", "--profile", "uaepass", "--variant", "sideways"])
+        #expect(variant.status != 0)
+        #expect(variant.stderr.contains("unknown uaepass variant \"sideways\""))
     }
 }
