@@ -87,6 +87,7 @@ let package = Package(
                 "SwitchbackTesting",
                 "SwitchbackEmulator",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -50,7 +50,7 @@ public final class Emulator: Sendable {
         shutdownSignals: [UnixSignal] = [],
         logger: Logger = Logger(label: "switchback.emulator")
     ) async throws -> Emulator {
-        let keys = try await SigningKeys()
+        let keys = try await SigningKeys(given: configuration.signingKeys)
         let issuerBox = IssuerBox()
         let state = ProviderState(entropy: SystemEntropy(), now: { Date() })
         let faults = FaultBoard(configuration: configuration)

@@ -91,15 +91,30 @@ public struct EmulatorConfiguration: Sendable, Codable {
     public var tokenLifetime: TimeInterval
     /// Seconds the token endpoint waits before answering under ``Fault/tokenSlow``.
     public var slowResponseDelay: TimeInterval
+    /// Signing keys to use instead of generating them at start (rotation still makes fresh ones).
+    public var signingKeys: SigningKeyPEMs?
+
+    /// Private keys as PEM: RSA (2048 bits or more) for RS256, P-256 for ES256.
+    public struct SigningKeyPEMs: Sendable, Codable {
+        public var rs256: String?
+        public var es256: String?
+
+        public init(rs256: String? = nil, es256: String? = nil) {
+            self.rs256 = rs256
+            self.es256 = es256
+        }
+    }
 
     public init(
-        clients: [Client], users: [User], codeLifetime: TimeInterval = 60, tokenLifetime: TimeInterval = 3600, slowResponseDelay: TimeInterval = 10
+        clients: [Client], users: [User], codeLifetime: TimeInterval = 60, tokenLifetime: TimeInterval = 3600, slowResponseDelay: TimeInterval = 10,
+        signingKeys: SigningKeyPEMs? = nil
     ) {
         self.clients = clients
         self.users = users
         self.codeLifetime = codeLifetime
         self.tokenLifetime = tokenLifetime
         self.slowResponseDelay = slowResponseDelay
+        self.signingKeys = signingKeys
     }
 
     /// `clients` and `users` are required in a configuration file; the durations have defaults.
@@ -110,7 +125,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
             users: try container.decode([User].self, forKey: .users),
             codeLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
             tokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .tokenLifetime) ?? 3600,
-            slowResponseDelay: try container.decodeIfPresent(TimeInterval.self, forKey: .slowResponseDelay) ?? 10
+            slowResponseDelay: try container.decodeIfPresent(TimeInterval.self, forKey: .slowResponseDelay) ?? 10,
+            signingKeys: try container.decodeIfPresent(SigningKeyPEMs.self, forKey: .signingKeys)
         )
     }
 

@@ -17,18 +17,33 @@ actor SigningKeys {
     private(set) var current: [String: KeyPair] = [:]
     private var generation = 0
 
-    init() async throws {
-        try await rotate()
+    /// Keys from `given` where it has them (kids derived from the public keys, so they stay the same
+    /// across restarts), fresh ones otherwise.
+    init(given: EmulatorConfiguration.SigningKeyPEMs? = nil) async throws {
+        try await install(rsa: try given?.rs256.map(Self.rsaKey), ec: try given?.es256.map(Self.ecKey))
+    }
+
+    static func rsaKey(_ pem: String) throws -> _RSA.Signing.PrivateKey {
+        do { return try _RSA.Signing.PrivateKey(pemRepresentation: pem) } catch { throw EmulatorError.invalidSigningKey("RS256") }
+    }
+
+    static func ecKey(_ pem: String) throws -> P256.Signing.PrivateKey {
+        do { return try P256.Signing.PrivateKey(pemRepresentation: pem) } catch { throw EmulatorError.invalidSigningKey("ES256") }
     }
 
     /// Replaces both keys with fresh ones (new kids); tokens signed before no longer verify.
     func rotate() async throws {
+        try await install(rsa: nil, ec: nil)
+    }
+
+    private func install(rsa given: _RSA.Signing.PrivateKey?, ec givenEC: P256.Signing.PrivateKey?) async throws {
         generation += 1
         let collection = JWTKeyCollection()
         var pairs: [String: KeyPair] = [:]
 
-        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let rsaKid = "rs256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
+        let rsa = try given ?? _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rsaKid = given.map { "rs256-" + Base64URL.encode(SHA256.hash(data: $0.publicKey.derRepresentation)).prefix(12) }
+            ?? "rs256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
         let primitives = try rsa.publicKey.getKeyPrimitives()
         await collection.add(rsa: try Insecure.RSA.PrivateKey(backing: rsa), digestAlgorithm: .sha256, kid: JWKIdentifier(string: rsaKid))
         pairs["RS256"] = KeyPair(kid: rsaKid, algorithm: "RS256", publicJWK: [
@@ -36,8 +51,9 @@ actor SigningKeys {
             "n": .string(Base64URL.encode(primitives.modulus)), "e": .string(Base64URL.encode(primitives.publicExponent)),
         ])
 
-        let ec = P256.Signing.PrivateKey()
-        let ecKid = "es256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
+        let ec = givenEC ?? P256.Signing.PrivateKey()
+        let ecKid = givenEC.map { "es256-" + Base64URL.encode(SHA256.hash(data: $0.publicKey.x963Representation)).prefix(12) }
+            ?? "es256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
         let point = ec.publicKey.x963Representation
         await collection.add(ecdsa: try ES256PrivateKey(backing: ec), kid: JWKIdentifier(string: ecKid))
         pairs["ES256"] = KeyPair(kid: ecKid, algorithm: "ES256", publicJWK: [
@@ -75,10 +91,12 @@ actor SigningKeys {
 /// Why the emulator could not start or serve.
 enum EmulatorError: Error, CustomStringConvertible {
     case unsupportedAlgorithm(String)
+    case invalidSigningKey(String)
 
     var description: String {
         switch self {
         case .unsupportedAlgorithm(let alg): "the emulator signs with RS256 or ES256, not \(alg)"
+        case .invalidSigningKey(let alg): "the configured \(alg) signing key is not a valid PEM private key"
         }
     }
 }

@@ -1,6 +1,8 @@
 // The emulator needs macOS 14 (Hummingbird 2) while the package's floor is macOS 13, so these tests
 // are compiled where CI runs them; gating them with availability checks on Apple platforms is open work.
 #if os(Linux)
+import Crypto
+import _CryptoExtras
 import Foundation
 import Testing
 @testable import Switchback
@@ -190,6 +192,32 @@ struct EmulatorProviderTests {
             await expectCode(.tokenEndpointError) { try await client.refresh(stillValid) }
             #expect(try await open([]).status == 200)
         }
+    }
+
+    @Test("signing keys given in the configuration: the same JWKS after a restart, tokens verify; a bad PEM stops the start")
+    func givenSigningKeys() async throws {
+        var configuration = EmulatorConfiguration.defaults
+        configuration.signingKeys = .init(
+            rs256: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation, es256: P256.Signing.PrivateKey().pemRepresentation
+        )
+        func jwks(_ emulator: Emulator) async throws -> String {
+            let response = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: emulator.issuer + "/jwks"))))
+            return String(decoding: response.body, as: UTF8.self)
+        }
+        var first = ""
+        try await Self.withEmulator(configuration: configuration) { emulator in
+            first = try await jwks(emulator)
+            let credential = try await EmulatorFaultTests.signIn(Self.client(emulator, clientID: "native-es"))
+            #expect(credential.subject == "9b1f7c2e-alice")
+        }
+        try await Self.withEmulator(configuration: configuration) { emulator in
+            let again = try await jwks(emulator)
+            #expect(again == first)
+            let credential = try await EmulatorFaultTests.signIn(Self.client(emulator))
+            #expect(credential.subject == "9b1f7c2e-alice")
+        }
+        configuration.signingKeys = .init(rs256: "-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----")
+        await #expect(throws: (any Error).self) { try await Emulator.start(configuration: configuration) }
     }
 }
 #endif

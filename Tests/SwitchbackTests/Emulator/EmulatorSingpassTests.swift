@@ -12,14 +12,16 @@ import SwitchbackEmulator
 struct EmulatorSingpassTests {
     static let launchURL = "https://app.example.com/appswitch"
 
-    static func withEmulator(_ body: (Emulator, EmulatorClientAssertionTests.Keys) async throws -> Void) async throws {
+    static func withEmulator(
+        profile: Profile = .singpass, _ body: (Emulator, EmulatorClientAssertionTests.Keys) async throws -> Void
+    ) async throws {
         let keys = try await EmulatorClientAssertionTests.keys()
         var configuration = EmulatorConfiguration.defaults
         configuration.clients.append(.init(
             clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"], idTokenAlgorithm: "ES256",
             jwks: keys.jwks, appReturnURLs: [launchURL]
         ))
-        try await EmulatorProviderTests.withEmulator(profile: .singpass, configuration: configuration) { try await body($0, keys) }
+        try await EmulatorProviderTests.withEmulator(profile: profile, configuration: configuration) { try await body($0, keys) }
     }
 
     static func client(_ emulator: Emulator, keys: EmulatorClientAssertionTests.Keys, dpop: DPoPKey? = DPoPKey()) throws -> OIDCClient {
@@ -135,6 +137,25 @@ struct EmulatorSingpassTests {
             guard case .page(403, _) = try await EmulatorBrowser(userAgent: EmulatorBrowser.webView).open(inWebView.authorizationURL) else {
                 Issue.record("Singpass must refuse an embedded WebView")
                 return
+            }
+        }
+    }
+
+    @Test("the profile's short code lifetime wins over the configuration's: an expired code is invalid_grant")
+    func codeLifetime() async throws {
+        #expect(Profile.singpass.codeLifetime == 120)
+        var profile = Profile.singpass
+        profile.codeLifetime = 1
+        try await Self.withEmulator(profile: profile) { emulator, keys in
+            let client = try Self.client(emulator, keys: keys)
+            let (session, tapped) = try await Self.signIn(emulator, client: client)
+            try await Task.sleep(for: .milliseconds(2100))
+            do {
+                _ = try await client.completeAuthorization(.redirect(tapped), session: session)
+                Issue.record("an expired code must not be redeemed")
+            } catch let error as SwitchbackError {
+                #expect(error.oauthError?.error == "invalid_grant")
+                #expect(error.oauthError?.errorDescription?.contains("expired") == true)
             }
         }
     }
