@@ -46,6 +46,14 @@ struct Provider: Sendable {
         }
         addHandOffRoutes(to: router)
         router.get("/end_session") { request, _ in await endSession(query: request.uri.query ?? "") }
+        router.post("/emulator/rotate-keys") { _, _ in
+            do {
+                try await keys.rotate()
+                return Reply.json(await keys.jwks())
+            } catch {
+                return Reply.oauthError(.internalServerError, "server_error", "the keys could not be rotated")
+            }
+        }
         router.post("/emulator/faults") { request, _ in
             var request = request
             return await setFaults(form: try? await request.collectBody(upTo: Self.maximumBody))

@@ -125,6 +125,21 @@ struct EmulatorFaultTests {
         }
     }
 
+    @Test("keys rotated over HTTP (POST /emulator/rotate-keys): new kids, and the client follows")
+    func rotationOverHTTP() async throws {
+        try await EmulatorProviderTests.withEmulator { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let before = try await Self.signIn(client)
+            let rotated = try await URLSessionTransport().send(.form(try #require(URL(string: emulator.issuer + "/emulator/rotate-keys")), []))
+            #expect(rotated.status == 200)
+            let beforeToken = try #require(before.idToken)
+            let oldKid = try #require(try CompactJWS(beforeToken, malformed: .idTokenMalformed).header.kid)
+            #expect(!String(decoding: rotated.body, as: UTF8.self).contains(oldKid))
+            let after = try await Self.signIn(client)
+            #expect(after.subject == "9b1f7c2e-alice")
+        }
+    }
+
     @Test("an unparseable key in the JWKS is skipped; the good keys still verify")
     func unparseableKey() async throws {
         try await EmulatorProviderTests.withEmulator { emulator in
