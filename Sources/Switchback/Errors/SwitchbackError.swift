@@ -55,6 +55,8 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case noRefreshToken
             case storeFailed
             case userCancelled
+            case handOffLinkInvalid
+            case foreignResumeURL
         }
 
         fileprivate let value: Value
@@ -157,6 +159,11 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let callbackReplayed = Code(.callbackReplayed)
         /// The user closed the sign-in before it finished.
         public static let userCancelled = Code(.userCancelled)
+        /// An authenticator deep link could not be read or carries no return URL to rewrite.
+        public static let handOffLinkInvalid = Code(.handOffLinkInvalid)
+        /// A return URL in an authenticator deep link is not an https page of the provider's hosts (an
+        /// injected successurl); it is never saved or loaded.
+        public static let foreignResumeURL = Code(.foreignResumeURL)
     }
 
     /// What went wrong.
