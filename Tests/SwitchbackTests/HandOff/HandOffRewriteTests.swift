@@ -90,3 +90,50 @@ struct HandOffRewriteTests {
         #expect(HandOffRewrite.match(try Self.link("HTTPS://APP.EXAMPLE.COM/handoff?switchback_flow=F1&switchback_outcome=failure"), returnTo: returnTo, flowID: "F1") == .failure)
     }
 }
+
+/// The WebView navigation policy: one decision per navigation, no I/O.
+@Suite("NavigationPolicy")
+struct NavigationPolicyTests {
+    static let policy = NavigationPolicy(
+        redirectURI: URL(string: "com.example.app:/oauth/callback")!, authenticator: HandOffRewriteTests.rule, environment: .staging,
+        returnTo: HandOffRewriteTests.returnTo, flowID: "F1"
+    )
+
+    @Test("provider pages load; the redirect URI finishes, exactly; other apps' links go to the system")
+    func decisions() throws {
+        let policy = Self.policy
+        #expect(policy.decide(try HandOffRewriteTests.link("https://stg-id.uaepass.ae/idshub/authorize?x=1")) == .allow)
+        #expect(policy.decide(nil) == .allow)
+        let callback = try HandOffRewriteTests.link("com.example.app:/oauth/callback?code=c&state=s")
+        #expect(policy.decide(callback) == .finish(callback))
+        #expect(policy.decide(try HandOffRewriteTests.link("com.example.app:/oauth/callback/extra?code=c")) == .openExternally(try HandOffRewriteTests.link("com.example.app:/oauth/callback/extra?code=c")))
+        let phone = try HandOffRewriteTests.link("tel:+97180082466")
+        #expect(policy.decide(phone) == .openExternally(phone))
+    }
+
+    @Test("an authenticator link (even in the production scheme on staging) is rewritten; one with a foreign successurl blocks the flow")
+    func authenticator() throws {
+        let link = try HandOffRewriteTests.link("uaepass://digitalid?successurl=\(HandOffRewriteTests.escape(HandOffRewriteTests.resume))")
+        guard case .launchAuthenticator(let rewrite) = Self.policy.decide(link) else {
+            Issue.record("the authenticator link must be rewritten")
+            return
+        }
+        #expect(rewrite.link.scheme == "uaepassstg")
+        let injected = try HandOffRewriteTests.link("uaepass://digitalid?successurl=\(HandOffRewriteTests.escape("https://evil.example/x"))")
+        #expect(Self.policy.decide(injected) == .block(.foreignResumeURL))
+    }
+
+    @Test("failed provisional loads: a custom-scheme load the WebView could not route is acted on; the policy's own cancellations are ignored")
+    func failedLoads() throws {
+        let link = try HandOffRewriteTests.link("uaepass://digitalid?successurl=\(HandOffRewriteTests.escape(HandOffRewriteTests.resume))")
+        guard case .act(.launchAuthenticator) = Self.policy.decideFailedLoad(of: link, cancelledByPolicy: false) else {
+            Issue.record("an unrouted authenticator link must still launch the authenticator")
+            return
+        }
+        #expect(Self.policy.decideFailedLoad(of: link, cancelledByPolicy: true) == .ignore)
+        let callback = try HandOffRewriteTests.link("com.example.app:/oauth/callback?code=c&state=s")
+        #expect(Self.policy.decideFailedLoad(of: callback, cancelledByPolicy: false) == .act(.finish(callback)))
+        #expect(Self.policy.decideFailedLoad(of: try HandOffRewriteTests.link("https://stg-id.uaepass.ae/down"), cancelledByPolicy: false) == .fail)
+        #expect(Self.policy.decideFailedLoad(of: nil, cancelledByPolicy: true) == .ignore)
+    }
+}
