@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A way the emulator can misbehave on purpose, from the OpenID relying-party negative list
 /// (`conformance.md`) and the failures real providers show. Faults are switched on per client (in the

@@ -76,10 +76,7 @@ extension Provider {
                 } else {
                     "app_callback_uri needs a valid permission_token registered upfront at /permissions"
                 }
-            if let refusal {
-                await state.discard(requestID)
-                return await authorizationRedirect(for: pending).error("invalid_request", refusal)
-            }
+            if let refusal { return await refuse(requestID, pending, refusal) }
         }
         let acr = pending.loginHint?.uppercased().hasPrefix("BIS") == true ? BankIDNorway.bisACR : BankIDNorway.bidACR
         return await startHandOff(pending, requestID: requestID, acr: acr, appName: "BankID", link: { reference in
@@ -113,10 +110,8 @@ extension Provider {
         if let hint = pending.loginHint, hint.split(separator: " ").contains("appswitch:ios") {
             let prefix = "appswitch:resumeUrl:"
             resumeURL = hint.split(separator: " ").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
-            let allowed = configuration.client(pending.clientID)?.appReturnURLs ?? []
-            guard let resumeURL, allowed.contains(resumeURL) else {
-                await state.discard(requestID)
-                return await authorizationRedirect(for: pending).error("invalid_request", "the app switch resumeUrl is missing or not allow-listed for this client")
+            guard let resumeURL, isAppReturnURL(resumeURL, of: pending) else {
+                return await refuse(requestID, pending, "the app switch resumeUrl is missing or not allow-listed for this client")
             }
         }
         return await startHandOff(pending, requestID: requestID, acr: MitID.substantialACR, appName: "MitID", link: { reference in
@@ -129,9 +124,8 @@ extension Provider {
     // MARK: Swedish BankID via a broker
 
     func bankIDSwedenHandOff(_ pending: ProviderState.Pending, requestID: String, options: BankIDSwedenOptions) async -> Response {
-        if let redirect = pending.appReturnURL, !(configuration.client(pending.clientID)?.appReturnURLs.contains(redirect) ?? false) {
-            await state.discard(requestID)
-            return await authorizationRedirect(for: pending).error("invalid_request", "bankid_redirect is not allow-listed for this client")
+        if let redirect = pending.appReturnURL, !isAppReturnURL(redirect, of: pending) {
+            return await refuse(requestID, pending, "bankid_redirect is not allow-listed for this client")
         }
         return await startHandOff(pending, requestID: requestID, acr: BankIDSweden.loa3ACR, appName: "BankID", link: { reference in
             options.autostartLink(token: reference, redirect: pending.appReturnURL)
@@ -160,15 +154,19 @@ extension Provider {
     // MARK: Singpass
 
     func singpassHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
-        if let launch = pending.appReturnURL, !(configuration.client(pending.clientID)?.appReturnURLs.contains(launch) ?? false) {
-            await state.discard(requestID)
-            return await authorizationRedirect(for: pending).error("invalid_request", "app_launch_url is not registered for this client")
+        if let launch = pending.appReturnURL, !isAppReturnURL(launch, of: pending) {
+            return await refuse(requestID, pending, "app_launch_url is not registered for this client")
         }
         return await startHandOff(pending, requestID: requestID, acr: Singpass.acr, appName: "Singpass", link: { reference in
             var link = "singpass://auth?txn=\(reference)"
             if let launch = pending.appReturnURL { link += "&app_launch_url=" + FormEncoding.escape(launch) }
             return link
         }, polls: true)
+    }
+
+    /// Whether `url` is one of the client's registered app return URLs (exact match).
+    func isAppReturnURL(_ url: String, of pending: ProviderState.Pending) -> Bool {
+        configuration.client(pending.clientID)?.appReturnURLs.contains(url) ?? false
     }
 
     // MARK: Returning from the app
@@ -195,8 +193,7 @@ extension Provider {
                 return Reply.spinner(title: "Please wait", message: "Processing your request…")
             case .accessDenied, .cancelled:
                 await state.endTransaction(reference)
-                await state.discard(transaction.requestID)
-                return await authorizationRedirect(for: pending).error(decline.rawValue, "the user declined in the authenticator app")
+                return await refuse(transaction.requestID, pending, error: decline.rawValue, "the user declined in the authenticator app")
             }
         }
         guard case .approved(let subject) = transaction.status else {
@@ -218,24 +215,20 @@ extension Provider {
             return Reply.oauthError(.notFound, "unknown_transaction", "no open transaction with this reference")
         }
         return Reply.json(.object([
-            "txn": .string(transaction.reference), "client_id": .string(transaction.clientID), "status": .string(Self.statusName(transaction.status)),
+            "txn": .string(transaction.reference), "client_id": .string(transaction.clientID), "status": .string(transaction.status.name),
         ]))
     }
 
     /// `POST /authenticator/open` with `txn`: the app shows the request to the user.
     func openTransaction(form body: ByteBuffer?) async -> Response {
-        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)), let reference = form["txn"] else {
-            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form with txn")
-        }
+        guard let form = Self.transactionForm(body), let reference = form["txn"] else { return Self.missingTransaction }
         return await describeTransaction(reference: await state.open(reference)?.reference)
     }
 
     /// `POST /authenticator/{approve,decline,ignore}` with `txn` (and `username` to approve as someone
     /// other than the first configured user).
     func authenticator(_ action: AuthenticatorAction, form body: ByteBuffer?) async -> Response {
-        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)), let reference = form["txn"] else {
-            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form with txn")
-        }
+        guard let form = Self.transactionForm(body), let reference = form["txn"] else { return Self.missingTransaction }
         let status: ProviderState.Transaction.Status
         switch action {
         case .approve:
@@ -249,17 +242,16 @@ extension Provider {
         guard await state.decide(reference, status) else {
             return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is unknown or already decided")
         }
-        return Reply.json(.object(["txn": .string(reference), "status": .string(Self.statusName(status))]))
+        return Reply.json(.object(["txn": .string(reference), "status": .string(status.name)]))
     }
 
-    static func statusName(_ status: ProviderState.Transaction.Status) -> String {
-        switch status {
-        case .pending: "pending"
-        case .approved: "approved"
-        case .declined: "declined"
-        case .ignored: "ignored"
-        }
+    /// The form an authenticator endpoint takes; nil when it cannot be read.
+    static func transactionForm(_ body: ByteBuffer?) -> [String: String]? {
+        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)) else { return nil }
+        return form
     }
+
+    static var missingTransaction: Response { Reply.oauthError(.badRequest, "invalid_request", "the body must be a form with txn") }
 
     /// The value of cookie `name` in a `Cookie` header.
     static func cookie(_ name: String, in header: String?) -> String? {

@@ -112,7 +112,7 @@ public struct Profile: Sendable {
     public static func uaePass(_ options: UAEPassOptions = UAEPassOptions()) -> Profile {
         Profile(
             name: "uaepass",
-            summary: "UAE-Pass-like WebView rewrite provider: the page navigates to \(options.scheme)://digitalid with https successurl/failureurl on the provider",
+            summary: "UAE-Pass-like WebView rewrite provider: the page navigates to uaepass://digitalid (uaepassstg:// in staging) with https successurl/failureurl on the provider",
             handOff: .uaePass(options)
         )
     }
@@ -135,7 +135,7 @@ public struct Profile: Sendable {
     public static func bankIDSweden(_ options: BankIDSwedenOptions = BankIDSwedenOptions()) -> Profile {
         Profile(
             name: "bankid-se",
-            summary: "Swedish-BankID-via-broker-like: autostart link (\(options.appLinkForm ? "https app link" : "bankid:///")), redirect=null unless asked, collect hintCodes",
+            summary: "Swedish-BankID-via-broker-like: autostart link (bankid:/// or the https app link), redirect=null unless asked, collect hintCodes",
             handOff: .bankIDSweden(options)
         )
     }
@@ -169,17 +169,13 @@ public struct Profile: Sendable {
                     return .failure(UnknownProfile(description: "unknown uaepass variant \"\(variant)\"; available: \(names.joined(separator: ", "))"))
                 }
                 options.apply(known)
-                let delivery = profile.handOffDelivery
-                profile = .uaePass(options)
-                profile.handOffDelivery = delivery
+                profile.handOff = .uaePass(options)
             case .bankIDSweden(var options):
                 guard variant == "app-link" else {
                     return .failure(UnknownProfile(description: "unknown bankid-se variant \"\(variant)\"; available: app-link, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"))
                 }
                 options.appLinkForm = true
-                let delivery = profile.handOffDelivery
-                profile = .bankIDSweden(options)
-                profile.handOffDelivery = delivery
+                profile.handOff = .bankIDSweden(options)
             case nil, .bankIDNorway, .mitID, .singpass:
                 return .failure(UnknownProfile(description: "the \(name) profile has no variants\(profile.handOff == nil ? "" : " but \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
             }

@@ -18,8 +18,6 @@ extension Provider {
         }
         let client: EmulatorConfiguration.Client
         switch await authenticate(form: form, authorization: authorization) {
-        case .success(let authenticated) where profile.fapi2 && authenticated.authentication != .privateKeyJWT:
-            return Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients only by private_key_jwt")
         case .success(let authenticated): client = authenticated
         case .failure(let failure): return failure.response
         }
@@ -60,7 +58,19 @@ extension Provider {
         let response: Response
     }
 
+    /// Authenticates the client by the method it is registered for (only `private_key_jwt` under FAPI 2.0).
     func authenticate(form: [String: String], authorization: String?) async -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
+        switch await authenticateAnyMethod(form: form, authorization: authorization) {
+        case .success(let client) where profile.fapi2 && client.authentication != .privateKeyJWT:
+            return .failure(ClientAuthenticationFailure(
+                response: Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients only by private_key_jwt")
+            ))
+        case let result:
+            return result
+        }
+    }
+
+    private func authenticateAnyMethod(form: [String: String], authorization: String?) async -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
         let invalid = ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", "client authentication failed", basicChallenge: authorization != nil))
         if form["client_assertion"] != nil || form["client_assertion_type"] != nil {
             return await authenticateAssertion(form: form, authorization: authorization)

@@ -170,8 +170,6 @@ struct Provider: Sendable {
             return Reply.oauthError(.badRequest, "invalid_request", "request_uri may not be pushed")
         }
         switch await authenticate(form: parameters, authorization: authorization) {
-        case .success(let client) where profile.fapi2 && client.authentication != .privateKeyJWT:
-            return Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients only by private_key_jwt")
         case .success(let client): parameters["client_id"] = client.clientID
         case .failure(let failure): return failure.response
         }
@@ -220,15 +218,20 @@ struct Provider: Sendable {
 
     /// Ends a sign-in: the code (or, under a fault, an error) goes back to the client in its response mode.
     func finish(requestID: String, pending: ProviderState.Pending, subject: String, acr: String?) async -> Response {
-        let redirect = await authorizationRedirect(for: pending)
         if await faults(for: pending).contains(.authorizationError) {
-            await state.discard(requestID)
-            return redirect.error("access_denied", "the user declined")
+            return await refuse(requestID, pending, error: "access_denied", "the user declined")
         }
+        let redirect = await authorizationRedirect(for: pending)
         guard let issued = await state.issueCode(for: requestID, subject: subject, acr: acr, lifetime: profile.codeLifetime ?? configuration.codeLifetime) else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }
         return redirect.success(code: issued.code)
+    }
+
+    /// Ends a pending request with an error response to the client, in its response mode.
+    func refuse(_ requestID: String, _ pending: ProviderState.Pending, error: String = "invalid_request", _ description: String) async -> Response {
+        await state.discard(requestID)
+        return await authorizationRedirect(for: pending).error(error, description)
     }
 
     /// Where and how the authorization response for `pending` goes, with the `iss` the faults leave.

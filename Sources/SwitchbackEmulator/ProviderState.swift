@@ -33,6 +33,16 @@ actor ProviderState {
             case declined
             /// The app will never answer.
             case ignored
+
+            /// The name the authenticator endpoints report.
+            var name: String {
+                switch self {
+                case .pending: "pending"
+                case .approved: "approved"
+                case .declined: "declined"
+                case .ignored: "ignored"
+                }
+            }
         }
 
         let reference: String

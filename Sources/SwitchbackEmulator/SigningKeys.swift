@@ -54,12 +54,11 @@ actor SigningKeys {
         let ec = givenEC ?? P256.Signing.PrivateKey()
         let ecKid = givenEC.map { "es256-" + Base64URL.encode(SHA256.hash(data: $0.publicKey.x963Representation)).prefix(12) }
             ?? "es256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
-        let point = ec.publicKey.x963Representation
         await collection.add(ecdsa: try ES256PrivateKey(backing: ec), kid: JWKIdentifier(string: ecKid))
-        pairs["ES256"] = KeyPair(kid: ecKid, algorithm: "ES256", publicJWK: [
-            "kty": .string("EC"), "use": .string("sig"), "alg": .string("ES256"), "kid": .string(ecKid), "crv": .string("P-256"),
-            "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65])),
-        ])
+        pairs["ES256"] = KeyPair(
+            kid: ecKid, algorithm: "ES256",
+            publicJWK: PublicJWK.p256(ec.publicKey).merging(["use": .string("sig"), "alg": .string("ES256"), "kid": .string(ecKid)]) { $1 }
+        )
         keys = collection
         current = pairs
     }

@@ -41,11 +41,7 @@ public struct TestTokenSigner: Sendable {
             await keys.add(rsa: try Insecure.RSA.PrivateKey(backing: key), digestAlgorithm: .sha256, kid: kid)
         case .es256:
             let key = P256.Signing.PrivateKey()
-            let point = key.publicKey.x963Representation
-            jwk["kty"] = .string("EC")
-            jwk["crv"] = .string("P-256")
-            jwk["x"] = .string(Self.base64URL(point[1..<33]))
-            jwk["y"] = .string(Self.base64URL(point[33..<65]))
+            jwk.merge(PublicJWK.p256(key.publicKey)) { $1 }
             privateKeyPEM = key.pemRepresentation
             await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: kid)
         }

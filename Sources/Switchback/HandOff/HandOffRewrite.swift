@@ -99,13 +99,11 @@ public struct HandOffRewrite: Sendable, Equatable {
         case unrelated
     }
 
-    /// Matches `url` against `returnTo` exactly (scheme, host, port, path) and reads flow and outcome.
+    /// Matches `url` against `returnTo` exactly (as redirect URIs are matched) and reads flow and outcome.
     public static func match(_ url: URL, returnTo: URL, flowID: String) -> Return {
-        guard let incoming = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            let expected = URLComponents(url: returnTo, resolvingAgainstBaseURL: false),
-            incoming.scheme?.lowercased() == expected.scheme?.lowercased(), incoming.host?.lowercased() == expected.host?.lowercased(),
-            incoming.port == expected.port, incoming.path == expected.path
-        else { return .unrelated }
+        guard RedirectURIMatcher.matches(url, registered: returnTo), let incoming = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return .unrelated
+        }
         let items = incoming.queryItems ?? []
         guard let flow = items.first(where: { $0.name == flowParameter })?.value else { return .unrelated }
         guard ConstantTime.equals(flow, flowID) else { return .otherFlow }

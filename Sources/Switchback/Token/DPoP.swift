@@ -26,13 +26,7 @@ public struct DPoPKey: Sendable {
     public var privateKeyPEM: String { key.pemRepresentation }
 
     /// The public key as a JWK, as it goes in each proof's header.
-    public var publicJWK: JSONValue {
-        let point = key.publicKey.x963Representation
-        return .object([
-            "kty": .string("EC"), "crv": .string("P-256"),
-            "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65])),
-        ])
-    }
+    public var publicJWK: JSONValue { .object(PublicJWK.p256(key.publicKey)) }
 
     /// The JWK SHA-256 thumbprint (RFC 7638): `dpop_jkt` at PAR, `cnf.jkt` in bound tokens.
     public var thumbprint: String {
