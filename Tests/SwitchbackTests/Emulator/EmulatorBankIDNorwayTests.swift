@@ -102,13 +102,11 @@ struct EmulatorBankIDNorwayTests {
             }
             let session = try await client.prepareAuthorization(Self.options(callback: callback, permission: permission))
             let landing = try await EmulatorBrowser().open(session.authorizationURL)
-            do {
-                _ = try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
-                Issue.record("\(reason) must be refused")
-            } catch let error as SwitchbackError {
-                #expect(error.code == .authorizationError, "\(reason)")
-                #expect(error.oauthError?.error == "invalid_request", "\(reason)")
+            let error = await expectFailure("\(reason) must be refused") {
+                try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
             }
+            #expect(error?.code == .authorizationError, "\(reason)")
+            #expect(error?.oauthError?.error == "invalid_request", "\(reason)")
         }
     }
 
@@ -135,12 +133,10 @@ struct EmulatorBankIDNorwayTests {
             let (link, html) = try await browser.handOff(session.authorizationURL)
             _ = try await AuthenticatorApp(issuer: try #require(URL(string: emulator.issuer))).respond(to: link, with: .decline)
             let landing = try await browser.open(try Self.continueURL(html, base: emulator.issuer))
-            do {
-                _ = try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
-                Issue.record("a declined sign-in must not complete")
-            } catch let error as SwitchbackError {
-                #expect(error.oauthError?.error == "access_denied")
+            let error = await expectFailure("a declined sign-in must not complete") {
+                try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
             }
+            #expect(error?.oauthError?.error == "access_denied")
         }
     }
 }

@@ -74,12 +74,10 @@ struct EmulatorBankIDSwedenTests {
             let collected = try await Self.collect(emulator, try AuthenticatorApp.parse(link).reference)
             #expect(collected["status"] == .string("failed") && collected["hintCode"] == .string("userCancel"))
             let landing = try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer))
-            do {
-                _ = try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
-                Issue.record("a declined order must not sign in")
-            } catch let error as SwitchbackError {
-                #expect(error.oauthError?.error == "access_denied")
+            let error = await expectFailure("a declined order must not sign in") {
+                try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
             }
+            #expect(error?.oauthError?.error == "access_denied")
 
             let unlisted = try await client.prepareAuthorization(AuthorizationOptions(extraParameters: [("bankid_redirect", "https://evil.example/")]))
             let refused = try await EmulatorBrowser().open(unlisted.authorizationURL)

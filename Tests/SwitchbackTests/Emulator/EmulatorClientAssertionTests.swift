@@ -17,11 +17,7 @@ struct EmulatorClientAssertionTests {
 
     static func keys(kid: String = "client-key-1") async throws -> Keys {
         let key = P256.Signing.PrivateKey()
-        let point = key.publicKey.x963Representation
-        let jwk: JSONValue = .object([
-            "kty": .string("EC"), "crv": .string("P-256"), "kid": .string(kid), "use": .string("sig"), "alg": .string("ES256"),
-            "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65])),
-        ])
+        let jwk: JSONValue = .object(PublicJWK.p256(key.publicKey).merging(["kid": .string(kid), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
         let signer = try await ClientAssertionSigner(algorithm: .es256, privateKeyPEM: key.pemRepresentation, keyID: kid)
         return Keys(signer: signer, jwks: .object(["keys": .array([jwk])]))
     }

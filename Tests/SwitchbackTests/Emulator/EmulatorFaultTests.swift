@@ -85,13 +85,11 @@ struct EmulatorFaultTests {
     func formPostError() async throws {
         try await EmulatorProviderTests.withEmulator { emulator in
             let client = EmulatorProviderTests.client(emulator)
-            do {
-                _ = try await Self.signIn(client, faults: [.authorizationError], mode: .formPost)
-                Issue.record("an error response must not sign in")
-            } catch let error as SwitchbackError {
-                #expect(error.code == .authorizationError)
-                #expect(error.oauthError?.error == "access_denied")
+            let error = await expectFailure("an error response must not sign in") {
+                try await Self.signIn(client, faults: [.authorizationError], mode: .formPost)
             }
+            #expect(error?.code == .authorizationError)
+            #expect(error?.oauthError?.error == "access_denied")
         }
     }
 
@@ -160,14 +158,10 @@ struct EmulatorFaultTests {
             await emulator.setFaults([.tokenUnavailable], forClient: "native-rs")
             let session = try await client.prepareAuthorization()
             let callback = try await Self.callback(for: session)
-            do {
-                _ = try await client.completeAuthorization(callback, session: session)
-                Issue.record("a 503 must not sign in")
-            } catch let error as SwitchbackError {
-                #expect(error.code == .tokenEndpointError)
-                #expect(error.httpStatus == 503)
-                #expect(error.oauthError?.error == "temporarily_unavailable")
-            }
+            let error = await expectFailure("a 503 must not sign in") { try await client.completeAuthorization(callback, session: session) }
+            #expect(error?.code == .tokenEndpointError)
+            #expect(error?.httpStatus == 503)
+            #expect(error?.oauthError?.error == "temporarily_unavailable")
             await emulator.setFaults([], forClient: "native-rs")
             let credential = try await client.completeAuthorization(callback, session: session)
             #expect(credential.subject == "9b1f7c2e-alice")

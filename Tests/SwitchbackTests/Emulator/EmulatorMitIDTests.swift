@@ -60,13 +60,11 @@ struct EmulatorMitIDTests {
         try await Self.withEmulator { _, client in
             let session = try await client.prepareAuthorization(Self.appSwitch("https://evil.example/appswitch"))
             let landing = try await EmulatorBrowser().open(session.authorizationURL)
-            do {
-                _ = try await client.completeAuthorization(.redirect(try Self.returnLink(landing)), session: session)
-                Issue.record("an unlisted resumeUrl must be refused")
-            } catch let error as SwitchbackError {
-                #expect(error.code == .authorizationError)
-                #expect(error.oauthError?.error == "invalid_request")
+            let error = await expectFailure("an unlisted resumeUrl must be refused") {
+                try await client.completeAuthorization(.redirect(try Self.returnLink(landing)), session: session)
             }
+            #expect(error?.code == .authorizationError)
+            #expect(error?.oauthError?.error == "invalid_request")
         }
     }
 

@@ -62,13 +62,11 @@ struct EmulatorProfileTests {
                 return
             }
             #expect(location.hasPrefix("com.example.app:/oauth/callback#code="))
-            do {
-                _ = try await client.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
-                Issue.record("a fragment response to a query session must not sign in")
-            } catch let error as SwitchbackError {
-                #expect(error.code == .malformedResponse)
-                #expect(error.message.contains("arrived in the fragment"))
+            let error = await expectFailure("a fragment response to a query session must not sign in") {
+                try await client.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
             }
+            #expect(error?.code == .malformedResponse)
+            #expect(error?.message.contains("arrived in the fragment") == true)
         }
     }
 

@@ -121,13 +121,11 @@ struct EmulatorProviderTests {
             // Another client instance (the app relaunched with the session restored) reaches the provider,
             // which refuses the code and revokes what it produced.
             let relaunched = Self.client(emulator)
-            do {
-                _ = try await relaunched.completeAuthorization(callback, session: session)
-                Issue.record("a replayed code must be refused")
-            } catch let error as SwitchbackError {
-                #expect(error.code == .tokenEndpointError)
-                #expect(error.oauthError?.error == "invalid_grant")
+            let error = await expectFailure("a replayed code must be refused") {
+                try await relaunched.completeAuthorization(callback, session: session)
             }
+            #expect(error?.code == .tokenEndpointError)
+            #expect(error?.oauthError?.error == "invalid_grant")
             await expectCode(.userInfoInvalid) { try await client.userInfo(for: credential) }
         }
     }

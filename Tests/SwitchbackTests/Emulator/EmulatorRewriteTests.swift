@@ -51,12 +51,10 @@ struct EmulatorRewriteTests {
             let back = try #require(try await EmulatorUAEPassTests.app(emulator).respond(to: rewrite.link, with: .decline))
             #expect(HandOffRewrite.match(back, returnTo: Self.returnTo, flowID: session.state) == .failure)
             let landing = try await webView.open(try #require(rewrite.failureURL))
-            do {
-                _ = try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
-                Issue.record("a declined sign-in must not complete")
-            } catch let error as SwitchbackError {
-                #expect(error.oauthError?.error == "access_denied")
+            let error = await expectFailure("a declined sign-in must not complete") {
+                try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
             }
+            #expect(error?.oauthError?.error == "access_denied")
         }
     }
 }

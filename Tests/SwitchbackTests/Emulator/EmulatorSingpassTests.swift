@@ -99,13 +99,11 @@ struct EmulatorSingpassTests {
             // Without DPoP the code (requested without dpop_jkt) cannot be redeemed.
             let withoutDPoP = try Self.client(emulator, keys: keys, dpop: nil)
             let (session, tapped) = try await Self.signIn(emulator, client: withoutDPoP)
-            do {
-                _ = try await withoutDPoP.completeAuthorization(.redirect(tapped), session: session)
-                Issue.record("a token request without a DPoP proof must be refused")
-            } catch let error as SwitchbackError {
-                #expect(error.code == .tokenEndpointError)
-                #expect(error.oauthError?.error == "invalid_dpop_proof")
+            let error = await expectFailure("a token request without a DPoP proof must be refused") {
+                try await withoutDPoP.completeAuthorization(.redirect(tapped), session: session)
             }
+            #expect(error?.code == .tokenEndpointError)
+            #expect(error?.oauthError?.error == "invalid_dpop_proof")
 
             let frontChannel = OIDCClient(
                 configuration: ClientConfiguration(
@@ -126,12 +124,10 @@ struct EmulatorSingpassTests {
             let client = try Self.client(emulator, keys: keys)
             let unregistered = try await client.prepareAuthorization(Self.launchOptions("https://evil.example/launch"))
             let refused = try await EmulatorBrowser().open(unregistered.authorizationURL)
-            do {
-                _ = try await client.completeAuthorization(.redirect(try EmulatorMitIDTests.returnLink(refused)), session: unregistered)
-                Issue.record("an unregistered app_launch_url must be refused")
-            } catch let error as SwitchbackError {
-                #expect(error.oauthError?.error == "invalid_request")
+            let launchError = await expectFailure("an unregistered app_launch_url must be refused") {
+                try await client.completeAuthorization(.redirect(try EmulatorMitIDTests.returnLink(refused)), session: unregistered)
             }
+            #expect(launchError?.oauthError?.error == "invalid_request")
 
             let inWebView = try await client.prepareAuthorization(Self.launchOptions())
             guard case .page(403, _) = try await EmulatorBrowser(userAgent: EmulatorBrowser.webView).open(inWebView.authorizationURL) else {
@@ -150,13 +146,11 @@ struct EmulatorSingpassTests {
             let client = try Self.client(emulator, keys: keys)
             let (session, tapped) = try await Self.signIn(emulator, client: client)
             try await Task.sleep(for: .milliseconds(2100))
-            do {
-                _ = try await client.completeAuthorization(.redirect(tapped), session: session)
-                Issue.record("an expired code must not be redeemed")
-            } catch let error as SwitchbackError {
-                #expect(error.oauthError?.error == "invalid_grant")
-                #expect(error.oauthError?.errorDescription?.contains("expired") == true)
+            let error = await expectFailure("an expired code must not be redeemed") {
+                try await client.completeAuthorization(.redirect(tapped), session: session)
             }
+            #expect(error?.oauthError?.error == "invalid_grant")
+            #expect(error?.oauthError?.errorDescription?.contains("expired") == true)
         }
     }
 }

@@ -98,13 +98,11 @@ struct EmulatorUAEPassTests {
             let browser = EmulatorBrowser(userAgent: EmulatorBrowser.webView)
             let link = try await browser.handOff(session.authorizationURL).link
             let failureURL = try #require(try await Self.app(emulator).respond(to: link, with: .decline))
-            do {
-                _ = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(failureURL)), session: session)
-                Issue.record("a declined sign-in must not complete")
-            } catch let failure as SwitchbackError {
-                #expect(failure.code == .authorizationError)
-                #expect(failure.oauthError?.error == error)
+            let failure = await expectFailure("a declined sign-in must not complete") {
+                try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(failureURL)), session: session)
             }
+            #expect(failure?.code == .authorizationError)
+            #expect(failure?.oauthError?.error == error)
         }
     }
 

@@ -138,3 +138,17 @@ func expectCode<T>(_ code: SwitchbackError.Code, sourceLocation: SourceLocation 
         Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
+
+/// Expects the async `body` to fail with a SwitchbackError and returns it for closer checks; records
+/// `reason` when it succeeds, and the error when it is of another type.
+func expectFailure<T>(_ reason: Comment, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> T) async -> SwitchbackError? {
+    do {
+        _ = try await body()
+        Issue.record(reason, sourceLocation: sourceLocation)
+    } catch let error as SwitchbackError {
+        return error
+    } catch {
+        Issue.record("expected a SwitchbackError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
