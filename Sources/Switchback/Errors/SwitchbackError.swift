@@ -57,6 +57,13 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case userCancelled
             case handOffLinkInvalid
             case foreignResumeURL
+            case authenticatorUnavailable
+            case authenticatorDidNotReturn
+            case userAgentFailed
+            case timedOut
+            case flowInterrupted
+            case flowNotFound
+            case strategyNotSupported
         }
 
         fileprivate let value: Value
@@ -164,6 +171,24 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         /// A return URL in an authenticator deep link is not an https page of the provider's hosts (an
         /// injected successurl); it is never saved or loaded.
         public static let foreignResumeURL = Code(.foreignResumeURL)
+        /// The authenticator app is not installed (its link could not be opened) and the provider offers no
+        /// sign-in without it.
+        public static let authenticatorUnavailable = Code(.authenticatorUnavailable)
+        /// The user came back from the authenticator without a return, and the flow is configured to fail
+        /// then rather than wait (never reported as ``userCancelled``).
+        public static let authenticatorDidNotReturn = Code(.authenticatorDidNotReturn)
+        /// The provider's page failed to load in the user agent, or the user agent could not be shown.
+        public static let userAgentFailed = Code(.userAgentFailed)
+        /// The sign-in did not finish within its time limit.
+        public static let timedOut = Code(.timedOut)
+        /// The app was terminated at a point the sign-in cannot continue from (the provider's page lived
+        /// only in the user agent that was closed with it).
+        public static let flowInterrupted = Code(.flowInterrupted)
+        /// A return URL names a sign-in that is unknown, finished or expired.
+        public static let flowNotFound = Code(.flowNotFound)
+        /// The chosen user agent or return pattern cannot work with this provider (it refuses embedded
+        /// WebViews, or its return URL cannot be reached from that user agent).
+        public static let strategyNotSupported = Code(.strategyNotSupported)
     }
 
     /// What went wrong.
@@ -196,6 +221,21 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         var text = "\(code): \(message)"
         if let oauthError { text += " (\(oauthError))" }
         return text
+    }
+}
+
+extension SwitchbackError.Code: Codable {
+    public init(from decoder: any Decoder) throws {
+        let name = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Value(rawValue: name) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown error code \(name)"))
+        }
+        self.init(value)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value.rawValue)
     }
 }
 

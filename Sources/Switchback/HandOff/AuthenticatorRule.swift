@@ -10,12 +10,18 @@ public import Foundation
 ///     providerHosts: ["stg-id.uaepass.ae", "id.uaepass.ae"]
 /// )
 /// ```
-public struct AuthenticatorRule: Sendable, Equatable {
+public struct AuthenticatorRule: Sendable, Equatable, Codable {
     /// A provider environment; each may use its own authenticator app.
-    public struct Environment: Hashable, Sendable, CustomStringConvertible {
+    public struct Environment: Hashable, Sendable, Codable, CustomStringConvertible {
         public let name: String
         public init(_ name: String) { self.name = name }
         public var description: String { name }
+
+        public init(from decoder: any Decoder) throws { name = try decoder.singleValueContainer().decode(String.self) }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(name)
+        }
 
         public static let production = Environment("production")
         public static let staging = Environment("staging")

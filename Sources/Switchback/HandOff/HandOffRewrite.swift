@@ -8,7 +8,7 @@ public import Foundation
 /// through untouched. The saved URLs must be https pages on the provider's hosts (http only for a
 /// provider on loopback, such as the emulator): a link injected with a
 /// foreign `successurl` is refused, so the app never loads a page an attacker chose.
-public struct HandOffRewrite: Sendable, Equatable {
+public struct HandOffRewrite: Sendable, Equatable, Codable {
     /// The deep link to open instead of the page's.
     public let link: URL
     /// The provider's page to load after approval.

@@ -1,0 +1,124 @@
+public import Foundation
+
+/// What is kept of an unfinished sign-in so that it survives the app being terminated while the user is
+/// in the authenticator: the flow's state and plan, the saved resume URLs, and the authorization session
+/// (state, nonce, PKCE verifier, PAR request URI). Never a code or a token.
+///
+/// The session's verifier is a secret: store journals only where the app's other secrets go (the
+/// Keychain adapter on Apple platforms; ``FileFlowJournalStore`` writes owner-only files).
+public struct FlowJournal: Sendable, Codable, Equatable {
+    public var flow: SignInFlow
+    public var session: AuthorizationSession
+    /// The preset or provider name, for the app to show what was interrupted.
+    public var provider: String
+    /// After this instant the journal is worthless (the provider has forgotten the request) and purged.
+    public var expiresAt: Date
+
+    public init(flow: SignInFlow, session: AuthorizationSession, provider: String, expiresAt: Date) {
+        self.flow = flow
+        self.session = session
+        self.provider = provider
+        self.expiresAt = expiresAt
+    }
+
+    public var flowID: String { flow.plan.flowID }
+}
+
+/// Where flow journals are kept.
+public protocol FlowJournalStore: Sendable {
+    /// Saves `journal`, replacing the one with the same flow ID.
+    func save(_ journal: FlowJournal) async throws
+    /// Every saved journal.
+    func journals() async throws -> [FlowJournal]
+    /// Removes the journal of `flowID`; removing a missing one is not an error.
+    func remove(flowID: String) async throws
+}
+
+extension FlowJournalStore {
+    /// Removes the journals that expired at `now` and returns those still valid.
+    public func purge(now: Date) async throws -> [FlowJournal] {
+        var valid: [FlowJournal] = []
+        for journal in try await journals() {
+            if journal.expiresAt <= now {
+                try await remove(flowID: journal.flowID)
+            } else {
+                valid.append(journal)
+            }
+        }
+        return valid
+    }
+}
+
+/// Journals in memory: they do not survive the process. For tests and for apps that accept losing a
+/// sign-in when terminated.
+public actor InMemoryFlowJournalStore: FlowJournalStore {
+    private var saved: [String: FlowJournal] = [:]
+
+    public init() {}
+
+    public func save(_ journal: FlowJournal) { saved[journal.flowID] = journal }
+    public func journals() -> [FlowJournal] { saved.values.sorted { $0.session.createdAt < $1.session.createdAt } }
+    public func remove(flowID: String) { saved[flowID] = nil }
+}
+
+/// Journals as JSON files in a directory, one per flow, readable by the owner only and written
+/// atomically (a termination mid-write leaves the previous version).
+public struct FileFlowJournalStore: FlowJournalStore {
+    public let directory: URL
+
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    public func save(_ journal: FlowJournal) throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let data = try JSONEncoder().encode(journal)
+            let file = try fileURL(journal.flowID)
+            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            try data.write(to: file, options: [.atomic, .completeFileProtectionUntilFirstUserAuthentication])
+            #else
+            try data.write(to: file, options: .atomic)
+            #endif
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        } catch let error as SwitchbackError {
+            throw error
+        } catch {
+            throw SwitchbackError(.storeFailed, "could not write the flow journal", underlying: error)
+        }
+    }
+
+    public func journals() throws -> [FlowJournal] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        var found: [FlowJournal] = []
+        for name in names.sorted() where name.hasSuffix(".journal") {
+            let file = directory.appendingPathComponent(name)
+            // A file that cannot be read back (a different version, damage) is removed rather than
+            // failing every later launch.
+            guard let data = try? Data(contentsOf: file), let journal = try? JSONDecoder().decode(FlowJournal.self, from: data) else {
+                try? FileManager.default.removeItem(at: file)
+                continue
+            }
+            found.append(journal)
+        }
+        return found.sorted { $0.session.createdAt < $1.session.createdAt }
+    }
+
+    public func remove(flowID: String) throws {
+        let file = try fileURL(flowID)
+        guard FileManager.default.fileExists(atPath: file.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: file)
+        } catch {
+            throw SwitchbackError(.storeFailed, "could not remove the flow journal", underlying: error)
+        }
+    }
+
+    private func fileURL(_ flowID: String) throws -> URL {
+        // Flow IDs are base64url; anything else could name a path outside the directory.
+        guard !flowID.isEmpty, flowID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw SwitchbackError(.storeFailed, "the flow ID is not a base64url string")
+        }
+        return directory.appendingPathComponent(flowID + ".journal")
+    }
+}

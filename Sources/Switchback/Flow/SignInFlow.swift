@@ -1,0 +1,372 @@
+public import Foundation
+
+/// One sign-in, as a state machine: a value that does no I/O. Each ``Event`` the app, the user agent or
+/// a timer reports goes through ``handle(_:)``, which moves the state and returns the ``Action``s to
+/// perform, in order. It completes exactly once: after ``Action/complete(_:)`` every event is ignored.
+///
+/// ```swift
+/// var flow = SignInFlow(plan)
+/// for action in flow.handle(.start) { perform(action) }
+/// // later, from the WebView's navigation delegate:
+/// for action in flow.handle(.navigation(url)) { perform(action) }
+/// ```
+public struct SignInFlow: Sendable, Codable, Equatable {
+    /// What the flow needs to know about this sign-in; fixed when it starts.
+    public struct Plan: Sendable, Codable, Equatable {
+        /// Correlates the authenticator's return with this flow (random, unguessable).
+        public var flowID: String
+        public var strategy: UserAgentStrategy
+        /// The URL the user agent opens first.
+        public var authorizationURL: URL
+        /// Where the provider sends the authorization response (matched exactly).
+        public var redirectURI: URL
+        /// The WebView rewrite of authenticator links, when the strategy is ``UserAgentStrategy/webView``
+        /// and the provider hands off to an authenticator.
+        public var rewrite: Rewrite?
+        /// A return URL the provider itself gives the authenticator (`app_callback_uri`, an app switch
+        /// link): opening it only brings the app forward; the user agent's page then continues.
+        public var appReturnURL: URL?
+        /// What happens when the app becomes active after a hand-off and no return arrives in ``gracePeriod``.
+        public var withoutReturn: WithoutReturn
+        public var gracePeriod: TimeInterval
+
+        public init(
+            flowID: String, strategy: UserAgentStrategy, authorizationURL: URL, redirectURI: URL, rewrite: Rewrite? = nil,
+            appReturnURL: URL? = nil, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2
+        ) {
+            self.flowID = flowID
+            self.strategy = strategy
+            self.authorizationURL = authorizationURL
+            self.redirectURI = redirectURI
+            self.rewrite = rewrite
+            self.appReturnURL = appReturnURL
+            self.withoutReturn = withoutReturn
+            self.gracePeriod = gracePeriod
+        }
+
+        /// The authenticator rule, its environment, and the app URL rewritten links return to.
+        public struct Rewrite: Sendable, Codable, Equatable {
+            public var rule: AuthenticatorRule
+            public var environment: AuthenticatorRule.Environment
+            /// The app's custom-scheme URL (pattern B) or universal link (pattern C).
+            public var returnTo: URL
+
+            public init(rule: AuthenticatorRule, environment: AuthenticatorRule.Environment, returnTo: URL) {
+                self.rule = rule
+                self.environment = environment
+                self.returnTo = returnTo
+            }
+        }
+
+        /// The outcome of coming back from the authenticator without a return URL.
+        public enum WithoutReturn: String, Sendable, Codable, CaseIterable {
+            /// Keep waiting: the provider's page (still in the user agent) continues by itself.
+            case wait
+            /// Load the provider's saved resume page again (it reports the authenticator's answer), or wait
+            /// when there is none.
+            case reload
+            /// Fail with ``SwitchbackError/Code/authenticatorDidNotReturn``.
+            case fail
+        }
+
+        /// The navigation policy the WebView applies.
+        public var navigationPolicy: NavigationPolicy {
+            NavigationPolicy(
+                redirectURI: redirectURI, authenticator: rewrite?.rule, environment: rewrite?.environment ?? .production,
+                returnTo: rewrite?.returnTo ?? redirectURI, flowID: flowID
+            )
+        }
+    }
+
+    public enum State: Sendable, Codable, Equatable {
+        /// Not started.
+        case ready
+        /// The user agent shows the provider's pages.
+        case presenting
+        /// The user is in the authenticator app.
+        case awaitingAuthenticator
+        /// The user agent loads the provider's resume page after the authenticator returned.
+        case resuming(URL)
+        /// Back from the authenticator; the provider's page continues towards the redirect URI.
+        case awaitingCallback
+        /// The authorization response arrived; the code is being exchanged.
+        case exchanging
+        case completed
+        case failed(SwitchbackError.Code)
+        case cancelled
+
+        /// Whether the flow has ended.
+        public var isFinal: Bool {
+            switch self {
+            case .completed, .failed, .cancelled: true
+            default: false
+            }
+        }
+    }
+
+    public enum Event: Sendable, Equatable {
+        case start
+        /// The WebView asks whether to load `url`.
+        case navigation(URL?)
+        /// A load failed before it started (a custom scheme nothing routes, or a load the policy cancelled).
+        case navigationFailed(URL?, cancelledByPolicy: Bool)
+        case authenticatorLaunched
+        /// The authenticator's link could not be opened: the app is not installed.
+        case authenticatorLaunchFailed
+        /// The operating system opened the app with a URL (custom scheme or universal link).
+        case openedURL(URL)
+        /// The user agent reported the authorization response (the authentication session's callback, or
+        /// a form_post response relayed by the app's backend).
+        case callback(AuthorizationCallback)
+        case becameActive
+        case enteredBackground
+        /// The user closed the user agent.
+        case userAgentDismissed
+        /// The user agent could not be shown or its page failed.
+        case userAgentFailed
+        /// The grace period after ``becameActive`` ended.
+        case graceElapsed
+        case timedOut
+        case cancel
+        case exchangeSucceeded
+        case exchangeFailed(SwitchbackError.Code)
+        /// The app was terminated and launched again; the flow was read back from its journal.
+        case relaunched
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Show the user agent at `url` (the authorization URL, or a resume page after a relaunch).
+        case present(URL)
+        /// Answer the WebView's navigation question.
+        case allowNavigation
+        case cancelNavigation
+        /// Open the (rewritten) authenticator link through the operating system.
+        case openAuthenticator(URL)
+        /// Open a link that belongs to another app through the operating system.
+        case openExternally(URL)
+        /// Load `url` in the WebView that is showing.
+        case load(URL)
+        /// Wait ``Plan/gracePeriod`` then report ``Event/graceElapsed``.
+        case startGraceTimer(TimeInterval)
+        /// Save the flow to its journal (the app may be terminated from here on).
+        case persist
+        case dismissUserAgent
+        /// Redeem the code in the response; report ``Event/exchangeSucceeded`` or ``Event/exchangeFailed(_:)``.
+        case exchange(AuthorizationCallback)
+        /// The URL was for this flow but is refused (a replayed return or callback): nothing else happens.
+        case reject(URL, SwitchbackError.Code)
+        /// The sign-in is over; remove its journal.
+        case complete(Outcome)
+    }
+
+    public enum Outcome: Sendable, Equatable {
+        case signedIn
+        case failed(SwitchbackError.Code)
+        case cancelled
+    }
+
+    public let plan: Plan
+    public private(set) var state: State = .ready
+    /// The rewrite of the authenticator link this flow opened (its saved resume URLs).
+    public private(set) var handOff: HandOffRewrite?
+    /// Whether a user agent is showing (false after a relaunch until the flow presents one again).
+    public private(set) var userAgentShown = false
+    private var graceArmed = false
+
+    public init(_ plan: Plan) {
+        self.plan = plan
+    }
+
+    /// How an incoming URL relates to this flow.
+    public enum Recognition: Sendable, Equatable {
+        /// The authorization response at the redirect URI.
+        case callback
+        /// A rewritten authenticator return for this flow.
+        case authenticatorReturn(HandOffRewrite.Return)
+        /// The provider-given app return URL.
+        case appReturn
+        case unrelated
+    }
+
+    public func recognise(_ url: URL) -> Recognition {
+        if RedirectURIMatcher.matches(url, registered: plan.redirectURI) { return .callback }
+        if let rewrite = plan.rewrite {
+            let match = HandOffRewrite.match(url, returnTo: rewrite.returnTo, flowID: plan.flowID)
+            if match != .unrelated { return .authenticatorReturn(match) }
+        }
+        if let appReturnURL = plan.appReturnURL, RedirectURIMatcher.matches(url, registered: appReturnURL) { return .appReturn }
+        return .unrelated
+    }
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        guard !state.isFinal else { return [] }
+        switch event {
+        case .start:
+            guard state == .ready else { return [] }
+            state = .presenting
+            userAgentShown = true
+            return [.persist, .present(plan.authorizationURL)]
+        case .navigation(let url):
+            guard state != .exchanging else { return [.cancelNavigation] }
+            return navigate(plan.navigationPolicy.decide(url), answering: true)
+        case .navigationFailed(let url, let cancelledByPolicy):
+            guard state != .exchanging else { return [] }
+            switch plan.navigationPolicy.decideFailedLoad(of: url, cancelledByPolicy: cancelledByPolicy) {
+            case .act(let decision): return navigate(decision, answering: false)
+            case .ignore: return []
+            case .fail: return fail(.userAgentFailed)
+            }
+        case .authenticatorLaunched:
+            return []
+        case .authenticatorLaunchFailed:
+            guard state == .awaitingAuthenticator else { return [] }
+            return fail(.authenticatorUnavailable)
+        case .openedURL(let url):
+            return opened(url)
+        case .callback(let callback):
+            return receive(callback)
+        case .becameActive:
+            guard state == .awaitingAuthenticator else { return [] }
+            graceArmed = true
+            return [.startGraceTimer(plan.gracePeriod)]
+        case .enteredBackground:
+            graceArmed = false
+            // A system browser does not tell the app it opened the authenticator; going to the background
+            // while it shows the provider is the sign of it.
+            if state == .presenting, !plan.strategy.seesNavigations {
+                state = .awaitingAuthenticator
+            }
+            return [.persist]
+        case .graceElapsed:
+            guard state == .awaitingAuthenticator, graceArmed else { return [] }
+            graceArmed = false
+            switch plan.withoutReturn {
+            case .wait:
+                state = .awaitingCallback
+                return [.persist]
+            case .reload:
+                guard let saved = handOff?.successURL else {
+                    state = .awaitingCallback
+                    return [.persist]
+                }
+                return resume(at: saved)
+            case .fail:
+                return fail(.authenticatorDidNotReturn)
+            }
+        case .userAgentDismissed:
+            userAgentShown = false
+            guard state != .exchanging else { return [] }
+            state = .cancelled
+            return [.complete(.cancelled)]
+        case .userAgentFailed:
+            guard state != .exchanging else { return [] }
+            return fail(.userAgentFailed)
+        case .timedOut:
+            return fail(.timedOut)
+        case .cancel:
+            state = .cancelled
+            return dismissing() + [.complete(.cancelled)]
+        case .exchangeSucceeded:
+            guard state == .exchanging else { return [] }
+            state = .completed
+            return [.complete(.signedIn)]
+        case .exchangeFailed(let code):
+            guard state == .exchanging else { return [] }
+            return fail(code)
+        case .relaunched:
+            return relaunched()
+        }
+    }
+
+    private mutating func navigate(_ decision: NavigationPolicy.Decision, answering: Bool) -> [Action] {
+        let cancel: [Action] = answering ? [.cancelNavigation] : []
+        switch decision {
+        case .allow:
+            return answering ? [.allowNavigation] : []
+        case .launchAuthenticator(let rewrite):
+            // The same link again (a page that both scripts and meta-refreshes to it) opens the app once.
+            if state == .awaitingAuthenticator, handOff?.link == rewrite.link { return cancel }
+            handOff = rewrite
+            state = .awaitingAuthenticator
+            graceArmed = false
+            return cancel + [.persist, .openAuthenticator(rewrite.link)]
+        case .finish(let url):
+            return cancel + receive(.redirect(url))
+        case .openExternally(let url):
+            return cancel + [.openExternally(url)]
+        case .block(let code):
+            return cancel + fail(code)
+        }
+    }
+
+    private mutating func opened(_ url: URL) -> [Action] {
+        switch recognise(url) {
+        case .callback:
+            return receive(.redirect(url))
+        case .authenticatorReturn(.success), .authenticatorReturn(.failure):
+            guard state == .awaitingAuthenticator || state == .presenting, let handOff else {
+                return [.reject(url, .callbackReplayed)]
+            }
+            if case .authenticatorReturn(.success) = recognise(url) { return resume(at: handOff.successURL) }
+            guard let failureURL = handOff.failureURL else {
+                return fail(.authorizationError)
+            }
+            return resume(at: failureURL)
+        case .authenticatorReturn(.otherFlow):
+            return [.reject(url, .flowNotFound)]
+        case .appReturn:
+            guard state == .awaitingAuthenticator || state == .presenting else { return [] }
+            guard userAgentShown else { return fail(.flowInterrupted) }
+            state = .awaitingCallback
+            graceArmed = false
+            return [.persist]
+        case .authenticatorReturn(.unrelated), .unrelated:
+            return []
+        }
+    }
+
+    private mutating func resume(at url: URL) -> [Action] {
+        state = .resuming(url)
+        graceArmed = false
+        if userAgentShown { return [.persist, .load(url)] }
+        userAgentShown = true
+        return [.persist, .present(url)]
+    }
+
+    private mutating func receive(_ callback: AuthorizationCallback) -> [Action] {
+        guard state != .exchanging, state != .ready else { return [.reject(callback.url, .callbackReplayed)] }
+        state = .exchanging
+        graceArmed = false
+        return dismissing() + [.exchange(callback)]
+    }
+
+    private mutating func relaunched() -> [Action] {
+        userAgentShown = false
+        graceArmed = false
+        switch state {
+        case .awaitingAuthenticator where handOff != nil:
+            // The rewritten return will bring the app back; the saved resume page is opened then.
+            return []
+        case .resuming(let url):
+            return resume(at: url)
+        case .presenting where plan.strategy == .systemBrowser, .awaitingAuthenticator where plan.strategy == .systemBrowser,
+            .awaitingCallback where plan.strategy == .systemBrowser:
+            // Safari, sharing the provider's cookies, can still finish and send the redirect URI to the app.
+            state = .awaitingCallback
+            return [.persist]
+        default:
+            return fail(.flowInterrupted)
+        }
+    }
+
+    private mutating func fail(_ code: SwitchbackError.Code) -> [Action] {
+        state = .failed(code)
+        return dismissing() + [.complete(.failed(code))]
+    }
+
+    private mutating func dismissing() -> [Action] {
+        guard userAgentShown else { return [] }
+        userAgentShown = false
+        return [.dismissUserAgent]
+    }
+}
