@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Switchback", targets: ["Switchback"]),
         .library(name: "SwitchbackTesting", targets: ["SwitchbackTesting"]),
         .library(name: "SwitchbackEmulator", targets: ["SwitchbackEmulator"]),
+        .library(name: "SwitchbackServer", targets: ["SwitchbackServer"]),
         .executable(name: "switchback", targets: ["SwitchbackCLI"]),
     ],
     dependencies: [
@@ -56,11 +57,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "SwitchbackServer",
+            dependencies: [
+                "Switchback",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "SwitchbackCLI",
             dependencies: [
                 "Switchback",
                 "SwitchbackEmulator",
+                "SwitchbackServer",
+                "SwitchbackTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -86,6 +100,7 @@ let package = Package(
                 "Switchback",
                 "SwitchbackTesting",
                 "SwitchbackEmulator",
+                "SwitchbackServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

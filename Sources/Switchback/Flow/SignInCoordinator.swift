@@ -66,6 +66,9 @@ public actor SignInCoordinator {
     /// Flows that ended, kept (without secrets) so that a late duplicate of their return is recognised
     /// as a replay rather than as an unknown link.
     private var finished: [(flow: SignInFlow, state: String)] = []
+    /// Results of sign-ins that ended with nobody waiting (a restored flow can finish before the app
+    /// asks for it), until ``result(of:)`` collects them.
+    private var unclaimed: [String: Result<Credential, any Error>] = [:]
     private static let finishedKept = 16
 
     public init(
@@ -118,6 +121,7 @@ public actor SignInCoordinator {
 
     /// Waits for the sign-in `flowID` to end. Cancelling the waiting task cancels the sign-in.
     public func result(of flowID: String) async throws -> Credential {
+        if let result = unclaimed.removeValue(forKey: flowID) { return try result.get() }
         guard entries[flowID] != nil else {
             throw SwitchbackError(.flowNotFound, "no sign-in with this ID is running")
         }
@@ -316,6 +320,10 @@ public actor SignInCoordinator {
             result = .failure(entry.error.flatMap { $0.code == code ? $0 : nil } ?? SwitchbackError(code, Self.message(code)))
         }
         logger.info("sign-in ended", metadata: ["flow": "\(flowID.prefix(6))", "outcome": "\(outcome)"])
+        if entry.waiters.isEmpty {
+            unclaimed[flowID] = result
+            if unclaimed.count > Self.finishedKept, let oldest = unclaimed.keys.first { unclaimed[oldest] = nil }
+        }
         for waiter in entry.waiters { waiter.resume(with: result) }
     }
 

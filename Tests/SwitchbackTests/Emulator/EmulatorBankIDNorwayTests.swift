@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// The bankid-no profile: hand-off to the BankID app, the https `app_callback_uri` allowed only with a
 /// permission token registered upfront, and the sign-in continuing only in the browser that started it.

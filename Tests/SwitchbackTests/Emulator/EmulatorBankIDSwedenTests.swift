@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// The bankid-se profile: autostart link in both forms, `redirect=null` unless the client asks for an
 /// allow-listed return, and the collect hintCode progression the broker's page polls.

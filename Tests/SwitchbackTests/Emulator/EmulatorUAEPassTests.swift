@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// The uaepass profile: the WebView rewrite provider of pattern A, with its variants, driven by the
 /// core client, a cookie-keeping browser and the simulated authenticator app. The tests do the

@@ -1,0 +1,72 @@
+public import Foundation
+
+extension ProviderPreset {
+    /// UAE Pass: the page opens `uaepass://digitalid` (`uaepassstg://` for the staging app) with https
+    /// `successurl`/`failureurl` on the provider, and no authorize parameter to change them. The system
+    /// browser works through pattern A (Safari shares its cookies); a WebView rewrites the link to return
+    /// to the app. Staging pages emit the production scheme, so only the WebView works there.
+    public static let uaePass = ProviderPreset(
+        name: "uaepass",
+        authenticator: AuthenticatorRule(
+            schemes: [.production: "uaepass", .staging: "uaepassstg"], successParameters: ["successurl"], failureParameters: ["failureurl"],
+            providerHosts: ["id.uaepass.ae", "stg-id.uaepass.ae"]
+        ),
+        strategies: [.systemBrowser, .webView],
+        unusable: [
+            .init(.systemBrowser, in: .staging, because: "staging pages open the production authenticator (uaepass://); only a WebView can rewrite the link to the staging app"),
+            .init(.ephemeralBrowser, because: "the authenticator returns to an https page on the provider that Safari opens without this browser's cookies"),
+            .init(.safariView, because: "the authenticator returns to an https page on the provider that Safari opens without the Safari view's cookies"),
+        ],
+        authenticatorACR: "urn:digitalid:authentication:flow:mobileondevice",
+        withoutAuthenticatorACR: "urn:safelayer:tws:policies:authentication:level:low",
+        withoutReturn: .reload
+    )
+
+    /// Norwegian BankID: the page opens the BankID app and waits; `app_callback_uri` (a universal link) brings
+    /// the user back, and needs a permission the app's backend registers upfront — pass `permission`,
+    /// which returns the authorization parameters that carry it.
+    public static func bankIDNorway(permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil) -> ProviderPreset {
+        ProviderPreset(
+            name: "bankid-no",
+            strategies: [.systemBrowser, .safariView, .ephemeralBrowser],
+            unusable: [.init(.webView, because: "BankID's app hand-off and WebAuthn do not work in embedded WebViews")],
+            appReturn: permission == nil ? nil : AppReturn(.parameter("app_callback_uri"), patterns: [.universalLink]),
+            permission: permission
+        )
+    }
+
+    /// MitID through a broker: the app switch back is a universal link given in `login_hint`, which arrives
+    /// without parameters; the broker's page then continues to a tap-to-return page with the code.
+    public static let mitID = ProviderPreset(
+        name: "mitid",
+        strategies: [.safariView, .systemBrowser, .ephemeralBrowser],
+        unusable: [.init(.webView, because: "MitID refuses embedded WebViews")],
+        appReturn: AppReturn(.loginHint(words: ["appswitch:ios"], prefix: "appswitch:resumeUrl:"), patterns: [.universalLink])
+    )
+
+    /// Swedish BankID through a broker: an autostart link with `redirect` (null unless the app gives one);
+    /// the link leaves any user agent, including a WebView, and the page polls until the app answers.
+    public static let bankIDSweden = ProviderPreset(
+        name: "bankid-se",
+        strategies: [.systemBrowser, .safariView, .ephemeralBrowser, .webView],
+        appReturn: AppReturn(.parameter("bankid_redirect"), patterns: [.universalLink, .appScheme])
+    )
+
+    /// Singpass (FAPI 2.0): PAR, private_key_jwt and DPoP on the client configuration; a registered
+    /// `app_launch_url` brings the user back; WebViews are no longer supported.
+    public static let singpass = ProviderPreset(
+        name: "singpass",
+        strategies: [.systemBrowser, .safariView, .ephemeralBrowser],
+        unusable: [.init(.webView, because: "Singpass discontinued WebView support")],
+        appReturn: AppReturn(.parameter("app_launch_url"), patterns: [.universalLink])
+    )
+
+    /// ID.me: a standard code flow with PKCE in any user agent.
+    public static let idMe = ProviderPreset(name: "idme", strategies: [.systemBrowser, .ephemeralBrowser, .safariView, .webView])
+
+    /// Any well-behaved OpenID provider.
+    public static let generic = ProviderPreset(name: "generic", strategies: [.systemBrowser, .ephemeralBrowser, .safariView, .webView])
+
+    /// Every preset, Norwegian BankID without a permission hook.
+    public static let all: [ProviderPreset] = [.uaePass, .bankIDNorway(), .mitID, .bankIDSweden, .singpass, .idMe, .generic]
+}

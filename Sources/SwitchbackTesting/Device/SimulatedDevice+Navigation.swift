@@ -1,0 +1,171 @@
+import Foundation
+import Switchback
+
+/// How the simulated user agents load pages: each navigation is first put to the user agent's own rules
+/// (the WebView asks the app; the authentication session watches for its callback; browsers hand other
+/// schemes and universal links to the system), then fetched with the user agent's cookies; redirects are
+/// followed, and the page's own moves (script, meta refresh, auto-submitting forms) and the user's
+/// (signing in, tapping a return link) continue the navigation.
+extension SimulatedDevice {
+    static let safariUserAgent =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
+    static let webViewUserAgent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
+
+    func present(_ strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents, at url: URL) {
+        let kind: Tab.Kind
+        let jar: String
+        switch strategy {
+        case .systemBrowser:
+            (kind, jar) = (.authenticationSession(redirectURI: redirectURI, events: events), "safari")
+        case .ephemeralBrowser:
+            (kind, jar) = (.authenticationSession(redirectURI: redirectURI, events: events), "ephemeral-\(UUID().uuidString)")
+        case .safariView:
+            (kind, jar) = (.safariView(events: events), "app-safari-view")
+        case .webView:
+            // WKWebsiteDataStore.default(): the WebView's cookies persist across launches of the app.
+            (kind, jar) = (.webView(events: events), "app-webview")
+        }
+        record(.app, .userAgent, "shows a \(strategy) at \(Redaction.describe(url))")
+        _ = presentTab(kind, jar: jar, at: url)
+    }
+
+    func loadInWebView(_ url: URL) {
+        guard let id = webViewTab() else { return }
+        record(.app, .userAgent, "loads the saved provider page \(Redaction.describe(url))")
+        Task { await self.navigate(id, to: url) }
+    }
+
+    func dismissUserAgent() {
+        guard !tabs(ownedByApp: true).isEmpty else { return }
+        record(.app, .userAgent, "closes the user agent")
+        closeAppTabs()
+    }
+
+    /// The user closes the app's user agent (the Cancel button of the sheet).
+    public func userClosesUserAgent() async {
+        for id in tabs(ownedByApp: true) {
+            guard let tab = tab(id) else { continue }
+            record(.user, .userAgent, "closes the sign-in sheet")
+            closeAppTabs()
+            switch tab.kind {
+            case .authenticationSession(_, let events), .safariView(let events), .webView(let events): await events.dismissed()
+            case .safari: break
+            }
+        }
+    }
+
+    func navigate(_ id: Int, to url: URL, post fields: [(String, String)]? = nil, userGesture: Bool = false) async {
+        var request = fields.map { HTTPRequest.form(url, $0) } ?? HTTPRequest(method: .get, url: url)
+        var gesture = userGesture
+        for _ in 0..<25 {
+            guard let tab = tab(id) else { return }
+            guard await shouldLoad(id, tab, request.url, userGesture: gesture) else { return }
+            let response: HTTPResponse
+            do {
+                response = try await fetch(id, request)
+            } catch {
+                record(.userAgent, .userAgent, "cannot load \(Redaction.describe(request.url))")
+                if case .webView(let events) = tab.kind { await events.loadFailed(request.url, cancelledByPolicy: false) }
+                return
+            }
+            guard self.tab(id) != nil else { return }
+            if (300..<400).contains(response.status), let location = response.headers["location"],
+                let next = URL(string: location, relativeTo: request.url)?.absoluteURL
+            {
+                record(.provider, .userAgent, "redirects to \(Redaction.describe(next))")
+                request = HTTPRequest(method: .get, url: next)
+                gesture = false
+                continue
+            }
+            let page = WebPage(url: request.url, status: response.status, html: String(decoding: response.body, as: UTF8.self))
+            setPage(page, of: id)
+            record(.provider, .userAgent, "shows \"\(page.heading)\" (HTTP \(response.status))")
+            if let move = page.automaticMove {
+                switch move {
+                case .navigate(let target):
+                    request = HTTPRequest(method: .get, url: target)
+                case .post(let action, let fields):
+                    request = .form(action, fields)
+                }
+                gesture = false
+            } else if let login = page.loginForm {
+                record(.user, .userAgent, "signs in with username and password")
+                request = .form(login.action, login.fields + [("username", user.username), ("password", user.password)])
+                gesture = true
+            } else if let link = page.returnLink {
+                record(.user, .userAgent, "taps \"Return to the app\"")
+                request = HTTPRequest(method: .get, url: link)
+                gesture = true
+            } else {
+                return
+            }
+        }
+    }
+
+    /// The user agent's rule for one navigation: true to fetch it.
+    private func shouldLoad(_ id: Int, _ tab: Tab, _ url: URL, userGesture: Bool) async -> Bool {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let web = scheme == "http" || scheme == "https"
+        let from = tab.page?.url ?? url
+        switch tab.kind {
+        case .webView(let events):
+            guard await events.shouldLoad(url) else {
+                record(.userAgent, .app, "asks about \(Redaction.describe(url)); the app cancels it")
+                return false
+            }
+            return web
+        case .authenticationSession(let redirectURI, let events):
+            if Self.isCallback(url, of: redirectURI) {
+                record(.userAgent, .app, "the authentication session catches its callback \(Redaction.describe(url))")
+                closeTab(id)
+                await events.callback(.redirect(url))
+                return false
+            }
+            if !web {
+                _ = await open(url, from: .page(from, userGesture: userGesture))
+                return false
+            }
+            return true
+        case .safariView, .safari:
+            if !web {
+                _ = await open(url, from: .page(from, userGesture: userGesture))
+                return false
+            }
+            // A universal link the user tapped on another domain leaves for its app.
+            return !(await open(url, from: .page(from, userGesture: userGesture)))
+        }
+    }
+
+    /// `ASWebAuthenticationSession`'s callback rule: a custom scheme matches by scheme; an https
+    /// callback by host and path.
+    static func isCallback(_ url: URL, of redirectURI: URL) -> Bool {
+        let scheme = redirectURI.scheme?.lowercased()
+        guard url.scheme?.lowercased() == scheme else { return false }
+        guard scheme == "https" else { return true }
+        return url.host?.lowercased() == redirectURI.host?.lowercased() && url.path == redirectURI.path
+    }
+
+    /// Sends `request` with the tab's cookies and User-Agent, resolving names through ``hosts``.
+    func fetch(_ id: Int, _ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let tab = tab(id) else { throw CancellationError() }
+        var request = request
+        let original = request.url
+        request.url = resolve(original)
+        if case .webView = tab.kind { request.headers["User-Agent"] = Self.webViewUserAgent } else { request.headers["User-Agent"] = Self.safariUserAgent }
+        if let cookie = jars[tab.jar]?.header(for: original) { request.headers["Cookie"] = cookie }
+        let response = try await transport.send(request)
+        jars[tab.jar, default: CookieJar()].store(response.headers["set-cookie"], from: original)
+        return response
+    }
+
+    /// The loopback address a name stands for, when ``hosts`` maps it; loopback URLs go unchanged.
+    func resolve(_ url: URL) -> URL {
+        guard let host = url.host?.lowercased(), let base = hosts[host], var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url
+        }
+        components.scheme = base.scheme
+        components.host = base.host
+        components.port = base.port
+        return components.url ?? url
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// What a loaded page does by itself or offers the user, read from its HTML as a browser's script engine
+/// would act on it: the shapes provider pages use (the emulator's among them) for hand-offs, polling,
+/// form_post responses, login forms and tap-to-return pages.
+struct WebPage: Sendable {
+    let url: URL
+    let status: Int
+    let html: String
+
+    /// Where the page goes without the user: a script or zero-delay meta refresh navigation, or an
+    /// auto-submitting form.
+    enum Move: Sendable {
+        case navigate(URL)
+        case post(URL, fields: [(String, String)])
+    }
+
+    /// The page's own navigation, when it makes one (script runs in every simulated user agent).
+    var automaticMove: Move? {
+        if let refresh = metaRefresh, refresh.delay == 0, let target = refresh.url { return .navigate(target) }
+        if html.contains("<script>window.location.href"), let link = anchor(id: "handoff") { return .navigate(link) }
+        if html.contains("document.forms[0].submit()"), let form = form() { return .post(form.action, fields: form.fields) }
+        return nil
+    }
+
+    /// The password form of a login page: the action and its hidden fields.
+    var loginForm: (action: URL, fields: [(String, String)])? {
+        guard html.contains("type=\"password\""), let form = form() else { return nil }
+        return form
+    }
+
+    /// A page that waits for an app: the status it polls and where it goes once answered.
+    var poll: (status: URL, next: URL)? {
+        guard let fetch = html.range(of: "await (await fetch(") else { return nil }
+        let rest = html[fetch.upperBound...]
+        guard rest.first == "\"", let end = rest.dropFirst().firstIndex(of: "\""),
+            let status = URL(string: String(rest[rest.index(after: rest.startIndex)..<end]).replacingOccurrences(of: "\\/", with: "/"), relativeTo: url)?.absoluteURL,
+            let next = anchor(id: "continue")
+        else { return nil }
+        return (status, next)
+    }
+
+    /// A link the user taps to go back to the app (a tap-to-return page).
+    var returnLink: URL? { anchor(id: "return") }
+
+    /// A reload after a delay (a provider page waiting for the app's answer).
+    var refreshDelay: TimeInterval? {
+        guard let refresh = metaRefresh, refresh.delay > 0, refresh.url == nil else { return nil }
+        return refresh.delay
+    }
+
+    /// The page's title, for narration.
+    var heading: String {
+        guard let start = html.range(of: "<h1>"), let end = html[start.upperBound...].range(of: "</h1>") else { return "a page" }
+        return Self.unescape(String(html[start.upperBound..<end.lowerBound]))
+    }
+
+    private var metaRefresh: (delay: TimeInterval, url: URL?)? {
+        guard let range = html.range(of: "http-equiv=\"refresh\" content=\"") else { return nil }
+        let rest = html[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        let content = Self.unescape(String(rest[..<end]))
+        let parts = content.split(separator: ";", maxSplits: 1)
+        let delay = TimeInterval(parts.first.map(String.init) ?? "") ?? 0
+        var target: URL?
+        if parts.count == 2, parts[1].lowercased().hasPrefix("url=") {
+            target = URL(string: String(parts[1].dropFirst(4)), relativeTo: url)?.absoluteURL
+        }
+        return (delay, target)
+    }
+
+    private func anchor(id: String) -> URL? {
+        guard let range = html.range(of: "id=\"\(id)\" href=\"") else { return nil }
+        let rest = html[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return URL(string: Self.unescape(String(rest[..<end])), relativeTo: url)?.absoluteURL
+    }
+
+    private func form() -> (action: URL, fields: [(String, String)])? {
+        guard let open = html.range(of: "<form method=\"post\" action=\""), let end = html[open.upperBound...].firstIndex(of: "\""),
+            let action = URL(string: Self.unescape(String(html[open.upperBound..<end])), relativeTo: url)?.absoluteURL
+        else { return nil }
+        var fields: [(String, String)] = []
+        var rest = html[end...]
+        while let input = rest.range(of: "<input type=\"hidden\" name=\"") {
+            let afterName = rest[input.upperBound...]
+            guard let nameEnd = afterName.firstIndex(of: "\""), let valueStart = afterName.range(of: "value=\"") else { break }
+            let valueRest = afterName[valueStart.upperBound...]
+            guard let valueEnd = valueRest.firstIndex(of: "\"") else { break }
+            fields.append((Self.unescape(String(afterName[..<nameEnd])), Self.unescape(String(valueRest[..<valueEnd]))))
+            rest = valueRest[valueEnd...]
+        }
+        return (action, fields)
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+    }
+}
+
+/// Cookies by host, as one browser profile keeps them (host-only; path and expiry ignored).
+struct CookieJar: Sendable {
+    private var cookies: [String: [String: String]] = [:]
+
+    mutating func store(_ setCookie: String?, from url: URL) {
+        guard let setCookie, let host = url.host?.lowercased(), let pair = setCookie.split(separator: ";").first else { return }
+        let parts = pair.split(separator: "=", maxSplits: 1)
+        guard parts.count == 2 else { return }
+        cookies[host, default: [:]][parts[0].trimmingCharacters(in: .whitespaces)] = String(parts[1])
+    }
+
+    func header(for url: URL) -> String? {
+        guard let host = url.host?.lowercased(), let found = cookies[host], !found.isEmpty else { return nil }
+        return found.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ")
+    }
+}
