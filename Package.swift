@@ -68,6 +68,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "SwitchbackScenarios",
+            dependencies: [
+                "Switchback",
+                "SwitchbackTesting",
+                "SwitchbackEmulator",
+                "SwitchbackServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "SwitchbackCLI",
             dependencies: [
@@ -75,6 +87,7 @@ let package = Package(
                 "SwitchbackEmulator",
                 "SwitchbackServer",
                 "SwitchbackTesting",
+                "SwitchbackScenarios",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -101,6 +114,7 @@ let package = Package(
                 "SwitchbackTesting",
                 "SwitchbackEmulator",
                 "SwitchbackServer",
+                "SwitchbackScenarios",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -6,7 +6,7 @@ public enum Redaction {
     public static let displayableParameters: Set<String> = [
         "response_type", "response_mode", "scope", "client_id", "redirect_uri", "code_challenge_method",
         "prompt", "ui_locales", "acr_values", "max_age", "error", "error_description", "error_uri", "iss",
-        "login_hint_type", "closeondone", "environment",
+        "login_hint_type", "closeondone", "environment", "switchback_outcome", "redirect_uri_https_type",
     ]
 
     /// The URL with the value of every parameter not in ``displayableParameters`` replaced by `‹redacted›`,

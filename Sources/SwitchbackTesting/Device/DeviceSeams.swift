@@ -30,6 +30,7 @@ struct DeviceURLOpener: URLOpener {
 
     func open(_ url: URL) async -> Bool {
         guard await device.isAlive(launch) else { return false }
+        await device.record(.app, .device, "opens \(Redaction.describe(url))")
         return await device.open(url, from: .app(appID))
     }
 }

@@ -64,7 +64,7 @@ extension SimulatedDevice {
             do {
                 response = try await fetch(id, request)
             } catch {
-                record(.userAgent, .userAgent, "cannot load \(Redaction.describe(request.url))")
+                record(tab.actor, tab.actor, "cannot load \(Redaction.describe(request.url))")
                 if case .webView(let events) = tab.kind { await events.loadFailed(request.url, cancelledByPolicy: false) }
                 return
             }
@@ -72,14 +72,14 @@ extension SimulatedDevice {
             if (300..<400).contains(response.status), let location = response.headers["location"],
                 let next = URL(string: location, relativeTo: request.url)?.absoluteURL
             {
-                record(.provider, .userAgent, "redirects to \(Redaction.describe(next))")
+                record(.provider, tab.actor, "redirects to \(Redaction.describe(next))")
                 request = HTTPRequest(method: .get, url: next)
                 gesture = false
                 continue
             }
             let page = WebPage(url: request.url, status: response.status, html: String(decoding: response.body, as: UTF8.self))
             setPage(page, of: id)
-            record(.provider, .userAgent, "shows \"\(page.heading)\" (HTTP \(response.status))")
+            record(.provider, tab.actor, "shows \"\(page.heading)\" (HTTP \(response.status))")
             if let move = page.automaticMove {
                 switch move {
                 case .navigate(let target):
@@ -89,11 +89,11 @@ extension SimulatedDevice {
                 }
                 gesture = false
             } else if let login = page.loginForm {
-                record(.user, .userAgent, "signs in with username and password")
+                record(.user, tab.actor, "signs in with username and password")
                 request = .form(login.action, login.fields + [("username", user.username), ("password", user.password)])
                 gesture = true
             } else if let link = page.returnLink {
-                record(.user, .userAgent, "taps \"Return to the app\"")
+                record(.user, tab.actor, "taps \"Return to the app\"")
                 request = HTTPRequest(method: .get, url: link)
                 gesture = true
             } else {
@@ -109,8 +109,9 @@ extension SimulatedDevice {
         let from = tab.page?.url ?? url
         switch tab.kind {
         case .webView(let events):
+            if !web { record(.userAgent, .app, "asks whether to load \(Redaction.describe(url))") }
             guard await events.shouldLoad(url) else {
-                record(.userAgent, .app, "asks about \(Redaction.describe(url)); the app cancels it")
+                if self.tab(id) != nil { record(.app, .userAgent, web ? "cancels the navigation to \(Redaction.describe(url))" : "cancels that navigation") }
                 return false
             }
             return web
@@ -167,5 +168,13 @@ extension SimulatedDevice {
         components.host = base.host
         components.port = base.port
         return components.url ?? url
+    }
+}
+
+extension SimulatedDevice.Tab {
+    /// Who the tab is in the narration.
+    var actor: SimulatedDevice.Actor {
+        if case .safari = kind { return .safari }
+        return .userAgent
     }
 }

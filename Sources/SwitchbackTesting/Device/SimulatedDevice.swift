@@ -143,8 +143,9 @@ public actor SimulatedDevice {
         let runningApp = RunningApp(id: id, coordinator: coordinator)
         running = runningApp
         record(.device, .app, "launches the app")
-        if let restored = try? await coordinator.restore(), !restored.isEmpty {
-            runningApp.restoredFlows.withLock { $0 = restored }
+        let restored = (try? await coordinator.restore()) ?? []
+        runningApp.restoredFlows.withLock { $0 = restored }
+        if !restored.isEmpty {
             record(.app, .app, "reads back \(restored.count) interrupted sign-in\(restored.count == 1 ? "" : "s") from its journal")
         }
         return runningApp
@@ -448,13 +449,13 @@ public struct SimulatedApp: Sendable {
 public final class RunningApp: Sendable {
     let id: UUID
     public let coordinator: SignInCoordinator
-    let restoredFlows = LockedValue<[String]>([])
+    let restoredFlows = LockedValue<[String]?>(nil)
 
     init(id: UUID, coordinator: SignInCoordinator) {
         self.id = id
         self.coordinator = coordinator
     }
 
-    /// The sign-ins this launch read back from the journal.
-    public var restored: [String] { restoredFlows.withLock { $0 } }
+    /// The sign-ins this launch read back from the journal; nil until it has looked.
+    public var restored: [String]? { restoredFlows.withLock { $0 } }
 }

@@ -1,0 +1,154 @@
+public import Foundation
+public import Switchback
+public import SwitchbackTesting
+import SwitchbackEmulator
+import SwitchbackServer
+import Crypto
+public import Logging
+
+/// One complete sign-in on the simulated device against the in-process emulator: which provider preset,
+/// user agent, return pattern and environment, and what the user and the system do along the way.
+public struct Scenario: Sendable {
+    /// A preset name: uaepass, bankid-no, mitid, bankid-se, singpass, idme, generic.
+    public var provider: String
+    /// The user agent; nil takes the preset's first usable one.
+    public var strategy: UserAgentStrategy?
+    public var pattern: ReturnPattern?
+    public var environment: AuthenticatorRule.Environment
+    /// UAE Pass staging pages emit the production scheme (the seeds' bug); on by default in staging.
+    public var stagingSchemeBug: Bool
+    /// Extra emulator profile variants (see `switchback emulator --help`).
+    public var variants: [String]
+    public var decision: AuthenticatorApp.Decision
+    public var authenticatorInstalled: Bool
+    /// The system terminates the app while the user is in the authenticator.
+    public var killDuringHandOff: Bool
+
+    public init(
+        provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
+        stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
+        killDuringHandOff: Bool = false
+    ) {
+        self.provider = provider
+        self.strategy = strategy
+        self.pattern = pattern
+        self.environment = environment ?? (provider == "uaepass" ? .staging : .production)
+        self.stagingSchemeBug = stagingSchemeBug
+        self.variants = variants
+        self.decision = decision
+        self.authenticatorInstalled = authenticatorInstalled
+        self.killDuringHandOff = killDuringHandOff
+    }
+
+    /// The preset names a scenario accepts.
+    public static let providers = ProviderPreset.all.map(\.name)
+}
+
+/// What a scenario ended with.
+public struct ScenarioResult: Sendable {
+    public let scenario: Scenario
+    public let strategy: UserAgentStrategy
+    public let outcome: Result<Credential, SwitchbackError>
+    /// The run, step by step, secrets redacted.
+    public let transcript: [SimulatedDevice.Step]
+}
+
+/// Runs scenarios: starts the emulator with the preset's profile, the app's companion serving its
+/// association file, and a simulated device with the app and the authenticator installed.
+@available(macOS 14, iOS 17, *)
+public enum ScenarioRunner {
+    public static let appID = "TEAMID.com.example.app"
+    public static let appDomain = "app.example.com"
+    public static let links = ProviderPreset.AppLinks(
+        scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch")
+    )
+
+    public static func run(_ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo")) async throws -> ScenarioResult {
+        let setup = try await Setup(scenario)
+        let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
+        let companion = try await Companion.start(
+            associations: [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*"])], logger: quiet
+        )
+        do {
+            let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger)
+            await emulator.stop()
+            await companion.stop()
+            return result
+        } catch {
+            await emulator.stop()
+            await companion.stop()
+            throw error
+        }
+    }
+
+    private static var quiet: Logger {
+        var logger = Logger(label: "switchback.demo.servers")
+        logger.logLevel = .error
+        return logger
+    }
+
+    private static func run(_ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger) async throws -> ScenarioResult {
+        guard let issuer = URL(string: emulator.issuer) else { throw SwitchbackError(.invalidURL, "the emulator's issuer is not a URL") }
+        let device = SimulatedDevice(hosts: [appDomain: companion.baseURL])
+        if scenario.authenticatorInstalled {
+            for (scheme, isProduction) in setup.authenticatorSchemes {
+                // In staging, the production app talks to production, which knows nothing of staging's requests.
+                let backend = isProduction && scenario.environment == .staging ? URL(string: "http://127.0.0.1:9")! : issuer
+                await device.installAuthenticator(scheme: scheme, name: setup.authenticatorName(scheme), backend: backend, behaviour: .init(scenario.decision))
+            }
+        }
+        await device.setKillAppOnHandOff(scenario.killDuringHandOff)
+        let configuration = setup.client
+        let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
+            let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: emulator.issuer), logger: logger)
+            return SignInCoordinator(client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger)
+        })
+        let preset = setup.preset(issuer: issuer)
+        var installed = true
+        if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
+        let request: SignInRequest
+        do {
+            request = try await preset.request(
+                strategy: scenario.strategy, pattern: scenario.pattern, environment: scenario.environment, links: links, authenticatorInstalled: installed
+            )
+        } catch let error as SwitchbackError {
+            return ScenarioResult(scenario: scenario, strategy: scenario.strategy ?? .systemBrowser, outcome: .failure(error), transcript: await device.transcript)
+        }
+        let coordinator = app.coordinator
+        let first = FirstLaunch()
+        Task {
+            do { await first.finish(.success(try await coordinator.signIn(request))) } catch { await first.finish(.failure(error)) }
+        }
+        let outcome: Result<Credential, SwitchbackError>
+        do {
+            outcome = .success(try await finish(first, device: device, firstApp: app))
+        } catch let error as SwitchbackError {
+            outcome = .failure(error)
+        }
+        return ScenarioResult(scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript)
+    }
+
+    /// The credential, from the first launch or — when the app was terminated — from the launch that
+    /// restored the sign-in from its journal.
+    private static func finish(_ first: FirstLaunch, device: SimulatedDevice, firstApp: RunningApp) async throws -> Credential {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let result = await first.result { return try result.get() }
+            if let app = await device.app, app !== firstApp, let restored = app.restored {
+                guard let flowID = restored.first else {
+                    throw SwitchbackError(.flowInterrupted, "the app was relaunched but found no sign-in to continue")
+                }
+                return try await app.coordinator.result(of: flowID)
+            }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        throw SwitchbackError(.timedOut, "the scenario did not finish within 60 s")
+    }
+}
+
+/// The result of the sign-in started by the first launch, once it ends (it never does when the app is
+/// terminated first).
+private actor FirstLaunch {
+    var result: Result<Credential, any Error>?
+    func finish(_ result: Result<Credential, any Error>) { self.result = result }
+}

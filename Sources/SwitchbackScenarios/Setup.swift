@@ -1,0 +1,120 @@
+import Foundation
+import Switchback
+import SwitchbackEmulator
+import SwitchbackTesting
+import Crypto
+
+/// What a scenario needs for one preset: the emulator profile that reproduces the provider, the client
+/// registered there, and the authenticator apps on the device.
+@available(macOS 14, iOS 17, *)
+struct Setup: Sendable {
+    private let basePreset: ProviderPreset
+    /// The backend credentials the permission hook uses, for presets that have one.
+    private let permissionClient: (clientID: String, secret: String)?
+    let profile: Profile
+    let configuration: EmulatorConfiguration
+    let client: ClientConfiguration
+    /// Authenticator schemes, and whether each is the production app.
+    let authenticatorSchemes: [(String, Bool)]
+
+    static let nativeRedirect = URL(string: "com.example.app:/oauth/callback")!
+    static let universalRedirect = URL(string: "https://app.example.com/oauth/callback")!
+
+    init(_ scenario: Scenario) async throws {
+        var configuration = EmulatorConfiguration.defaults
+        configuration.clients[0].appReturnURLs.append("com.example.app:/handoff")
+        var variants = scenario.variants
+        var client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.nativeRedirect)
+        var preset: ProviderPreset
+        var permissionClient: (clientID: String, secret: String)?
+        let profileName: String
+        switch scenario.provider {
+        case "uaepass":
+            preset = .uaePass
+            profileName = "uaepass"
+            if scenario.environment == .staging { variants.insert(scenario.stagingSchemeBug ? "staging-bug" : "staging", at: 0) }
+            authenticatorSchemes = [("uaepass", true), ("uaepassstg", false)]
+        case "bankid-no":
+            // Permissions are registered, and codes redeemed, by a confidential client: the app's backend.
+            // Here the same process plays it (the backend exchange is the companion's, issue 5).
+            let secret = "backend-secret"
+            client = ClientConfiguration(clientID: "backend", redirectURI: Self.nativeRedirect, authentication: .clientSecretBasic(secret: secret))
+            configuration.clients[2].appReturnURLs = EmulatorConfiguration.defaultAppReturnURLs
+            preset = .bankIDNorway(permission: { _ in [] })
+            permissionClient = ("backend", secret)
+            profileName = "bankid-no"
+            authenticatorSchemes = [("bankid-no", true)]
+        case "mitid":
+            preset = .mitID
+            profileName = "mitid"
+            client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.universalRedirect)
+            authenticatorSchemes = [("mitid", true)]
+        case "bankid-se":
+            preset = .bankIDSweden
+            profileName = "bankid-se"
+            authenticatorSchemes = [("bankid", true)]
+        case "singpass":
+            let key = P256.Signing.PrivateKey()
+            let jwk: JSONValue = .object(PublicJWK.p256(key.publicKey).merging(["kid": .string("app-key-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
+            configuration.clients.append(.init(
+                clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: [Self.universalRedirect.absoluteString], idTokenAlgorithm: "ES256",
+                jwks: .object(["keys": .array([jwk])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
+            ))
+            // The signing key belongs on the app's backend (issue 5); the scenario holds it in process.
+            let signer = try await ClientAssertionSigner(algorithm: .es256, privateKeyPEM: key.pemRepresentation, keyID: "app-key-1")
+            client = ClientConfiguration(clientID: "singpass-app", redirectURI: Self.universalRedirect, authentication: .privateKeyJWT(signer), dpop: DPoPKey())
+            preset = .singpass
+            profileName = "singpass"
+            authenticatorSchemes = [("singpass", true)]
+        case "idme", "generic":
+            preset = scenario.provider == "idme" ? .idMe : .generic
+            profileName = "generic"
+            authenticatorSchemes = []
+        default:
+            throw SwitchbackError(.invalidConfiguration, "unknown provider \(scenario.provider); known: \(Scenario.providers.joined(separator: ", "))")
+        }
+        switch Profile.named(profileName, variants: variants) {
+        case .success(let profile): self.profile = profile
+        case .failure(let unknown): throw SwitchbackError(.invalidConfiguration, unknown.description)
+        }
+        self.basePreset = preset
+        self.permissionClient = permissionClient
+        self.configuration = configuration
+        self.client = client
+    }
+
+    func authenticatorName(_ scheme: String) -> String {
+        switch scheme {
+        case "uaepass": "UAE Pass (production app)"
+        case "uaepassstg": "UAE Pass (staging app)"
+        case "bankid-no", "bankid": "BankID"
+        case "mitid": "MitID"
+        case "singpass": "Singpass"
+        default: scheme
+        }
+    }
+
+    /// The preset for the emulator at `issuer`: its pages are on the issuer's host, and a permission hook
+    /// registers permissions there as the app's backend would.
+    func preset(issuer: URL) -> ProviderPreset {
+        var preset = basePreset.serving(from: [issuer.host ?? "127.0.0.1"])
+        if let (clientID, secret) = permissionClient {
+            preset.permission = { _ in [("permission_token", try await Self.permission(issuer: issuer, clientID: clientID, secret: secret))] }
+        }
+        return preset
+    }
+
+    /// `POST /permissions` as the confidential client; the permission token.
+    static func permission(issuer: URL, clientID: String, secret: String) async throws -> String {
+        let credentials = Data("\(FormEncoding.escape(clientID)):\(FormEncoding.escape(secret))".utf8).base64EncodedString()
+        let response = try await URLSessionTransport().send(
+            .form(issuer.appendingPathComponent("permissions"), [], headers: ["Authorization": "Basic \(credentials)"])
+        )
+        guard response.status == 201, case .object(let body)? = try? JSONDecoder().decode(JSONValue.self, from: response.body),
+            case .string(let token)? = body["permissionToken"]
+        else {
+            throw SwitchbackError(.httpStatus, "the provider refused the permission (HTTP \(response.status))", httpStatus: response.status)
+        }
+        return token
+    }
+}
