@@ -144,6 +144,7 @@ public struct ProviderPreset: Sendable {
             options.acrValues.append(acr)
         }
         var request = SignInRequest(provider: name, strategy: strategy, options: options, withoutReturn: withoutReturn)
+        request.returnsThroughProviderPage = authenticator != nil && pattern == .providerPage
         if strategy == .webView, let authenticator, let returnURL {
             request.rewrite = SignInFlow.Plan.Rewrite(rule: authenticator, environment: environment, returnTo: returnURL)
         } else if let returnURL, let appReturn {

@@ -12,6 +12,8 @@ public struct SignInRequest: Sendable {
     public var rewrite: SignInFlow.Plan.Rewrite?
     /// A return URL given to the provider (for example `app_callback_uri`); it only brings the app forward.
     public var appReturnURL: URL?
+    /// The authenticator returns to an https page of the provider (pattern A).
+    public var returnsThroughProviderPage = false
     public var withoutReturn: SignInFlow.Plan.WithoutReturn
     public var gracePeriod: TimeInterval
     /// The sign-in fails with ``SwitchbackError/Code/timedOut`` when not finished by then.
@@ -93,7 +95,7 @@ public actor SignInCoordinator {
         let plan = SignInFlow.Plan(
             flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: session.authorizationURL,
             redirectURI: session.redirectURI, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
-            withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod
+            returnsThroughProviderPage: request.returnsThroughProviderPage, withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod
         )
         let flowID = plan.flowID
         entries[flowID] = Entry(

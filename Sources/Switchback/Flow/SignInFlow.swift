@@ -26,14 +26,19 @@ public struct SignInFlow: Sendable, Codable, Equatable {
         /// A return URL the provider itself gives the authenticator (`app_callback_uri`, an app switch
         /// link): opening it only brings the app forward; the user agent's page then continues.
         public var appReturnURL: URL?
+        /// Whether the authenticator returns to an https page of the provider, which the system opens in
+        /// Safari (pattern A): with a user agent sharing Safari's cookies, the sign-in then finishes even
+        /// if the app was terminated meanwhile.
+        public var returnsThroughProviderPage: Bool
         /// What happens when the app becomes active after a hand-off and no return arrives in ``gracePeriod``.
         public var withoutReturn: WithoutReturn
         public var gracePeriod: TimeInterval
 
         public init(
             flowID: String, strategy: UserAgentStrategy, authorizationURL: URL, redirectURI: URL, rewrite: Rewrite? = nil,
-            appReturnURL: URL? = nil, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2
+            appReturnURL: URL? = nil, returnsThroughProviderPage: Bool = false, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2
         ) {
+            self.returnsThroughProviderPage = returnsThroughProviderPage
             self.flowID = flowID
             self.strategy = strategy
             self.authorizationURL = authorizationURL
@@ -349,14 +354,18 @@ public struct SignInFlow: Sendable, Codable, Equatable {
             return []
         case .resuming(let url):
             return resume(at: url)
-        case .presenting where plan.strategy == .systemBrowser, .awaitingAuthenticator where plan.strategy == .systemBrowser,
-            .awaitingCallback where plan.strategy == .systemBrowser:
-            // Safari, sharing the provider's cookies, can still finish and send the redirect URI to the app.
+        case .presenting where resumesInSafari, .awaitingAuthenticator where resumesInSafari, .awaitingCallback where resumesInSafari:
+            // The provider's resume page opens in Safari, which shares the provider's cookies with the closed
+            // authentication session: it can still finish and send the redirect URI to the app.
             state = .awaitingCallback
             return [.persist]
         default:
             return fail(.flowInterrupted)
         }
+    }
+
+    private var resumesInSafari: Bool {
+        plan.strategy.sharesSafariCookies && plan.returnsThroughProviderPage
     }
 
     private mutating func fail(_ code: SwitchbackError.Code) -> [Action] {

@@ -59,10 +59,13 @@ public actor SimulatedDevice {
         public var decision: AuthenticatorApp.Decision
         /// Whether the app opens the return URL from the link; otherwise the user switches back by hand.
         public var opensReturnURL: Bool
+        /// How many times the return URL is delivered (a duplicate delivery must be refused, not redeemed).
+        public var deliveries: Int
 
-        public init(_ decision: AuthenticatorApp.Decision = .approve(), opensReturnURL: Bool = true) {
+        public init(_ decision: AuthenticatorApp.Decision = .approve(), opensReturnURL: Bool = true, deliveries: Int = 1) {
             self.decision = decision
             self.opensReturnURL = opensReturnURL
+            self.deliveries = deliveries
         }
     }
 
@@ -249,8 +252,12 @@ public actor SimulatedDevice {
             return
         }
         if let next, authenticator.behaviour.opensReturnURL {
-            record(.authenticator, .device, "opens \(Redaction.describe(next))")
-            if await open(next, from: .app(scheme)) { return }
+            var opened = false
+            for _ in 0..<max(authenticator.behaviour.deliveries, 1) {
+                record(.authenticator, .device, "opens \(Redaction.describe(next))")
+                opened = await open(next, from: .app(scheme)) || opened
+            }
+            if opened { return }
         }
         await switchBack()
     }

@@ -4,6 +4,7 @@
 import Foundation
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// Plays the user's browser against the emulator's pages: keeps the provider's cookies, follows
 /// redirects on the provider, submits the login form, and reports where the navigation leaves the

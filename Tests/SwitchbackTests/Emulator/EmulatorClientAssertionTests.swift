@@ -6,6 +6,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// `private_key_jwt` at the emulator's PAR and token endpoints, with the core's assertion signer.
 @Suite("Emulator: private_key_jwt")

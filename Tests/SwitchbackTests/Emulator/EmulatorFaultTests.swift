@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// Every emulator fault met by the core client over loopback: accepted where a real provider's
 /// behaviour is legitimate, refused with the exact typed error where it is not.

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// The mitid profile: app switch back by a universal link without parameters, then the broker's code
 /// on a page the user taps (two hops), allow-listed return URLs, no embedded WebViews.

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// The response-shape profiles (apple-form-post, legacy-implicit), strict redirect matching and the
 /// refusal of embedded WebViews, driven by the core client over loopback.

@@ -7,6 +7,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// The emulator as a well-behaved provider, driven by the core client over loopback HTTP.
 @Suite("Emulator: generic provider")

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackEmulator
+import SwitchbackTesting
 
 /// The core's WebView rewrite against the emulator's uaepass pages: every parameter-shape variant, both
 /// environments (with the staging bug), approve and decline — the pattern A trick made to work.
