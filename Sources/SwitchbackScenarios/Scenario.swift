@@ -23,12 +23,15 @@ public struct Scenario: Sendable {
     public var authenticatorInstalled: Bool
     /// The system terminates the app while the user is in the authenticator.
     public var killDuringHandOff: Bool
+    /// How many times the authenticator delivers its return URL (2: a duplicate that must be refused).
+    public var returnDeliveries: Int
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
-        killDuringHandOff: Bool = false
+        killDuringHandOff: Bool = false, returnDeliveries: Int = 1
     ) {
+        self.returnDeliveries = returnDeliveries
         self.provider = provider
         self.strategy = strategy
         self.pattern = pattern
@@ -63,14 +66,47 @@ public enum ScenarioRunner {
         scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch")
     )
 
-    public static func run(_ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo")) async throws -> ScenarioResult {
+    /// What a test can reach while a scenario runs.
+    public struct Rig: Sendable {
+        public let device: SimulatedDevice
+        /// The first launch of the app.
+        public let app: RunningApp
+
+        /// Waits (up to 30 s of real time) until the narration has a step containing `text` and the
+        /// device has nothing left to do by itself; false when it never comes.
+        @discardableResult
+        public func waitFor(_ text: String) async throws -> Bool {
+            for _ in 0..<3000 {
+                if await device.transcript.contains(where: { $0.text.contains(text) }), await device.isIdle { return true }
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            return false
+        }
+
+        /// Waits (up to 30 s) until `count` timers are armed on the device clock; a timer is armed by a
+        /// task of its own, shortly after the event that starts it.
+        @discardableResult
+        public func waitForTimers(_ count: Int) async throws -> Bool {
+            for _ in 0..<3000 {
+                if device.clock.sleeperCount >= count { return true }
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            return false
+        }
+    }
+
+    /// Runs `scenario`; `during`, when given, runs alongside the sign-in once it has started.
+    public static func run(
+        _ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo"), during: (@Sendable (Rig) async throws -> Void)? = nil
+    ) async throws -> ScenarioResult {
         let setup = try await Setup(scenario)
         let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
         let companion = try await Companion.start(
-            associations: [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*"])], logger: quiet
+            // The sign-in's return paths, and one of the app's other universal links.
+            associations: [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/news/*"])], logger: quiet
         )
         do {
-            let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger)
+            let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger, during: during)
             await emulator.stop()
             await companion.stop()
             return result
@@ -87,14 +123,16 @@ public enum ScenarioRunner {
         return logger
     }
 
-    private static func run(_ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger) async throws -> ScenarioResult {
+    private static func run(
+        _ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger, during: (@Sendable (Rig) async throws -> Void)?
+    ) async throws -> ScenarioResult {
         guard let issuer = URL(string: emulator.issuer) else { throw SwitchbackError(.invalidURL, "the emulator's issuer is not a URL") }
         let device = SimulatedDevice(hosts: [appDomain: companion.baseURL])
         if scenario.authenticatorInstalled {
             for (scheme, isProduction) in setup.authenticatorSchemes {
                 // In staging, the production app talks to production, which knows nothing of staging's requests.
                 let backend = isProduction && scenario.environment == .staging ? URL(string: "http://127.0.0.1:9")! : issuer
-                await device.installAuthenticator(scheme: scheme, name: setup.authenticatorName(scheme), backend: backend, behaviour: .init(scenario.decision))
+                await device.installAuthenticator(scheme: scheme, name: setup.authenticatorName(scheme), backend: backend, behaviour: .init(scenario.decision, deliveries: scenario.returnDeliveries))
             }
         }
         await device.setKillAppOnHandOff(scenario.killDuringHandOff)
@@ -119,12 +157,14 @@ public enum ScenarioRunner {
         Task {
             do { await first.finish(.success(try await coordinator.signIn(request))) } catch { await first.finish(.failure(error)) }
         }
+        let hook = Task { try await during?(Rig(device: device, app: app)) }
         let outcome: Result<Credential, SwitchbackError>
         do {
             outcome = .success(try await finish(first, device: device, firstApp: app))
         } catch let error as SwitchbackError {
             outcome = .failure(error)
         }
+        try await hook.value
         return ScenarioResult(scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript)
     }
 

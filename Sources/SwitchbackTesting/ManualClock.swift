@@ -40,6 +40,9 @@ public final class ManualClock: FlowClock {
         advance(by: date.timeIntervalSince(now()))
     }
 
+    /// When the earliest sleeper wakes, if any waits.
+    public var nextDeadline: Date? { storage.withLock { $0.sleepers.map(\.deadline).min() } }
+
     /// How many sleepers are waiting (a test can wait for a timer to be armed before advancing).
     public var sleeperCount: Int { storage.withLock { $0.sleepers.count } }
 

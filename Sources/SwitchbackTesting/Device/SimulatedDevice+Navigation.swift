@@ -32,7 +32,7 @@ extension SimulatedDevice {
     func loadInWebView(_ url: URL) {
         guard let id = webViewTab() else { return }
         record(.app, .userAgent, "loads the saved provider page \(Redaction.describe(url))")
-        Task { await self.navigate(id, to: url) }
+        background { await $0.navigate(id, to: url) }
     }
 
     func dismissUserAgent() {

@@ -32,6 +32,10 @@ public actor SimulatedDevice {
     /// Which app is in front: an app ID, `safari`, or an authenticator's scheme.
     public private(set) var foreground = "springboard"
     private var previous = "springboard"
+    /// Work the device is doing on its own (page loads, an authenticator answering).
+    private var backgroundWork = 0
+    /// Whether the device is doing nothing by itself: what happens next waits on the user or a timer.
+    public var isIdle: Bool { backgroundWork == 0 }
     /// The step-by-step story of what happened, secrets redacted.
     public private(set) var transcript: [Step] = []
 
@@ -101,7 +105,11 @@ public actor SimulatedDevice {
     @discardableResult
     public func install(_ app: SimulatedApp) async -> RunningApp {
         signInApp = app
-        return await launch()
+        let running = await launch()
+        // The user opened it from the home screen.
+        previous = foreground
+        foreground = app.appID
+        return running
     }
 
     /// The app under test, when it is running.
@@ -127,6 +135,14 @@ public actor SimulatedDevice {
         guard let signInApp else { return }
         record(.user, .app, "switches back to the app")
         _ = await bringForward(signInApp.appID, with: nil)
+    }
+
+    /// Opens `url` as if another app (a notification, Messages) did, while the sign-in runs; returns
+    /// whether anything handled it.
+    @discardableResult
+    public func openFromAnotherApp(_ url: URL) async -> Bool {
+        record(.user, .device, "taps a link in another app: \(Redaction.describe(url))")
+        return await open(url, from: .app("com.apple.MobileSMS"))
     }
 
     /// Moves the clock on and lets pages that wait on a timer act (polls, refreshes).
@@ -167,14 +183,24 @@ public actor SimulatedDevice {
         let running: RunningApp
         if let current = self.running { running = current } else { running = await launch() }
         var accepted = true
+        var refused = false
         switch link {
         case .url(let url)?:
-            do { accepted = try await running.coordinator.handle(url: url) } catch { accepted = false; record(.app, .app, "refuses the link: \(Self.describe(error))") }
+            do { accepted = try await running.coordinator.handle(url: url) } catch {
+                accepted = false
+                refused = true
+                record(.app, .app, "refuses the link: \(Self.describe(error))")
+            }
         case .userActivity(let url)?:
-            do { accepted = try await running.coordinator.handle(userActivity: url) } catch { accepted = false; record(.app, .app, "refuses the link: \(Self.describe(error))") }
+            do { accepted = try await running.coordinator.handle(userActivity: url) } catch {
+                accepted = false
+                refused = true
+                record(.app, .app, "refuses the link: \(Self.describe(error))")
+            }
         case nil:
             break
         }
+        if link != nil, !accepted, !refused { record(.app, .app, "handles the link itself: it belongs to no sign-in") }
         if leaving != appID { await running.coordinator.appDidBecomeActive() }
         await pollVisibleTabs()
         return accepted
@@ -212,7 +238,7 @@ public actor SimulatedDevice {
             if foreground == signInApp?.appID, let running { await running.coordinator.appDidEnterBackground() }
             foreground = "safari"
             let tab = newTab(Tab(kind: .safari, owner: nil, jar: "safari"))
-            Task { await self.navigate(tab, to: url) }
+            background { await $0.navigate(tab, to: url) }
             return true
         }
         if let app = signInApp, app.schemes.contains(scheme) {
@@ -226,7 +252,7 @@ public actor SimulatedDevice {
         record(.device, .authenticator, "opens \(authenticator.name)")
         _ = await bringForward(scheme, with: nil)
         if killAppOnHandOff { killApp() }
-        Task { await self.runAuthenticator(scheme, link: url) }
+        background { await $0.runAuthenticator(scheme, link: url) }
         return true
     }
 
@@ -325,6 +351,17 @@ public actor SimulatedDevice {
         return path.range(of: regex, options: .regularExpression) != nil
     }
 
+    /// Runs `work` in the background, counted in ``isIdle``.
+    func background(_ work: @escaping @Sendable (SimulatedDevice) async -> Void) {
+        backgroundWork += 1
+        Task {
+            await work(self)
+            self.finishedWork()
+        }
+    }
+
+    private func finishedWork() { backgroundWork -= 1 }
+
     // MARK: Transcript
 
     /// Who did something, for the narration and the sequence diagram.
@@ -391,7 +428,7 @@ public actor SimulatedDevice {
     func presentTab(_ kind: Tab.Kind, jar: String, at url: URL) -> Int {
         closeAppTabs()
         let id = newTab(Tab(kind: kind, owner: running?.id, jar: jar))
-        Task { await self.navigate(id, to: url) }
+        background { await $0.navigate(id, to: url) }
         return id
     }
 

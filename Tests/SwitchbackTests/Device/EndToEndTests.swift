@@ -1,0 +1,220 @@
+// The emulator needs macOS 14 (Hummingbird 2) while the package's floor is macOS 13, so these tests
+// are compiled where CI runs them.
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Switchback
+import SwitchbackEmulator
+import SwitchbackScenarios
+import SwitchbackTesting
+
+/// Complete sign-ins over real HTTP: the emulator playing each provider, the app's companion serving
+/// its association file, and the simulated device with the app, its user agents and the authenticator.
+@Suite("End to end: presets × user agents × return patterns")
+struct EndToEndTests {
+    /// One combination a preset allows.
+    struct Combination: CustomTestStringConvertible, Sendable {
+        let provider: String
+        let environment: AuthenticatorRule.Environment
+        let strategy: UserAgentStrategy
+        let pattern: ReturnPattern
+        var testDescription: String { "\(provider) \(environment) \(strategy) \(pattern)" }
+    }
+
+    /// Every strategy each preset can use in each environment, with every return pattern the app has a link for.
+    static let allowed: [Combination] = ProviderPreset.all.flatMap { preset in
+        let environments: [AuthenticatorRule.Environment] = preset.name == "uaepass" ? [.production, .staging] : [.production]
+        return environments.flatMap { environment in
+            preset.usableStrategies(in: environment).flatMap { strategy in
+                preset.returnPatterns(for: strategy).map { Combination(provider: preset.name, environment: environment, strategy: strategy, pattern: $0) }
+            }
+        }
+    }
+
+    /// The acr each provider's emulator reports for a sign-in through its authenticator.
+    static let expectedACR: [String: String?] = [
+        "uaepass": UAEPassOptions.onDeviceACR, "bankid-no": BankIDNorway.bidACR, "mitid": MitID.substantialACR, "bankid-se": BankIDSweden.loa3ACR,
+        "singpass": Singpass.acr, "idme": nil, "generic": nil,
+    ]
+
+    static func run(_ scenario: Scenario, during: (@Sendable (ScenarioRunner.Rig) async throws -> Void)? = nil) async throws -> ScenarioResult {
+        try await ScenarioRunner.run(scenario, during: during)
+    }
+
+    static func credential(_ result: ScenarioResult) throws -> Credential {
+        switch result.outcome {
+        case .success(let credential): return credential
+        case .failure(let error):
+            let steps = result.transcript.map { "\($0.from.rawValue) → \($0.to.rawValue): \($0.text)" }.joined(separator: "\n")
+            Issue.record("the sign-in failed: \(error)\n\(steps)")
+            throw error
+        }
+    }
+
+    static func error(_ result: ScenarioResult) -> SwitchbackError? {
+        if case .failure(let error) = result.outcome { return error }
+        Issue.record("the sign-in succeeded where it should have failed")
+        return nil
+    }
+
+    static func said(_ result: ScenarioResult, _ text: String) -> Bool {
+        result.transcript.contains { $0.text.contains(text) }
+    }
+
+    @Test("every allowed combination signs in, at the provider's assurance level", arguments: allowed)
+    func allowedCombination(_ combination: Combination) async throws {
+        let result = try await Self.run(Scenario(
+            provider: combination.provider, strategy: combination.strategy, pattern: combination.pattern, environment: combination.environment
+        ))
+        let credential = try Self.credential(result)
+        #expect(credential.idTokenClaims?.sub == "9b1f7c2e-alice")
+        #expect(credential.idTokenClaims?.acr == Self.expectedACR[combination.provider] ?? nil)
+        #expect(!result.transcript.contains { $0.text.contains("code=") && !$0.text.contains("code=‹redacted›") }, "no code in the narration")
+    }
+
+    /// The strategies each preset refuses, and why, checked against the refusal.
+    static let refused: [Combination] = ProviderPreset.all.flatMap { preset in
+        let environments: [AuthenticatorRule.Environment] = preset.name == "uaepass" ? [.production, .staging] : [.production]
+        return environments.flatMap { environment in
+            UserAgentStrategy.allCases.filter { !preset.usableStrategies(in: environment).contains($0) }.map {
+                Combination(provider: preset.name, environment: environment, strategy: $0, pattern: .providerPage)
+            }
+        }
+    }
+
+    @Test("every forbidden combination is refused with a typed error before anything is shown", arguments: refused)
+    func refusedCombination(_ combination: Combination) async throws {
+        let result = try await Self.run(Scenario(provider: combination.provider, strategy: combination.strategy, environment: combination.environment))
+        #expect(Self.error(result)?.code == .strategyNotSupported)
+        #expect(!Self.said(result, "shows a"), "no user agent was shown")
+    }
+
+    @Test("return patterns a user agent cannot use are refused: the WebView rewrite cannot return through the provider's page")
+    func refusedPattern() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, pattern: .providerPage))
+        #expect(Self.error(result)?.code == .strategyNotSupported)
+        let bankID = try await Self.run(Scenario(provider: "bankid-no", strategy: .systemBrowser, pattern: .appScheme))
+        #expect(Self.error(bankID)?.code == .strategyNotSupported, "app_callback_uri must be a universal link")
+    }
+
+    @Test("staging scheme bug: the staging page opens uaepass://, the WebView sends it to the staging app, and the sign-in completes")
+    func stagingSchemeBug() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, environment: .staging, stagingSchemeBug: true))
+        _ = try Self.credential(result)
+        #expect(Self.said(result, "asks whether to load uaepass://digitalid"))
+        #expect(Self.said(result, "opens uaepassstg://digitalid"))
+        #expect(Self.said(result, "opens UAE Pass (staging app)"))
+        #expect(!Self.said(result, "production app"))
+    }
+
+    @Test("every uaepass parameter shape and hand-off delivery signs in through the WebView", arguments: [
+        "successURL", "double-encoded", "trailing-parameters", "no-closeondone", "handoff-meta-refresh", "handoff-302",
+    ])
+    func uaePassVariant(_ variant: String) async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, variants: [variant]))
+        #expect(try Self.credential(result).idTokenClaims?.acr == UAEPassOptions.onDeviceACR)
+    }
+
+    @Test("decline in the authenticator: the provider's failure page answers access_denied (or its cancelled variant)", arguments: [
+        ("uaepass", [String](), "access_denied"), ("uaepass", ["decline-cancelled"], "cancelled"), ("bankid-no", [], "access_denied"),
+        ("mitid", [], "access_denied"),
+    ])
+    func decline(provider: String, variants: [String], error: String) async throws {
+        let result = try await Self.run(Scenario(provider: provider, variants: variants, decision: .decline))
+        let failure = Self.error(result)
+        #expect(failure?.code == .authorizationError)
+        #expect(failure?.oauthError?.error == error)
+    }
+
+    @Test("decline where the provider never answers (decline-never): the sign-in times out, it does not hang")
+    func declineNever() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, variants: ["decline-never"], decision: .decline)) { rig in
+            let spinning = try await rig.waitFor("Please wait")
+            #expect(spinning, "the provider's cancel page spins")
+            await rig.device.advance(by: 600)
+        }
+        #expect(Self.error(result)?.code == .timedOut)
+    }
+
+    @Test("authenticator not installed: the preset asks for the web sign-in instead, at the web assurance level")
+    func authenticatorNotInstalled() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, authenticatorInstalled: false))
+        #expect(try Self.credential(result).idTokenClaims?.acr == UAEPassOptions.webACR)
+        #expect(Self.said(result, "signs in with username and password"))
+    }
+
+    @Test("kill and relaunch while in the authenticator: the WebView flow and pattern A continue from the journal")
+    func killSurvives() async throws {
+        for scenario in [
+            Scenario(provider: "uaepass", strategy: .webView, environment: .staging, killDuringHandOff: true),
+            Scenario(provider: "uaepass", strategy: .webView, pattern: .universalLink, environment: .production, killDuringHandOff: true),
+            Scenario(provider: "uaepass", strategy: .systemBrowser, environment: .production, killDuringHandOff: true),
+        ] {
+            let result = try await Self.run(scenario)
+            _ = try Self.credential(result)
+            #expect(Self.said(result, "the system terminates the app"))
+            #expect(Self.said(result, "reads back 1 interrupted sign-in from its journal"))
+        }
+    }
+
+    @Test("kill and relaunch where the provider's page lived only in the closed user agent: a typed error, not a hang")
+    func killInterrupts() async throws {
+        for scenario in [
+            Scenario(provider: "bankid-no", strategy: .systemBrowser, pattern: .universalLink, killDuringHandOff: true),
+            Scenario(provider: "mitid", strategy: .safariView, pattern: .universalLink, killDuringHandOff: true),
+            Scenario(provider: "singpass", strategy: .systemBrowser, pattern: .providerPage, killDuringHandOff: true),
+        ] {
+            let result = try await Self.run(scenario)
+            #expect(Self.error(result)?.code == .flowInterrupted, "\(scenario.provider)")
+        }
+    }
+
+    @Test("duplicate app-open URL: the authenticator's return delivered twice is refused the second time and redeemed once")
+    func duplicateReturn() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, returnDeliveries: 2))
+        _ = try Self.credential(result)
+        #expect(Self.said(result, "refuses the link: callbackReplayed"))
+    }
+
+    @Test("became active without a callback: the saved page is reloaded after the grace period, never a cancellation; then the time limit")
+    func becameActiveWithoutCallback() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, decision: .ignore)) { rig in
+            let back = try await rig.waitFor("switches back by hand")
+            #expect(back)
+            let armed = try await rig.waitForTimers(2)
+            #expect(armed, "the time limit and the grace period")
+            await rig.device.advance(by: 1.9)
+            let early = await rig.device.transcript.contains { $0.text.contains("loads the saved provider page") }
+            #expect(!early, "not before the grace period")
+            await rig.device.advance(by: 0.2)
+            let reloaded = try await rig.waitFor("loads the saved provider page")
+            #expect(reloaded)
+            let states = await rig.app.coordinator.states
+            #expect(states.values.allSatisfy { if case .resuming = $0 { true } else { false } }, "\(states)")
+            await rig.device.advance(by: 600)
+        }
+        #expect(Self.error(result)?.code == .timedOut)
+    }
+
+    @Test("an unrelated universal link while waiting is left to the app; the sign-in goes on and can be cancelled once")
+    func unrelatedUniversalLink() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, decision: .ignore)) { rig in
+            let coordinator = rig.app.coordinator
+            var waited = 0
+            while await !coordinator.states.values.contains(.awaitingAuthenticator), waited < 2000 {
+                try await Task.sleep(nanoseconds: 5_000_000)
+                waited += 1
+            }
+            let before = await coordinator.states
+            let news = try #require(URL(string: "https://app.example.com/news/42"))
+            #expect(await rig.device.openFromAnotherApp(news) == false, "routed to the app, which handles it itself")
+            #expect(await coordinator.states == before)
+            let flowID = try #require(before.keys.first)
+            await coordinator.cancel(flowID)
+            await coordinator.cancel(flowID)
+        }
+        #expect(Self.error(result)?.code == .userCancelled)
+        #expect(Self.said(result, "handles the link itself: it belongs to no sign-in"))
+    }
+}
+#endif
