@@ -64,3 +64,7 @@ if ! python3 -c 'import joserfc' 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check 'joserfc==1.6.5' >&2
 fi
 python3 scripts/check_emulator_tokens.py "$(swift build --show-bin-path)/switchback"
+
+# The main job, for every provider preset: each must sign in.
+"$(swift build --show-bin-path)/switchback" demo --all >/dev/null
+log "switchback demo --all: every preset signed in"
