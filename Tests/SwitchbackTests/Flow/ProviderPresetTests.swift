@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Switchback
+
+/// Provider presets: which user agents and return patterns each allows, and the requests they build.
+@Suite("ProviderPreset")
+struct ProviderPresetTests {
+    static let links = ProviderPreset.AppLinks(
+        scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch")
+    )
+
+    static func refusal(_ build: () async throws -> SignInRequest) async -> SwitchbackError? {
+        do {
+            _ = try await build()
+            Issue.record("the preset built a request it should have refused")
+            return nil
+        } catch let error as SwitchbackError {
+            return error
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
+    @Test("UAE Pass: the system browser in production, only the WebView in staging (the scheme bug), never a Safari view")
+    func uaePassStrategies() async throws {
+        #expect(ProviderPreset.uaePass.usableStrategies(in: .production) == [.systemBrowser, .webView])
+        #expect(ProviderPreset.uaePass.usableStrategies(in: .staging) == [.webView])
+        let staging = await Self.refusal { try await ProviderPreset.uaePass.request(strategy: .systemBrowser, environment: .staging, links: Self.links) }
+        #expect(staging?.code == .strategyNotSupported)
+        #expect(staging?.message.contains("production authenticator") == true)
+        let safariView = await Self.refusal { try await ProviderPreset.uaePass.request(strategy: .safariView, links: Self.links) }
+        #expect(safariView?.code == .strategyNotSupported)
+        let defaultRequest = try await ProviderPreset.uaePass.request(environment: .staging, links: Self.links)
+        #expect(defaultRequest.strategy == .webView, "the first usable strategy")
+    }
+
+    @Test("the WebView rewrite returns to the app's scheme or universal link; the system browser through the provider's page")
+    func uaePassPatterns() async throws {
+        let scheme = try await ProviderPreset.uaePass.request(strategy: .webView, links: Self.links)
+        #expect(scheme.rewrite?.returnTo == Self.links.scheme)
+        #expect(scheme.rewrite?.environment == .production)
+        let universal = try await ProviderPreset.uaePass.request(strategy: .webView, pattern: .universalLink, links: Self.links)
+        #expect(universal.rewrite?.returnTo == Self.links.universalLink)
+        let browser = try await ProviderPreset.uaePass.request(strategy: .systemBrowser, links: Self.links)
+        #expect(browser.rewrite == nil)
+        #expect(browser.returnsThroughProviderPage)
+        let noLink = await Self.refusal { try await ProviderPreset.uaePass.request(strategy: .webView, links: .init()) }
+        #expect(noLink?.code == .strategyNotSupported)
+    }
+
+    @Test("authenticator installed or not: the on-device acr, or the web sign-in's")
+    func authenticatorACR() async throws {
+        let installed = try await ProviderPreset.uaePass.request(strategy: .webView, links: Self.links)
+        #expect(installed.options.acrValues == ["urn:digitalid:authentication:flow:mobileondevice"])
+        let missing = try await ProviderPreset.uaePass.request(strategy: .webView, links: Self.links, authenticatorInstalled: false)
+        #expect(missing.options.acrValues == ["urn:safelayer:tws:policies:authentication:level:low"])
+    }
+
+    @Test("Norwegian BankID: app_callback_uri with the permission the backend hook fetched for that URL")
+    func bankIDNorwayPermission() async throws {
+        let asked = LockedURLs()
+        let preset = ProviderPreset.bankIDNorway { url in
+            asked.append(url)
+            return [("permission_token", "P-1")]
+        }
+        let request = try await preset.request(strategy: .systemBrowser, links: Self.links)
+        #expect(request.appReturnURL == Self.links.universalLink)
+        #expect(request.options.extraParameters.map(\.0) == ["app_callback_uri", "permission_token"])
+        #expect(request.options.extraParameters.first?.1 == "https://app.example.com/appswitch")
+        #expect(asked.urls == [Self.links.universalLink])
+        let webView = await Self.refusal { try await preset.request(strategy: .webView, links: Self.links) }
+        #expect(webView?.code == .strategyNotSupported)
+        let manual = try await preset.request(strategy: .systemBrowser, pattern: .providerPage, links: Self.links)
+        #expect(manual.options.extraParameters.isEmpty, "no return URL, no permission asked")
+    }
+
+    @Test("MitID: the app switch URL travels in login_hint, after any hint the app gave")
+    func mitIDLoginHint() async throws {
+        let request = try await ProviderPreset.mitID.request(links: Self.links, options: AuthorizationOptions(loginHint: "cpr"))
+        #expect(request.strategy == .safariView)
+        #expect(request.options.loginHint == "cpr appswitch:ios appswitch:resumeUrl:https://app.example.com/appswitch")
+        let webView = await Self.refusal { try await ProviderPreset.mitID.request(strategy: .webView, links: Self.links) }
+        #expect(webView?.message.contains("refuses embedded WebViews") == true)
+    }
+
+    @Test("serving(from:) moves the provider's hosts (a staging deployment, the emulator on loopback)")
+    func serving() {
+        let moved = ProviderPreset.uaePass.serving(from: ["127.0.0.1"])
+        #expect(moved.authenticator?.providerHosts == ["127.0.0.1"])
+        #expect(moved.authenticator?.schemes == ProviderPreset.uaePass.authenticator?.schemes)
+    }
+}
+
+/// URLs collected from a `@Sendable` hook.
+private final class LockedURLs: @unchecked Sendable {  // @unchecked: `urls` is guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: [URL] = []
+    func append(_ url: URL) { lock.withLock { stored.append(url) } }
+    var urls: [URL] { lock.withLock { stored } }
+}
