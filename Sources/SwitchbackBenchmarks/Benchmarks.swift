@@ -7,7 +7,8 @@ import SwitchbackTesting
 
 /// ID-token validation throughput with a warm JWKS cache, side by side with the raw signature
 /// verification of the same key through swift-crypto alone (the floor of what validation can cost);
-/// then complete code flows per second against the emulator and against glewlwyd.
+/// then complete code flows per second against the emulator and against glewlwyd; then the client CPU
+/// time of a complete hand-off sign-in on the simulated device.
 ///
 /// Run with `swift run -c release SwitchbackBenchmarks`.
 @main
@@ -15,6 +16,16 @@ struct Benchmarks {
     static let seconds = Double(ProcessInfo.processInfo.environment["BENCH_SECONDS"] ?? "") ?? 2
 
     static func main() async throws {
+        let arguments = ProcessInfo.processInfo.arguments
+        if arguments.count >= 3, arguments[1] == "serve-emulator" {
+            guard #available(macOS 14, iOS 17, *) else { return }
+            try await ChildEmulator.serve(profile: arguments[2], variants: Array(arguments.dropFirst(3)))
+            return
+        }
+        if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "handoff" {
+            try await HandOffBenchmark.run(seconds: seconds * 5)
+            return
+        }
         #if DEBUG
         print("warning: debug build; run `swift run -c release SwitchbackBenchmarks` for meaningful figures\n")
         #endif
@@ -26,6 +37,7 @@ struct Benchmarks {
             print(pad(row.name, 12) + pad(String(format: "%.0f", row.validation), 16) + pad(String(format: "%.0f", row.raw), 16) + String(format: "%.1f%%", ratio))
         }
         try await CodeFlowBenchmark.run(seconds: seconds * 5)
+        try await HandOffBenchmark.run(seconds: seconds * 5)
     }
 
     static func measure(_ algorithm: TestTokenSigner.Algorithm) async throws -> (name: String, validation: Double, raw: Double) {
