@@ -236,11 +236,10 @@ public struct SignInFlow: Sendable, Codable, Equatable {
             return [.startGraceTimer(plan.gracePeriod)]
         case .enteredBackground:
             graceArmed = false
-            // A system browser does not tell the app it opened the authenticator; going to the background
+            // Every state worth keeping was saved when it was entered. A system browser does not tell the app it opened the authenticator; going to the background
             // while it shows the provider is the sign of it.
-            if state == .presenting, !plan.strategy.seesNavigations {
-                state = .awaitingAuthenticator
-            }
+            guard state == .presenting, !plan.strategy.seesNavigations else { return [] }
+            state = .awaitingAuthenticator
             return [.persist]
         case .graceElapsed:
             guard state == .awaitingAuthenticator, graceArmed else { return [] }

@@ -83,7 +83,7 @@ struct SignInFlowTests {
         #expect(rewrite.link.scheme == "uaepassstg", "the staging scheme bug is corrected")
         #expect(flow.state == .awaitingAuthenticator)
         #expect(flow.handle(.authenticatorLaunched) == [])
-        #expect(flow.handle(.enteredBackground) == [.persist])
+        #expect(flow.handle(.enteredBackground) == [], "already saved when the authenticator was opened")
         let resume = try #require(URL(string: Self.resume))
         #expect(flow.handle(.openedURL(Self.returnURL("success"))) == [.persist, .load(resume)])
         #expect(flow.state == .resuming(resume))
