@@ -50,15 +50,6 @@ public struct AppAssociation: Sendable, Codable, Equatable {
 
     /// Whether `path` is one of the universal-link paths.
     public func claims(_ path: String) -> Bool {
-        paths.contains { pattern in
-            let regex = "^" + pattern.map { character -> String in
-                switch character {
-                case "*": ".*"
-                case "?": "."
-                default: NSRegularExpression.escapedPattern(for: String(character))
-                }
-            }.joined() + "$"
-            return path.range(of: regex, options: .regularExpression) != nil
-        }
+        paths.contains { AssociationPattern.matches(path, pattern: $0) }
     }
 }

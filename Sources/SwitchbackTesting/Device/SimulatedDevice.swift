@@ -22,16 +22,16 @@ public actor SimulatedDevice {
     let transport: any HTTPTransport
     /// Where names resolve: a universal-link domain served on loopback (`app.example.com` → `http://127.0.0.1:8081`).
     let hosts: [String: URL]
-    private var authenticators: [String: Authenticator] = [:]
-    private var signInApp: SimulatedApp?
-    private var running: RunningApp?
-    private var associations: [String: Association] = [:]
+    var authenticators: [String: Authenticator] = [:]
+    var signInApp: SimulatedApp?
+    var running: RunningApp?
+    var associations: [String: Association] = [:]
     var jars: [String: CookieJar] = [:]
     private var tabs: [Int: Tab] = [:]
     private var nextTab = 0
     /// Which app is in front: an app ID, `safari`, or an authenticator's scheme.
-    public private(set) var foreground = "springboard"
-    private var previous = "springboard"
+    public internal(set) var foreground = "springboard"
+    var previous = "springboard"
     /// Work the device is doing on its own (page loads, an authenticator answering).
     private var backgroundWork = 0
     /// Whether the device is doing nothing by itself: what happens next waits on the user or a timer.
@@ -73,7 +73,7 @@ public actor SimulatedDevice {
         }
     }
 
-    private struct Authenticator {
+    struct Authenticator {
         let name: String
         let backend: URL
         var behaviour: AuthenticatorBehaviour
@@ -151,7 +151,7 @@ public actor SimulatedDevice {
         await pollVisibleTabs()
     }
 
-    private func launch() async -> RunningApp {
+    func launch() async -> RunningApp {
         let app = signInApp!
         let id = UUID()
         let context = SimulatedApp.Context(
@@ -172,7 +172,7 @@ public actor SimulatedDevice {
 
     /// Puts `appID` in front, delivering `link` to it, and tells the app under test when it leaves or
     /// enters the foreground. Returns false when the link was refused by the app.
-    private func bringForward(_ appID: String, with link: Delivery?) async -> Bool {
+    func bringForward(_ appID: String, with link: Delivery?) async -> Bool {
         let leaving = foreground
         if leaving != appID {
             previous = leaving
@@ -213,142 +213,6 @@ public actor SimulatedDevice {
 
     static func describe(_ error: any Error) -> String {
         (error as? SwitchbackError).map { "\($0.code)" } ?? "\(type(of: error))"
-    }
-
-    // MARK: Operating-system URL routing
-
-    /// Where a URL is being opened from: an app (`UIApplication.open`), or a page in a browser (with or
-    /// without the user's tap).
-    enum Source {
-        case app(String)
-        case page(URL, userGesture: Bool)
-    }
-
-    /// Opens `url` as the system would. Returns false when nothing handles it.
-    func open(_ url: URL, from source: Source) async -> Bool {
-        let scheme = url.scheme?.lowercased() ?? ""
-        if scheme == "http" || scheme == "https" {
-            if let app = signInApp, Self.universalLinkAllowed(url, from: source), await claims(app, url) {
-                record(.device, .app, "routes the universal link \(Redaction.describe(url)) to the app")
-                return await bringForward(app.appID, with: .userActivity(url))
-            }
-            if case .page = source { return false }
-            record(.device, .safari, "opens \(Redaction.describe(url)) in Safari")
-            previous = foreground
-            if foreground == signInApp?.appID, let running { await running.coordinator.appDidEnterBackground() }
-            foreground = "safari"
-            let tab = newTab(Tab(kind: .safari, owner: nil, jar: "safari"))
-            background { await $0.navigate(tab, to: url) }
-            return true
-        }
-        if let app = signInApp, app.schemes.contains(scheme) {
-            record(.device, .app, "routes \(Redaction.describe(url)) to the app")
-            return await bringForward(app.appID, with: .url(url))
-        }
-        guard let authenticator = authenticators[scheme] else {
-            record(.device, .device, "finds no app for \(scheme):")
-            return false
-        }
-        record(.device, .authenticator, "opens \(authenticator.name)")
-        _ = await bringForward(scheme, with: nil)
-        if killAppOnHandOff { killApp() }
-        background { await $0.runAuthenticator(scheme, link: url) }
-        return true
-    }
-
-    /// iOS opens a universal link in its app when another app opens it, or when the user taps it on a
-    /// page of another domain; never for a script or redirect navigation.
-    static func universalLinkAllowed(_ url: URL, from source: Source) -> Bool {
-        switch source {
-        case .app: true
-        case .page(let page, let gesture): gesture && page.host?.lowercased() != url.host?.lowercased()
-        }
-    }
-
-    private func runAuthenticator(_ scheme: String, link: URL) async {
-        guard let authenticator = authenticators[scheme] else { return }
-        let app = AuthenticatorApp(issuer: authenticator.backend, transport: transport)
-        let next: URL?
-        do {
-            next = try await app.respond(to: link, with: authenticator.behaviour.decision)
-            record(.authenticator, .provider, Self.decisionText(authenticator.behaviour.decision))
-        } catch {
-            record(.authenticator, .authenticator, "cannot find the request (\(error)); the user gives up")
-            await switchBack()
-            return
-        }
-        if let next, authenticator.behaviour.opensReturnURL {
-            var opened = false
-            for _ in 0..<max(authenticator.behaviour.deliveries, 1) {
-                record(.authenticator, .device, "opens \(Redaction.describe(next))")
-                opened = await open(next, from: .app(scheme)) || opened
-            }
-            if opened { return }
-        }
-        await switchBack()
-    }
-
-    private func switchBack() async {
-        record(.user, .device, "switches back by hand")
-        _ = await bringForward(previous, with: nil)
-    }
-
-    static func decisionText(_ decision: AuthenticatorApp.Decision) -> String {
-        switch decision {
-        case .approve: "the user approves with biometrics"
-        case .decline: "the user declines"
-        case .ignore: "the user leaves without answering"
-        }
-    }
-
-    // MARK: Universal links
-
-    private struct Association {
-        let appIDs: [String]
-        let paths: [String]
-    }
-
-    private func claims(_ app: SimulatedApp, _ url: URL) async -> Bool {
-        guard let host = url.host?.lowercased(), app.associatedDomains.contains(host), let association = await association(for: host) else { return false }
-        guard association.appIDs.contains(app.appID) else { return false }
-        return association.paths.contains { Self.pathMatches(url.path, pattern: $0) }
-    }
-
-    /// Reads `https://host/.well-known/apple-app-site-association` (through ``hosts``), as the system does
-    /// when the app is installed.
-    private func association(for host: String) async -> Association? {
-        if let cached = associations[host] { return cached }
-        guard let base = hosts[host], let url = URL(string: "/.well-known/apple-app-site-association", relativeTo: base)?.absoluteURL,
-            let response = try? await transport.send(HTTPRequest(method: .get, url: url)), response.status == 200,
-            case .object(let root)? = try? JSONDecoder().decode(JSONValue.self, from: response.body),
-            case .object(let applinks)? = root["applinks"], case .array(let details)? = applinks["details"]
-        else { return nil }
-        var appIDs: [String] = []
-        var paths: [String] = []
-        for case .object(let detail) in details {
-            if case .array(let ids)? = detail["appIDs"] { appIDs += ids.compactMap { if case .string(let id) = $0 { id } else { nil } } }
-            if case .string(let id)? = detail["appID"] { appIDs.append(id) }
-            if case .array(let components)? = detail["components"] {
-                for case .object(let component) in components { if case .string(let path)? = component["/"] { paths.append(path) } }
-            }
-            if case .array(let list)? = detail["paths"] { paths += list.compactMap { if case .string(let path) = $0 { path } else { nil } } }
-        }
-        let association = Association(appIDs: appIDs, paths: paths)
-        associations[host] = association
-        record(.device, .device, "reads the apple-app-site-association file of \(host)")
-        return association
-    }
-
-    /// AASA path patterns: `*` matches any run of characters, `?` one character.
-    static func pathMatches(_ path: String, pattern: String) -> Bool {
-        let regex = "^" + pattern.map { character -> String in
-            switch character {
-            case "*": ".*"
-            case "?": "."
-            default: NSRegularExpression.escapedPattern(for: String(character))
-            }
-        }.joined() + "$"
-        return path.range(of: regex, options: .regularExpression) != nil
     }
 
     /// Runs `work` in the background, counted in ``isIdle``.
@@ -445,7 +309,7 @@ public actor SimulatedDevice {
 
     /// Pages waiting for an app's answer check it once when they are seen again (and on each
     /// ``advance(by:)``), and move on when it has come.
-    private func pollVisibleTabs() async {
+    func pollVisibleTabs() async {
         for id in visibleTabs {
             guard let page = tabs[id]?.page else { continue }
             if let poll = page.poll {
@@ -460,46 +324,4 @@ public actor SimulatedDevice {
             }
         }
     }
-}
-
-/// The app under test: its identity on the device and how it builds its coordinator at each launch.
-public struct SimulatedApp: Sendable {
-    /// `TEAMID.bundle.id`, as association files name it.
-    public let appID: String
-    /// Custom schemes it registers (lowercase).
-    public let schemes: Set<String>
-    /// Domains of its associated-domains entitlement (`applinks:`).
-    public let associatedDomains: Set<String>
-    let makeCoordinator: @Sendable (Context) async -> SignInCoordinator
-
-    /// What the device gives the app at launch.
-    public struct Context: Sendable {
-        public let host: any UserAgentHost
-        public let opener: any URLOpener
-        public let clock: ManualClock
-        /// The journal store on the device's storage; a terminated launch can no longer write to it.
-        public let journal: any FlowJournalStore
-    }
-
-    public init(appID: String, schemes: Set<String>, associatedDomains: Set<String> = [], makeCoordinator: @escaping @Sendable (Context) async -> SignInCoordinator) {
-        self.appID = appID
-        self.schemes = Set(schemes.map { $0.lowercased() })
-        self.associatedDomains = Set(associatedDomains.map { $0.lowercased() })
-        self.makeCoordinator = makeCoordinator
-    }
-}
-
-/// One launch of the app under test.
-public final class RunningApp: Sendable {
-    let id: UUID
-    public let coordinator: SignInCoordinator
-    let restoredFlows = LockedValue<[String]?>(nil)
-
-    init(id: UUID, coordinator: SignInCoordinator) {
-        self.id = id
-        self.coordinator = coordinator
-    }
-
-    /// The sign-ins this launch read back from the journal; nil until it has looked.
-    public var restored: [String]? { restoredFlows.withLock { $0 } }
 }

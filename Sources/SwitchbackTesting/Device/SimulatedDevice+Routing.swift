@@ -1,0 +1,130 @@
+public import Foundation
+public import Switchback
+
+/// The operating system's URL routing: custom schemes go to the app that registered them, https links
+/// to the app whose association file claims them (when the rules allow), anything else to Safari.
+extension SimulatedDevice {
+    // MARK: Operating-system URL routing
+
+    /// Where a URL is being opened from: an app (`UIApplication.open`), or a page in a browser (with or
+    /// without the user's tap).
+    enum Source {
+        case app(String)
+        case page(URL, userGesture: Bool)
+    }
+
+    /// Opens `url` as the system would. Returns false when nothing handles it.
+    func open(_ url: URL, from source: Source) async -> Bool {
+        let scheme = url.scheme?.lowercased() ?? ""
+        if scheme == "http" || scheme == "https" {
+            if let app = signInApp, Self.universalLinkAllowed(url, from: source), await claims(app, url) {
+                record(.device, .app, "routes the universal link \(Redaction.describe(url)) to the app")
+                return await bringForward(app.appID, with: .userActivity(url))
+            }
+            if case .page = source { return false }
+            record(.device, .safari, "opens \(Redaction.describe(url)) in Safari")
+            previous = foreground
+            if foreground == signInApp?.appID, let running { await running.coordinator.appDidEnterBackground() }
+            foreground = "safari"
+            let tab = newTab(Tab(kind: .safari, owner: nil, jar: "safari"))
+            background { await $0.navigate(tab, to: url) }
+            return true
+        }
+        if let app = signInApp, app.schemes.contains(scheme) {
+            record(.device, .app, "routes \(Redaction.describe(url)) to the app")
+            return await bringForward(app.appID, with: .url(url))
+        }
+        guard let authenticator = authenticators[scheme] else {
+            record(.device, .device, "finds no app for \(scheme):")
+            return false
+        }
+        record(.device, .authenticator, "opens \(authenticator.name)")
+        _ = await bringForward(scheme, with: nil)
+        if killAppOnHandOff { killApp() }
+        background { await $0.runAuthenticator(scheme, link: url) }
+        return true
+    }
+
+    /// iOS opens a universal link in its app when another app opens it, or when the user taps it on a
+    /// page of another domain; never for a script or redirect navigation.
+    static func universalLinkAllowed(_ url: URL, from source: Source) -> Bool {
+        switch source {
+        case .app: true
+        case .page(let page, let gesture): gesture && page.host?.lowercased() != url.host?.lowercased()
+        }
+    }
+
+    private func runAuthenticator(_ scheme: String, link: URL) async {
+        guard let authenticator = authenticators[scheme] else { return }
+        let app = AuthenticatorApp(issuer: authenticator.backend, transport: transport)
+        let next: URL?
+        do {
+            next = try await app.respond(to: link, with: authenticator.behaviour.decision)
+            record(.authenticator, .provider, Self.decisionText(authenticator.behaviour.decision))
+        } catch {
+            record(.authenticator, .authenticator, "cannot find the request (\(error)); the user gives up")
+            await switchBack()
+            return
+        }
+        if let next, authenticator.behaviour.opensReturnURL {
+            var opened = false
+            for _ in 0..<max(authenticator.behaviour.deliveries, 1) {
+                record(.authenticator, .device, "opens \(Redaction.describe(next))")
+                opened = await open(next, from: .app(scheme)) || opened
+            }
+            if opened { return }
+        }
+        await switchBack()
+    }
+
+    private func switchBack() async {
+        record(.user, .device, "switches back by hand")
+        _ = await bringForward(previous, with: nil)
+    }
+
+    static func decisionText(_ decision: AuthenticatorApp.Decision) -> String {
+        switch decision {
+        case .approve: "the user approves with biometrics"
+        case .decline: "the user declines"
+        case .ignore: "the user leaves without answering"
+        }
+    }
+
+    // MARK: Universal links
+
+    struct Association {
+        let appIDs: [String]
+        let paths: [String]
+    }
+
+    private func claims(_ app: SimulatedApp, _ url: URL) async -> Bool {
+        guard let host = url.host?.lowercased(), app.associatedDomains.contains(host), let association = await association(for: host) else { return false }
+        guard association.appIDs.contains(app.appID) else { return false }
+        return association.paths.contains { AssociationPattern.matches(url.path, pattern: $0) }
+    }
+
+    /// Reads `https://host/.well-known/apple-app-site-association` (through ``hosts``), as the system does
+    /// when the app is installed.
+    private func association(for host: String) async -> Association? {
+        if let cached = associations[host] { return cached }
+        guard let base = hosts[host], let url = URL(string: "/.well-known/apple-app-site-association", relativeTo: base)?.absoluteURL,
+            let response = try? await transport.send(HTTPRequest(method: .get, url: url)), response.status == 200,
+            case .object(let root)? = try? JSONDecoder().decode(JSONValue.self, from: response.body),
+            case .object(let applinks)? = root["applinks"], case .array(let details)? = applinks["details"]
+        else { return nil }
+        var appIDs: [String] = []
+        var paths: [String] = []
+        for case .object(let detail) in details {
+            if case .array(let ids)? = detail["appIDs"] { appIDs += ids.compactMap { if case .string(let id) = $0 { id } else { nil } } }
+            if case .string(let id)? = detail["appID"] { appIDs.append(id) }
+            if case .array(let components)? = detail["components"] {
+                for case .object(let component) in components { if case .string(let path)? = component["/"] { paths.append(path) } }
+            }
+            if case .array(let list)? = detail["paths"] { paths += list.compactMap { if case .string(let path) = $0 { path } else { nil } } }
+        }
+        let association = Association(appIDs: appIDs, paths: paths)
+        associations[host] = association
+        record(.device, .device, "reads the apple-app-site-association file of \(host)")
+        return association
+    }
+}
