@@ -218,6 +218,8 @@ public struct UAEPassOptions: Sendable, Equatable {
     /// `closeondone=true` is in the deep link.
     public var closeOnDone = true
     public var decline: Decline = .accessDenied
+    /// A tampered page: `successurl` points at a host that is not the provider's.
+    public var foreignSuccessURL = false
 
     public init() {}
 
@@ -237,6 +239,7 @@ public struct UAEPassOptions: Sendable, Equatable {
         case noCloseOnDone = "no-closeondone"
         case declineCancelled = "decline-cancelled"
         case declineNever = "decline-never"
+        case foreignSuccessURL = "foreign-successurl"
     }
 
     public mutating func apply(_ variant: Variant) {
@@ -251,6 +254,7 @@ public struct UAEPassOptions: Sendable, Equatable {
         case .noCloseOnDone: closeOnDone = false
         case .declineCancelled: decline = .cancelled
         case .declineNever: decline = .never
+        case .foreignSuccessURL: foreignSuccessURL = true
         }
     }
 
@@ -261,7 +265,8 @@ public struct UAEPassOptions: Sendable, Equatable {
             return doubleEncoded ? FormEncoding.escape(once) : once
         }
         var link = "\(scheme)://digitalid?txn=\(reference)"
-        link += "&\(camelCaseParameters ? "successURL" : "successurl")=\(value(successURL))"
+        let success = foreignSuccessURL ? "https://attacker.example/collect?txn=\(reference)" : successURL
+        link += "&\(camelCaseParameters ? "successURL" : "successurl")=\(value(success))"
         link += "&\(camelCaseParameters ? "failureURL" : "failureurl")=\(value(failureURL))"
         if closeOnDone { link += "&closeondone=true" }
         if trailingParameters { link += "&lang=en&browserpackage=com.android.chrome&flow=mobileondevice" }

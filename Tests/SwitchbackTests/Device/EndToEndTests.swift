@@ -126,6 +126,15 @@ struct EndToEndTests {
         #expect(failure?.oauthError?.error == error)
     }
 
+    @Test("foreign successurl host: a tampered page's link is refused in the WebView; the authenticator never opens, nothing is saved to load")
+    func foreignSuccessURL() async throws {
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, variants: ["foreign-successurl"]))
+        #expect(Self.error(result)?.code == .foreignResumeURL)
+        #expect(!Self.said(result, "opens UAE Pass"))
+        #expect(!Self.said(result, "attacker.example"), "the foreign URL is neither opened nor loaded")
+        #expect(Self.said(result, "closes the user agent"))
+    }
+
     @Test("decline where the provider never answers (decline-never): the sign-in times out, it does not hang")
     func declineNever() async throws {
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, variants: ["decline-never"], decision: .decline)) { rig in
