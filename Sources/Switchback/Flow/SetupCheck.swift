@@ -1,0 +1,57 @@
+public import Foundation
+
+/// Checks the app's Info.plist against a sign-in request before it runs, so a missing entry is a typed
+/// problem at launch rather than a silent failure on a user's phone.
+public struct SetupCheck: Sendable {
+    /// `LSApplicationQueriesSchemes`: schemes `canOpenURL` may ask about.
+    public var queriedSchemes: Set<String>
+    /// Every `CFBundleURLSchemes` entry of `CFBundleURLTypes`.
+    public var urlSchemes: Set<String>
+
+    public init(queriedSchemes: [String], urlSchemes: [String]) {
+        self.queriedSchemes = Set(queriedSchemes.map { $0.lowercased() })
+        self.urlSchemes = Set(urlSchemes.map { $0.lowercased() })
+    }
+
+    /// Reads the two keys from an Info.plist dictionary (`Bundle.main.infoDictionary`).
+    public init(infoDictionary: [String: Any]) {
+        let queried = infoDictionary["LSApplicationQueriesSchemes"] as? [String] ?? []
+        let types = infoDictionary["CFBundleURLTypes"] as? [[String: Any]] ?? []
+        self.init(queriedSchemes: queried, urlSchemes: types.flatMap { $0["CFBundleURLSchemes"] as? [String] ?? [] })
+    }
+
+    public enum Problem: Sendable, Equatable, CustomStringConvertible {
+        /// The authenticator's scheme is not in `LSApplicationQueriesSchemes`: the app cannot tell whether it is installed.
+        case authenticatorSchemeNotQueried(String)
+        /// A custom scheme the sign-in returns to is not registered in `CFBundleURLTypes`.
+        case schemeNotRegistered(String)
+        /// The sign-in returns by a universal link: the associated-domains entitlement must list `applinks:<host>`
+        /// (the entitlement cannot be read at run time, so this is a reminder).
+        case associatedDomainNeeded(String)
+
+        public var description: String {
+            switch self {
+            case .authenticatorSchemeNotQueried(let scheme): "add \(scheme) to LSApplicationQueriesSchemes"
+            case .schemeNotRegistered(let scheme): "register \(scheme) in CFBundleURLTypes"
+            case .associatedDomainNeeded(let host): "the associated-domains entitlement needs applinks:\(host)"
+            }
+        }
+    }
+
+    /// The problems `request` would meet, given the preset's authenticator and the app's redirect URI.
+    public func problems(for request: SignInRequest, preset: ProviderPreset, redirectURI: URL) -> [Problem] {
+        var problems: [Problem] = []
+        for scheme in Set(preset.authenticator?.schemes.values.map { $0 } ?? []).sorted() where !queriedSchemes.contains(scheme) {
+            problems.append(.authenticatorSchemeNotQueried(scheme))
+        }
+        for url in [redirectURI, request.rewrite?.returnTo, request.appReturnURL].compactMap({ $0 }) {
+            guard let scheme = url.scheme?.lowercased() else { continue }
+            if scheme == "https", let host = url.host?.lowercased() {
+                if !problems.contains(.associatedDomainNeeded(host)) { problems.append(.associatedDomainNeeded(host)) }
+            } else if scheme != "http", !urlSchemes.contains(scheme), !problems.contains(.schemeNotRegistered(scheme)) {
+                problems.append(.schemeNotRegistered(scheme))
+            }
+        }
+        return problems
+    }
+}
