@@ -91,6 +91,10 @@ public actor SignInCoordinator {
     /// Signs the user in: prepares the authorization request, shows the user agent, and returns the
     /// validated credential. Cancelling the task dismisses the user agent and throws `CancellationError`.
     public func signIn(_ request: SignInRequest) async throws -> Credential {
+        if request.options.responseMode == .formPost, request.strategy == .webView {
+            // WKWebView does not expose a form submission's body to the app, so the response would be lost.
+            throw SwitchbackError(.strategyNotSupported, "a WebView cannot hand a form_post response to the app; use the query response mode, or a backend that relays form_post")
+        }
         let session = try await client.prepareAuthorization(request.options)
         let plan = SignInFlow.Plan(
             flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: session.authorizationURL,

@@ -102,6 +102,18 @@ struct SignInCoordinatorTests {
         }
     }
 
+    @Test("form_post into a WebView is refused up front: the WebView would never give the app the posted body")
+    func formPostInWebView() async throws {
+        try await EmulatorProviderTests.withEmulator { emulator in
+            let host = RecordingUserAgentHost()
+            let coordinator = Self.coordinator(emulator, host: host)
+            let request = SignInRequest(provider: "generic", strategy: .webView, options: AuthorizationOptions(responseMode: .formPost))
+            let error = await #expect(throws: SwitchbackError.self) { try await coordinator.signIn(request) }
+            #expect(error?.code == .strategyNotSupported)
+            #expect(host.calls.isEmpty)
+        }
+    }
+
     @Test("the user closing the user agent ends the sign-in as userCancelled")
     func userClosed() async throws {
         try await EmulatorProviderTests.withEmulator { emulator in
