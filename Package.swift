@@ -115,6 +115,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The README's getting-started code, compiled and run against the emulator (scripts/test.sh runs it).
+        .executableTarget(
+            name: "GettingStarted",
+            dependencies: ["Switchback", "SwitchbackTesting", "SwitchbackEmulator"],
+            path: "Examples/GettingStarted",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SwitchbackTests",
             dependencies: [

@@ -74,3 +74,7 @@ python3 scripts/check_emulator_tokens.py "$(swift build --show-bin-path)/switchb
 # The main job, for every provider preset: each must sign in.
 "$(swift build --show-bin-path)/switchback" demo --all >/dev/null
 log "switchback demo --all: every preset signed in"
+
+# The README's getting-started code, against the emulator.
+"$(swift build --show-bin-path)/GettingStarted" 2>/dev/null
+log "GettingStarted: signed in"
