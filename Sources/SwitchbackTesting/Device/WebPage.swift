@@ -1,36 +1,54 @@
-import Foundation
+public import Foundation
 
 /// What a loaded page does by itself or offers the user, read from its HTML as a browser's script engine
 /// would act on it: the shapes provider pages use (the emulator's among them) for hand-offs, polling,
 /// form_post responses, login forms and tap-to-return pages.
-struct WebPage: Sendable {
-    let url: URL
-    let status: Int
-    let html: String
+public struct WebPage: Sendable {
+    public let url: URL
+    public let status: Int
+    public let html: String
+
+    public init(url: URL, status: Int = 200, html: String) {
+        self.url = url
+        self.status = status
+        self.html = html
+    }
 
     /// Where the page goes without the user: a script or zero-delay meta refresh navigation, or an
     /// auto-submitting form.
-    enum Move: Sendable {
+    public enum Move: Sendable {
         case navigate(URL)
         case post(URL, fields: [(String, String)])
     }
 
     /// The page's own navigation, when it makes one (script runs in every simulated user agent).
-    var automaticMove: Move? {
-        if let refresh = metaRefresh, refresh.delay == 0, let target = refresh.url { return .navigate(target) }
-        if html.contains("<script>window.location.href"), let link = anchor(id: "handoff") { return .navigate(link) }
-        if html.contains("document.forms[0].submit()"), let form = form() { return .post(form.action, fields: form.fields) }
+    public var automaticMove: Move? {
+        if let link = handOffLink() { return .navigate(link) }
+        if let form = autoSubmitForm { return .post(form.action, fields: form.fields) }
         return nil
     }
 
+    /// Where the page sends the browser by itself: a zero-delay meta refresh, or (when script runs) the
+    /// script navigation to its hand-off link.
+    public func handOffLink(runsScript: Bool = true) -> URL? {
+        if let refresh = metaRefresh, refresh.delay == 0, let target = refresh.url { return target }
+        if runsScript, html.contains("<script>window.location.href"), let link = anchor(id: "handoff") { return link }
+        return nil
+    }
+
+    /// The form a form_post response page submits by script: its action and hidden fields.
+    public var autoSubmitForm: (action: URL, fields: [(String, String)])? {
+        html.contains("document.forms[0].submit()") ? form() : nil
+    }
+
     /// The password form of a login page: the action and its hidden fields.
-    var loginForm: (action: URL, fields: [(String, String)])? {
+    public var loginForm: (action: URL, fields: [(String, String)])? {
         guard html.contains("type=\"password\""), let form = form() else { return nil }
         return form
     }
 
     /// A page that waits for an app: the status it polls and where it goes once answered.
-    var poll: (status: URL, next: URL)? {
+    public var poll: (status: URL, next: URL)? {
         guard let fetch = html.range(of: "await (await fetch(") else { return nil }
         let rest = html[fetch.upperBound...]
         guard rest.first == "\"", let end = rest.dropFirst().firstIndex(of: "\""),
@@ -41,16 +59,16 @@ struct WebPage: Sendable {
     }
 
     /// A link the user taps to go back to the app (a tap-to-return page).
-    var returnLink: URL? { anchor(id: "return") }
+    public var returnLink: URL? { anchor(id: "return") }
 
     /// A reload after a delay (a provider page waiting for the app's answer).
-    var refreshDelay: TimeInterval? {
+    public var refreshDelay: TimeInterval? {
         guard let refresh = metaRefresh, refresh.delay > 0, refresh.url == nil else { return nil }
         return refresh.delay
     }
 
     /// The page's title, for narration.
-    var heading: String {
+    public var heading: String {
         guard let start = html.range(of: "<h1>"), let end = html[start.upperBound...].range(of: "</h1>") else { return "a page" }
         return Self.unescape(String(html[start.upperBound..<end.lowerBound]))
     }
@@ -93,7 +111,16 @@ struct WebPage: Sendable {
         return (action, fields)
     }
 
-    static func unescape(_ text: String) -> String {
+    /// The value of the hidden form field `name`.
+    public func hiddenValue(_ name: String) -> String? {
+        guard let range = html.range(of: "name=\"\(name)\" value=\"") else { return nil }
+        let rest = html[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return Self.unescape(String(rest[..<end]))
+    }
+
+    /// HTML entity decoding for attribute values.
+    public static func unescape(_ text: String) -> String {
         text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
             .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
     }

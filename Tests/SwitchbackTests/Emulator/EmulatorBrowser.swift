@@ -5,6 +5,7 @@ import Foundation
 @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTesting
 
 /// Plays the user's browser against the emulator's pages: keeps the provider's cookies, follows
 /// redirects on the provider, submits the login form, and reports where the navigation leaves the
@@ -75,28 +76,15 @@ final class EmulatorBrowser {
                 }
                 return .redirect(location)
             }
-            if let link = handOffLink(in: html) { return .handOff(link, page: html) }
+            if let link = WebPage(url: request.url, status: response.status, html: html).handOffLink(runsScript: runsScript) {
+                return .handOff(link, page: html)
+            }
             return .page(status: response.status, html: html)
         }
         throw TooManyRedirects()
     }
 
-    /// The deep link a page navigates to by itself: by script when script runs, by meta refresh always.
-    private func handOffLink(in html: String) -> URL? {
-        if let refresh = html.range(of: "http-equiv=\"refresh\" content=\"0;url=") {
-            let rest = html[refresh.upperBound...]
-            if let end = rest.firstIndex(of: "\"") { return URL(string: Self.unescape(String(rest[..<end]))) }
-        }
-        guard runsScript, html.contains("<script>window.location.href"), let anchor = html.range(of: "id=\"handoff\" href=\"") else { return nil }
-        let rest = html[anchor.upperBound...]
-        guard let end = rest.firstIndex(of: "\"") else { return nil }
-        return URL(string: Self.unescape(String(rest[..<end])))
-    }
-
-    static func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-    }
+    static func unescape(_ text: String) -> String { WebPage.unescape(text) }
 
     /// The callback the app receives when the navigation ends at `landing`.
     static func callback(_ landing: Landing) throws -> AuthorizationCallback {
@@ -119,29 +107,17 @@ final class EmulatorBrowser {
 
     /// The value of a hidden form field.
     static func hiddenValue(_ name: String, in html: String) -> String? {
-        guard let range = html.range(of: "name=\"\(name)\" value=\"") else { return nil }
-        let rest = html[range.upperBound...]
-        guard let end = rest.firstIndex(of: "\"") else { return nil }
-        return unescape(String(rest[..<end]))
+        WebPage(url: blank, html: html).hiddenValue(name)
     }
 
     /// The fields of an auto-submitting form_post page, as the browser would POST them.
     static func formPost(_ html: String) -> (action: URL, body: Data)? {
-        guard let actionRange = html.range(of: "action=\""), let end = html[actionRange.upperBound...].firstIndex(of: "\""),
-            let action = URL(string: unescape(String(html[actionRange.upperBound..<end])))
-        else { return nil }
-        var fields: [(String, String)] = []
-        var rest = html[...]
-        while let input = rest.range(of: "<input type=\"hidden\" name=\"") {
-            let afterName = rest[input.upperBound...]
-            guard let nameEnd = afterName.firstIndex(of: "\"") else { break }
-            let name = String(afterName[..<nameEnd])
-            guard let value = hiddenValue(name, in: String(rest[input.lowerBound...])) else { break }
-            fields.append((name, value))
-            rest = afterName[nameEnd...]
-        }
-        return (action, Data(FormEncoding.encode(fields).utf8))
+        guard let form = WebPage(url: blank, html: html).autoSubmitForm else { return nil }
+        return (form.action, Data(FormEncoding.encode(form.fields).utf8))
     }
+
+    /// Pages read without a URL of their own resolve relative links against nothing.
+    private static let blank = URL(string: "about:blank")!
 }
 
 private struct Missing: Error {}
