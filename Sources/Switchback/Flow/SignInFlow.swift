@@ -307,15 +307,10 @@ public struct SignInFlow: Sendable, Codable, Equatable {
         switch recognise(url) {
         case .callback:
             return receive(.redirect(url))
-        case .authenticatorReturn(.success), .authenticatorReturn(.failure):
-            guard state == .awaitingAuthenticator || state == .presenting, let handOff else {
-                return [.reject(url, .callbackReplayed)]
-            }
-            if case .authenticatorReturn(.success) = recognise(url) { return resume(at: handOff.successURL) }
-            guard let failureURL = handOff.failureURL else {
-                return fail(.authorizationError)
-            }
-            return resume(at: failureURL)
+        case .authenticatorReturn(.success):
+            return authenticatorReturned(url, approved: true)
+        case .authenticatorReturn(.failure):
+            return authenticatorReturned(url, approved: false)
         case .authenticatorReturn(.otherFlow):
             return [.reject(url, .flowNotFound)]
         case .appReturn:
@@ -327,6 +322,17 @@ public struct SignInFlow: Sendable, Codable, Equatable {
         case .authenticatorReturn(.unrelated), .unrelated:
             return []
         }
+    }
+
+    /// The rewritten return: load the provider's success page, or its failure page (which answers the
+    /// decline with an OAuth error), once.
+    private mutating func authenticatorReturned(_ url: URL, approved: Bool) -> [Action] {
+        guard state == .awaitingAuthenticator || state == .presenting, let handOff else {
+            return [.reject(url, .callbackReplayed)]
+        }
+        if approved { return resume(at: handOff.successURL) }
+        guard let failureURL = handOff.failureURL else { return fail(.authorizationError) }
+        return resume(at: failureURL)
     }
 
     private mutating func resume(at url: URL) -> [Action] {
