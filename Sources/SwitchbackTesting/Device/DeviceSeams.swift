@@ -1,35 +1,36 @@
 import Foundation
 import Switchback
 
-/// The app's user agents on the simulated device; a terminated launch's calls do nothing.
+/// The app's user agents on the simulated device; a terminated launch's calls do nothing. The seams hold
+/// the device weakly: the device holds the running app, which holds them.
 struct DeviceUserAgentHost: UserAgentHost {
-    let device: SimulatedDevice
+    weak let device: SimulatedDevice?
     let launch: UUID
 
     func present(_ url: URL, strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents) async throws {
-        guard await device.isAlive(launch) else { throw CancellationError() }
+        guard let device, await device.isAlive(launch) else { throw CancellationError() }
         await device.present(strategy, redirectURI: redirectURI, events: events, at: url)
     }
 
     func load(_ url: URL) async {
-        guard await device.isAlive(launch) else { return }
+        guard let device, await device.isAlive(launch) else { return }
         await device.loadInWebView(url)
     }
 
     func dismiss() async {
-        guard await device.isAlive(launch) else { return }
+        guard let device, await device.isAlive(launch) else { return }
         await device.dismissUserAgent()
     }
 }
 
 /// `UIApplication.open` on the simulated device.
 struct DeviceURLOpener: URLOpener {
-    let device: SimulatedDevice
+    weak let device: SimulatedDevice?
     let appID: String
     let launch: UUID
 
     func open(_ url: URL) async -> Bool {
-        guard await device.isAlive(launch) else { return false }
+        guard let device, await device.isAlive(launch) else { return false }
         await device.record(.app, .device, "opens \(Redaction.describe(url))")
         return await device.open(url, from: .app(appID))
     }
@@ -38,20 +39,20 @@ struct DeviceURLOpener: URLOpener {
 /// The journal on the device's storage, as one launch of the app sees it: once that launch is
 /// terminated its writes are lost, as a killed process's would be.
 struct LaunchJournal: FlowJournalStore {
-    let device: SimulatedDevice
+    weak let device: SimulatedDevice?
     let launch: UUID
 
     func save(_ journal: FlowJournal) async throws {
-        guard await device.isAlive(launch) else { return }
+        guard let device, await device.isAlive(launch) else { return }
         try device.storage.save(journal)
     }
 
     func journals() async throws -> [FlowJournal] {
-        try device.storage.journals()
+        try device?.storage.journals() ?? []
     }
 
     func remove(flowID: String) async throws {
-        guard await device.isAlive(launch) else { return }
+        guard let device, await device.isAlive(launch) else { return }
         try device.storage.remove(flowID: flowID)
     }
 }

@@ -41,19 +41,27 @@ public actor SimulatedDevice {
 
     /// The app's persistent storage: flow journals written here survive a kill.
     public nonisolated let storage: FileFlowJournalStore
+    private let ownsStorage: Bool
     /// When set, the system terminates the app as soon as it opens an authenticator app.
     public var killAppOnHandOff = false
 
     public init(
         hosts: [String: URL] = [:], user: (username: String, password: String) = ("alice", "Secret-123"), clock: ManualClock = ManualClock(Date()),
-        transport: any HTTPTransport = URLSessionTransport(),
-        storage: URL = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-device-\(UUID().uuidString)")
+        transport: any HTTPTransport = URLSessionTransport(), storage: URL? = nil
     ) {
-        self.storage = FileFlowJournalStore(directory: storage)
+        // Without a directory of its own choosing, the device's storage is a temporary one it removes when it goes.
+        ownsStorage = storage == nil
+        self.storage = FileFlowJournalStore(
+            directory: storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("switchback-device-\(UUID().uuidString)")
+        )
         self.hosts = Dictionary(uniqueKeysWithValues: hosts.map { ($0.key.lowercased(), $0.value) })
         self.user = user
         self.clock = clock
         self.transport = transport
+    }
+
+    deinit {
+        if ownsStorage { try? FileManager.default.removeItem(at: storage.directory) }
     }
 
     // MARK: Installed apps
