@@ -69,6 +69,7 @@ let package = Package(
             name: "SwitchbackServer",
             dependencies: [
                 "Switchback",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
