@@ -53,7 +53,7 @@ public struct RedirectAllowList: Sendable, Equatable {
             !path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }), !path.contains("//")
         else { return nil }
         if !allowQuery, components.percentEncodedQuery != nil || components.percentEncodedFragment != nil { return nil }
-        guard scheme == "https" || ["127.0.0.1", "localhost", "[::1]", "::1"].contains(host) else { return nil }
+        guard scheme == "https" || EndpointSecurity.isLoopback(host) else { return nil }
         return Entry(scheme: scheme, host: host, port: components.port ?? (scheme == "https" ? 443 : 80), path: path)
     }
 }

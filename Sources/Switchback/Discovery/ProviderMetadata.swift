@@ -115,8 +115,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
 }
 
 /// HTTPS everywhere except loopback.
-enum EndpointSecurity {
-    static func isAcceptable(_ url: URL) -> Bool {
+package enum EndpointSecurity {
+    package static func isAcceptable(_ url: URL) -> Bool {
         switch url.scheme?.lowercased() {
         case "https": return true
         case "http": return isLoopback(url.host)
@@ -124,7 +124,7 @@ enum EndpointSecurity {
         }
     }
 
-    static func isLoopback(_ host: String?) -> Bool {
+    package static func isLoopback(_ host: String?) -> Bool {
         guard let host = host?.lowercased() else { return false }
         return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
     }

@@ -72,15 +72,12 @@ public struct HandOffRewrite: Sendable, Equatable, Codable {
         var value = encoded.removingPercentEncoding ?? encoded
         if !value.contains("://"), let again = value.removingPercentEncoding, again.contains("://") { value = again }
         guard let url = URL(string: value), let host = url.host?.lowercased(), hosts.contains(host), url.user == nil, url.password == nil,
-            url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && Self.loopbackHosts.contains(host))
+            EndpointSecurity.isAcceptable(url)
         else {
             throw SwitchbackError(.foreignResumeURL, "a return URL in the authenticator link is not an https page of the provider")
         }
         return url
     }
-
-    /// Plain http is accepted only on these hosts (a local provider such as the emulator).
-    static let loopbackHosts: Set<String> = ["127.0.0.1", "localhost", "[::1]", "::1"]
 
     static func returnURL(_ base: URL, flowID: String, outcome: String) -> String {
         let separator = base.query == nil ? "?" : "&"
