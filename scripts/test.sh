@@ -3,6 +3,7 @@
 # third-party peers on loopback, runs `swift test`, and stops the peers again.
 # usage: scripts/test.sh [extra swift test arguments]
 # Peers are looked up in $SWITCHBACK_PEERS, else ../shared/peers beside the checkout, else /work/shared/peers.
+# PostgreSQL is started by scripts/postgres.sh (SWITCHBACK_POSTGRES_URL points the tests at it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -53,6 +54,17 @@ if peers=$(find_peers); then
   fi
 else
   log "no peers folder found; interop tests will skip (or fail under CI=true)"
+fi
+
+# PostgreSQL, for the companion's shared store (installed from Debian's packages when missing)
+pg_port=$(free_port 5433)
+pg_dir=$(mktemp -d /tmp/switchback-postgres.XXXXXX)
+log "starting PostgreSQL on port $pg_port"
+if pg_env=$(bash scripts/postgres.sh up --dir "$pg_dir" --port "$pg_port"); then
+  export "$pg_env"
+  cleanup+=("bash scripts/postgres.sh down --dir '$pg_dir'")
+else
+  log "PostgreSQL did not start; its tests will skip (or fail under CI=true)"
 fi
 
 # The Apple adapters cannot be compiled here; each file must at least parse.

@@ -1,0 +1,127 @@
+public import Foundation
+import Crypto
+public import Switchback
+
+/// What the companion keeps between two requests, by purpose. Each kind is its own namespace.
+public enum RecordKind: String, Sendable, CaseIterable {
+    /// A one-time session hand-off code → ``HandOffGrant``.
+    case handOffCode = "handoff"
+    /// A first-party session issued by the backend code exchange or a hand-off redemption.
+    case session
+    /// An authorization the server started, keyed by its `state`, until the provider's response arrives.
+    case authorization
+    /// A finished backend completion, keyed by the app's flow ID, until the app collects it.
+    case completion
+    /// A one-time code the native-callback bridge hands to the app instead of tokens.
+    case bridgeCode = "bridge"
+}
+
+/// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret
+/// (a code, a session ID, a `state`, a flow ID), so a copy of the store cannot be replayed.
+///
+/// ``take(_:digest:now:)`` must be atomic: of any number of concurrent calls for one key, across every
+/// server instance sharing the store, exactly one returns the value.
+public protocol CompanionStore: Sendable {
+    /// Stores `value` until `expiresAt`; throws ``SwitchbackError/Code/storeFailed`` when the key exists.
+    func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws
+    /// Removes and returns the value when it exists and is unexpired at `now`; nil otherwise.
+    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data?
+    /// Returns the value, unexpired at `now`, without removing it.
+    func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data?
+    /// Drops every record expired at `now`; returns how many.
+    @discardableResult
+    func purge(now: Date) async throws -> Int
+}
+
+/// What a one-time hand-off code stands for: the signed-in subject, the client that asked, and its lifetime.
+public struct HandOffGrant: Sendable, Codable, Equatable {
+    public var subject: String
+    /// The client (app) that asked for the code.
+    public var clientID: String
+    public var issuedAt: Date
+    public var expiresAt: Date
+
+    public init(subject: String, clientID: String, issuedAt: Date, expiresAt: Date) {
+        self.subject = subject
+        self.clientID = clientID
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+extension CompanionStore {
+    /// Issues a fresh secret of 256 random bits for `value`, stores its digest, and returns the secret.
+    public func issue(_ kind: RecordKind, _ value: some Encodable, expiresAt: Date, entropy: any EntropySource = SystemEntropy()) async throws -> String {
+        let secret = Base64URL.encode(entropy.randomBytes(count: 32))
+        try await insert(kind, secret: secret, value, expiresAt: expiresAt)
+        return secret
+    }
+
+    /// Stores `value` under a secret the caller already holds (a `state`, a flow ID).
+    public func insert(_ kind: RecordKind, secret: String, _ value: some Encodable, expiresAt: Date) async throws {
+        try await insert(kind, digest: Secrets.digest(secret), value: try Secrets.encoder.encode(value), expiresAt: expiresAt)
+    }
+
+    /// Redeems `secret` once: of concurrent redemptions exactly one gets the value.
+    public func redeem<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type, now: Date) async throws -> Value? {
+        guard Secrets.isPlausible(secret), let data = try await take(kind, digest: Secrets.digest(secret), now: now) else { return nil }
+        return try Secrets.decode(type, from: data)
+    }
+
+    /// Looks `secret` up without using it.
+    public func lookUp<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type, now: Date) async throws -> Value? {
+        guard Secrets.isPlausible(secret), let data = try await read(kind, digest: Secrets.digest(secret), now: now) else { return nil }
+        return try Secrets.decode(type, from: data)
+    }
+
+    /// Issues a one-time hand-off code for `grant`.
+    public func issue(_ grant: HandOffGrant, entropy: any EntropySource = SystemEntropy()) async throws -> String {
+        try await issue(.handOffCode, grant, expiresAt: grant.expiresAt, entropy: entropy)
+    }
+
+    /// Redeems a hand-off code once.
+    public func redeem(_ code: String, now: Date) async throws -> HandOffGrant? {
+        guard Secrets.isIssued(code) else { return nil }
+        return try await redeem(.handOffCode, secret: code, as: HandOffGrant.self, now: now)
+    }
+}
+
+/// Digests and shapes of the secrets the companion hands out or receives.
+enum Secrets {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        do {
+            return try decoder.decode(type, from: data)
+        } catch {
+            throw SwitchbackError(.storeFailed, "a stored \(type) record could not be read", underlying: error)
+        }
+    }
+
+    static func digest(_ secret: String) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Data(secret.utf8))))
+    }
+
+    /// A secret this server issued: 43 base64url characters (32 bytes).
+    static func isIssued(_ secret: String) -> Bool {
+        secret.utf8.count == 43 && secret.utf8.allSatisfy(\.isBase64URL)
+    }
+
+    /// A secret from elsewhere (a `state`, a flow ID): printable, bounded.
+    static func isPlausible(_ secret: String) -> Bool {
+        (16...512).contains(secret.utf8.count) && secret.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+}
+
+extension UInt8 {
+    fileprivate var isBase64URL: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) || self == 0x2D || self == 0x5F
+    }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Starts a throw-away PostgreSQL server on loopback for the tests and prints the environment line that
+# points the tests at it: SWITCHBACK_POSTGRES_URL=postgres://switchback@127.0.0.1:PORT/switchback
+# usage: scripts/postgres.sh up --dir DIR --port PORT | scripts/postgres.sh down --dir DIR
+# Installs Debian's postgresql package when no server binaries are found. Runs the server as the
+# `postgres` user when invoked as root (PostgreSQL refuses to run as root).
+set -euo pipefail
+
+log() { echo "postgres.sh: $*" >&2; }
+action=${1:-}; shift || true
+dir=""; port=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dir) dir=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    *) log "unknown argument $1"; exit 2 ;;
+  esac
+done
+[ -n "$dir" ] || { log "--dir is required"; exit 2; }
+
+bindir() {
+  local found
+  found=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+  [ -n "$found" ] && [ -x "$found/initdb" ] && echo "$found"
+}
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+case "$action" in
+  up)
+    [ -n "$port" ] || { log "--port is required"; exit 2; }
+    if ! bin=$(bindir); then
+      log "installing postgresql"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >&2 || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >&2; }
+      bin=$(bindir) || { log "no PostgreSQL server binaries after installing"; exit 1; }
+    fi
+    mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+    as_owner "$bin/initdb" -D "$dir/data" -U switchback --auth=trust --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >&2 \
+      || { cat "$dir/server.log" >&2; exit 1; }
+    as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U switchback switchback >&2
+    echo "SWITCHBACK_POSTGRES_URL=postgres://switchback@127.0.0.1:$port/switchback"
+    ;;
+  down)
+    if bin=$(bindir) && [ -d "$dir/data" ]; then as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true; fi
+    rm -rf "$dir"
+    ;;
+  *) log "usage: postgres.sh up --dir DIR --port PORT | down --dir DIR"; exit 2 ;;
+esac
