@@ -11,7 +11,7 @@ let emulator = try await Emulator.start(profile: Profile.named("uaepass", varian
 let device = SimulatedDevice()
 await device.installAuthenticator(scheme: "uaepassstg", backend: URL(string: emulator.issuer)!)
 
-let app = await device.install(SimulatedApp(appID: "TEAMID.com.example.app", schemes: ["com.example.app"]) { platform in
+let app = await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { platform in
     // --- the app's code, as in the README ---
     let client = OIDCClient(
         configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!),

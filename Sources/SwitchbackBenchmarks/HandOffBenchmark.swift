@@ -145,7 +145,7 @@ enum HandOffBenchmark {
             let issuerURL = try CodeFlowBenchmark.url(issuer)
             await device.installAuthenticator(scheme: "uaepassstg", backend: issuerURL)
             let configuration = ClientConfiguration(clientID: "native-rs", redirectURI: try CodeFlowBenchmark.url("com.example.app:/oauth/callback"))
-            app = await device.install(SimulatedApp(appID: "TEAMID.com.example.app", schemes: ["com.example.app"]) { context in
+            app = await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { context in
                 let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: issuer), logger: CodeFlowBenchmark.quiet)
                 return SignInCoordinator(
                     client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: CodeFlowBenchmark.quiet

@@ -41,6 +41,19 @@ enum AuthorizationRequest {
         return .success(parameters)
     }
 
+    /// Exact string match, except that a registered `http` loopback URI matches any port (RFC 8252 §7.3):
+    /// a native app or a local backend cannot know its port in advance.
+    static func matches(_ redirectURI: String, registered: String) -> Bool {
+        if redirectURI == registered { return true }
+        guard let presented = URLComponents(string: redirectURI), let expected = URLComponents(string: registered),
+            presented.scheme == "http", expected.scheme == "http", expected.port == nil,
+            let host = presented.host, host == expected.host, host == "127.0.0.1" || host == "[::1]" || host == "::1"
+        else { return false }
+        var withoutPort = presented
+        withoutPort.port = nil
+        return withoutPort.string == registered
+    }
+
     static func validate(
         _ parameters: [String: String], configuration: EmulatorConfiguration, profile: Profile, issuer: String
     ) -> Result<ProviderState.Pending, Refusal> {
@@ -48,7 +61,7 @@ enum AuthorizationRequest {
         guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
             return .failure(.page(title: "Unknown client", message: "The client_id is missing or not registered."))
         }
-        guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
+        guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(where: { registered in Self.matches(redirectURI, registered: registered) }) else {
             return .failure(.page(title: "Invalid redirect URI", message: "The redirect_uri is missing or not registered for this client."))
         }
         if profile.strictRedirects, !redirectURI.hasPrefix("https://") || redirectURI.contains("?") || redirectURI.contains("#") {

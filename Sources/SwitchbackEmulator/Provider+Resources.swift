@@ -65,6 +65,29 @@ extension Provider {
 
     // MARK: Userinfo
 
+    /// Token introspection (RFC 7662) for a confidential client: `active` with the token's subject, client,
+    /// scope and expiry, or only `active: false` for an unknown, expired or revoked token.
+    func introspect(form body: ByteBuffer?, authorization: String?) async -> Response {
+        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)) else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form")
+        }
+        switch await authenticate(form: form, authorization: authorization) {
+        case .failure(let failure):
+            return failure.response
+        case .success(let client) where client.authentication == .none:
+            return Reply.oauthError(.unauthorized, "invalid_client", "introspection is for confidential clients")
+        case .success:
+            guard let token = form["token"], let (grant, expires) = await state.accessToken(token) else {
+                return Reply.json(.object(["active": .bool(false)]))
+            }
+            return Reply.json(.object([
+                "active": .bool(true), "sub": .string(grant.subject), "client_id": .string(grant.clientID), "iss": .string(issuer.issuer),
+                "scope": .string(grant.scope.joined(separator: " ")), "exp": .number(expires.timeIntervalSince1970.rounded(.down)),
+                "token_type": .string(grant.boundKey == nil ? "Bearer" : "DPoP"),
+            ]))
+        }
+    }
+
     func userInfo(method: String, authorization: String?, dpop: String?, form body: ByteBuffer?) async -> Response {
         var token: String?
         var scheme = "bearer"

@@ -44,6 +44,10 @@ struct Provider: Sendable {
                 form: try? await request.collectBody(upTo: Self.maximumBody)
             )
         }
+        router.post("/introspect") { request, _ in
+            var request = request
+            return await introspect(form: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
+        }
         addHandOffRoutes(to: router)
         router.get("/end_session") { request, _ in await endSession(query: request.uri.query ?? "") }
         router.post("/emulator/rotate-keys") { _, _ in
@@ -87,6 +91,7 @@ struct Provider: Sendable {
             "token_endpoint": .string("\(base)/token"),
             "jwks_uri": .string("\(base)/jwks"),
             "userinfo_endpoint": .string("\(base)/userinfo"),
+            "introspection_endpoint": .string("\(base)/introspect"),
             "pushed_authorization_request_endpoint": .string("\(base)/par"),
             "end_session_endpoint": .string("\(base)/end_session"),
             "response_types_supported": .array([.string("code")]),

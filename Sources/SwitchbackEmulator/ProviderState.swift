@@ -227,6 +227,11 @@ actor ProviderState {
     /// Rotates a refresh token: the old one stops working.
     func revokeRefreshToken(_ token: String) { refreshTokens[token] = nil }
 
+    func accessToken(_ token: String) -> (grant: Grant, expires: Date)? {
+        guard let entry = accessTokens[token], entry.expires > now() else { return nil }
+        return (entry.grant, entry.expires)
+    }
+
     func grant(forAccessToken token: String) -> Grant? {
         guard let entry = accessTokens[token], entry.expires > now() else { return nil }
         return entry.grant

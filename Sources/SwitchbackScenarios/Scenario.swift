@@ -60,7 +60,7 @@ public struct ScenarioResult: Sendable {
 /// association file, and a simulated device with the app and the authenticator installed.
 @available(macOS 14, iOS 17, *)
 public enum ScenarioRunner {
-    public static let appID = "TEAMID.com.example.app"
+    public static let appID = "A1B2C3D4E5.com.example.app"
     public static let appDomain = "app.example.com"
     public static let links = ProviderPreset.AppLinks(
         scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch")

@@ -3,54 +3,107 @@ import Hummingbird
 import ServiceLifecycle
 public import UnixSignals
 public import Logging
-import Switchback
+public import Switchback
 
-/// The app's backend companion: it serves the app-link association files of the app's domain, and the
-/// page a universal link shows when it opens in a browser instead of the app.
+/// The app's backend companion: backend code exchange, the BankID permission proxy, the native-callback
+/// bridge, session hand-off, backend completion and the app-link association files — each on when its
+/// section of ``ServerConfiguration`` is present.
 ///
 /// ```swift
-/// let companion = try await Companion.start(associations: [AppAssociation(appIDs: ["TEAMID.com.example.app"], paths: ["/appswitch*"])])
+/// let companion = try await Companion.start(ServerConfiguration(
+///     provider: .init(issuer: "https://id.example.com", clientID: "backend", clientSecret: secret),
+///     handOff: .init(allowedRedirects: ["https://web.example.com/app"])
+/// ))
 /// ```
 @available(macOS 14, iOS 17, *)
 public final class Companion: Sendable {
-    /// `http://127.0.0.1:PORT`.
+    /// The server's public base URL: the configured `publicURL`, else `http://host:port` as bound.
     public let baseURL: URL
     public let port: Int
+    /// The routes this configuration turned on.
+    public let routes: [Route]
     private let group: ServiceGroup
     private let server: Task<Void, any Error>
+    private let janitor: Task<Void, Never>
+    private let ownedStore: PostgresCompanionStore?
 
-    private init(baseURL: URL, port: Int, group: ServiceGroup, server: Task<Void, any Error>) {
-        self.baseURL = baseURL
-        self.port = port
-        self.group = group
-        self.server = server
+    /// One route: its method, path and what it is for.
+    public struct Route: Sendable, CustomStringConvertible {
+        public let method: String
+        public let path: String
+        public let purpose: String
+        public var description: String { "\(method.padding(toLength: 5, withPad: " ", startingAt: 0)) \(path.padding(toLength: 42, withPad: " ", startingAt: 0)) \(purpose)" }
     }
 
-    /// Starts the companion on `host:port` (0 picks a free port) and returns once it accepts connections.
+    private init(baseURL: URL, port: Int, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>, janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?) {
+        self.baseURL = baseURL
+        self.port = port
+        self.routes = routes
+        self.group = group
+        self.server = server
+        self.janitor = janitor
+        self.ownedStore = ownedStore
+    }
+
+    /// Only the association files (and the page a universal link shows in a browser).
     public static func start(
         associations: [AppAssociation], host: String = "127.0.0.1", port: Int = 0, shutdownSignals: [UnixSignal] = [],
         logger: Logger = Logger(label: "switchback.server")
     ) async throws -> Companion {
+        try await start(ServerConfiguration(host: host, port: port, associations: associations), shutdownSignals: shutdownSignals, logger: logger)
+    }
+
+    /// Validates `configuration`, opens the store (`store`, else PostgreSQL when the configuration names
+    /// it, else memory) and starts listening; returns once the server accepts connections.
+    public static func start(
+        _ configuration: ServerConfiguration, store: (any CompanionStore)? = nil, transport: any HTTPTransport = URLSessionTransport(),
+        clock: any WallClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), shutdownSignals: [UnixSignal] = [],
+        logger: Logger = Logger(label: "switchback.server")
+    ) async throws -> Companion {
+        try configuration.validate()
+        var ownedStore: PostgresCompanionStore?
+        let chosenStore: any CompanionStore
+        if let store {
+            chosenStore = store
+        } else if let url = configuration.postgresURL {
+            let postgres = try PostgresCompanionStore(url: url, logger: logger)
+            try await postgres.start()
+            ownedStore = postgres
+            chosenStore = postgres
+        } else {
+            chosenStore = InMemoryCompanionStore()
+        }
+        do {
+            return try await listen(configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, clock: clock, entropy: entropy, shutdownSignals: shutdownSignals, logger: logger)
+        } catch {
+            await ownedStore?.stop()
+            throw error
+        }
+    }
+
+    private static func listen(
+        _ configuration: ServerConfiguration, store: any CompanionStore, ownedStore: PostgresCompanionStore?, transport: any HTTPTransport, clock: any WallClock,
+        entropy: any EntropySource, shutdownSignals: [UnixSignal], logger: Logger
+    ) async throws -> Companion {
+        var provider: ProviderAccess?
+        if let section = configuration.provider {
+            provider = try await ProviderAccess(section, transport: transport, clock: clock, entropy: entropy, logger: logger)
+        }
+        let allowList = try configuration.handOff.map { try RedirectAllowList($0.allowedRedirects) }
+        let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
         let router = Router()
-        let apple = AppAssociation.appleDocument(associations).description
-        let android = AppAssociation.androidDocument(associations).description
-        router.get("/.well-known/apple-app-site-association") { _, _ in json(apple) }
-        router.get("/.well-known/assetlinks.json") { _, _ in json(android) }
-        // A universal link that opened in a browser (typed, or reached by a redirect): say so, and offer a
-        // tap, which iOS does route to the app.
-        router.get("**") { request, _ -> Response in
-            guard associations.contains(where: { $0.claims(request.uri.path) }) else {
-                return Response(status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
-            }
-            let html = "<!doctype html>\n<html><body><h1>Open the app</h1><p>This link belongs to the app. <a id=\"return\" href=\"\(escape(request.uri.description))\">Open it in the app</a>.</p></body></html>\n"
-            return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+        router.add(middleware: RequestLog(logger: logger))
+        let access = provider
+        let routes = register(on: router, configuration: configuration) {
+            CompanionService(configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, clock: clock, entropy: entropy, logger: logger)
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let host = configuration.host
         let app = Application(
             router: router,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "switchback-server"),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? port)
+                continuation.yield(channel.localAddress?.port ?? configuration.port)
                 continuation.finish()
             },
             logger: logger
@@ -58,34 +111,64 @@ public final class Companion: Sendable {
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: shutdownSignals, logger: logger)
         let server = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next(), let baseURL = URL(string: "http://\(host):\(bound)") else {
+        guard let bound = await iterator.next(), let bindURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)") else {
             server.cancel()
             _ = await server.result
-            throw CompanionStartError(description: "the companion could not listen on \(host):\(port)")
+            throw CompanionStartError(description: "the companion could not listen on \(host):\(configuration.port)")
         }
-        return Companion(baseURL: baseURL, port: bound, group: group, server: server)
+        base.setIfUnset(bindURL)
+        let janitor = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(60))
+                _ = try? await store.purge(now: clock.now())
+            }
+        }
+        return Companion(baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore)
     }
 
-    /// Stops the server gracefully and waits until it has closed its socket.
+    /// Stops the server gracefully and waits until it has closed its socket and its store.
     public func stop() async {
+        janitor.cancel()
         await group.triggerGracefulShutdown()
         _ = await server.result
+        await ownedStore?.stop()
     }
 
     public func waitUntilStopped() async throws {
         try await server.value
-    }
-
-    private static func json(_ body: String) -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
-    }
-
-    private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "<", with: "&lt;")
+        janitor.cancel()
+        await ownedStore?.stop()
     }
 }
 
 /// The companion could not start.
 public struct CompanionStartError: Error, CustomStringConvertible {
     public let description: String
+}
+
+/// The public base URL, known only once the server is bound when no `publicURL` is configured.
+/// `@unchecked Sendable`: the one mutable field is only touched under `lock`.
+private final class BaseURL: @unchecked Sendable {
+    private let lock = NSLock()
+    private var url: URL?
+
+    init(_ url: URL?) { self.url = url }
+
+    var value: URL { lock.withLock { url ?? URL(string: "http://127.0.0.1")! } }
+
+    func setIfUnset(_ bound: URL) {
+        lock.withLock { if url == nil { url = bound } }
+    }
+}
+
+/// Logs each request's method, path (never its query, which can hold codes) and status.
+@available(macOS 14, iOS 17, *)
+private struct RequestLog<Context: RequestContext>: RouterMiddleware {
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        logger.info("request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(200))", "status": "\(response.status.code)"])
+        return response
+    }
 }

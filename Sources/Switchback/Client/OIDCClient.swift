@@ -49,6 +49,20 @@ public actor OIDCClient {
         try await discovery.metadata(for: provider)
     }
 
+    /// A token-endpoint client for the discovered provider, with this client's authentication.
+    public func tokenClient() async throws -> TokenClient {
+        tokenClient(try await metadata())
+    }
+
+    /// A validator for JWT access tokens (RFC 9068) meant for `audience`, with the provider's keys.
+    public func accessTokenValidator(audience: String) async throws -> AccessTokenValidator {
+        let metadata = try await metadata()
+        return AccessTokenValidator(
+            issuer: metadata.issuer, audience: audience, keys: keyCache(for: metadata.jwksURI), allowedAlgorithms: configuration.idTokenSigningAlgorithms,
+            clockSkew: configuration.clockSkew, clock: clock
+        )
+    }
+
     /// The validator this client applies to ID tokens.
     public func idTokenValidator() async throws -> IDTokenValidator {
         let metadata = try await metadata()

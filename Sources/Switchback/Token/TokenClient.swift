@@ -63,6 +63,25 @@ public struct TokenClient: Sendable {
         return (body.request_uri, body.expires_in)
     }
 
+    /// Asks the provider whether `token` is active (RFC 7662), authenticated as this client.
+    public func introspect(_ token: String) async throws -> TokenIntrospection {
+        guard let endpoint = metadata.introspectionEndpoint else {
+            throw SwitchbackError(.invalidConfiguration, "the provider publishes no introspection_endpoint")
+        }
+        let response = try await post(endpoint, fields: [("token", token), ("token_type_hint", "access_token")], audience: metadata.issuer)
+        guard response.status == 200 else { throw Self.endpointError(response, code: .tokenEndpointError, what: "the introspection request") }
+        guard let introspection = try? JSONDecoder().decode(TokenIntrospection.self, from: response.body) else {
+            throw SwitchbackError(.invalidTokenResponse, "the introspection answer is not RFC 7662 JSON", httpStatus: response.status)
+        }
+        return introspection
+    }
+
+    /// Sends a form to another endpoint of the provider (a permission endpoint, say) with this client's
+    /// authentication applied, and returns the answer as it is.
+    public func sendAuthenticated(form fields: [(String, String)], to url: URL) async throws -> HTTPResponse {
+        try await post(url, fields: fields, audience: metadata.issuer)
+    }
+
     private func tokenRequest(_ fields: [(String, String)]) async throws -> TokenResponse {
         let response = try await post(metadata.tokenEndpoint, fields: fields, audience: metadata.tokenEndpoint.absoluteString)
         guard response.status == 200 else {

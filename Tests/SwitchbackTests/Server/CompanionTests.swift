@@ -10,8 +10,8 @@ import SwitchbackServer
 @Suite("Companion: app-link association files")
 struct CompanionTests {
     static let association = AppAssociation(
-        appIDs: ["TEAMID.com.example.app"], paths: ["/appswitch*", "/oauth/callback"], androidPackage: "com.example.app",
-        androidFingerprints: ["AB:CD"]
+        appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/appswitch*", "/oauth/callback"], androidPackage: "com.example.app",
+        androidFingerprints: [Array(repeating: "AB", count: 32).joined(separator: ":")]
     )
 
     @Test("apple-app-site-association and assetlinks.json name the app and its paths; a claimed path opened in a browser offers a tap")
@@ -32,7 +32,7 @@ struct CompanionTests {
             Issue.record("unexpected document \(document)")
             return
         }
-        #expect(detail["appIDs"] == .array([.string("TEAMID.com.example.app")]))
+        #expect(detail["appIDs"] == .array([.string("A1B2C3D4E5.com.example.app")]))
         #expect(detail["components"] == .array([.object(["/": .string("/appswitch*")]), .object(["/": .string("/oauth/callback")])]))
         let android = try await get("/.well-known/assetlinks.json")
         #expect(String(decoding: android.body, as: UTF8.self).contains("\"package_name\":\"com.example.app\""))

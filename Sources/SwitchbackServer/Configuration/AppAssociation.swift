@@ -53,3 +53,34 @@ public struct AppAssociation: Sendable, Codable, Equatable {
         paths.contains { AssociationPattern.matches(path, pattern: $0) }
     }
 }
+
+extension AppAssociation {
+    /// Refuses app IDs that are not `TEAMID.bundle.id` (a ten-character team ID), paths that do not
+    /// start with `/`, and Android fingerprints that are not 32 colon-separated hex bytes.
+    public func validate() throws {
+        guard !appIDs.isEmpty || androidPackage != nil else {
+            throw SwitchbackError(.invalidConfiguration, "an association needs at least one Apple app ID or an Android package")
+        }
+        for appID in appIDs {
+            let parts = appID.split(separator: ".", maxSplits: 1)
+            guard parts.count == 2, parts[0].count == 10, parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }),
+                parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }), !parts[1].hasPrefix("."), !parts[1].hasSuffix(".")
+            else {
+                throw SwitchbackError(.invalidConfiguration, "app ID \(appID.prefix(80)) is not TEAMID.bundle.identifier with a ten-character team ID")
+            }
+        }
+        guard !paths.isEmpty else { throw SwitchbackError(.invalidConfiguration, "an association needs at least one path") }
+        for path in paths where !path.hasPrefix("/") || path.contains(where: { $0.isWhitespace || !$0.isASCII }) {
+            throw SwitchbackError(.invalidConfiguration, "path \(path.prefix(80)) must start with / and hold no spaces or non-ASCII characters")
+        }
+        if androidPackage != nil, androidFingerprints.isEmpty {
+            throw SwitchbackError(.invalidConfiguration, "an Android package needs its signing-certificate SHA-256 fingerprint")
+        }
+        for fingerprint in androidFingerprints {
+            let bytes = fingerprint.split(separator: ":", omittingEmptySubsequences: false)
+            guard bytes.count == 32, bytes.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) else {
+                throw SwitchbackError(.invalidConfiguration, "fingerprint \(fingerprint.prefix(100)) is not 32 colon-separated hex bytes")
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+public import Foundation
+
+/// Validates a JWT access token (RFC 9068) with the provider's keys: `typ` `at+jwt`, an asymmetric
+/// signature, the issuer, the audience this resource server expects, expiry and a subject. For a server
+/// that accepts the app's access token (a session hand-off, an API).
+public struct AccessTokenValidator: Sendable {
+    /// The claims a valid access token carries.
+    public struct Claims: Sendable, Equatable, Decodable {
+        public let sub: String
+        public let clientID: String?
+        public let scope: String?
+        public let exp: Double
+
+        private enum CodingKeys: String, CodingKey {
+            case sub, client_id, scope, exp
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            sub = try container.decode(String.self, forKey: .sub)
+            clientID = try container.decodeIfPresent(String.self, forKey: .client_id)
+            scope = try container.decodeIfPresent(String.self, forKey: .scope)
+            exp = try container.decode(Double.self, forKey: .exp)
+        }
+    }
+
+    private struct Registered: Decodable {
+        let iss: String?
+        let aud: Audience?
+        let exp: Double?
+        let nbf: Double?
+    }
+
+    private struct Audience: Decodable {
+        let values: [String]
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let many = try? container.decode([String].self) { values = many } else { values = [try container.decode(String.self)] }
+        }
+    }
+
+    public let issuer: String
+    public let audience: String
+    public let allowedAlgorithms: Set<String>
+    public let clockSkew: TimeInterval
+    private let keys: JWKSCache
+    private let clock: any WallClock
+
+    public init(
+        issuer: String, audience: String, keys: JWKSCache, allowedAlgorithms: Set<String> = SigningAlgorithms.idTokenDefaults, clockSkew: TimeInterval = 60,
+        clock: any WallClock = SystemClock()
+    ) {
+        self.issuer = issuer
+        self.audience = audience
+        self.allowedAlgorithms = allowedAlgorithms.intersection(SigningAlgorithms.asymmetric)
+        self.clockSkew = min(max(clockSkew, 0), 300)
+        self.keys = keys
+        self.clock = clock
+    }
+
+    /// The token's claims, or a typed error saying which check failed.
+    public func validate(_ token: String) async throws -> Claims {
+        let jws = try CompactJWS(token, malformed: .idTokenMalformed)
+        guard let typ = jws.header.typ?.lowercased(), typ == "at+jwt" || typ == "application/at+jwt" else {
+            throw SwitchbackError(.idTokenMalformed, "the access token's typ is not at+jwt (RFC 9068 §2.1)")
+        }
+        guard allowedAlgorithms.contains(jws.header.alg) else {
+            throw SwitchbackError(.unsupportedAlgorithm, "alg \"\(jws.header.alg.prefix(20))\" is not allowed for access tokens")
+        }
+        try await keys.verify(jws)
+        guard let registered = try? CompactJWS.decoder.decode(Registered.self, from: jws.payload),
+            let claims = try? CompactJWS.decoder.decode(Claims.self, from: jws.payload)
+        else {
+            throw SwitchbackError(.idTokenMalformed, "the access token lacks sub or exp, or its claims have the wrong types")
+        }
+        guard registered.iss == issuer else { throw SwitchbackError(.idTokenIssuerInvalid, "the access token was issued by another issuer") }
+        guard registered.aud?.values.contains(audience) == true else {
+            throw SwitchbackError(.audienceInvalid, "the access token is not meant for this audience")
+        }
+        let now = clock.now().timeIntervalSince1970
+        guard claims.exp > now - clockSkew else { throw SwitchbackError(.tokenExpired, "the access token has expired") }
+        if let nbf = registered.nbf, nbf > now + clockSkew { throw SwitchbackError(.tokenNotYetValid, "the access token is not valid yet") }
+        guard !claims.sub.isEmpty else { throw SwitchbackError(.subjectMissing, "the access token has an empty sub") }
+        return claims
+    }
+}

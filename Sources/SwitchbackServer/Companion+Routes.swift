@@ -1,0 +1,101 @@
+import Foundation
+import Hummingbird
+import Logging
+import Switchback
+
+@available(macOS 14, iOS 17, *)
+extension Companion {
+    /// Who reads a route's answer: an app (JSON errors) or a browser (an error page, never a redirect).
+    enum Audience {
+        case app
+        case browser
+    }
+
+    /// Registers the routes `configuration` turns on and returns their list.
+    static func register(on router: Router<BasicRequestContext>, configuration: ServerConfiguration, service: @escaping @Sendable () -> CompanionService) -> [Route] {
+        var routes: [Route] = []
+        func add(
+            _ method: HTTPRequest.Method, _ path: RouterPath, _ audience: Audience, _ purpose: String,
+            _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
+        ) {
+            routes.append(Route(method: method.rawValue, path: path.description, purpose: purpose))
+            router.on(path, method: method) { request, _ in
+                let service = service()
+                do {
+                    return try await handler(service, request)
+                } catch let error as CompanionError {
+                    service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
+                    return audience == .app ? error.json : error.page
+                } catch let error as SwitchbackError {
+                    service.logger.error("store or provider failure", metadata: ["path": "\(request.uri.path.prefix(200))", "code": "\(error.code)"])
+                    let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
+                    return audience == .app ? failure.json : failure.page
+                } catch {
+                    service.logger.error("unexpected failure", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(type(of: error))"])
+                    let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
+                    return audience == .app ? failure.json : failure.page
+                }
+            }
+        }
+
+        let associations = configuration.associations
+        let apple = AppAssociation.appleDocument(associations).description
+        let android = AppAssociation.androidDocument(associations).description
+        add(.get, "/.well-known/apple-app-site-association", .app, "universal links and webcredentials for the configured apps") { _, _ in
+            Replies.json(raw: apple)
+        }
+        add(.get, "/.well-known/assetlinks.json", .app, "Android App Links statements") { _, _ in Replies.json(raw: android) }
+        add(.get, "/health", .app, "liveness") { _, _ in Replies.json(["status": "ok"]) }
+
+        if configuration.exchange != nil {
+            add(.post, "/exchange/start", .app, "start a sign-in whose code the server redeems (PAR when offered)") { try await $0.startExchange($1) }
+            add(.post, "/exchange", .app, "redeem the callback as a confidential client; tokens or a session") { try await $0.exchange($1) }
+        }
+        if configuration.permission != nil {
+            add(.post, "/permission", .app, "upfront permission for an app_callback_uri (Norwegian BankID)") { try await $0.permission($1) }
+        }
+        if configuration.bridge != nil {
+            add(.post, "/bridge/start", .app, "start a sign-in that returns to an allow-listed deep link") { try await $0.startBridge($1) }
+            add(.get, "/bridge/callback", .browser, "provider answer (query; fragment through a forwarding page)") { try await $0.bridgeCallback($1) }
+            add(.post, "/bridge/callback", .browser, "provider answer (form_post)") { try await $0.bridgeFormPost($1) }
+            add(.post, "/bridge/fragment", .browser, "fragment forwarded by the page") { try await $0.bridgeFragment($1) }
+            add(.post, "/bridge/redeem", .app, "redeem the deep link's one-time code once") { try await $0.redeemBridge($1) }
+        }
+        if configuration.handOff != nil {
+            add(.post, "/handoff", .app, "Bearer access token -> one-time hand-off code") { try await $0.issueHandOff($1) }
+            add(.get, "/handoff/redeem", .browser, "?handoffotp&goto -> session cookie and redirect") { try await $0.redeemHandOff($1) }
+        }
+        if configuration.completion != nil {
+            add(.post, "/completion/start", .app, "start a sign-in the server completes, bound to the app's flow_id") { try await $0.startCompletion($1) }
+            add(.get, "/complete", .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
+            add(.post, "/complete", .browser, "provider answer (form_post)") { try await $0.completionCallback($1) }
+            add(.post, "/completion/status", .app, "long poll for the flow's result, answered once") { try await $0.completionStatus($1) }
+        }
+        if configuration.exchange?.returns == .session || configuration.bridge?.returns == .session || configuration.completion?.returns == .session
+            || configuration.handOff != nil
+        {
+            add(.get, "/session", .app, "who the session cookie or Authorization: Session belongs to") { try await $0.describeSession($1) }
+        }
+        if !associations.isEmpty {
+            // A universal link that opened in a browser (typed, or reached by a redirect): say so, and offer
+            // a tap, which iOS does route to the app.
+            routes.append(Route(method: "GET", path: "/<app link paths>", purpose: "a universal link opened in a browser: a tap-to-open page"))
+            router.get("**") { request, _ -> Response in
+                guard associations.contains(where: { $0.claims(request.uri.path) }) else {
+                    return Response(status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
+                }
+                return Replies.page(
+                    status: .ok, title: "Open the app", message: "This link belongs to the app.",
+                    extra: "<p><a id=\"return\" href=\"\(Replies.escape(request.uri.description))\">Open it in the app</a></p>"
+                )
+            }
+        }
+        return routes
+    }
+}
+
+extension Replies {
+    static func json(raw: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: raw)))
+    }
+}

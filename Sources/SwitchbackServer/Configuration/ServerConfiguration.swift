@@ -1,0 +1,292 @@
+public import Foundation
+public import Switchback
+
+/// Everything `switchback server --config FILE` reads: where to listen, the provider and how the
+/// server authenticates to it, and which routes are on. A section left out turns its routes off;
+/// ``validate()`` refuses a configuration that would be unsafe rather than guess.
+public struct ServerConfiguration: Sendable, Codable, Equatable {
+    public var host: String
+    public var port: Int
+    /// The server's own public base URL (`https://auth.example.com`); its redirect URIs are built on it.
+    /// Nil: `http://host:port` as bound.
+    public var publicURL: String?
+    public var provider: Provider?
+    public var exchange: Exchange?
+    public var permission: Permission?
+    public var bridge: Bridge?
+    public var handOff: HandOff?
+    public var completion: Completion?
+    public var session: Session
+    public var associations: [AppAssociation]
+    /// `postgres://user@host:port/database` for several instances; nil keeps records in memory.
+    public var postgresURL: String?
+
+    /// The provider and this server's confidential client there.
+    public struct Provider: Sendable, Codable, Equatable {
+        public var issuer: String
+        public var clientID: String
+        /// `client_secret_basic` with this secret, unless a private key is given.
+        public var clientSecret: String?
+        /// A PEM file with the key for `private_key_jwt` (RS256 or ES256 by ``keyAlgorithm``).
+        public var privateKeyFile: String?
+        public var keyAlgorithm: String?
+        public var keyID: String?
+        public var scopes: [String]
+        /// `acr` values every ID token must carry (empty: any).
+        public var acrValues: [String]
+
+        public init(
+            issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, keyAlgorithm: String? = nil,
+            keyID: String? = nil, scopes: [String] = ["openid"], acrValues: [String] = []
+        ) {
+            self.issuer = issuer
+            self.clientID = clientID
+            self.clientSecret = clientSecret
+            self.privateKeyFile = privateKeyFile
+            self.keyAlgorithm = keyAlgorithm
+            self.keyID = keyID
+            self.scopes = scopes
+            self.acrValues = acrValues
+        }
+    }
+
+    /// What a successful backend exchange gives the app.
+    public enum ExchangeResult: String, Sendable, Codable {
+        /// The provider's tokens: the app calls APIs with them; the refresh token lives on the device.
+        case tokens
+        /// An opaque first-party session: the provider's tokens never leave the server.
+        case session
+    }
+
+    /// Backend code exchange: the server redeems the code as a confidential client.
+    public struct Exchange: Sendable, Codable, Equatable {
+        /// The app's redirect URIs the server may redeem codes for.
+        public var redirectURIs: [String]
+        public var returns: ExchangeResult
+
+        public init(redirectURIs: [String], returns: ExchangeResult = .session) {
+            self.redirectURIs = redirectURIs
+            self.returns = returns
+        }
+    }
+
+    /// The upfront permission proxy (Norwegian BankID).
+    public struct Permission: Sendable, Codable, Equatable {
+        /// The provider's permission endpoint.
+        public var endpoint: String
+        /// The exact `app_callback_uri` values the app may ask a permission for.
+        public var appCallbackURIs: [String]
+
+        public init(endpoint: String, appCallbackURIs: [String]) {
+            self.endpoint = endpoint
+            self.appCallbackURIs = appCallbackURIs
+        }
+    }
+
+    /// The native-callback bridge: the provider returns to this server, which returns to the app's deep link
+    /// with a one-time code.
+    public struct Bridge: Sendable, Codable, Equatable {
+        /// Deep-link schemes the bridge may return to (`myapp` for `myapp://oauth/…`).
+        public var schemes: [String]
+        public var returns: ExchangeResult
+        /// How long the one-time code in the deep link stays redeemable.
+        public var codeLifetime: TimeInterval
+
+        public init(schemes: [String], returns: ExchangeResult = .session, codeLifetime: TimeInterval = 60) {
+            self.schemes = schemes
+            self.returns = returns
+            self.codeLifetime = codeLifetime
+        }
+    }
+
+    /// How a hand-off checks the app's access token.
+    public enum TokenValidation: String, Sendable, Codable {
+        /// The provider's introspection endpoint (RFC 7662), as this server's client.
+        case introspection
+        /// A JWT access token (RFC 9068) verified locally with the provider's keys.
+        case jwt
+    }
+
+    /// Session hand-off from the app to a web app through a one-time code.
+    public struct HandOff: Sendable, Codable, Equatable {
+        public var validation: TokenValidation
+        /// For ``TokenValidation/jwt``: the `aud` the access token must carry.
+        public var audience: String?
+        /// Where a redeemed code may send the browser: origins with a path prefix.
+        public var allowedRedirects: [String]
+        public var codeLifetime: TimeInterval
+
+        public init(validation: TokenValidation = .introspection, audience: String? = nil, allowedRedirects: [String], codeLifetime: TimeInterval = 60) {
+            self.validation = validation
+            self.audience = audience
+            self.allowedRedirects = allowedRedirects
+            self.codeLifetime = codeLifetime
+        }
+    }
+
+    /// Backend completion (MitID): the provider returns to this server, whose final page opens the app.
+    public struct Completion: Sendable, Codable, Equatable {
+        /// The universal link the final page's button opens.
+        public var appLink: String
+        public var returns: ExchangeResult
+        /// The longest a status request waits before answering `pending`.
+        public var maximumWait: TimeInterval
+
+        public init(appLink: String, returns: ExchangeResult = .session, maximumWait: TimeInterval = 25) {
+            self.appLink = appLink
+            self.returns = returns
+            self.maximumWait = maximumWait
+        }
+    }
+
+    /// The first-party session and its cookie.
+    public struct Session: Sendable, Codable, Equatable {
+        public var lifetime: TimeInterval
+        public var cookieName: String
+        /// `Lax` (the default) or `Strict`; `None` is refused.
+        public var sameSite: String
+        public var cookiePath: String
+
+        public init(lifetime: TimeInterval = 3600, cookieName: String = "switchback_session", sameSite: String = "Lax", cookiePath: String = "/") {
+            self.lifetime = lifetime
+            self.cookieName = cookieName
+            self.sameSite = sameSite
+            self.cookiePath = cookiePath
+        }
+    }
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
+        permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
+        associations: [AppAssociation] = [], postgresURL: String? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.publicURL = publicURL
+        self.provider = provider
+        self.exchange = exchange
+        self.permission = permission
+        self.bridge = bridge
+        self.handOff = handOff
+        self.completion = completion
+        self.session = session
+        self.associations = associations
+        self.postgresURL = postgresURL
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, associations, postgresURL
+    }
+
+    /// Every key but the sections is optional in a file.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            host: try container.decodeIfPresent(String.self, forKey: .host) ?? "127.0.0.1",
+            port: try container.decodeIfPresent(Int.self, forKey: .port) ?? 8080,
+            publicURL: try container.decodeIfPresent(String.self, forKey: .publicURL),
+            provider: try container.decodeIfPresent(Provider.self, forKey: .provider),
+            exchange: try container.decodeIfPresent(Exchange.self, forKey: .exchange),
+            permission: try container.decodeIfPresent(Permission.self, forKey: .permission),
+            bridge: try container.decodeIfPresent(Bridge.self, forKey: .bridge),
+            handOff: try container.decodeIfPresent(HandOff.self, forKey: .handOff),
+            completion: try container.decodeIfPresent(Completion.self, forKey: .completion),
+            session: try container.decodeIfPresent(Session.self, forKey: .session) ?? Session(),
+            associations: try container.decodeIfPresent([AppAssociation].self, forKey: .associations) ?? [],
+            postgresURL: try container.decodeIfPresent(String.self, forKey: .postgresURL)
+        )
+    }
+
+    /// Reads a JSON configuration file; every problem is an ``SwitchbackError/Code/invalidConfiguration``.
+    public static func load(_ path: String) throws -> ServerConfiguration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw SwitchbackError(.invalidConfiguration, "the configuration file \(path) could not be read")
+        }
+        let configuration: ServerConfiguration
+        do {
+            configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw SwitchbackError(.invalidConfiguration, "\(path): \(Self.path(context.codingPath + [key])) is required")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context), let DecodingError.dataCorrupted(context) {
+            throw SwitchbackError(.invalidConfiguration, "\(path): \(Self.path(context.codingPath)) is malformed")
+        } catch {
+            throw SwitchbackError(.invalidConfiguration, "\(path) is not a JSON configuration")
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.isEmpty ? "the document" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// Refuses what would be unsafe or cannot work.
+    public func validate() throws {
+        func fail(_ message: String) -> SwitchbackError { SwitchbackError(.invalidConfiguration, message) }
+        guard (0...65535).contains(port) else { throw fail("port must be 0…65535") }
+        if let publicURL {
+            guard let url = URL(string: publicURL), EndpointSecurity.isAcceptable(url), url.query == nil, url.fragment == nil else {
+                throw fail("publicURL must be an https URL (http only on loopback) without query or fragment")
+            }
+        }
+        let needsProvider = exchange != nil || permission != nil || bridge != nil || handOff != nil || completion != nil
+        if needsProvider, provider == nil { throw fail("the exchange, permission, bridge, handOff and completion routes need a provider section") }
+        if let provider {
+            guard let issuer = URL(string: provider.issuer), EndpointSecurity.isAcceptable(issuer) else { throw fail("provider.issuer must be an https URL") }
+            guard !provider.clientID.isEmpty else { throw fail("provider.clientID is empty") }
+            guard (provider.clientSecret == nil) != (provider.privateKeyFile == nil) else {
+                throw fail("give the provider either clientSecret (client_secret_basic) or privateKeyFile (private_key_jwt)")
+            }
+            if provider.privateKeyFile != nil, !["RS256", "ES256"].contains(provider.keyAlgorithm ?? "ES256") {
+                throw fail("provider.keyAlgorithm must be RS256 or ES256")
+            }
+        }
+        if let exchange {
+            guard !exchange.redirectURIs.isEmpty, exchange.redirectURIs.allSatisfy({ URL(string: $0)?.scheme != nil }) else {
+                throw fail("exchange.redirectURIs must list the app's absolute redirect URIs")
+            }
+        }
+        if let permission {
+            guard let endpoint = URL(string: permission.endpoint), EndpointSecurity.isAcceptable(endpoint) else { throw fail("permission.endpoint must be an https URL") }
+            guard !permission.appCallbackURIs.isEmpty, permission.appCallbackURIs.allSatisfy({ URL(string: $0).map(EndpointSecurity.isAcceptable) ?? false }) else {
+                throw fail("permission.appCallbackURIs must list https universal links")
+            }
+        }
+        if let bridge {
+            guard !bridge.schemes.isEmpty, bridge.schemes.allSatisfy(Self.isDeepLinkScheme) else {
+                throw fail("bridge.schemes must list lower-case custom schemes (not http, https, javascript, data or file)")
+            }
+            guard bridge.codeLifetime > 0, bridge.codeLifetime <= 600 else { throw fail("bridge.codeLifetime must be 1…600 seconds") }
+        }
+        if let handOff {
+            _ = try RedirectAllowList(handOff.allowedRedirects)
+            guard !handOff.allowedRedirects.isEmpty else { throw fail("handOff.allowedRedirects is empty: no redeemed code could go anywhere") }
+            guard handOff.codeLifetime > 0, handOff.codeLifetime <= 600 else { throw fail("handOff.codeLifetime must be 1…600 seconds") }
+            if handOff.validation == .jwt, handOff.audience?.isEmpty ?? true { throw fail("handOff.audience is required for jwt validation") }
+        }
+        if let completion {
+            guard let link = URL(string: completion.appLink), link.scheme == "https" || EndpointSecurity.isLoopback(link.host ?? "") else {
+                throw fail("completion.appLink must be an https universal link")
+            }
+            guard completion.maximumWait > 0, completion.maximumWait <= 120 else { throw fail("completion.maximumWait must be 1…120 seconds") }
+        }
+        guard session.lifetime > 0 else { throw fail("session.lifetime must be positive") }
+        guard ["Lax", "Strict"].contains(session.sameSite) else { throw fail("session.sameSite must be Lax or Strict") }
+        guard !session.cookieName.isEmpty, session.cookieName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            throw fail("session.cookieName must be letters, digits, _ or -")
+        }
+        guard session.cookiePath.hasPrefix("/"), !session.cookiePath.contains(";") else { throw fail("session.cookiePath must start with / and hold no ;") }
+        for association in associations { try association.validate() }
+        if let postgresURL { _ = try PostgresCompanionStore.configuration(postgresURL) }
+    }
+
+    static func isDeepLinkScheme(_ scheme: String) -> Bool {
+        guard let first = scheme.unicodeScalars.first, ("a"..."z").contains(first),
+            scheme.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "+" || $0 == "-" || $0 == "." })
+        else { return false }
+        return !["http", "https", "javascript", "data", "file", "about", "blob", "vbscript"].contains(scheme)
+    }
+}

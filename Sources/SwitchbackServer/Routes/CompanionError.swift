@@ -1,0 +1,91 @@
+public import Foundation
+import Hummingbird
+
+/// Why the companion refused a request. The message never holds a token, code, secret or verifier.
+public struct CompanionError: Error, Sendable, CustomStringConvertible {
+    /// The refusal, as the `error` member of the JSON answer (OAuth style) and its HTTP status.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public let status: Int
+
+        /// The body is malformed, too large or lacks a field.
+        public static let invalidRequest = Code(name: "invalid_request", status: 400)
+        /// The Bearer token is missing, expired, revoked or forged.
+        public static let invalidToken = Code(name: "invalid_token", status: 401)
+        /// A one-time code or session is unknown, expired or already used.
+        public static let invalidGrant = Code(name: "invalid_grant", status: 400)
+        /// `state` is unknown, already used or expired.
+        public static let invalidState = Code(name: "invalid_state", status: 400)
+        /// A redirect target (goto, deep-link scheme, redirect URI, app callback) is not allow-listed.
+        public static let notAllowed = Code(name: "not_allowed", status: 400)
+        /// The route is off in this configuration.
+        public static let notConfigured = Code(name: "not_configured", status: 404)
+        /// The provider refused or failed; nothing was issued.
+        public static let providerFailed = Code(name: "provider_error", status: 502)
+        /// The provider reported an error for the sign-in (the user declined, say).
+        public static let signInFailed = Code(name: "sign_in_failed", status: 400)
+        /// The body is larger than the route accepts.
+        public static let tooLarge = Code(name: "invalid_request", status: 413)
+        /// The store failed.
+        public static let unavailable = Code(name: "temporarily_unavailable", status: 503)
+
+        public var description: String { name }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.name): \(message)" }
+
+    /// The JSON answer for an app.
+    var json: Response {
+        Replies.json(["error": code.name, "error_description": message], status: .init(code: code.status))
+    }
+
+    /// The page for a browser: what went wrong, and no redirect.
+    var page: Response {
+        Replies.page(status: .init(code: code.status), title: "This link cannot be used", message: message)
+    }
+}
+
+/// Response builders shared by the routes.
+enum Replies {
+    static let noStore: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
+
+    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        var headers = noStore
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func html(_ body: String, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = noStore
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+        headers[.init("Referrer-Policy")!] = "no-referrer"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    static func page(status: HTTPResponse.Status, title: String, message: String, extra: String = "") -> Response {
+        html("<!doctype html>\n<html><head><title>\(escape(title))</title></head><body><h1>\(escape(title))</h1><p>\(escape(message))</p>\(extra)</body></html>\n", status: status)
+    }
+
+    static func redirect(_ location: String, status: HTTPResponse.Status = .seeOther, cookie: String? = nil) -> Response {
+        var headers = noStore
+        headers[.location] = location
+        headers[.init("Referrer-Policy")!] = "no-referrer"
+        if let cookie { headers[.setCookie] = cookie }
+        return Response(status: status, headers: headers)
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
+    }
+}
