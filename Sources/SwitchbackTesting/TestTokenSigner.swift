@@ -56,9 +56,10 @@ public struct TestTokenSigner: Sendable {
     }
 
     /// Signs `claims` with this key; the header carries `alg`, `typ` and (when set) `kid`.
-    public func sign(_ claims: [String: JSONValue], includeKeyID: Bool = true) async throws -> String {
+    /// `type` is the header's `typ` (`at+jwt` for an RFC 9068 access token).
+    public func sign(_ claims: [String: JSONValue], includeKeyID: Bool = true, type: String = "JWT") async throws -> String {
         var header = JWTHeader()
-        header.typ = "JWT"
+        header.typ = type
         let kid = includeKeyID ? keyID.map { JWKIdentifier(string: $0) } : nil
         return try await keys.sign(ClaimSet(claims: claims), kid: kid, header: header)
     }
