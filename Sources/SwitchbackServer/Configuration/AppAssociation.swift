@@ -55,6 +55,18 @@ public struct AppAssociation: Sendable, Codable, Equatable {
 }
 
 extension AppAssociation {
+    private enum Keys: String, CodingKey { case appIDs, paths, androidPackage, androidFingerprints }
+
+    /// In a file, `androidPackage` and `androidFingerprints` may be left out.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            appIDs: try c.decodeIfPresent([String].self, forKey: .appIDs) ?? [], paths: try c.decode([String].self, forKey: .paths),
+            androidPackage: try c.decodeIfPresent(String.self, forKey: .androidPackage),
+            androidFingerprints: try c.decodeIfPresent([String].self, forKey: .androidFingerprints) ?? []
+        )
+    }
+
     /// Refuses app IDs that are not `TEAMID.bundle.id` (a ten-character team ID), paths that do not
     /// start with `/`, and Android fingerprints that are not 32 colon-separated hex bytes.
     public func validate() throws {

@@ -290,3 +290,77 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         return !["http", "https", "javascript", "data", "file", "about", "blob", "vbscript"].contains(scheme)
     }
 }
+
+// In a file only the essential keys of each section are required; the rest take the defaults above.
+
+extension ServerConfiguration.Provider {
+    private enum Keys: String, CodingKey { case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, scopes, acrValues }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            issuer: try c.decode(String.self, forKey: .issuer), clientID: try c.decode(String.self, forKey: .clientID),
+            clientSecret: try c.decodeIfPresent(String.self, forKey: .clientSecret), privateKeyFile: try c.decodeIfPresent(String.self, forKey: .privateKeyFile),
+            keyAlgorithm: try c.decodeIfPresent(String.self, forKey: .keyAlgorithm), keyID: try c.decodeIfPresent(String.self, forKey: .keyID),
+            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"], acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? []
+        )
+    }
+}
+
+extension ServerConfiguration.Exchange {
+    private enum Keys: String, CodingKey { case redirectURIs, returns }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(redirectURIs: try c.decode([String].self, forKey: .redirectURIs), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session)
+    }
+}
+
+extension ServerConfiguration.Bridge {
+    private enum Keys: String, CodingKey { case schemes, returns, codeLifetime }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            schemes: try c.decode([String].self, forKey: .schemes), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
+            codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60
+        )
+    }
+}
+
+extension ServerConfiguration.HandOff {
+    private enum Keys: String, CodingKey { case validation, audience, allowedRedirects, codeLifetime }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            validation: try c.decodeIfPresent(ServerConfiguration.TokenValidation.self, forKey: .validation) ?? .introspection,
+            audience: try c.decodeIfPresent(String.self, forKey: .audience), allowedRedirects: try c.decode([String].self, forKey: .allowedRedirects),
+            codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60
+        )
+    }
+}
+
+extension ServerConfiguration.Completion {
+    private enum Keys: String, CodingKey { case appLink, returns, maximumWait }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            appLink: try c.decode(String.self, forKey: .appLink), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
+            maximumWait: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumWait) ?? 25
+        )
+    }
+}
+
+extension ServerConfiguration.Session {
+    private enum Keys: String, CodingKey { case lifetime, cookieName, sameSite, cookiePath }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            lifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .lifetime) ?? 3600, cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? "switchback_session",
+            sameSite: try c.decodeIfPresent(String.self, forKey: .sameSite) ?? "Lax", cookiePath: try c.decodeIfPresent(String.self, forKey: .cookiePath) ?? "/"
+        )
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Switchback
+import SwitchbackEmulator
+import SwitchbackServer
+import UnixSignals
+
+/// `switchback server`: runs the backend companion until interrupted.
+struct ServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "server",
+        abstract: "Run the backend companion: code exchange, permission proxy, native-callback bridge, session hand-off, backend completion.",
+        discussion: """
+            With --config FILE (JSON, the shape of ServerConfiguration) it serves the routes the file turns \
+            on, against the provider it names, on PostgreSQL when "postgresURL" is set. Without a config \
+            it starts a local emulator as the provider and serves every route but the permission proxy \
+            from memory, for trying the flows out. It prints its routes, then runs until Ctrl-C.
+            """
+    )
+
+    @Option(help: "A JSON server configuration.")
+    var config: String?
+
+    @Option(help: "The port to listen on, overriding the configuration (0 picks a free one).")
+    var port: Int?
+
+    func validate() throws {
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    func run() async throws {
+        guard #available(macOS 14, iOS 17, *) else { throw ValidationError("the server needs macOS 14 or later") }
+        var logger = Logger(label: "switchback.server")
+        logger.logLevel = .notice
+        var emulator: Emulator?
+        var configuration: ServerConfiguration
+        if let config {
+            do {
+                configuration = try ServerConfiguration.load(config)
+            } catch let error as SwitchbackError {
+                throw ValidationError(error.message)
+            }
+        } else {
+            let started = try await Self.developmentEmulator()
+            emulator = started
+            configuration = Self.developmentConfiguration(issuer: started.issuer)
+        }
+        if let port { configuration.port = port }
+        let companion: Companion
+        do {
+            companion = try await Companion.start(configuration, shutdownSignals: [.sigint, .sigterm], logger: logger)
+        } catch let error as SwitchbackError {
+            await emulator?.stop()
+            throw ValidationError(error.message)
+        }
+        var lines = ["Switchback server on \(companion.baseURL.absoluteString), store: \(configuration.postgresURL == nil ? "memory" : "PostgreSQL")"]
+        if let emulator {
+            lines.append("No --config: provider is a local emulator at \(emulator.issuer) (client \"backend\", user alice); the permission proxy is off.")
+        } else if let provider = configuration.provider {
+            lines.append("provider: \(provider.issuer) (client \(provider.clientID), \(provider.clientSecret == nil ? "private_key_jwt" : "client_secret_basic"))")
+        }
+        lines.append("routes:")
+        lines += companion.routes.map { "  \($0)" }
+        lines.append("Ctrl-C stops it.")
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try await companion.waitUntilStopped()
+        await emulator?.stop()
+    }
+
+    @available(macOS 14, iOS 17, *)
+    static func developmentEmulator() async throws -> Emulator {
+        var configuration = EmulatorConfiguration.defaults
+        for index in configuration.clients.indices where configuration.clients[index].clientID == "backend" {
+            configuration.clients[index].redirectURIs += ["http://127.0.0.1/bridge/callback", "http://127.0.0.1/complete"]
+        }
+        var logger = Logger(label: "switchback.emulator")
+        logger.logLevel = .warning
+        return try await Emulator.start(profile: .generic, configuration: configuration, port: 0, logger: logger)
+    }
+
+    static func developmentConfiguration(issuer: String) -> ServerConfiguration {
+        ServerConfiguration(
+            provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
+            exchange: .init(redirectURIs: EmulatorConfiguration.defaultRedirectURIs),
+            bridge: .init(schemes: ["com.example.app", "myapp"]),
+            handOff: .init(allowedRedirects: ["http://127.0.0.1:3000/", "https://web.example.com/"]),
+            completion: .init(appLink: "https://app.example.com/signed-in"),
+            associations: [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/appswitch*", "/signed-in*"])]
+        )
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import Switchback
+
+/// `switchback server`, run as the built executable.
+@Suite("switchback server")
+struct ServerCommandTests {
+    @Test("with no config: starts on the in-memory store against a local emulator, prints its routes, serves them, stops on SIGINT")
+    func runsWithoutConfig() async throws {
+        let process = Process()
+        process.executableURL = try VerifyIDTokenCommandTests.executable
+        process.arguments = ["server", "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let exited = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        var banner = ""
+        while !banner.contains("Ctrl-C stops it.") {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(banner.contains("store: memory"))
+        for route in ["POST  /exchange ", "POST  /handoff ", "GET   /handoff/redeem", "POST  /bridge/redeem", "POST  /completion/status", "/.well-known/apple-app-site-association"] {
+            #expect(banner.contains(route), "route \(route)")
+        }
+        let base = try #require(banner.split(separator: "\n").first?.split(separator: " ").dropFirst(3).first.map { $0.trimmingCharacters(in: .punctuationCharacters) })
+        let health = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/health"))))
+        #expect(health.status == 200)
+        let association = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/.well-known/apple-app-site-association"))))
+        #expect(String(decoding: association.body, as: UTF8.self).contains("A1B2C3D4E5.com.example.app"))
+
+        process.interrupt()
+        var statuses = exited.stream.makeAsyncIterator()
+        #expect(await statuses.next() == 0)
+    }
+
+    @Test("a config that is unsafe or malformed is refused with the reason, before listening")
+    func refusesBadConfig() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cases: [(String, String)] = [
+            (#"{"port": 0, "handOff": {"allowedRedirects": ["https://web.example.com/app"]}}"#, "need a provider section"),
+            (#"{"port": 0, "provider": {"issuer": "http://id.example.com", "clientID": "b", "clientSecret": "s", "scopes": ["openid"], "acrValues": []}}"#, "provider.issuer must be an https URL"),
+            (#"{"port": 0, "associations": [{"appIDs": ["TEAM.com.example"], "paths": ["/x"], "androidFingerprints": []}]}"#, "ten-character team ID"),
+            (#"{"port": "eighty"}"#, "port is malformed"),
+        ]
+        for (index, (json, reason)) in cases.enumerated() {
+            let file = directory.appendingPathComponent("\(index).json")
+            try Data(json.utf8).write(to: file)
+            let outcome = try await VerifyIDTokenCommandTests.run([], stdin: nil, command: ["server", "--config", file.path])
+            #expect(outcome.status != 0)
+            #expect(outcome.stderr.contains(reason), "\(outcome.stderr)")
+        }
+    }
+}
