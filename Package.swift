@@ -111,6 +111,8 @@ let package = Package(
                 "Switchback",
                 "SwitchbackTesting",
                 "SwitchbackEmulator",
+                "SwitchbackServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -22,6 +22,11 @@ struct Benchmarks {
             try await ChildEmulator.serve(profile: arguments[2], variants: Array(arguments.dropFirst(3)))
             return
         }
+        if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "companion" {
+            guard #available(macOS 14, iOS 17, *) else { return }
+            try await CompanionBenchmark.run(seconds: seconds * 2)
+            return
+        }
         if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "handoff" {
             try await HandOffBenchmark.run(seconds: seconds * 5)
             return
@@ -38,6 +43,7 @@ struct Benchmarks {
         }
         try await CodeFlowBenchmark.run(seconds: seconds * 5)
         try await HandOffBenchmark.run(seconds: seconds * 5)
+        if #available(macOS 14, iOS 17, *) { try await CompanionBenchmark.run(seconds: seconds * 2) }
     }
 
     static func measure(_ algorithm: TestTokenSigner.Algorithm) async throws -> (name: String, validation: Double, raw: Double) {
