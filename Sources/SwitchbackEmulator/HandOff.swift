@@ -89,17 +89,30 @@ extension Provider {
     /// `POST /permissions`: a confidential client registers a permission upfront and gets its token.
     func registerPermission(form body: ByteBuffer?, authorization: String?) async -> Response {
         guard case .bankIDNorway = profile.handOff else { return Reply.oauthError(.notFound, "not_found", "this profile has no permissions endpoint") }
+        switch await confidentialClient(form: body, authorization: authorization, purpose: "permissions are registered") {
+        case .failure(let refusal):
+            return refusal.response
+        case .success(let (client, _)):
+            let token = await state.issuePermission(clientID: client.clientID, lifetime: 300)
+            return Reply.json(.object(["permissionToken": .string(token), "expires_in": .number(300)]), status: .created)
+        }
+    }
+
+    /// Parses a form body and authenticates a confidential client (a public client is refused) for
+    /// endpoints only a backend may call.
+    func confidentialClient(form body: ByteBuffer?, authorization: String?, purpose: String) async
+        -> Result<(EmulatorConfiguration.Client, [String: String]), ClientAuthenticationFailure>
+    {
         guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)) else {
-            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form")
+            return .failure(ClientAuthenticationFailure(response: Reply.oauthError(.badRequest, "invalid_request", "the body must be a form")))
         }
         switch await authenticate(form: form, authorization: authorization) {
         case .failure(let failure):
-            return failure.response
+            return .failure(failure)
         case .success(let client) where client.authentication == .none:
-            return Reply.oauthError(.unauthorized, "invalid_client", "permissions are registered by a confidential client")
+            return .failure(ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", "\(purpose) by a confidential client only")))
         case .success(let client):
-            let token = await state.issuePermission(clientID: client.clientID, lifetime: 300)
-            return Reply.json(.object(["permissionToken": .string(token), "expires_in": .number(300)]), status: .created)
+            return .success((client, form))
         }
     }
 

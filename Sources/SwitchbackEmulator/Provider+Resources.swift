@@ -68,15 +68,10 @@ extension Provider {
     /// Token introspection (RFC 7662) for a confidential client: `active` with the token's subject, client,
     /// scope and expiry, or only `active: false` for an unknown, expired or revoked token.
     func introspect(form body: ByteBuffer?, authorization: String?) async -> Response {
-        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)) else {
-            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form")
-        }
-        switch await authenticate(form: form, authorization: authorization) {
-        case .failure(let failure):
-            return failure.response
-        case .success(let client) where client.authentication == .none:
-            return Reply.oauthError(.unauthorized, "invalid_client", "introspection is for confidential clients")
-        case .success:
+        switch await confidentialClient(form: body, authorization: authorization, purpose: "tokens are introspected") {
+        case .failure(let refusal):
+            return refusal.response
+        case .success(let (_, form)):
             guard let token = form["token"], let (grant, expires) = await state.accessToken(token) else {
                 return Reply.json(.object(["active": .bool(false)]))
             }

@@ -32,17 +32,21 @@ struct CompanionService: Sendable {
 
     // MARK: Bodies
 
-    /// Reads a bounded JSON body into `type`.
-    func decode<Body: Decodable>(_ type: Body.Type, from request: Request) async throws -> Body {
+    /// The request body, refused when larger than ``maximumBody``.
+    private func boundedBody(of request: Request) async throws -> Data {
         var request = request
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.collectBody(upTo: Self.maximumBody)
+            return Data(try await request.collectBody(upTo: Self.maximumBody).readableBytesView)
         } catch {
             throw CompanionError(.tooLarge, "the body is larger than \(Self.maximumBody) bytes")
         }
+    }
+
+    /// Reads a bounded JSON body into `type`.
+    func decode<Body: Decodable>(_ type: Body.Type, from request: Request) async throws -> Body {
+        let body = try await boundedBody(of: request)
         do {
-            return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))
+            return try JSONDecoder().decode(type, from: body)
         } catch DecodingError.keyNotFound(let key, _) {
             throw CompanionError(.invalidRequest, "the JSON body lacks \(key.stringValue)")
         } catch {
@@ -52,14 +56,7 @@ struct CompanionService: Sendable {
 
     /// Reads a bounded form body.
     func form(from request: Request) async throws -> (raw: Data, fields: [String: String]) {
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: Self.maximumBody)
-        } catch {
-            throw CompanionError(.tooLarge, "the body is larger than \(Self.maximumBody) bytes")
-        }
-        let raw = Data(buffer.readableBytesView)
+        let raw = try await boundedBody(of: request)
         guard let pairs = FormEncoding.decode(String(decoding: raw, as: UTF8.self), plusIsSpace: true) else {
             throw CompanionError(.invalidRequest, "the body is not a form")
         }
