@@ -93,6 +93,9 @@ public struct EmulatorConfiguration: Sendable, Codable {
     public var slowResponseDelay: TimeInterval
     /// Signing keys to use instead of generating them at start (rotation still makes fresh ones).
     public var signingKeys: SigningKeyPEMs?
+    /// When set, access tokens are RFC 9068 JWTs (`typ: at+jwt`, signed like the client's ID tokens) for
+    /// this resource (`aud`); nil keeps them opaque, checked only by introspection.
+    public var accessTokenAudience: String?
 
     /// Private keys as PEM: RSA (2048 bits or more) for RS256, P-256 for ES256.
     public struct SigningKeyPEMs: Sendable, Codable {
@@ -107,7 +110,7 @@ public struct EmulatorConfiguration: Sendable, Codable {
 
     public init(
         clients: [Client], users: [User], codeLifetime: TimeInterval = 60, tokenLifetime: TimeInterval = 3600, slowResponseDelay: TimeInterval = 10,
-        signingKeys: SigningKeyPEMs? = nil
+        signingKeys: SigningKeyPEMs? = nil, accessTokenAudience: String? = nil
     ) {
         self.clients = clients
         self.users = users
@@ -115,6 +118,7 @@ public struct EmulatorConfiguration: Sendable, Codable {
         self.tokenLifetime = tokenLifetime
         self.slowResponseDelay = slowResponseDelay
         self.signingKeys = signingKeys
+        self.accessTokenAudience = accessTokenAudience
     }
 
     /// `clients` and `users` are required in a configuration file; the durations have defaults.
@@ -126,7 +130,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
             codeLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
             tokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .tokenLifetime) ?? 3600,
             slowResponseDelay: try container.decodeIfPresent(TimeInterval.self, forKey: .slowResponseDelay) ?? 10,
-            signingKeys: try container.decodeIfPresent(SigningKeyPEMs.self, forKey: .signingKeys)
+            signingKeys: try container.decodeIfPresent(SigningKeyPEMs.self, forKey: .signingKeys),
+            accessTokenAudience: try container.decodeIfPresent(String.self, forKey: .accessTokenAudience)
         )
     }
 

@@ -159,6 +159,18 @@ extension Provider {
         return await issue(grant, client: client, code: nil, faults: faults, proofKey: proofKey)
     }
 
+    /// An RFC 9068 access token when ``EmulatorConfiguration/accessTokenAudience`` is set; nil for an opaque one.
+    func jwtAccessToken(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client) async throws -> String? {
+        guard let audience = configuration.accessTokenAudience else { return nil }
+        let now = Date().timeIntervalSince1970.rounded(.down)
+        let claims: [String: JSONValue] = [
+            "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(audience), "client_id": .string(client.clientID),
+            "iat": .number(now), "exp": .number(now + configuration.tokenLifetime), "jti": .string(UUID().uuidString),
+            "scope": .string(grant.scope.joined(separator: " ")),
+        ]
+        return try await keys.sign(claims, algorithm: client.idTokenAlgorithm, type: "at+jwt")
+    }
+
     /// The issuer that faults put where the emulator's own belongs.
     static let foreignIssuer = "https://issuer.invalid"
 
@@ -166,9 +178,11 @@ extension Provider {
     func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, faults: Set<Fault>, proofKey: String?) async -> Response {
         var grant = grant
         grant.boundKey = proofKey
-        let tokens = await state.issueTokens(for: grant, code: code, lifetime: configuration.tokenLifetime, refresh: true)
         let idToken: String
+        let tokens: (access: String, refresh: String?)
         do {
+            let access = try await jwtAccessToken(grant, client: client)
+            tokens = await state.issueTokens(for: grant, code: code, lifetime: configuration.tokenLifetime, refresh: true, access: access)
             idToken = try await signIDToken(idTokenClaims(grant, client: client, accessToken: tokens.access, code: code, faults: faults), client: client, faults: faults)
         } catch {
             return Reply.oauthError(.internalServerError, "server_error", "the ID token could not be signed")

@@ -204,8 +204,8 @@ actor ProviderState {
 
     /// Issues an access token (and, when asked, a refresh token) for a grant; remembers them against
     /// the code so that a replay can revoke them.
-    func issueTokens(for grant: Grant, code: String?, lifetime: TimeInterval, refresh: Bool) -> (access: String, refresh: String?) {
-        let access = entropy.token(bytes: 32)
+    func issueTokens(for grant: Grant, code: String?, lifetime: TimeInterval, refresh: Bool, access preset: String? = nil) -> (access: String, refresh: String?) {
+        let access = preset ?? entropy.token(bytes: 32)
         accessTokens[access] = (grant, now().addingTimeInterval(lifetime))
         var refreshToken: String?
         if refresh {

@@ -79,10 +79,10 @@ actor SigningKeys {
     }
 
     /// Signs `claims` with the key for `algorithm` (RS256 or ES256).
-    func sign(_ claims: [String: JSONValue], algorithm: String) async throws -> String {
+    func sign(_ claims: [String: JSONValue], algorithm: String, type: String = "JWT") async throws -> String {
         guard let pair = current[algorithm] else { throw EmulatorError.unsupportedAlgorithm(algorithm) }
         var header = JWTHeader()
-        header.typ = "JWT"
+        header.typ = type
         return try await keys.sign(ClaimSet(claims: claims), kid: JWKIdentifier(string: pair.kid), header: header)
     }
 }

@@ -129,20 +129,33 @@ public actor OIDCClient {
             throw SwitchbackError(.callbackReplayed, "this sign-in was already completed, or is being completed; the code was not redeemed again")
         }
         do {
-            let tokens = try await tokenClient(metadata).exchange(code: code, verifier: session.pkce.verifier, redirectURI: session.redirectURI)
-            guard let rawIDToken = tokens.idToken else {
-                throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
-            }
-            let idToken = try await idTokenValidator().validate(
-                rawIDToken,
-                expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, code: code)
-            )
-            logger.info("sign-in completed", metadata: ["token": "\(idToken)"])
-            return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+            return try await redeem(code: code, verifier: session.pkce, nonce: session.nonce, maxAge: session.maxAge, redirectURI: session.redirectURI, metadata: metadata)
         } catch {
             claimedStates.remove(session.state)
             throw error
         }
+    }
+
+    /// Redeems a code that another party obtained and checked: a backend given the code, PKCE verifier and
+    /// nonce by the app that ran the authorization (the app checked `state` and `iss` on its callback).
+    /// The code goes to this client's redirect URI; the ID token must carry `nonce`. A code already redeemed
+    /// is refused by the provider (``SwitchbackError/Code/tokenEndpointError``).
+    public func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int? = nil) async throws -> Credential {
+        guard !code.isEmpty, !nonce.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a code and a nonce are needed to redeem") }
+        return try await redeem(code: code, verifier: verifier, nonce: nonce, maxAge: maxAge, redirectURI: configuration.redirectURI, metadata: try await metadata())
+    }
+
+    private func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int?, redirectURI: URL, metadata: ProviderMetadata) async throws -> Credential {
+        let tokens = try await tokenClient(metadata).exchange(code: code, verifier: verifier.verifier, redirectURI: redirectURI)
+        guard let rawIDToken = tokens.idToken else {
+            throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
+        }
+        let idToken = try await idTokenValidator().validate(
+            rawIDToken,
+            expectations: .init(nonce: nonce, maxAge: maxAge, accessToken: tokens.accessToken, code: code)
+        )
+        logger.info("sign-in completed", metadata: ["token": "\(idToken)"])
+        return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
     }
 
     /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.

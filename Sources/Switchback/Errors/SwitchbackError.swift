@@ -64,6 +64,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case flowInterrupted
             case flowNotFound
             case strategyNotSupported
+            case handOffRefused
         }
 
         fileprivate let value: Value
@@ -166,6 +167,9 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let callbackReplayed = Code(.callbackReplayed)
         /// The user closed the sign-in before it finished.
         public static let userCancelled = Code(.userCancelled)
+        /// The backend companion refused to issue a session hand-off (the access token was refused, the
+        /// destination is not allow-listed) or answered with something other than its own redeem URL.
+        public static let handOffRefused = Code(.handOffRefused)
         /// An authenticator deep link could not be read or carries no return URL to rewrite.
         public static let handOffLinkInvalid = Code(.handOffLinkInvalid)
         /// A return URL in an authenticator deep link is not an https page of the provider's hosts (an

@@ -27,23 +27,64 @@ extension CompanionService {
         return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime)])
     }
 
-    struct ExchangeCallback: Decodable {
-        let callback_url: String
+    /// The two shapes `POST /exchange` takes: the callback of an authorization the server started, or the
+    /// code, verifier and nonce of one the app started and whose callback it already checked.
+    struct ExchangeRequest: Decodable {
+        let callback_url: String?
+        let code: String?
+        let code_verifier: String?
+        let redirect_uri: String?
+        let nonce: String?
     }
 
-    /// `POST /exchange`: the app hands over the callback URL it received; the server checks it against the
-    /// authorization it started, redeems the code as a confidential client and validates the ID token.
+    /// `POST /exchange`: redeems the code as a confidential client, validates the ID token with the core,
+    /// and gives the app tokens or a session.
+    ///
+    /// - Server-started (`callback_url`): checked against the authorization `POST /exchange/start` made
+    ///   (state, issuer, redirect URI), which is used up.
+    /// - App-started (`code`, `code_verifier`, `redirect_uri`, `nonce`): the app ran the authorization with
+    ///   this server's client ID and checked `state` and `iss` itself; the code is redeemed for an
+    ///   allow-listed redirect URI and the ID token must carry the app's nonce. The provider refuses a
+    ///   code redeemed twice.
     func exchange(_ request: Request) async throws -> Response {
         guard let exchange = configuration.exchange else { throw CompanionError(.notConfigured, "backend code exchange is off") }
-        let body = try await decode(ExchangeCallback.self, from: request)
-        guard let callback = URL(string: body.callback_url), body.callback_url.utf8.count <= 8192 else {
-            throw CompanionError(.invalidRequest, "callback_url is not a URL")
+        let body = try await decode(ExchangeRequest.self, from: request)
+        let outcome: SignInOutcome
+        switch (body.callback_url, body.code) {
+        case (let callbackURL?, nil):
+            guard callbackURL.utf8.count <= 8192, let callback = URL(string: callbackURL) else {
+                throw CompanionError(.invalidRequest, "callback_url is not a URL")
+            }
+            let pending = try await takeAuthorization(state: Self.parameters(of: callback)["state"])
+            guard case .exchange = pending.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
+            outcome = try await complete(.redirect(callback), pending: pending)
+        case (nil, let code?):
+            outcome = try await redeemAppCode(code, body, allowed: exchange.redirectURIs)
+        default:
+            throw CompanionError(.invalidRequest, "send either callback_url, or code with code_verifier, redirect_uri and nonce")
         }
-        let parameters = Self.parameters(of: callback)
-        let pending = try await takeAuthorization(state: parameters["state"])
-        guard case .exchange = pending.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
-        let outcome = try await complete(.redirect(callback), pending: pending)
         return Replies.json(try await deliver(outcome, as: exchange.returns))
+    }
+
+    private func redeemAppCode(_ code: String, _ body: ExchangeRequest, allowed: [String]) async throws -> SignInOutcome {
+        guard let redirect = body.redirect_uri, allowed.contains(redirect), let redirectURI = URL(string: redirect) else {
+            throw CompanionError(.notAllowed, "the redirect_uri is not one of this server's exchange redirect URIs")
+        }
+        guard (1...2048).contains(code.utf8.count), let verifier = body.code_verifier.flatMap({ try? PKCE(verifier: $0) }) else {
+            throw CompanionError(.invalidRequest, "the code is empty or too long, or code_verifier is not a PKCE verifier")
+        }
+        guard let nonce = body.nonce, (16...512).contains(nonce.utf8.count) else {
+            throw CompanionError(.invalidRequest, "a nonce of at least 16 characters is needed: the ID token must be bound to the app's request")
+        }
+        let client = try await requireProvider().client(for: redirectURI)
+        do {
+            return SignInOutcome(try await client.redeem(code: code, verifier: verifier, nonce: nonce))
+        } catch let error as SwitchbackError where error.code == .tokenEndpointError && error.oauthError?.error == "invalid_grant" {
+            throw CompanionError(.invalidGrant, "the provider refused the code: it is unknown, expired, already used or not bound to this verifier")
+        } catch let error as SwitchbackError {
+            logger.notice("app code could not be redeemed", metadata: ["reason": "\(error.code)"])
+            throw CompanionError(.providerFailed, "the sign-in could not be completed: \(error.message)")
+        }
     }
 
     /// Query and fragment parameters of a callback URL (the fragment wins, as in a fragment response).

@@ -1,6 +1,6 @@
-public import Foundation
-public import Logging
-public import Switchback
+import Foundation
+import Logging
+import Switchback
 
 /// The server's confidential client at the provider: one ``OIDCClient`` per redirect URI it redeems
 /// codes for, sharing the client authentication.

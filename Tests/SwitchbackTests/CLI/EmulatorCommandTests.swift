@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Switchback
+import SwitchbackTesting
 
 /// `switchback emulator`, run as the built executable.
 @Suite("switchback emulator")
@@ -10,20 +11,12 @@ struct EmulatorCommandTests {
         (["--profile", "singpass"], "profile singpass:"),
     ])
     func runsUntilInterrupted(arguments: [String], banner expected: String) async throws {
-        let process = Process()
-        process.executableURL = try VerifyIDTokenCommandTests.executable
-        process.arguments = ["emulator", "--port", "0"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["emulator", "--port", "0"] + arguments)
+        defer { process.send(SIGKILL) }
 
         var banner = ""
         while !banner.contains("Ctrl-C stops it.") {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = process.output.availableData
             guard !chunk.isEmpty else { break }
             banner += String(decoding: chunk, as: UTF8.self)
         }
@@ -37,9 +30,8 @@ struct EmulatorCommandTests {
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self).contains(#""issuer":"\#(issuer)""#))
 
-        process.interrupt()
-        var statuses = exited.stream.makeAsyncIterator()
-        #expect(await statuses.next() == 0)
+        process.send(SIGINT)
+        #expect(await process.wait() == 0)
     }
 
     @Test("an unknown profile is a usage error naming the available ones")

@@ -1,26 +1,19 @@
 import Foundation
 import Testing
 @testable import Switchback
+import SwitchbackTesting
 
 /// `switchback server`, run as the built executable.
 @Suite("switchback server")
 struct ServerCommandTests {
     @Test("with no config: starts on the in-memory store against a local emulator, prints its routes, serves them, stops on SIGINT")
     func runsWithoutConfig() async throws {
-        let process = Process()
-        process.executableURL = try VerifyIDTokenCommandTests.executable
-        process.arguments = ["server", "--port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["server", "--port", "0"])
+        defer { process.send(SIGKILL) }
 
         var banner = ""
         while !banner.contains("Ctrl-C stops it.") {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = process.output.availableData
             guard !chunk.isEmpty else { break }
             banner += String(decoding: chunk, as: UTF8.self)
         }
@@ -34,9 +27,8 @@ struct ServerCommandTests {
         let association = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/.well-known/apple-app-site-association"))))
         #expect(String(decoding: association.body, as: UTF8.self).contains("A1B2C3D4E5.com.example.app"))
 
-        process.interrupt()
-        var statuses = exited.stream.makeAsyncIterator()
-        #expect(await statuses.next() == 0)
+        process.send(SIGINT)
+        #expect(await process.wait() == 0)
     }
 
     @Test("a config that is unsafe or malformed is refused with the reason, before listening")

@@ -30,26 +30,8 @@ struct VerifyIDTokenCommandTests {
     }
 
     static func run(_ arguments: [String], stdin: String? = nil, command: [String] = ["verify-id-token"]) async throws -> Outcome {
-        let process = Process()
-        process.executableURL = try executable
-        process.arguments = command + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        let input = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-            if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-            try? input.fileHandleForWriting.close()
-        }
-        return Outcome(
-            status: status,
-            stdout: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-            stderr: String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        )
+        let outcome = try await ChildProcess.run(try executable.path, command + arguments, stdin: stdin)
+        return Outcome(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 
     /// A signed token, its JWKS written to a file, and the arguments every run shares.

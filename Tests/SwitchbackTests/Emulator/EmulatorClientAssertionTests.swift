@@ -14,13 +14,14 @@ struct EmulatorClientAssertionTests {
     struct Keys {
         let signer: ClientAssertionSigner
         let jwks: JSONValue
+        let pem: String
     }
 
     static func keys(kid: String = "client-key-1") async throws -> Keys {
         let key = P256.Signing.PrivateKey()
         let jwk: JSONValue = .object(PublicJWK.p256(key.publicKey).merging(["kid": .string(kid), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
         let signer = try await ClientAssertionSigner(algorithm: .es256, privateKeyPEM: key.pemRepresentation, keyID: kid)
-        return Keys(signer: signer, jwks: .object(["keys": .array([jwk])]))
+        return Keys(signer: signer, jwks: .object(["keys": .array([jwk])]), pem: key.pemRepresentation)
     }
 
     static func withEmulator(_ body: (Emulator, Keys) async throws -> Void) async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwitchbackTesting
 import Testing
 @testable import Switchback
 
@@ -51,21 +52,10 @@ enum Glewlwyd {
 
     /// Lets alice sign in and consent, as a browser would; returns where glewlwyd sends the browser.
     static func login(_ authorizationURL: URL, peer: Peer) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [peer.loginScript, authorizationURL.absoluteString]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard status == 0 else {
-            let reason = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw PeerMissing(description: "login.sh exited \(status): \(reason.prefix(500))")
+        let outcome = try await ChildProcess.run("/bin/bash", [peer.loginScript, authorizationURL.absoluteString])
+        let line = outcome.stdout
+        guard outcome.status == 0 else {
+            throw PeerMissing(description: "login.sh exited \(outcome.status): \(outcome.stderr.prefix(500))")
         }
         return line.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -34,12 +34,13 @@ struct CompanionRig {
 
     static func start(
         profile: Profile = .generic, store: (any CompanionStore)? = nil, returns: ServerConfiguration.ExchangeResult = .session,
-        change: (inout ServerConfiguration) -> Void = { _ in }
+        emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> CompanionRig {
         var emulatorConfiguration = EmulatorConfiguration.defaults
         for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
             emulatorConfiguration.clients[index].redirectURIs += ["http://127.0.0.1/bridge/callback", "http://127.0.0.1/complete"]
         }
+        changeEmulator(&emulatorConfiguration)
         let emulator = try await Emulator.start(profile: profile, configuration: emulatorConfiguration, logger: Logger(label: "emulator") { _ in SwiftLogNoOpLogHandler() })
         var configuration = configuration(issuer: emulator.issuer, returns: returns)
         change(&configuration)

@@ -44,6 +44,60 @@ struct CompanionRoutesTests {
         #expect(!token.isEmpty)
     }
 
+    @Test("backend exchange, app-started: the app hands over code, verifier and nonce; the server redeems once and checks the nonce")
+    func exchangeAppStarted() async throws {
+        let rig = try await CompanionRig.start()
+        defer { Task { await rig.stop() } }
+        // The app runs the authorization with the server's client ID and no secret, checks state itself.
+        let app = OIDCClient(
+            configuration: ClientConfiguration(clientID: "backend", redirectURI: URL(string: CompanionRig.appRedirect)!, pushedAuthorization: .never),
+            provider: .discovery(issuer: rig.emulator.issuer), transport: rig.transport
+        )
+        let session = try await app.prepareAuthorization()
+        guard case .redirect(let callback) = try await rig.signIn(session.authorizationURL.absoluteString) else {
+            Issue.record("the provider did not redirect to the app")
+            return
+        }
+        let parameters = try #require(URLComponents(string: callback)?.queryItems)
+        #expect(parameters.first { $0.name == "state" }?.value == session.state)
+        let code = try #require(parameters.first { $0.name == "code" }?.value)
+        let fields: [String: Any] = ["code": code, "code_verifier": session.pkce.verifier, "redirect_uri": CompanionRig.appRedirect, "nonce": session.nonce]
+
+        var wrongNonce = fields
+        wrongNonce["nonce"] = String(repeating: "n", count: 32)
+        let refused = try await rig.post("/exchange", wrongNonce)
+        #expect(refused.response.status == 502, "an ID token for another request's nonce is not accepted")
+        #expect((refused.json["error_description"] as? String)?.contains("nonce") == true)
+
+        // The refused attempt used the code up at the provider (its tokens are revoked): start again.
+        let second = try await app.prepareAuthorization()
+        guard case .redirect(let secondCallback) = try await rig.signIn(second.authorizationURL.absoluteString) else {
+            Issue.record("the provider did not redirect to the app")
+            return
+        }
+        let secondCode = try #require(URLComponents(string: secondCallback)?.queryItems?.first { $0.name == "code" }?.value)
+        let good: [String: Any] = ["code": secondCode, "code_verifier": second.pkce.verifier, "redirect_uri": CompanionRig.appRedirect, "nonce": second.nonce]
+        let exchanged = try await rig.post("/exchange", good)
+        #expect(exchanged.response.status == 200)
+        #expect(exchanged.json["sub"] as? String == "9b1f7c2e-alice")
+        #expect(exchanged.json["session"] is String)
+
+        let replay = try await rig.post("/exchange", good)
+        #expect(replay.response.status == 400)
+        #expect(replay.json["error"] as? String == "invalid_grant")
+
+        var wrongVerifier = good
+        wrongVerifier["code_verifier"] = "short"
+        #expect(try await rig.post("/exchange", wrongVerifier).json["error"] as? String == "invalid_request")
+        var foreign = good
+        foreign["redirect_uri"] = "https://evil.example/cb"
+        #expect(try await rig.post("/exchange", foreign).json["error"] as? String == "not_allowed")
+        var both = good
+        both["callback_url"] = secondCallback
+        #expect(try await rig.post("/exchange", both).json["error"] as? String == "invalid_request")
+        #expect(!rig.log.text.contains(secondCode) && !rig.log.text.contains(second.pkce.verifier))
+    }
+
     @Test("bad bodies: malformed JSON, a missing field, an oversized body and a foreign redirect_uri are refused with typed errors")
     func badBodies() async throws {
         let rig = try await CompanionRig.start()

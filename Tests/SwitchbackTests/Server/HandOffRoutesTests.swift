@@ -83,6 +83,73 @@ struct HandOffRoutesTests {
         #expect(expired.response.status == 401, "the introspected exp is in the past on the server's clock")
     }
 
+    @Test("JWT validation: the provider's RFC 9068 access token gets a code; a foreign-key, wrong-audience, opaque or expired one gets 401")
+    func jwtValidation() async throws {
+        let audience = "https://api.example.com"
+        let rig = try await CompanionRig.start(returns: .tokens, emulator: { $0.accessTokenAudience = audience }) {
+            $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp])
+        }
+        defer { Task { await rig.stop() } }
+        let token = try await rig.accessToken()
+        #expect(token.split(separator: ".").count == 3, "the emulator issued a JWT access token")
+        let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp)
+        #expect(issued.response.status == 201)
+        let redeemURL = try #require(issued.json["redeem_url"] as? String)
+        #expect(try await rig.get(try #require(URL(string: redeemURL))).status == 303)
+
+        let foreign = try await TestTokenSigner(.es256, keyID: "foreign")
+        let now = Date().timeIntervalSince1970.rounded(.down)
+        let claims: [String: JSONValue] = [
+            "iss": .string(rig.emulator.issuer), "sub": .string("9b1f7c2e-alice"), "aud": .string(audience), "client_id": .string("backend"),
+            "iat": .number(now), "exp": .number(now + 600), "jti": .string("j1"),
+        ]
+        let forged = try await foreign.sign(claims, type: "at+jwt")
+        #expect(try await Self.issue(rig, token: forged).response.status == 401, "signed by a key the provider does not publish")
+
+        let other = try await CompanionRig.start(returns: .tokens, emulator: { $0.accessTokenAudience = "https://another-api.example.com" }) {
+            $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp])
+        }
+        defer { Task { await other.stop() } }
+        let otherAudience = try await Self.issue(other, token: try await other.accessToken())
+        #expect(otherAudience.response.status == 401, "a token for another resource server")
+        #expect(otherAudience.json["handoffotp"] == nil)
+
+        let opaque = try await Self.issue(rig, token: "opaque-access-token-0123456789")
+        #expect(opaque.response.status == 401)
+        rig.clock.advance(by: 2 * 3600)
+        let expired = try await Self.issue(rig, token: token)
+        #expect(expired.response.status == 401, "past the token's exp on the server's clock")
+        #expect(expired.json["error"] as? String == "invalid_token")
+    }
+
+    @Test("backend exchange as private_key_jwt: the server's assertions are accepted; a key the provider does not hold is refused")
+    func privateKeyJWT() async throws {
+        let keys = try await EmulatorClientAssertionTests.keys(kid: "backend-key")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-pkjwt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("key.pem")
+        try keys.pem.write(to: keyFile, atomically: true, encoding: .utf8)
+        let registered: (inout EmulatorConfiguration) -> Void = {
+            $0.clients.append(.init(clientID: "backend-jwt", authentication: .privateKeyJWT, redirectURIs: [CompanionRig.appRedirect], jwks: keys.jwks))
+        }
+        let useKey: (inout ServerConfiguration) -> Void = {
+            $0.provider = .init(issuer: $0.provider!.issuer, clientID: "backend-jwt", privateKeyFile: keyFile.path, keyAlgorithm: "ES256", keyID: "backend-key")
+        }
+        let rig = try await CompanionRig.start(returns: .tokens, emulator: registered, change: useKey)
+        defer { Task { await rig.stop() } }
+        #expect(!(try await rig.accessToken()).isEmpty)
+
+        let stranger = try await EmulatorClientAssertionTests.keys(kid: "backend-key")
+        try stranger.pem.write(to: keyFile, atomically: true, encoding: .utf8)
+        let refusedRig = try await CompanionRig.start(returns: .tokens, emulator: registered, change: useKey)
+        defer { Task { await refusedRig.stop() } }
+        let refused = try await refusedRig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect])
+        #expect(refused.response.status == 502)
+        #expect(refused.json["error"] as? String == "provider_error")
+        #expect(!refusedRig.log.text.contains(stranger.pem.split(separator: "\n")[1]))
+    }
+
     @Test("a goto off the allow-list is refused before the code is used, with an error page and no redirect")
     func openRedirects() async throws {
         let rig = try await CompanionRig.start(returns: .tokens)
