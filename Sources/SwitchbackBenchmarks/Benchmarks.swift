@@ -22,6 +22,11 @@ struct Benchmarks {
             try await ChildEmulator.serve(profile: arguments[2], variants: Array(arguments.dropFirst(3)))
             return
         }
+        if arguments.count >= 2, arguments[1] == "companion-load" {
+            guard #available(macOS 14, iOS 17, *) else { return }
+            try await CompanionBenchmark.generateLoad(Array(arguments.dropFirst(2)))
+            return
+        }
         if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "companion" {
             guard #available(macOS 14, iOS 17, *) else { return }
             try await CompanionBenchmark.run(seconds: seconds * 2)

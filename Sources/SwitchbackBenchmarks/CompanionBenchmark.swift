@@ -1,55 +1,55 @@
 import Foundation
 import Hummingbird
+import HummingbirdTesting
 import Logging
 import Switchback
 import SwitchbackEmulator
 import SwitchbackServer
+import SwitchbackTesting
 
 /// Session hand-off pairs (issue with a Bearer token, then redeem) per second and their p99 latency at
-/// 64 concurrent connections on loopback, for the in-memory and the PostgreSQL store, side by side with
-/// a trivial Hummingbird route in the same process (the ceiling: two requests per pair, no work).
-/// Issuing introspects the token at the emulator, as a real deployment asks its provider.
+/// 64 concurrent keep-alive connections on loopback: the memory store with local JWT validation and with
+/// introspection at the emulator, and the PostgreSQL store, side by side with a trivial Hummingbird route
+/// (the ceiling: two requests per pair, no work). The load comes from a second process (this executable
+/// with `companion-load`) over NIO, so the client shares neither event loops nor heap with the server.
 ///
 /// Run with `BENCH_ONLY=companion swift run -c release SwitchbackBenchmarks`; PostgreSQL is measured
 /// when `SWITCHBACK_POSTGRES_URL` is set (scripts/postgres.sh starts one).
 @available(macOS 14, iOS 17, *)
 enum CompanionBenchmark {
     static let connections = 64
+    static let goto = "https://web.example.com/app"
 
     static func run(seconds: Double) async throws {
         let quiet = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         var emulatorConfiguration = EmulatorConfiguration.defaults
         emulatorConfiguration.tokenLifetime = 3600
+        emulatorConfiguration.accessTokenAudience = "https://api.example.com"
         let emulator = try await Emulator.start(configuration: emulatorConfiguration, logger: quiet)
         let token = try await accessToken(emulator)
-        print("\nSession hand-off issue+redeem pairs at \(connections) concurrent connections, \(seconds) s per row")
-        print(pad("server", 26) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + "of ceiling")
+        print("\nSession hand-off issue+redeem pairs at \(connections) connections from a second process, \(seconds) s per row")
+        print(pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + "of ceiling")
 
         let ceiling = try await measureCeiling(seconds: seconds, logger: quiet)
-        print(pad("trivial route (ceiling)", 26) + pad(String(format: "%.0f", ceiling.rate), 12) + pad(ms(ceiling.p50), 10) + pad(ms(ceiling.p99), 10) + "100%")
-        var stores: [(String, any CompanionStore, PostgresCompanionStore?)] = [("memory store", InMemoryCompanionStore(), nil)]
+        print(pad("trivial route (ceiling)", 36) + pad(String(format: "%.0f", ceiling.rate), 12) + pad(ms(ceiling.p50), 10) + pad(ms(ceiling.p99), 10) + "100%")
+        var rows: [(String, any CompanionStore, ServerConfiguration.TokenValidation, PostgresCompanionStore?)] = [
+            ("memory store, JWT validation", InMemoryCompanionStore(), .jwt, nil),
+            ("memory store, introspection", InMemoryCompanionStore(), .introspection, nil),
+        ]
         if let url = ProcessInfo.processInfo.environment["SWITCHBACK_POSTGRES_URL"] {
             let postgres = try PostgresCompanionStore(url: url, table: "bench_records", logger: quiet)
             try await postgres.start()
-            stores.append(("PostgreSQL store", postgres, postgres))
+            rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres))
         }
-        for (name, store, owned) in stores {
+        for (name, store, validation, owned) in rows {
             let companion = try await Companion.start(
                 ServerConfiguration(
                     port: 0, provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
-                    handOff: .init(allowedRedirects: ["https://web.example.com/app"])
+                    handOff: .init(validation: validation, audience: "https://api.example.com", allowedRedirects: [goto])
                 ), store: store, logger: quiet
             )
-            let base = companion.baseURL.absoluteString
-            let result = try await measure(seconds: seconds) { transport in
-                let issued = try await transport.send(Switchback.HTTPRequest(method: .post, url: URL(string: base + "/handoff")!, headers: ["Authorization": "Bearer \(token)"]))
-                guard issued.status == 201, let body = try? JSONSerialization.jsonObject(with: issued.body) as? [String: Any], let code = body["handoffotp"] as? String else {
-                    throw BenchmarkFailure("issue answered \(issued.status)")
-                }
-                let redeemed = try await transport.send(Switchback.HTTPRequest(method: .get, url: URL(string: base + "/handoff/redeem?handoffotp=\(code)&goto=https%3A%2F%2Fweb.example.com%2Fapp")!))
-                guard redeemed.status == 303 else { throw BenchmarkFailure("redeem answered \(redeemed.status)") }
-            }
-            print(pad(name, 26) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10) + String(format: "%.0f%%", result.rate / ceiling.rate * 100))
+            let result = try await load(kind: "handoff", port: companion.baseURL.port ?? 0, token: token, seconds: seconds)
+            print(pad(name, 36) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10) + String(format: "%.0f%%", result.rate / ceiling.rate * 100))
             await companion.stop()
             await owned?.stop()
         }
@@ -68,38 +68,68 @@ enum CompanionBenchmark {
         let server = Task { try await app.runService() }
         var iterator = ports.makeAsyncIterator()
         let port = await iterator.next() ?? 0
-        let url = URL(string: "http://127.0.0.1:\(port)/ping")!
-        let result = try await measure(seconds: seconds) { transport in
-            for _ in 0..<2 { _ = try await transport.send(Switchback.HTTPRequest(method: .get, url: url)) }
-        }
+        let result = try await load(kind: "ping", port: port, token: "-", seconds: seconds)
         server.cancel()
         _ = await server.result
         return result
     }
 
-    /// Runs `pair` on 64 workers, each with its own connection, for `seconds`; returns pairs per second and latency percentiles.
-    private static func measure(seconds: Double, pair: @escaping @Sendable (URLSessionTransport) async throws -> Void) async throws -> (rate: Double, p50: Double, p99: Double) {
+    /// Runs the load generator in a child process against `port` and reads its figures.
+    private static func load(kind: String, port: Int, token: String, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double) {
+        let outcome = try await ChildProcess.run(ProcessInfo.processInfo.arguments[0], ["companion-load", kind, String(port), token, String(seconds)])
+        guard outcome.status == 0, let line = outcome.stdout.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }) else {
+            throw BenchmarkFailure("the load generator failed (\(outcome.status)): \(outcome.stderr.prefix(300))")
+        }
+        let figures = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard figures.count == 3 else { throw BenchmarkFailure("unexpected load output: \(line)") }
+        return (figures[0], figures[1], figures[2])
+    }
+
+    /// The child's side: `companion-load KIND PORT TOKEN SECONDS` drives 64 keep-alive connections and
+    /// prints `RESULT pairs/s p50 p99` (seconds).
+    static func generateLoad(_ arguments: [String]) async throws {
+        guard arguments.count == 4, let port = Int(arguments[1]), let seconds = Double(arguments[3]) else {
+            throw BenchmarkFailure("usage: companion-load ping|handoff PORT TOKEN SECONDS")
+        }
+        let kind = arguments[0]
+        let token = arguments[2]
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let start = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
             for _ in 0..<connections {
                 group.addTask {
-                    // Its own session, so its own keep-alive connection; redirects are not followed.
-                    let transport = URLSessionTransport()
-                    var samples: [Double] = []
-                    while ContinuousClock.now < deadline {
-                        let began = ContinuousClock.now
-                        try await pair(transport)
-                        samples.append((ContinuousClock.now - began).seconds)
+                    try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                        var samples: [Double] = []
+                        while ContinuousClock.now < deadline {
+                            let began = ContinuousClock.now
+                            if kind == "ping" {
+                                for _ in 0..<2 { _ = try await client.get("/ping") }
+                            } else {
+                                try await handOffPair(client, token: token)
+                            }
+                            samples.append((ContinuousClock.now - began).seconds)
+                        }
+                        return samples
                     }
-                    return samples
                 }
             }
             return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
         }
         let elapsed = (ContinuousClock.now - start).seconds
-        guard !latencies.isEmpty else { return (0, 0, 0) }
-        return (Double(latencies.count) / elapsed, latencies[latencies.count / 2], latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))])
+        guard !latencies.isEmpty else { throw BenchmarkFailure("no pair completed") }
+        let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
+        print("RESULT \(Double(latencies.count) / elapsed) \(latencies[latencies.count / 2]) \(p99)")
+    }
+
+    private static func handOffPair(_ client: TestClient, token: String) async throws {
+        let issued = try await client.execute(.init("/handoff", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: ByteBuffer(string: "{}")))
+        guard issued.status == .created, let body = issued.body,
+            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any], let code = object["handoffotp"] as? String
+        else {
+            throw BenchmarkFailure("issue answered \(issued.status.code)")
+        }
+        let redeemed = try await client.get("/handoff/redeem?handoffotp=\(code)&goto=https%3A%2F%2Fweb.example.com%2Fapp")
+        guard redeemed.status == .seeOther else { throw BenchmarkFailure("redeem answered \(redeemed.status.code)") }
     }
 
     private static func accessToken(_ emulator: Emulator) async throws -> String {
