@@ -27,8 +27,38 @@ package enum FormEncoding {
         return fields
     }
 
+    /// Percent-decodes `text` byte by byte (Foundation's `removingPercentEncoding` goes through NSString on
+    /// Linux and dominated the companion's profile). Nil for a malformed escape or bytes that are not UTF-8.
     private static func unescape(_ text: Substring, plusIsSpace: Bool) -> String? {
-        let spaced = plusIsSpace ? text.replacingOccurrences(of: "+", with: " ") : String(text)
-        return spaced.removingPercentEncoding
+        let utf8 = text.utf8
+        guard utf8.contains(where: { $0 == UInt8(ascii: "%") || ($0 == UInt8(ascii: "+") && plusIsSpace) }) else { return String(text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") {
+                let high = utf8.index(after: index)
+                guard high != utf8.endIndex else { return nil }
+                let low = utf8.index(after: high)
+                guard low != utf8.endIndex, let h = hexValue(utf8[high]), let l = hexValue(utf8[low]) else { return nil }
+                bytes.append(h << 4 | l)
+                index = utf8.index(after: low)
+                continue
+            }
+            bytes.append(byte == UInt8(ascii: "+") && plusIsSpace ? UInt8(ascii: " ") : byte)
+            index = utf8.index(after: index)
+        }
+        let decoded = String(decoding: bytes, as: UTF8.self)
+        return decoded.utf8.elementsEqual(bytes) ? decoded : nil  // repaired bytes were not UTF-8
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

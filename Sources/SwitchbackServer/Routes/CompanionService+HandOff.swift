@@ -18,7 +18,7 @@ extension CompanionService {
         guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw CompanionError(.invalidToken, "send the app's access token as Authorization: Bearer")
         }
-        let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        let token = String(header.dropFirst(7).trimmingSpaces())
         let body = request.headers[.contentLength].flatMap(Int.init) == 0 ? HandOffRequest(goto: nil) : try await decode(HandOffRequest.self, from: request)
         if let goto = body.goto, allowList.permits(goto) == nil {
             throw CompanionError(.notAllowed, "goto is not on this server's redirect allow-list")

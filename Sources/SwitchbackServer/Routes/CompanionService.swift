@@ -144,7 +144,7 @@ struct CompanionService: Sendable {
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("session ") {
             id = String(header.dropFirst(8))
         } else if let cookies = request.headers[.cookie] {
-            id = cookies.split(separator: ";").lazy.map { $0.trimmingCharacters(in: .whitespaces) }
+            id = cookies.split(separator: ";").lazy.map { $0.trimmingSpaces() }
                 .first { $0.hasPrefix(configuration.session.cookieName + "=") }
                 .map { String($0.dropFirst(configuration.session.cookieName.count + 1)) }
         }
@@ -207,4 +207,15 @@ struct SessionRecord: Codable, Sendable, Equatable {
     let acr: String?
     let createdAt: Date
     let expiresAt: Date
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (header whitespace, RFC 9110 §5.6.3), in plain Swift:
+    /// Foundation's `trimmingCharacters` goes through NSString on Linux.
+    func trimmingSpaces() -> Substring {
+        let string = Substring(self)
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = string.firstIndex(where: { !isSpace($0) }), let last = string.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return string[first...last]
+    }
 }
