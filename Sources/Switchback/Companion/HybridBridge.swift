@@ -1,0 +1,194 @@
+public import Foundation
+public import Logging
+
+/// Sign-in for a hybrid app: a web app inside the app's own WebView, which may not show the provider.
+///
+/// The web app asks for a sign-in by navigating to the trigger URL
+/// `switchback://sign-in?return=/home&binding=<secret>[&response_mode=form_post]`, where `binding` is a
+/// random secret of the web app's session (kept in `sessionStorage`, at least 16 characters). The bridge
+/// cancels that navigation, asks the backend companion (`POST /bridge/start`) for the authorization, and
+/// shows it in a secure system browser. The provider answers the companion, which redeems the code and
+/// sends the browser to `<returnScheme>://oauth/home?handoffotp=<one-time code>`. The bridge accepts that
+/// link only for the sign-in it started, closes the browser and loads `<webOrigin>/home?handoffotp=…` in
+/// the WebView; the web app redeems the code once with its binding (`POST /bridge/redeem`). A link for no
+/// pending sign-in, a second delivery, or a link carrying anything but a code or an error is refused.
+///
+/// Failures reach the web app the same way: `<webOrigin><path>?error=<code>` (`cancelled`,
+/// `access_denied`, `server_error`, or the companion's refusal such as `not_allowed`).
+public actor HybridBridge {
+    public struct Configuration: Sendable {
+        /// The web app's origin (`https://web.example.com`); returns load there.
+        public var webOrigin: URL
+        /// The app's deep-link scheme the companion returns to; it must be on the companion's allow-list.
+        public var returnScheme: String
+        /// The backend companion's base URL (https, or http on loopback).
+        public var companion: URL
+        /// The scheme of the trigger URL the web app navigates to.
+        public var triggerScheme: String
+
+        public init(webOrigin: URL, returnScheme: String, companion: URL, triggerScheme: String = "switchback") {
+            self.webOrigin = webOrigin
+            self.returnScheme = returnScheme.lowercased()
+            self.companion = companion
+            self.triggerScheme = triggerScheme.lowercased()
+        }
+    }
+
+    /// The secure browser the sign-in is shown in (`ASWebAuthenticationSession` with `returnScheme` as its
+    /// callback scheme, or Safari); its return link goes to ``handleReturn(_:)``, a dismissal to
+    /// ``browserDismissed()``.
+    public protocol Browser: Sendable {
+        func show(_ url: URL, returnScheme: String) async throws
+        func close() async
+    }
+
+    /// What the app's WebView does with a navigation.
+    public enum Decision: Sendable, Equatable {
+        case allow
+        /// Cancel it: the bridge has acted on it.
+        case cancel
+    }
+
+    /// What became of a link the system delivered to the app.
+    public enum ReturnOutcome: Sendable, Equatable {
+        /// Not a bridge link (another scheme or host): the app handles it as before.
+        case notBridge
+        /// The WebView was sent to this URL.
+        case loaded(URL)
+        /// Refused; nothing was loaded.
+        case rejected(SwitchbackError.Code)
+    }
+
+    public nonisolated let configuration: Configuration
+    private let browser: any Browser
+    private let loadInWebView: @Sendable (URL) async -> Void
+    private let transport: any HTTPTransport
+    private let logger: Logger
+    /// The return path of the sign-in in progress; nil when none is.
+    private var pendingPath: String?
+
+    public init(
+        _ configuration: Configuration, browser: any Browser, loadInWebView: @escaping @Sendable (URL) async -> Void,
+        transport: any HTTPTransport = URLSessionTransport(), logger: Logger = Logger(label: "switchback.hybrid")
+    ) {
+        self.configuration = configuration
+        self.browser = browser
+        self.loadInWebView = loadInWebView
+        self.transport = transport
+        self.logger = logger
+    }
+
+    /// The WebView's question before each navigation. A trigger starts the sign-in (and is cancelled);
+    /// anything else is the web app's business.
+    public func decide(_ url: URL?) async -> Decision {
+        guard let url, url.scheme?.lowercased() == configuration.triggerScheme else { return .allow }
+        await start(from: url)
+        return .cancel
+    }
+
+    private func start(from trigger: URL) async {
+        let fields = Dictionary(
+            (FormEncoding.decode(URLComponents(url: trigger, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "", plusIsSpace: true) ?? []),
+            uniquingKeysWith: { first, _ in first }
+        )
+        let path = fields["return"] ?? "/"
+        guard trigger.host?.lowercased() == "sign-in", Self.isSafePath(path) else {
+            return await fail(path: "/", "invalid_request", "the trigger is not \(configuration.triggerScheme)://sign-in with a plain return path")
+        }
+        guard let binding = fields["binding"], (16...512).contains(binding.utf8.count) else {
+            return await fail(path: path, "invalid_request", "the trigger carries no binding of 16 to 512 characters")
+        }
+        guard EndpointSecurity.isAcceptable(configuration.companion) else {
+            return await fail(path: path, "server_error", "the companion is not https")
+        }
+        var body: [String: String] = ["scheme": configuration.returnScheme, "path": path, "binding": binding]
+        if let mode = fields["response_mode"] { body["response_mode"] = mode }
+        let authorizationURL: URL
+        do {
+            let response = try await transport.send(
+                HTTPRequest(
+                    method: .post, url: configuration.companion.appendingPathComponent("bridge/start"),
+                    headers: ["Content-Type": "application/json", "Accept": "application/json"], body: try JSONSerialization.data(withJSONObject: body)
+                )
+            )
+            struct Started: Decodable {
+                let authorization_url: String?
+                let error: String?
+            }
+            let started = try? JSONDecoder().decode(Started.self, from: response.body)
+            guard response.status == 200, let text = started?.authorization_url, let url = URL(string: text), url.scheme?.lowercased() == "https" || EndpointSecurity.isAcceptable(url) else {
+                let code = started?.error.map { String($0.prefix(40)) } ?? "server_error"
+                return await fail(path: path, code, "the companion refused the sign-in (HTTP \(response.status))")
+            }
+            authorizationURL = url
+        } catch {
+            return await fail(path: path, "server_error", "the companion could not be reached")
+        }
+        pendingPath = path
+        do {
+            try await browser.show(authorizationURL, returnScheme: configuration.returnScheme)
+            logger.info("hybrid sign-in shown in the browser", metadata: ["return": "\(path)"])
+        } catch {
+            pendingPath = nil
+            await fail(path: path, "server_error", "the browser could not be shown")
+        }
+    }
+
+    /// A link the system (or the browser session) delivered. Only the return of the sign-in in progress,
+    /// carrying exactly a `handoffotp` or an `error`, is loaded into the WebView.
+    public func handleReturn(_ url: URL) async -> ReturnOutcome {
+        guard url.scheme?.lowercased() == configuration.returnScheme, url.host?.lowercased() == "oauth" else { return .notBridge }
+        guard let path = pendingPath else {
+            logger.warning("hybrid return link for no sign-in in progress refused")
+            return .rejected(.callbackReplayed)
+        }
+        let returned = url.path.isEmpty ? "/" : url.path
+        guard returned == path, url.fragment == nil, url.user == nil,
+            let fields = FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "", plusIsSpace: false),
+            fields.count == 1, let (name, value) = fields.first, name == "handoffotp" || name == "error", !value.isEmpty, value.utf8.count <= 512
+        else {
+            logger.warning("hybrid return link of an unexpected shape refused")
+            return .rejected(.handOffLinkInvalid)
+        }
+        pendingPath = nil
+        await browser.close()
+        let target = webURL(path: path, query: [(name, value)])
+        await loadInWebView(target)
+        logger.info("hybrid sign-in returned to the web app", metadata: ["outcome": "\(name == "error" ? "error" : "code")"])
+        return .loaded(target)
+    }
+
+    /// The user closed the browser before the sign-in returned.
+    public func browserDismissed() async {
+        guard let path = pendingPath else { return }
+        pendingPath = nil
+        await loadInWebView(webURL(path: path, query: [("error", "cancelled")]))
+    }
+
+    /// Whether a sign-in is waiting for its return link.
+    public var isSigningIn: Bool { pendingPath != nil }
+
+    private func fail(path: String, _ code: String, _ reason: String) async {
+        logger.notice("hybrid sign-in not started", metadata: ["reason": "\(reason)"])
+        await loadInWebView(webURL(path: path, query: [("error", code)]))
+    }
+
+    private func webURL(path: String, query: [(String, String)]) -> URL {
+        var components = URLComponents(url: configuration.webOrigin, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.percentEncodedPath = path
+        components.percentEncodedQuery = FormEncoding.encode(query)
+        components.fragment = nil
+        return components.url ?? configuration.webOrigin
+    }
+
+    /// `/`-rooted, letters, digits, `-`, `_`, `.` and `/`, no empty or dot segments: the same rule the
+    /// companion applies, so the path cannot leave the web origin.
+    static func isSafePath(_ path: String) -> Bool {
+        guard path.hasPrefix("/"), path.utf8.count <= 256 else { return false }
+        if path == "/" { return true }
+        return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).allSatisfy { segment in
+            !segment.isEmpty && segment != "." && segment != ".."
+                && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
+        }
+    }
+}
