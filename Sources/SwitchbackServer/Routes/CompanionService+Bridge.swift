@@ -41,15 +41,8 @@ extension CompanionService {
         return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "expires_in": Int(Self.authorizationLifetime)])
     }
 
-    static func isSafeReturnPath(_ path: String) -> Bool {
-        guard path.hasPrefix("/"), path.utf8.count <= 256 else { return false }
-        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        return path == "/"
-            || segments.allSatisfy { segment in
-                !segment.isEmpty && segment != "." && segment != ".."
-                    && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
-            }
-    }
+    /// The return path rule the app's ``HybridBridge`` applies too.
+    static func isSafeReturnPath(_ path: String) -> Bool { HybridBridge.isSafePath(path) }
 
     /// `GET /bridge/callback`: a query answer is finished here; without a query the answer is in the
     /// fragment, which only the browser sees, so a minimal page posts it back.
