@@ -67,7 +67,10 @@ enum AuthorizationRequest {
         if profile.strictRedirects, !redirectURI.hasPrefix("https://") || redirectURI.contains("?") || redirectURI.contains("#") {
             return .failure(.page(title: "Invalid redirect URI", message: "This provider accepts only https redirect URIs without a query."))
         }
-        let defaultMode = profile.responseModes.first ?? "query"
+        let responseType = parameters["response_type"] ?? ""
+        let implicit = responseType == "id_token token" || responseType == "token id_token"
+        // Tokens never go in a query: an implicit response defaults to the fragment.
+        let defaultMode = implicit ? "fragment" : profile.responseModes.first ?? "query"
         let responseMode = parameters["response_mode"] ?? defaultMode
         let redirect = AuthorizationRedirect(
             redirectURI: redirectURI, mode: profile.responseModes.contains(responseMode) ? responseMode : defaultMode, state: parameters["state"],
@@ -76,16 +79,25 @@ enum AuthorizationRequest {
         func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
             .failure(.redirect(redirect, error: error, description: description))
         }
-        guard parameters["response_type"] == "code" else { return refuse("unsupported_response_type", "only response_type=code is supported") }
+        guard responseType == "code" || (implicit && profile.responseTypes.contains("id_token token")) else {
+            return refuse("unsupported_response_type", "response_type must be one of: \(profile.responseTypes.joined(separator: ", "))")
+        }
         guard profile.responseModes.contains(responseMode) else {
             return refuse("invalid_request", "response_mode \(responseMode) is not supported; use \(profile.responseModes.joined(separator: ", "))")
         }
         let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
         guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
-        guard let challenge = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
-            challenge.utf8.count == 43, Base64URL.decode(challenge) != nil
-        else {
-            return refuse("invalid_request", "PKCE with code_challenge_method=S256 is required")
+        var challenge: String?
+        if implicit {
+            guard responseMode != "query" else { return refuse("invalid_request", "tokens are never returned in the query; use fragment or form_post") }
+            guard let nonce = parameters["nonce"], !nonce.isEmpty else { return refuse("invalid_request", "nonce is required with response_type=id_token token") }
+        } else {
+            guard let presented = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
+                presented.utf8.count == 43, Base64URL.decode(presented) != nil
+            else {
+                return refuse("invalid_request", "PKCE with code_challenge_method=S256 is required")
+            }
+            challenge = presented
         }
         var faults: Set<Fault> = []
         if let requested = parameters["emulator_fault"] {
@@ -96,7 +108,7 @@ enum AuthorizationRequest {
         }
         return .success(ProviderState.Pending(
             clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
-            codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
+            responseType: implicit ? "id_token token" : "code", codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
             acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
             loginHint: parameters["login_hint"], appReturnURL: profile.appReturnParameter.flatMap { parameters[$0] },
             permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"]

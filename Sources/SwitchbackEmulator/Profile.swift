@@ -13,6 +13,8 @@ public struct Profile: Sendable {
     public var handOff: HandOff?
     /// Response modes accepted; the first is used when a request names none.
     public var responseModes: [String]
+    /// Response types accepted: `code`, and `id_token token` for a provider from the implicit era.
+    public var responseTypes: [String]
     /// Redirect URIs must be https and carry no query (on top of exact matching, which every profile does).
     public var strictRedirects: Bool
     /// Refuses user agents that identify as embedded WebViews, as MitID and Singpass do.
@@ -29,7 +31,7 @@ public struct Profile: Sendable {
     public var codeLifetime: TimeInterval?
 
     public init(
-        name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
+        name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"], responseTypes: [String] = ["code"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
         tapToReturn: Bool = false, fapi2: Bool = false, codeLifetime: TimeInterval? = nil
     ) {
@@ -37,6 +39,7 @@ public struct Profile: Sendable {
         self.summary = summary
         self.handOff = handOff
         self.responseModes = responseModes
+        self.responseTypes = responseTypes
         self.strictRedirects = strictRedirects
         self.refusesEmbeddedWebViews = refusesEmbeddedWebViews
         self.handOffDelivery = handOffDelivery
@@ -98,9 +101,11 @@ public struct Profile: Sendable {
         name: "apple-form-post", summary: "responses only by form_post, as Sign in with Apple sends them", responseModes: ["form_post"]
     )
 
-    /// Providers from the implicit-flow era: responses in the fragment unless asked otherwise.
+    /// Providers from the implicit-flow era: responses in the fragment unless asked otherwise, and the
+    /// tokens themselves (`response_type=id_token token`) to a client that asks for them.
     public static let legacyImplicit = Profile(
-        name: "legacy-implicit", summary: "authorization responses in the URL fragment by default", responseModes: ["fragment", "query", "form_post"]
+        name: "legacy-implicit", summary: "responses in the URL fragment by default; also response_type=id_token token (tokens in the fragment)",
+        responseModes: ["fragment", "query", "form_post"], responseTypes: ["code", "id_token token"]
     )
 
     /// Strict redirect matching: https only, no query, exact (a trailing slash is another URI).

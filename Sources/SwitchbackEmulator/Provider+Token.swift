@@ -195,7 +195,31 @@ extension Provider {
         return Reply.json(.object(body))
     }
 
-    func idTokenClaims(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, accessToken: String, code: String?, faults: Set<Fault>) -> [String: JSONValue] {
+    /// The implicit response (`response_type=id_token token`): the access token and an ID token carrying
+    /// the nonce and `at_hash`, sent to the client in the fragment or by form_post. No refresh token.
+    func finishImplicit(requestID: String, pending: ProviderState.Pending, subject: String, acr: String?, redirect: AuthorizationRedirect) async -> Response {
+        guard let client = configuration.client(pending.clientID), let grant = await state.issueImplicit(for: requestID, subject: subject, acr: acr) else {
+            return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
+        }
+        let faults = await faults(for: pending)
+        do {
+            let access = try await jwtAccessToken(grant, client: client)
+            let tokens = await state.issueTokens(for: grant, code: nil, lifetime: configuration.tokenLifetime, refresh: false, access: access)
+            let idToken = try await signIDToken(
+                idTokenClaims(grant, client: client, accessToken: tokens.access, code: nil, implicit: true, faults: faults), client: client, faults: faults
+            )
+            return redirect.success([
+                ("access_token", tokens.access), ("token_type", "Bearer"), ("id_token", idToken), ("expires_in", String(Int(configuration.tokenLifetime))),
+            ])
+        } catch {
+            return redirect.error("server_error", "the ID token could not be signed")
+        }
+    }
+
+    /// `code` is nil for a refresh (whose ID token carries no nonce) and for an implicit response (which does).
+    func idTokenClaims(
+        _ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, accessToken: String, code: String?, implicit: Bool = false, faults: Set<Fault>
+    ) -> [String: JSONValue] {
         func halfHash(_ value: String) -> JSONValue { .string(Base64URL.encode(Array(SHA256.hash(data: Data(value.utf8))).prefix(16))) }
         let now = Date().timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
@@ -206,6 +230,8 @@ extension Provider {
         if let acr = grant.acr { claims["acr"] = .string(acr) }
         if let code {
             claims["c_hash"] = halfHash(code)
+            if let nonce = grant.nonce { claims["nonce"] = .string(nonce) }
+        } else if implicit {
             if let nonce = grant.nonce { claims["nonce"] = .string(nonce) }
         } else {
             if faults.contains(.refreshChangesIssuer) { claims["iss"] = .string(Self.foreignIssuer) }

@@ -94,7 +94,7 @@ struct Provider: Sendable {
             "introspection_endpoint": .string("\(base)/introspect"),
             "pushed_authorization_request_endpoint": .string("\(base)/par"),
             "end_session_endpoint": .string("\(base)/end_session"),
-            "response_types_supported": .array([.string("code")]),
+            "response_types_supported": .array(profile.responseTypes.map(JSONValue.string)),
             "response_modes_supported": .array(profile.responseModes.map(JSONValue.string)),
             "grant_types_supported": .array([.string("authorization_code"), .string("refresh_token")]),
             "subject_types_supported": .array([.string("public")]),
@@ -227,6 +227,9 @@ struct Provider: Sendable {
             return await refuse(requestID, pending, error: "access_denied", "the user declined")
         }
         let redirect = await authorizationRedirect(for: pending)
+        if pending.responseType == "id_token token" {
+            return await finishImplicit(requestID: requestID, pending: pending, subject: subject, acr: acr, redirect: redirect)
+        }
         guard let issued = await state.issueCode(for: requestID, subject: subject, acr: acr, lifetime: profile.codeLifetime ?? configuration.codeLifetime) else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }

@@ -9,7 +9,9 @@ actor ProviderState {
         let redirectURI: String
         let state: String?
         let nonce: String?
-        let codeChallenge: String
+        /// `code`, or `id_token token` (implicit: no code, no PKCE).
+        let responseType: String
+        let codeChallenge: String?
         let scope: [String]
         let responseMode: String
         /// Faults asked for with this request (`emulator_fault`).
@@ -126,14 +128,24 @@ actor ProviderState {
 
     /// Ends a pending request with a signed-in user and returns a fresh single-use code.
     func issueCode(for id: String, subject: String, acr: String?, lifetime: TimeInterval) -> (code: String, request: Pending)? {
-        guard let request = pending.removeValue(forKey: id) else { return nil }
+        guard let request = pending[id], let challenge = request.codeChallenge, let grant = takeGrant(id, subject: subject, acr: acr, challenge: challenge) else { return nil }
         let code = entropy.token(bytes: 24)
-        let grant = Grant(
-            clientID: request.clientID, redirectURI: request.redirectURI, subject: subject, nonce: request.nonce,
-            scope: request.scope, codeChallenge: request.codeChallenge, authTime: now(), faults: request.faults, acr: acr, boundKey: request.dpopJKT
-        )
         codes[code] = (grant, now().addingTimeInterval(lifetime), false, [])
         return (code, request)
+    }
+
+    /// Ends a pending implicit request with a signed-in user: the grant its tokens are issued for, once.
+    func issueImplicit(for id: String, subject: String, acr: String?) -> Grant? {
+        guard pending[id]?.responseType == "id_token token" else { return nil }
+        return takeGrant(id, subject: subject, acr: acr, challenge: "")
+    }
+
+    private func takeGrant(_ id: String, subject: String, acr: String?, challenge: String) -> Grant? {
+        guard let request = pending.removeValue(forKey: id) else { return nil }
+        return Grant(
+            clientID: request.clientID, redirectURI: request.redirectURI, subject: subject, nonce: request.nonce,
+            scope: request.scope, codeChallenge: challenge, authTime: now(), faults: request.faults, acr: acr, boundKey: request.dpopJKT
+        )
     }
 
     /// Starts an authenticator hand-off for a pending request, bound to a new browser session.

@@ -121,6 +121,11 @@ struct AuthorizationRedirect {
         respond([("code", code)])
     }
 
+    /// A response of several parameters (the tokens of an implicit response).
+    func success(_ fields: [(String, String)]) -> Response {
+        respond(fields)
+    }
+
     func error(_ error: String, _ description: String) -> Response {
         respond([("error", error), ("error_description", description)])
     }

@@ -7,8 +7,22 @@ public enum ResponseMode: String, Sendable, Codable, Equatable {
     case formPost = "form_post"
 }
 
+/// What the provider returns from the authorization endpoint.
+public enum ResponseType: String, Sendable, Codable, Equatable {
+    /// An authorization code, redeemed with the PKCE verifier: the default, and the only shape an app
+    /// should receive itself.
+    case code
+    /// The legacy implicit shape (OpenID Connect Core §3.2): the access token and ID token themselves, in
+    /// the fragment or by form_post, with `nonce` and `at_hash` required. Only for a backend that receives
+    /// the response and turns it into a one-time code (the companion's bridge), never for an app's own
+    /// redirect URI: the tokens travel in a URL.
+    case idTokenToken = "id_token token"
+}
+
 /// The per-sign-in parameters of an authorization request.
 public struct AuthorizationOptions: Sendable {
+    /// `code` unless a provider offers nothing else.
+    public var responseType: ResponseType
     public var responseMode: ResponseMode?
     public var acrValues: [String]
     public var uiLocales: [String]
@@ -23,6 +37,7 @@ public struct AuthorizationOptions: Sendable {
     public var extraParameters: [(String, String)]
 
     public init(
+        responseType: ResponseType = .code,
         responseMode: ResponseMode? = nil,
         acrValues: [String] = [],
         uiLocales: [String] = [],
@@ -32,6 +47,7 @@ public struct AuthorizationOptions: Sendable {
         claims: JSONValue? = nil,
         extraParameters: [(String, String)] = []
     ) {
+        self.responseType = responseType
         self.responseMode = responseMode
         self.acrValues = acrValues
         self.uiLocales = uiLocales

@@ -11,15 +11,25 @@ struct AuthorizationRequestBuilder {
             throw SwitchbackError(.invalidConfiguration, "the provider does not list S256 PKCE, and plain is never used")
         }
         var fields: [(String, String)] = [
-            ("response_type", "code"),
+            ("response_type", options.responseType.rawValue),
             ("client_id", configuration.clientID),
             ("redirect_uri", configuration.redirectURI.absoluteString),
             ("scope", configuration.scopes.joined(separator: " ")),
             ("state", state),
             ("nonce", nonce),
-            ("code_challenge", pkce.challenge),
-            ("code_challenge_method", pkce.method),
         ]
+        switch options.responseType {
+        case .code:
+            fields += [("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)]
+        case .idTokenToken:
+            // Tokens must not go in a query (OAuth 2.0 Multiple Response Type Encoding Practices §3.0).
+            if options.responseMode == .query {
+                throw SwitchbackError(.invalidConfiguration, "the implicit response type is answered in the fragment or by form_post, never in the query")
+            }
+            if let supported = metadata.responseTypesSupported, !supported.contains(where: { Set($0.split(separator: " ")) == ["id_token", "token"] }) {
+                throw SwitchbackError(.invalidConfiguration, "the provider does not list response type \"id_token token\"")
+            }
+        }
         if let mode = options.responseMode { fields.append(("response_mode", mode.rawValue)) }
         if !options.acrValues.isEmpty { fields.append(("acr_values", options.acrValues.joined(separator: " "))) }
         if !options.uiLocales.isEmpty { fields.append(("ui_locales", options.uiLocales.joined(separator: " "))) }

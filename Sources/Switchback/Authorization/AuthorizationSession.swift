@@ -10,6 +10,8 @@ public struct AuthorizationSession: Sendable, Codable, Equatable {
     public let state: String
     public let nonce: String
     public let pkce: PKCE
+    /// `code` for every session saved before the implicit shape existed.
+    public let responseType: ResponseType
     public let responseMode: ResponseMode
     public let maxAge: Int?
     /// The PAR `request_uri`, when the request was pushed.
@@ -25,6 +27,7 @@ public struct AuthorizationSession: Sendable, Codable, Equatable {
         state: String,
         nonce: String,
         pkce: PKCE,
+        responseType: ResponseType = .code,
         responseMode: ResponseMode,
         maxAge: Int?,
         requestURI: String?,
@@ -37,6 +40,7 @@ public struct AuthorizationSession: Sendable, Codable, Equatable {
         self.state = state
         self.nonce = nonce
         self.pkce = pkce
+        self.responseType = responseType
         self.responseMode = responseMode
         self.maxAge = maxAge
         self.requestURI = requestURI
@@ -45,9 +49,29 @@ public struct AuthorizationSession: Sendable, Codable, Equatable {
     }
 }
 
+extension AuthorizationSession {
+    private enum CodingKeys: String, CodingKey {
+        case issuer, clientID, redirectURI, state, nonce, pkce, responseType, responseMode, maxAge, requestURI, authorizationURL, createdAt
+    }
+
+    /// Journals and companion records written before ``responseType`` existed read as `code`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            issuer: try container.decode(String.self, forKey: .issuer), clientID: try container.decode(String.self, forKey: .clientID),
+            redirectURI: try container.decode(URL.self, forKey: .redirectURI), state: try container.decode(String.self, forKey: .state),
+            nonce: try container.decode(String.self, forKey: .nonce), pkce: try container.decode(PKCE.self, forKey: .pkce),
+            responseType: try container.decodeIfPresent(ResponseType.self, forKey: .responseType) ?? .code,
+            responseMode: try container.decode(ResponseMode.self, forKey: .responseMode), maxAge: try container.decodeIfPresent(Int.self, forKey: .maxAge),
+            requestURI: try container.decodeIfPresent(String.self, forKey: .requestURI), authorizationURL: try container.decode(URL.self, forKey: .authorizationURL),
+            createdAt: try container.decode(Date.self, forKey: .createdAt)
+        )
+    }
+}
+
 extension AuthorizationSession: CustomStringConvertible {
     /// No state, nonce or verifier is shown.
     public var description: String {
-        "AuthorizationSession(issuer: \(issuer), clientID: \(clientID), redirectURI: \(redirectURI), responseMode: \(responseMode.rawValue), pushed: \(requestURI != nil))"
+        "AuthorizationSession(issuer: \(issuer), clientID: \(clientID), redirectURI: \(redirectURI), responseType: \(responseType.rawValue), responseMode: \(responseMode.rawValue), pushed: \(requestURI != nil))"
     }
 }

@@ -7,6 +7,36 @@ import Foundation
 /// mismatch, not as the provider's error: its origin is not trusted.
 enum CallbackValidator {
     static func code(from callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> String {
+        let response = try checked(callback, session: session, metadata: metadata)
+        guard let code = response.parameters["code"], !code.isEmpty else {
+            throw SwitchbackError(.codeMissing, "the callback carries neither a code nor an error")
+        }
+        return code
+    }
+
+    /// The tokens of an implicit response (`response_type=id_token token`), after the same checks. A code
+    /// in it means the provider answered another flow than the one requested.
+    static func implicitTokens(from callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> TokenResponse {
+        let parameters = try checked(callback, session: session, metadata: metadata).parameters
+        guard parameters["code"] == nil else {
+            throw SwitchbackError(.malformedResponse, "the implicit response carries a code, which response type \"id_token token\" never does")
+        }
+        guard let accessToken = parameters["access_token"], !accessToken.isEmpty, let tokenType = parameters["token_type"], !tokenType.isEmpty else {
+            throw SwitchbackError(.invalidTokenResponse, "the implicit response carries no access_token and token_type")
+        }
+        guard let idToken = parameters["id_token"], !idToken.isEmpty else {
+            throw SwitchbackError(.idTokenMissing, "the implicit response carries no id_token")
+        }
+        var expiresIn: Int?
+        if let text = parameters["expires_in"] {
+            guard let seconds = Int(text), seconds >= 0 else { throw SwitchbackError(.invalidTokenResponse, "expires_in is not a number of seconds") }
+            expiresIn = seconds
+        }
+        return TokenResponse(accessToken: accessToken, tokenType: tokenType, expiresIn: expiresIn, refreshToken: nil, idToken: idToken, scope: parameters["scope"])
+    }
+
+    /// Redirect URI, state, `iss` and the OAuth error, for either response type.
+    private static func checked(_ callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> AuthorizationResponse {
         guard RedirectURIMatcher.matches(callback.url, registered: session.redirectURI) else {
             throw SwitchbackError(
                 .redirectURIMismatch,
@@ -33,9 +63,6 @@ enum CallbackValidator {
         if let error = response.oauthError {
             throw SwitchbackError(.authorizationError, "the provider refused the authorization request", oauthError: error)
         }
-        guard let code = response.parameters["code"], !code.isEmpty else {
-            throw SwitchbackError(.codeMissing, "the callback carries neither a code nor an error")
-        }
-        return code
+        return response
     }
 }

@@ -107,7 +107,8 @@ public actor OIDCClient {
             state: state,
             nonce: nonce,
             pkce: pkce,
-            responseMode: options.responseMode ?? .query,
+            responseType: options.responseType,
+            responseMode: options.responseMode ?? (options.responseType == .code ? .query : .fragment),
             maxAge: options.maxAge,
             requestURI: requestURI,
             authorizationURL: url,
@@ -124,15 +125,33 @@ public actor OIDCClient {
         guard session.issuer == metadata.issuer, session.clientID == configuration.clientID else {
             throw SwitchbackError(.invalidConfiguration, "this session was prepared for another provider or client")
         }
-        let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
+        switch session.responseType {
+        case .code:
+            let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
+            try claim(session)
+            do {
+                return try await redeem(code: code, verifier: session.pkce, nonce: session.nonce, maxAge: session.maxAge, redirectURI: session.redirectURI, metadata: metadata)
+            } catch {
+                claimedStates.remove(session.state)
+                throw error
+            }
+        case .idTokenToken:
+            let tokens = try CallbackValidator.implicitTokens(from: callback, session: session, metadata: metadata)
+            // Claimed for good, even when validation fails: the same tokens would fail the same way.
+            try claim(session)
+            // The ID token is the only proof that the access token came from the provider for this
+            // request: nonce and at_hash are required (OpenID Connect Core §3.2.2.9–11).
+            let idToken = try await idTokenValidator().validate(
+                tokens.idToken ?? "", expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, requireAccessTokenHash: true)
+            )
+            logger.info("sign-in completed from an implicit response", metadata: ["token": "\(idToken)"])
+            return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+        }
+    }
+
+    private func claim(_ session: AuthorizationSession) throws {
         guard claimedStates.insert(session.state).inserted else {
             throw SwitchbackError(.callbackReplayed, "this sign-in was already completed, or is being completed; the code was not redeemed again")
-        }
-        do {
-            return try await redeem(code: code, verifier: session.pkce, nonce: session.nonce, maxAge: session.maxAge, redirectURI: session.redirectURI, metadata: metadata)
-        } catch {
-            claimedStates.remove(session.state)
-            throw error
         }
     }
 

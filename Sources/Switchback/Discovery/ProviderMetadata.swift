@@ -18,6 +18,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     public var userinfoSigningAlgValuesSupported: [String]?
     public var codeChallengeMethodsSupported: [String]?
     public var responseModesSupported: [String]?
+    /// `response_types_supported`; each entry is a space-separated set of types (`id_token token`).
+    public var responseTypesSupported: [String]?
     public var tokenEndpointAuthMethodsSupported: [String]?
     public var scopesSupported: [String]?
     public var acrValuesSupported: [String]?
@@ -38,6 +40,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         userinfoSigningAlgValuesSupported: [String]? = nil,
         codeChallengeMethodsSupported: [String]? = nil,
         responseModesSupported: [String]? = nil,
+        responseTypesSupported: [String]? = nil,
         tokenEndpointAuthMethodsSupported: [String]? = nil,
         scopesSupported: [String]? = nil,
         acrValuesSupported: [String]? = nil,
@@ -56,6 +59,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         self.userinfoSigningAlgValuesSupported = userinfoSigningAlgValuesSupported
         self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
         self.responseModesSupported = responseModesSupported
+        self.responseTypesSupported = responseTypesSupported
         self.tokenEndpointAuthMethodsSupported = tokenEndpointAuthMethodsSupported
         self.scopesSupported = scopesSupported
         self.acrValuesSupported = acrValuesSupported
@@ -76,6 +80,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         case userinfoSigningAlgValuesSupported = "userinfo_signing_alg_values_supported"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case responseModesSupported = "response_modes_supported"
+        case responseTypesSupported = "response_types_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case scopesSupported = "scopes_supported"
         case acrValuesSupported = "acr_values_supported"
@@ -97,6 +102,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         userinfoSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .userinfoSigningAlgValuesSupported)
         codeChallengeMethodsSupported = try container.decodeIfPresent([String].self, forKey: .codeChallengeMethodsSupported)
         responseModesSupported = try container.decodeIfPresent([String].self, forKey: .responseModesSupported)
+        responseTypesSupported = try container.decodeIfPresent([String].self, forKey: .responseTypesSupported)
         tokenEndpointAuthMethodsSupported = try container.decodeIfPresent([String].self, forKey: .tokenEndpointAuthMethodsSupported)
         scopesSupported = try container.decodeIfPresent([String].self, forKey: .scopesSupported)
         acrValuesSupported = try container.decodeIfPresent([String].self, forKey: .acrValuesSupported)

@@ -95,6 +95,10 @@ public actor SignInCoordinator {
             // WKWebView does not expose a form submission's body to the app, so the response would be lost.
             throw SwitchbackError(.strategyNotSupported, "a WebView cannot hand a form_post response to the app; use the query response mode, or a backend that relays form_post")
         }
+        if request.options.responseType != .code {
+            // The tokens would arrive in a URL the app, the OS and the user agent all see.
+            throw SwitchbackError(.strategyNotSupported, "an app receives authorization codes only; a provider that answers with implicit tokens needs the companion's bridge")
+        }
         let session = try await client.prepareAuthorization(request.options)
         let plan = SignInFlow.Plan(
             flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: session.authorizationURL,

@@ -91,11 +91,16 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var returns: ExchangeResult
         /// How long the one-time code in the deep link stays redeemable.
         public var codeLifetime: TimeInterval
+        /// What the provider is asked for: `code` (the default), or `id_token token` for a provider that
+        /// offers only the legacy implicit shape. Implicit tokens arrive in the browser's fragment, are posted
+        /// here by the forwarding page, validated (nonce, `at_hash`) and turned into the same one-time code.
+        public var responseType: ResponseType
 
-        public init(schemes: [String], returns: ExchangeResult = .session, codeLifetime: TimeInterval = 60) {
+        public init(schemes: [String], returns: ExchangeResult = .session, codeLifetime: TimeInterval = 60, responseType: ResponseType = .code) {
             self.schemes = schemes
             self.returns = returns
             self.codeLifetime = codeLifetime
+            self.responseType = responseType
         }
     }
 
@@ -317,13 +322,14 @@ extension ServerConfiguration.Exchange {
 }
 
 extension ServerConfiguration.Bridge {
-    private enum Keys: String, CodingKey { case schemes, returns, codeLifetime }
+    private enum Keys: String, CodingKey { case schemes, returns, codeLifetime, responseType }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
             schemes: try c.decode([String].self, forKey: .schemes), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
-            codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60
+            codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
+            responseType: try c.decodeIfPresent(ResponseType.self, forKey: .responseType) ?? .code
         )
     }
 }

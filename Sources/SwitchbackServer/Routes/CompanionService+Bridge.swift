@@ -33,10 +33,13 @@ extension CompanionService {
             throw CompanionError(.invalidRequest, "path must start with / and hold only letters, digits, /, -, _ and . (no empty or dot segments)")
         }
         guard Secrets.isPlausible(body.binding) else { throw CompanionError(.invalidRequest, "binding must be 16…512 printable characters") }
+        if bridge.responseType == .idTokenToken, body.response_mode == .query {
+            throw CompanionError(.invalidRequest, "implicit tokens are never sent in a query; use fragment or form_post")
+        }
         let session = try await startAuthorization(
             redirectURI: url(Self.bridgeCallbackPath),
             purpose: .bridge(scheme: body.scheme, path: body.path, bindingDigest: Secrets.digest(body.binding)),
-            options: AuthorizationOptions(responseMode: body.response_mode, acrValues: body.acr_values ?? [])
+            options: AuthorizationOptions(responseType: bridge.responseType, responseMode: body.response_mode, acrValues: body.acr_values ?? [])
         )
         return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "expires_in": Int(Self.authorizationLifetime)])
     }
@@ -117,7 +120,7 @@ extension CompanionService {
         let body = """
             <!doctype html>
             <html><head><title>Finishing sign-in</title></head><body>
-            <form id="forward" method="post" action="\(Replies.escape(action))"><input type="hidden" name="fragment" id="fragment"></form>
+            <form method="post" action="\(Replies.escape(action))" id="forward"><input type="hidden" name="fragment" id="fragment"></form>
             <p id="message">Finishing sign-in…</p>
             <noscript>This step needs JavaScript.</noscript>
             <script>

@@ -9,6 +9,8 @@ public struct SimulatedApp: Sendable {
     public let schemes: Set<String>
     /// Domains of its associated-domains entitlement (`applinks:`).
     public let associatedDomains: Set<String>
+    /// Set for a hybrid app, whose screen is a WebView showing a web app.
+    public let hybrid: HybridShell?
     let makeCoordinator: @Sendable (Context) async -> SignInCoordinator
 
     /// What the device gives the app at launch.
@@ -20,11 +22,41 @@ public struct SimulatedApp: Sendable {
         public let journal: any FlowJournalStore
     }
 
-    public init(appID: String, schemes: Set<String>, associatedDomains: Set<String> = [], makeCoordinator: @escaping @Sendable (Context) async -> SignInCoordinator) {
+    public init(
+        appID: String, schemes: Set<String>, associatedDomains: Set<String> = [], hybrid: HybridShell? = nil,
+        makeCoordinator: @escaping @Sendable (Context) async -> SignInCoordinator
+    ) {
         self.appID = appID
         self.schemes = Set(schemes.map { $0.lowercased() })
         self.associatedDomains = Set(associatedDomains.map { $0.lowercased() })
+        self.hybrid = hybrid
         self.makeCoordinator = makeCoordinator
+    }
+}
+
+/// A hybrid app's shell (Capacitor and the like): at launch its WebView opens ``start``; every navigation
+/// of that WebView is put to a ``HybridBridge`` made for the launch, which shows sign-ins in ``browser``;
+/// links the system delivers go to the bridge before the app's coordinator. The device does what the
+/// Apple adapter does: translate the WebView's and the browser's callbacks into the bridge's calls.
+public struct HybridShell: Sendable {
+    /// The secure browser the bridge shows sign-ins in.
+    public enum Browser: Sendable {
+        /// `ASWebAuthenticationSession` with the return scheme as its callback scheme: it catches the
+        /// return link itself, which never goes through the system.
+        case authenticationSession
+        /// `SFSafariViewController`: the return link goes through the system's URL routing to the app.
+        case safariView
+    }
+
+    public let configuration: HybridBridge.Configuration
+    public let browser: Browser
+    /// The web app's page the WebView opens at launch.
+    public let start: URL
+
+    public init(_ configuration: HybridBridge.Configuration, browser: Browser = .authenticationSession, start: URL? = nil) {
+        self.configuration = configuration
+        self.browser = browser
+        self.start = start ?? configuration.webOrigin
     }
 }
 
@@ -32,11 +64,17 @@ public struct SimulatedApp: Sendable {
 public final class RunningApp: Sendable {
     let id: UUID
     public let coordinator: SignInCoordinator
+    /// A hybrid app's bridge for this launch.
+    public let bridge: HybridBridge?
+    /// `UIApplication.open` for this launch.
+    public let opener: any URLOpener
     let restoredFlows = LockedValue<[String]?>(nil)
 
-    init(id: UUID, coordinator: SignInCoordinator) {
+    init(id: UUID, coordinator: SignInCoordinator, bridge: HybridBridge?, opener: any URLOpener) {
         self.id = id
         self.coordinator = coordinator
+        self.bridge = bridge
+        self.opener = opener
     }
 
     /// The sign-ins this launch read back from the journal; nil until it has looked.

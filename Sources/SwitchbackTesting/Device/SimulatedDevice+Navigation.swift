@@ -1,5 +1,5 @@
-import Foundation
-import Switchback
+public import Foundation
+public import Switchback
 
 /// How the simulated user agents load pages: each navigation is first put to the user agent's own rules
 /// (the WebView asks the app; the authentication session watches for its callback; browsers hand other
@@ -33,6 +33,57 @@ extension SimulatedDevice {
         guard let id = webViewTab() else { return }
         record(.app, .userAgent, "loads the saved provider page \(Redaction.describe(url))")
         background { await $0.navigate(id, to: url) }
+    }
+
+    /// The running hybrid app loads `url` in its own WebView (`webView.load(URLRequest(url:))`).
+    public func loadInAppScreen(_ url: URL) {
+        guard let running else { return }
+        loadInAppScreen(url, launch: running.id)
+    }
+
+    /// Loads `url` in a hybrid app's own WebView (the bridge's return, or a hand-off).
+    func loadInAppScreen(_ url: URL, launch: UUID) {
+        guard isAlive(launch), let id = appScreen() else { return }
+        record(.app, .userAgent, "loads \(Redaction.describe(url)) in its web app")
+        background { await $0.navigate(id, to: url) }
+    }
+
+    /// Shows a hybrid app's sign-in in the secure browser its shell names, over the app's screen.
+    func presentBridgeBrowser(_ url: URL, returnScheme: String, launch: UUID, kind: HybridShell.Browser) throws {
+        guard isAlive(launch), let bridge = running?.bridge, let callback = URL(string: "\(returnScheme)://oauth") else { throw CancellationError() }
+        let events = BridgeEvents(bridge: bridge)
+        switch kind {
+        case .authenticationSession:
+            record(.app, .userAgent, "shows the sign-in in an authentication session at \(Redaction.describe(url))")
+            _ = presentTab(.authenticationSession(redirectURI: callback, events: events), jar: "safari", at: url)
+        case .safariView:
+            record(.app, .userAgent, "shows the sign-in in a Safari view at \(Redaction.describe(url))")
+            _ = presentTab(.safariView(events: events), jar: "app-safari-view", at: url)
+        }
+    }
+
+    /// The user taps the link with `id` on the page in front (the app's screen or sheet, or Safari).
+    /// Returns false when no such link is there.
+    @discardableResult
+    public func userTaps(linkWithID id: String) async -> Bool {
+        guard let tabID = visibleTabs.last(where: { tab($0)?.page?.link(id: id) != nil }), let tab = tab(tabID), let link = tab.page?.link(id: id) else { return false }
+        record(.user, tab.actor, "taps \"\(id)\"")
+        await navigate(tabID, to: link, userGesture: true)
+        return true
+    }
+
+    /// What the page in front shows: a hybrid app's screen, the sheet over it, or Safari's tab.
+    public var frontPage: WebPage? {
+        visibleTabs.last.flatMap { tab($0)?.page }
+    }
+
+    /// The page a hybrid app's own WebView shows.
+    public var appScreenPage: WebPage? { appScreen().flatMap { tab($0)?.page } }
+
+    /// The cookies a browser profile keeps for `host`: `safari` (shared with authentication sessions) or
+    /// `app-webview` (the app's WebViews).
+    public func cookies(in profile: String, host: String) -> [StoredCookie] {
+        jars[profile]?.all(host: host) ?? []
     }
 
     func dismissUserAgent() {
@@ -104,6 +155,7 @@ extension SimulatedDevice {
 
     /// The user agent's rule for one navigation: true to fetch it.
     private func shouldLoad(_ id: Int, _ tab: Tab, _ url: URL, userGesture: Bool) async -> Bool {
+        navigationLog.append(url)
         let scheme = url.scheme?.lowercased() ?? ""
         let web = scheme == "http" || scheme == "https"
         let from = tab.page?.url ?? url
@@ -153,14 +205,16 @@ extension SimulatedDevice {
         let original = request.url
         request.url = resolve(original)
         if case .webView = tab.kind { request.headers["User-Agent"] = Self.webViewUserAgent } else { request.headers["User-Agent"] = Self.safariUserAgent }
-        if let cookie = jars[tab.jar]?.header(for: original) { request.headers["Cookie"] = cookie }
+        if let cookie = jars[tab.jar]?.header(for: original, now: clock.now()) { request.headers["Cookie"] = cookie }
         let response = try await transport.send(request)
-        jars[tab.jar, default: CookieJar()].store(response.headers["set-cookie"], from: original)
+        jars[tab.jar, default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now())
         return response
     }
 
     /// The loopback address a name stands for, when ``hosts`` maps it; loopback URLs go unchanged.
-    func resolve(_ url: URL) -> URL {
+    func resolve(_ url: URL) -> URL { Self.resolve(url, hosts: hosts) }
+
+    static func resolve(_ url: URL, hosts: [String: URL]) -> URL {
         guard let host = url.host?.lowercased(), let base = hosts[host], var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return url
         }
@@ -168,6 +222,58 @@ extension SimulatedDevice {
         components.host = base.host
         components.port = base.port
         return components.url ?? url
+    }
+}
+
+/// What a user agent tells the app that shows it: the engine's events for a native sign-in, or a hybrid
+/// bridge's calls.
+protocol TabEvents: Sendable {
+    func shouldLoad(_ url: URL?) async -> Bool
+    func loadFailed(_ url: URL?, cancelledByPolicy: Bool) async
+    func callback(_ callback: AuthorizationCallback) async
+    func dismissed() async
+}
+
+extension UserAgentEvents: TabEvents {}
+
+/// A hybrid app's WebView and sign-in browser, wired to its bridge as the Apple adapter wires them.
+struct BridgeEvents: TabEvents {
+    let bridge: HybridBridge
+
+    func shouldLoad(_ url: URL?) async -> Bool { await bridge.decide(url) == .allow }
+    func loadFailed(_ url: URL?, cancelledByPolicy: Bool) async {}
+    func callback(_ callback: AuthorizationCallback) async {
+        if case .redirect(let url) = callback { _ = await bridge.handleReturn(url) }
+    }
+    func dismissed() async { await bridge.browserDismissed() }
+}
+
+/// The secure browser a hybrid app's bridge shows sign-ins in.
+struct DeviceBridgeBrowser: HybridBridge.Browser {
+    weak let device: SimulatedDevice?
+    let launch: UUID
+    let kind: HybridShell.Browser
+
+    func show(_ url: URL, returnScheme: String) async throws {
+        guard let device else { throw CancellationError() }
+        try await device.presentBridgeBrowser(url, returnScheme: returnScheme, launch: launch, kind: kind)
+    }
+
+    func close() async {
+        guard let device, await device.isAlive(launch) else { return }
+        await device.dismissUserAgent()
+    }
+}
+
+/// The apps' network: names in the device's hosts map go to their loopback servers.
+struct ResolvingTransport: HTTPTransport {
+    let hosts: [String: URL]
+    let base: any HTTPTransport
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var request = request
+        request.url = SimulatedDevice.resolve(request.url, hosts: hosts)
+        return try await base.send(request)
     }
 }
 

@@ -15,6 +15,7 @@ extension SimulatedDevice {
 
     /// Opens `url` as the system would. Returns false when nothing handles it.
     func open(_ url: URL, from source: Source) async -> Bool {
+        navigationLog.append(url)
         let scheme = url.scheme?.lowercased() ?? ""
         if scheme == "http" || scheme == "https" {
             if let app = signInApp, Self.universalLinkAllowed(url, from: source), await claims(app, url) {

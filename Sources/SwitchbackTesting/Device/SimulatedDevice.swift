@@ -20,6 +20,8 @@ public actor SimulatedDevice {
     /// The user's answers to login forms.
     public nonisolated let user: (username: String, password: String)
     let transport: any HTTPTransport
+    /// The network as the device's apps see it: names resolve through the same hosts map as the browsers'.
+    public nonisolated let network: any HTTPTransport
     /// Where names resolve: a universal-link domain served on loopback (`app.example.com` → `http://127.0.0.1:8081`).
     let hosts: [String: URL]
     var authenticators: [String: Authenticator] = [:]
@@ -38,6 +40,9 @@ public actor SimulatedDevice {
     public var isIdle: Bool { backgroundWork == 0 }
     /// The step-by-step story of what happened, secrets redacted.
     public private(set) var transcript: [Step] = []
+    /// Every URL a user agent was asked to load, the system was asked to open, or an app was handed,
+    /// in order and unredacted: what a test searches for leaked secrets.
+    public internal(set) var navigationLog: [URL] = []
 
     /// The app's persistent storage: flow journals written here survive a kill.
     public nonisolated let storage: FileFlowJournalStore
@@ -58,6 +63,7 @@ public actor SimulatedDevice {
         self.user = user
         self.clock = clock
         self.transport = transport
+        self.network = ResolvingTransport(hosts: self.hosts, base: transport)
     }
 
     deinit {
@@ -167,9 +173,20 @@ public actor SimulatedDevice {
             journal: LaunchJournal(device: self, launch: id)
         )
         let coordinator = await app.makeCoordinator(context)
-        let runningApp = RunningApp(id: id, coordinator: coordinator)
+        let bridge = app.hybrid.map { shell in
+            HybridBridge(
+                shell.configuration, browser: DeviceBridgeBrowser(device: self, launch: id, kind: shell.browser),
+                loadInWebView: { [weak self] url in await self?.loadInAppScreen(url, launch: id) }, transport: network
+            )
+        }
+        let runningApp = RunningApp(id: id, coordinator: coordinator, bridge: bridge, opener: context.opener)
         running = runningApp
         record(.device, .app, "launches the app")
+        if let shell = app.hybrid, let bridge {
+            let screen = newTab(Tab(kind: .webView(events: BridgeEvents(bridge: bridge)), owner: id, jar: "app-webview", isAppScreen: true))
+            record(.app, .userAgent, "shows its web app \(Redaction.describe(shell.start))")
+            background { await $0.navigate(screen, to: shell.start) }
+        }
         let restored = (try? await coordinator.restore()) ?? []
         runningApp.restoredFlows.withLock { $0 = restored }
         if !restored.isEmpty {
@@ -192,6 +209,21 @@ public actor SimulatedDevice {
         if let current = self.running { running = current } else { running = await launch() }
         var accepted = true
         var refused = false
+        if let url = link?.url { navigationLog.append(url) }
+        if case .url(let url)? = link, let bridge = running.bridge {
+            switch await bridge.handleReturn(url) {
+            case .notBridge:
+                break
+            case .loaded:
+                record(.app, .app, "the hybrid bridge takes the link back to its web app")
+                if leaving != appID { await running.coordinator.appDidBecomeActive() }
+                return true
+            case .rejected(let code):
+                record(.app, .app, "the hybrid bridge refuses the link: \(code)")
+                if leaving != appID { await running.coordinator.appDidBecomeActive() }
+                return false
+            }
+        }
         switch link {
         case .url(let url)?:
             do { accepted = try await running.coordinator.handle(url: url) } catch {
@@ -217,6 +249,12 @@ public actor SimulatedDevice {
     enum Delivery {
         case url(URL)
         case userActivity(URL)
+
+        var url: URL {
+            switch self {
+            case .url(let url), .userActivity(let url): url
+            }
+        }
     }
 
     static func describe(_ error: any Error) -> String {
@@ -263,15 +301,17 @@ public actor SimulatedDevice {
     struct Tab {
         enum Kind {
             case safari
-            case authenticationSession(redirectURI: URL, events: UserAgentEvents)
-            case safariView(events: UserAgentEvents)
-            case webView(events: UserAgentEvents)
+            case authenticationSession(redirectURI: URL, events: any TabEvents)
+            case safariView(events: any TabEvents)
+            case webView(events: any TabEvents)
         }
 
         var kind: Kind
         /// The running app instance that shows it; nil for Safari.
         var owner: UUID?
         var jar: String
+        /// A hybrid app's own screen, not a sheet over it: closing the sign-in leaves it.
+        var isAppScreen = false
         var page: WebPage?
         var generation = 0
     }
@@ -284,13 +324,18 @@ public actor SimulatedDevice {
 
     func tab(_ id: Int) -> Tab? { tabs[id] }
 
-    /// The user agents the running app shows.
+    /// The user agents (sheets) the running app shows, not its own screen.
     func tabs(ownedByApp: Bool) -> [Int] {
-        tabs.filter { $0.value.owner != nil && $0.value.owner == running?.id }.map(\.key).sorted()
+        tabs.filter { $0.value.owner != nil && $0.value.owner == running?.id && !$0.value.isAppScreen }.map(\.key).sorted()
     }
 
     func closeAppTabs() {
         for id in tabs(ownedByApp: true) { tabs[id] = nil }
+    }
+
+    /// A hybrid app's own WebView.
+    func appScreen() -> Int? {
+        tabs.first { $0.value.isAppScreen && $0.value.owner == running?.id }?.key
     }
 
     func closeTab(_ id: Int) { tabs[id] = nil }
@@ -306,12 +351,12 @@ public actor SimulatedDevice {
 
     func webViewTab() -> Int? {
         tabs.first { id, tab in
-            if case .webView = tab.kind, tab.owner == running?.id { return true }
+            if case .webView = tab.kind, tab.owner == running?.id, !tab.isAppScreen { return true }
             return false
         }?.key
     }
 
-    private var visibleTabs: [Int] {
+    var visibleTabs: [Int] {
         tabs.filter { _, tab in tab.owner == nil ? foreground == "safari" : (foreground == signInApp?.appID && tab.owner == running?.id) }.map(\.key).sorted()
     }
 

@@ -25,7 +25,17 @@ public struct WebPage: Sendable {
     public var automaticMove: Move? {
         if let link = handOffLink() { return .navigate(link) }
         if let form = autoSubmitForm { return .post(form.action, fields: form.fields) }
+        if let forward = fragmentForward { return .post(forward.action, fields: forward.fields) }
         return nil
+    }
+
+    /// A page that posts its own URL fragment to its server, as a backend receiving a fragment response
+    /// does (script reads `window.location.hash`, which never reaches a server by itself).
+    public var fragmentForward: (action: URL, fields: [(String, String)])? {
+        guard html.contains("window.location.hash"), let fragment = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedFragment,
+            !fragment.isEmpty, let action = form()?.action
+        else { return nil }
+        return (action, [("fragment", fragment)])
     }
 
     /// Where the page sends the browser by itself: a zero-delay meta refresh, or (when script runs) the
@@ -87,6 +97,9 @@ public struct WebPage: Sendable {
         return (delay, target)
     }
 
+    /// The target of the link with this `id`.
+    public func link(id: String) -> URL? { anchor(id: id) }
+
     private func anchor(id: String) -> URL? {
         guard let range = html.range(of: "id=\"\(id)\" href=\"") else { return nil }
         let rest = html[range.upperBound...]
@@ -123,22 +136,5 @@ public struct WebPage: Sendable {
     public static func unescape(_ text: String) -> String {
         text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
             .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-    }
-}
-
-/// Cookies by host, as one browser profile keeps them (host-only; path and expiry ignored).
-struct CookieJar: Sendable {
-    private var cookies: [String: [String: String]] = [:]
-
-    mutating func store(_ setCookie: String?, from url: URL) {
-        guard let setCookie, let host = url.host?.lowercased(), let pair = setCookie.split(separator: ";").first else { return }
-        let parts = pair.split(separator: "=", maxSplits: 1)
-        guard parts.count == 2 else { return }
-        cookies[host, default: [:]][parts[0].trimmingCharacters(in: .whitespaces)] = String(parts[1])
-    }
-
-    func header(for url: URL) -> String? {
-        guard let host = url.host?.lowercased(), let found = cookies[host], !found.isEmpty else { return nil }
-        return found.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ")
     }
 }
