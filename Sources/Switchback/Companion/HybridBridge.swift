@@ -158,6 +158,19 @@ public actor HybridBridge {
         return .loaded(target)
     }
 
+    /// The browser session ended by catching `url` (`ASWebAuthenticationSession`'s completion handler). A
+    /// valid return loads the web app as ``handleReturn(_:)`` does; anything else ends the sign-in with
+    /// `?error=invalid_response`, since the session that could have returned is over.
+    public func browserCompleted(with url: URL) async -> ReturnOutcome {
+        let outcome = await handleReturn(url)
+        if case .loaded = outcome { return outcome }
+        guard let path = pendingPath else { return outcome }
+        pendingPath = nil
+        await browser.close()
+        await loadInWebView(webURL(path: path, query: [("error", "invalid_response")]))
+        return outcome
+    }
+
     /// The user closed the browser before the sign-in returned.
     public func browserDismissed() async {
         guard let path = pendingPath else { return }

@@ -243,7 +243,7 @@ struct BridgeEvents: TabEvents {
     func shouldLoad(_ url: URL?) async -> Bool { await bridge.decide(url) == .allow }
     func loadFailed(_ url: URL?, cancelledByPolicy: Bool) async {}
     func callback(_ callback: AuthorizationCallback) async {
-        if case .redirect(let url) = callback { _ = await bridge.handleReturn(url) }
+        if case .redirect(let url) = callback { _ = await bridge.browserCompleted(with: url) }
     }
     func dismissed() async { await bridge.browserDismissed() }
 }

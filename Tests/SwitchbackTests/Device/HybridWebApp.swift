@@ -1,6 +1,7 @@
 #if os(Linux)
 import Foundation
 import Hummingbird
+import Logging
 import Switchback
 import SwitchbackTesting
 
@@ -69,7 +70,9 @@ final class HybridWebApp: Sendable {
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()
-            }
+            },
+            // Cancelling the server at the end of a test is not worth an error line.
+            logger: Logger(label: "hybrid-web-app") { _ in SwiftLogNoOpLogHandler() }
         )
         let server = Task { try await app.runService() }
         var iterator = ports.makeAsyncIterator()

@@ -119,6 +119,12 @@ struct HybridBridgeTests {
         }
         #expect(harness.loaded.withLock { $0 }.isEmpty)
         #expect(await harness.bridge.isSigningIn, "refused links leave the real sign-in waiting")
+
+        // The browser session itself ends on a bad link: no other return can come, so the web app is told.
+        #expect(await harness.bridge.browserCompleted(with: URL(string: "myapp://oauth/home?access_token=abc")!) == .rejected(.handOffLinkInvalid))
+        #expect(harness.loaded.withLock { $0 } == [URL(string: "https://web.example.com/home?error=invalid_response")!])
+        #expect(harness.browser.closed.withLock { $0 } == 1)
+        #expect(await !harness.bridge.isSigningIn)
     }
 
     @Test("refusals reach the web app as ?error=: a scheme the companion does not allow, a bad trigger, a dismissed or failing browser")
