@@ -164,18 +164,33 @@ public actor HybridBridge {
     public func browserCompleted(with url: URL) async -> ReturnOutcome {
         let outcome = await handleReturn(url)
         if case .loaded = outcome { return outcome }
-        guard let path = pendingPath else { return outcome }
-        pendingPath = nil
+        guard pendingPath != nil else { return outcome }
         await browser.close()
-        await loadInWebView(webURL(path: path, query: [("error", "invalid_response")]))
+        await end(with: "invalid_response")
         return outcome
+    }
+
+    /// `ASWebAuthenticationSession`'s completion handler, as received: the URL it caught, or its error's
+    /// domain and code. A caught link goes to ``browserCompleted(with:)``; the user's Cancel tells the web app
+    /// `cancelled`; any other failure (the session could not be presented) tells it `server_error`.
+    public func browserSessionCompleted(callbackURL: URL?, errorDomain: String?, errorCode: Int?) async {
+        switch PlatformOutcome.sessionCompletion(callbackURL: callbackURL, errorDomain: errorDomain, errorCode: errorCode) {
+        case .callback(let url): _ = await browserCompleted(with: url)
+        case .cancelledByUser: await browserDismissed()
+        case .failed: await end(with: "server_error")
+        }
     }
 
     /// The user closed the browser before the sign-in returned.
     public func browserDismissed() async {
+        await end(with: "cancelled")
+    }
+
+    /// Ends the sign-in in progress, if any, telling the web app `error`.
+    private func end(with error: String) async {
         guard let path = pendingPath else { return }
         pendingPath = nil
-        await loadInWebView(webURL(path: path, query: [("error", "cancelled")]))
+        await loadInWebView(webURL(path: path, query: [("error", error)]))
     }
 
     /// Whether a sign-in is waiting for its return link.

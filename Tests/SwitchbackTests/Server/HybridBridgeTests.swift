@@ -149,6 +149,19 @@ struct HybridBridgeTests {
         #expect(harness.loaded.withLock { $0 }.last == URL(string: "https://web.example.com/account?error=cancelled"))
         #expect(await !harness.bridge.isSigningIn)
 
+        // The authentication session's own completions: the user's Cancel, and a session that could not be shown.
+        let domain = PlatformOutcome.authenticationSessionErrorDomain
+        _ = await harness.bridge.decide(URL(string: "switchback://sign-in?return=/account&binding=\(Self.binding)")!)
+        await harness.bridge.browserSessionCompleted(callbackURL: nil, errorDomain: domain, errorCode: 1)
+        #expect(harness.loaded.withLock { $0 }.last == URL(string: "https://web.example.com/account?error=cancelled"))
+        _ = await harness.bridge.decide(URL(string: "switchback://sign-in?return=/account&binding=\(Self.binding)")!)
+        await harness.bridge.browserSessionCompleted(callbackURL: nil, errorDomain: domain, errorCode: 2)
+        #expect(harness.loaded.withLock { $0 }.last == URL(string: "https://web.example.com/account?error=server_error"))
+        // A completion after the sign-in ended (the session cancelled by close()) changes nothing.
+        let count = harness.loaded.withLock { $0.count }
+        await harness.bridge.browserSessionCompleted(callbackURL: nil, errorDomain: domain, errorCode: 1)
+        #expect(harness.loaded.withLock { $0.count } == count)
+
         let failing = try await Self.harness(browser: Browser(fails: true))
         defer { Task { await failing.rig.stop() } }
         _ = await failing.bridge.decide(URL(string: "switchback://sign-in?return=/home&binding=\(Self.binding)")!)
