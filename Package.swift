@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "SwitchbackTesting", targets: ["SwitchbackTesting"]),
         .library(name: "SwitchbackEmulator", targets: ["SwitchbackEmulator"]),
         .library(name: "SwitchbackServer", targets: ["SwitchbackServer"]),
+        // The demo's scenarios, for the WebKitGTK package's tests (WebKitHost/).
+        .library(name: "SwitchbackScenarios", targets: ["SwitchbackScenarios"]),
         .library(name: "SwitchbackApple", targets: ["SwitchbackApple"]),
         .executable(name: "switchback", targets: ["SwitchbackCLI"]),
     ],

@@ -95,9 +95,12 @@ public enum ScenarioRunner {
         }
     }
 
-    /// Runs `scenario`; `during`, when given, runs alongside the sign-in once it has started.
+    /// Runs `scenario`; `during`, when given, runs alongside the sign-in once it has started. `userAgent`
+    /// replaces the device's simulated user agents with a real one (a WebKit engine's WebView); the
+    /// device still routes links, runs the authenticator and the app's lifecycle.
     public static func run(
-        _ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo"), during: (@Sendable (Rig) async throws -> Void)? = nil
+        _ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo"), userAgent: (any UserAgentHost)? = nil,
+        during: (@Sendable (Rig) async throws -> Void)? = nil
     ) async throws -> ScenarioResult {
         let setup = try await Setup(scenario)
         let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
@@ -106,7 +109,7 @@ public enum ScenarioRunner {
             associations: [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/news/*"])], logger: quiet
         )
         do {
-            let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger, during: during)
+            let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger, userAgent: userAgent, during: during)
             await emulator.stop()
             await companion.stop()
             return result
@@ -124,7 +127,8 @@ public enum ScenarioRunner {
     }
 
     private static func run(
-        _ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger, during: (@Sendable (Rig) async throws -> Void)?
+        _ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger, userAgent: (any UserAgentHost)?,
+        during: (@Sendable (Rig) async throws -> Void)?
     ) async throws -> ScenarioResult {
         guard let issuer = URL(string: emulator.issuer) else { throw SwitchbackError(.invalidURL, "the emulator's issuer is not a URL") }
         let device = SimulatedDevice(hosts: [appDomain: companion.baseURL])
@@ -139,7 +143,7 @@ public enum ScenarioRunner {
         let configuration = setup.client
         let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
             let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: emulator.issuer), logger: logger)
-            return SignInCoordinator(client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger)
+            return SignInCoordinator(client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger)
         })
         let preset = setup.preset(issuer: issuer)
         var installed = true

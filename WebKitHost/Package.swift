@@ -1,0 +1,37 @@
+// swift-tools-version:6.1
+// The WebView host on a real WebKit engine (WebKitGTK), kept out of the main package so that its
+// `swift build` and `swift test` need nothing beyond the toolchain. scripts/test.sh installs WebKitGTK
+// and Xvfb and runs these tests; see README.md.
+import PackageDescription
+
+let package = Package(
+    name: "SwitchbackWebKitGTK",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "WebKitGTKHost", targets: ["WebKitGTKHost"]),
+    ],
+    dependencies: [
+        .package(name: "Switchback", path: ".."),
+    ],
+    targets: [
+        .systemLibrary(name: "CWebKitGTK", pkgConfig: "webkit2gtk-4.1", providers: [.apt(["libwebkit2gtk-4.1-dev"])]),
+        .target(name: "CWebKitShim", dependencies: ["CWebKitGTK"]),
+        .target(
+            name: "WebKitGTKHost",
+            dependencies: ["CWebKitShim", "CWebKitGTK", .product(name: "Switchback", package: "Switchback")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "WebKitGTKHostTests",
+            dependencies: [
+                "WebKitGTKHost",
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "SwitchbackTesting", package: "Switchback"),
+                .product(name: "SwitchbackEmulator", package: "Switchback"),
+                .product(name: "SwitchbackScenarios", package: "Switchback"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

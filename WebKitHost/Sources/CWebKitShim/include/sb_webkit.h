@@ -1,0 +1,48 @@
+// A thin layer between Swift and WebKitGTK: GObject signals take variadic C callbacks and the type
+// casts are macros, neither of which Swift can use directly. Everything here runs on the thread that
+// runs the GLib main loop.
+#ifndef SB_WEBKIT_H
+#define SB_WEBKIT_H
+
+#include <webkit2/webkit2.h>
+
+typedef void (*sb_task)(void *context);
+
+/// Initialises GTK and runs the default main loop on the calling thread; returns when sb_quit is called.
+int sb_run_main_loop(void);
+void sb_quit(void);
+/// Runs `task(context)` on the main loop's thread.
+void sb_invoke(sb_task task, void *context);
+
+/// What decide-policy reports for a navigation or new-window action.
+typedef struct {
+    const char *uri;
+    const char *method;
+    int is_redirect;
+    int is_user_gesture;
+    int navigation_type;
+    int new_window;
+    int main_frame;
+} sb_navigation;
+
+/// Called for navigation and new-window decisions; return 1 when the decision was taken (kept with
+/// g_object_ref to answer later), 0 for the engine's default.
+typedef int (*sb_decide)(WebKitPolicyDecision *decision, const sb_navigation *navigation, void *context);
+/// Called when a load fails: the failing URI, the error's domain and code.
+typedef void (*sb_failed)(const char *uri, const char *domain, int code, void *context);
+/// Called when a main-frame load has finished.
+typedef void (*sb_finished)(const char *uri, void *context);
+
+/// A WebView in an offscreen window, with its own non-persistent website data, the given user agent,
+/// JavaScript on, and the three callbacks connected.
+WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, void *context);
+void sb_web_view_destroy(WebKitWebView *view);
+void sb_decision_use(WebKitPolicyDecision *decision);
+void sb_decision_ignore(WebKitPolicyDecision *decision);
+/// The cookies the view's data manager holds for `uri`, as `name=value; …`, through `done` (async in WebKit).
+void sb_cookies(WebKitWebView *view, const char *uri, void (*done)(const char *header, void *context), void *context);
+
+/// The page's visible text (`document.body.innerText`), through `done`.
+void sb_page_text(WebKitWebView *view, void (*done)(const char *text, void *context), void *context);
+
+#endif

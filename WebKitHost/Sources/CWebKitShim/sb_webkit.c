@@ -1,0 +1,164 @@
+#include "sb_webkit.h"
+#include <string.h>
+
+static GMainLoop *loop;
+
+int sb_run_main_loop(void) {
+    if (!gtk_init_check(NULL, NULL)) return 0;
+    loop = g_main_loop_new(NULL, FALSE);
+    g_main_loop_run(loop);
+    return 1;
+}
+
+void sb_quit(void) {
+    if (loop) g_main_loop_quit(loop);
+}
+
+typedef struct {
+    sb_task task;
+    void *context;
+} sb_invocation;
+
+static gboolean sb_invoke_once(gpointer data) {
+    sb_invocation *invocation = data;
+    invocation->task(invocation->context);
+    g_free(invocation);
+    return G_SOURCE_REMOVE;
+}
+
+void sb_invoke(sb_task task, void *context) {
+    sb_invocation *invocation = g_new(sb_invocation, 1);
+    invocation->task = task;
+    invocation->context = context;
+    g_idle_add(sb_invoke_once, invocation);
+}
+
+typedef struct {
+    sb_decide decide;
+    sb_failed failed;
+    sb_finished finished;
+    void *context;
+    GtkWidget *window;
+} sb_view_state;
+
+static gboolean on_decide_policy(WebKitWebView *view, WebKitPolicyDecision *decision, WebKitPolicyDecisionType type, gpointer data) {
+    sb_view_state *state = data;
+    if (type != WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION && type != WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION) return FALSE;
+    WebKitNavigationAction *action = webkit_navigation_policy_decision_get_navigation_action(WEBKIT_NAVIGATION_POLICY_DECISION(decision));
+    WebKitURIRequest *request = webkit_navigation_action_get_request(action);
+    sb_navigation navigation = {
+        .uri = webkit_uri_request_get_uri(request),
+        .method = webkit_uri_request_get_http_method(request),
+        .is_redirect = webkit_navigation_action_is_redirect(action),
+        .is_user_gesture = webkit_navigation_action_is_user_gesture(action),
+        .navigation_type = webkit_navigation_action_get_navigation_type(action),
+        .new_window = type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION,
+        .main_frame = webkit_navigation_action_get_frame_name(action) == NULL,
+    };
+    return state->decide(decision, &navigation, state->context) ? TRUE : FALSE;
+}
+
+static gboolean on_load_failed(WebKitWebView *view, WebKitLoadEvent event, gchar *uri, GError *error, gpointer data) {
+    sb_view_state *state = data;
+    state->failed(uri, g_quark_to_string(error->domain), error->code, state->context);
+    // No error page: the host decides what the user sees.
+    return TRUE;
+}
+
+static void on_load_changed(WebKitWebView *view, WebKitLoadEvent event, gpointer data) {
+    sb_view_state *state = data;
+    if (event == WEBKIT_LOAD_FINISHED) state->finished(webkit_web_view_get_uri(view), state->context);
+}
+
+WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, void *context) {
+    WebKitWebsiteDataManager *data = webkit_website_data_manager_new_ephemeral();
+    WebKitWebContext *web_context = webkit_web_context_new_with_website_data_manager(data);
+    WebKitWebView *view = WEBKIT_WEB_VIEW(webkit_web_view_new_with_context(web_context));
+    g_object_unref(web_context);
+    g_object_unref(data);
+    WebKitSettings *settings = webkit_web_view_get_settings(view);
+    webkit_settings_set_enable_javascript(settings, TRUE);
+    if (user_agent) webkit_settings_set_user_agent(settings, user_agent);
+    sb_view_state *state = g_new0(sb_view_state, 1);
+    state->decide = decide;
+    state->failed = failed;
+    state->finished = finished;
+    state->context = context;
+    state->window = gtk_offscreen_window_new();
+    gtk_container_add(GTK_CONTAINER(state->window), GTK_WIDGET(view));
+    gtk_widget_show_all(state->window);
+    g_object_set_data_full(G_OBJECT(view), "sb-state", state, g_free);
+    g_signal_connect(view, "decide-policy", G_CALLBACK(on_decide_policy), state);
+    g_signal_connect(view, "load-failed", G_CALLBACK(on_load_failed), state);
+    g_signal_connect(view, "load-changed", G_CALLBACK(on_load_changed), state);
+    return view;
+}
+
+void sb_web_view_destroy(WebKitWebView *view) {
+    sb_view_state *state = g_object_get_data(G_OBJECT(view), "sb-state");
+    webkit_web_view_stop_loading(view);
+    g_signal_handlers_disconnect_by_data(view, state);
+    if (state && state->window) gtk_widget_destroy(state->window);
+}
+
+void sb_decision_use(WebKitPolicyDecision *decision) {
+    webkit_policy_decision_use(decision);
+    g_object_unref(decision);
+}
+
+void sb_decision_ignore(WebKitPolicyDecision *decision) {
+    webkit_policy_decision_ignore(decision);
+    g_object_unref(decision);
+}
+
+typedef struct {
+    void (*done)(const char *header, void *context);
+    void *context;
+} sb_cookie_request;
+
+static void on_cookies(GObject *source, GAsyncResult *result, gpointer data) {
+    sb_cookie_request *request = data;
+    GList *cookies = webkit_cookie_manager_get_cookies_finish(WEBKIT_COOKIE_MANAGER(source), result, NULL);
+    GString *header = g_string_new("");
+    for (GList *item = cookies; item; item = item->next) {
+        SoupCookie *cookie = item->data;
+        if (header->len) g_string_append(header, "; ");
+        g_string_append_printf(header, "%s=%s", soup_cookie_get_name(cookie), soup_cookie_get_value(cookie));
+    }
+    g_list_free_full(cookies, (GDestroyNotify)soup_cookie_free);
+    request->done(header->str, request->context);
+    g_string_free(header, TRUE);
+    g_free(request);
+}
+
+void sb_cookies(WebKitWebView *view, const char *uri, void (*done)(const char *header, void *context), void *context) {
+    WebKitWebsiteDataManager *data = webkit_web_view_get_website_data_manager(view);
+    WebKitCookieManager *manager = webkit_website_data_manager_get_cookie_manager(data);
+    sb_cookie_request *request = g_new(sb_cookie_request, 1);
+    request->done = done;
+    request->context = context;
+    webkit_cookie_manager_get_cookies(manager, uri, NULL, on_cookies, request);
+}
+
+typedef struct {
+    void (*done)(const char *text, void *context);
+    void *context;
+} sb_text_request;
+
+static void on_text(GObject *source, GAsyncResult *result, gpointer data) {
+    sb_text_request *request = data;
+    JSCValue *value = webkit_web_view_evaluate_javascript_finish(WEBKIT_WEB_VIEW(source), result, NULL);
+    char *text = value && jsc_value_is_string(value) ? jsc_value_to_string(value) : NULL;
+    request->done(text ? text : "", request->context);
+    g_free(text);
+    if (value) g_object_unref(value);
+    g_free(request);
+}
+
+void sb_page_text(WebKitWebView *view, void (*done)(const char *text, void *context), void *context) {
+    sb_text_request *request = g_new(sb_text_request, 1);
+    request->done = done;
+    request->context = context;
+    // Read-only evaluation in an isolated world, for the test's eyes only; no script is injected into pages.
+    webkit_web_view_evaluate_javascript(view, "document.body ? document.body.innerText : ''", -1, "switchback-test", NULL, NULL, on_text, request);
+}

@@ -1,0 +1,203 @@
+public import Foundation
+public import Switchback
+import CWebKitGTK
+import CWebKitShim
+
+/// The WebView strategy's user agent on a real WebKit engine: a WebKitGTK web view whose navigation and
+/// new-window decisions go to the flow (`UserAgentEvents.shouldLoad`), whose failed loads are reported
+/// with their error's domain and code, and which carries out the flow's answers (load, close). It is the
+/// WKWebView adapter's counterpart and, like it, decides nothing: the same core calls in the same places.
+public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
+    /// What the engine reported, in order, for tests to check what really happened.
+    public enum Observation: Sendable, Equatable {
+        /// A navigation (or new window) put to the flow, and the answer.
+        case decided(URL?, redirect: Bool, userGesture: Bool, newWindow: Bool, allowed: Bool)
+        /// A load failed with this error.
+        case failed(URL?, domain: String, code: Int)
+        /// A main-frame page finished loading.
+        case finished(URL?)
+        case presented(URL)
+        case loaded(URL)
+        case closed
+    }
+
+    /// The user agent iOS WKWebViews send (no `Safari/` token), so providers see an embedded WebView.
+    public static let webViewUserAgent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
+
+    private let loop: MainLoop
+    private let userAgent: String
+    /// Lets custom-scheme navigations through without asking the flow, as iOS's WKWebView sometimes does
+    /// (seed 000): the engine then fails the provisional load, and only the failure reaches the flow.
+    /// For tests of that fallback path; off in any real use.
+    let customSchemesSkipPolicy: Bool
+    private let lock = NSLock()
+    private var observed: [Observation] = []
+    private var current: Presentation?
+
+    /// Starts (once per process) the GLib main loop the engine runs on. Throws when GTK has no display.
+    public init(userAgent: String = WebKitGTKHost.webViewUserAgent, customSchemesSkipPolicy: Bool = false) throws {
+        loop = try MainLoop.shared.get()
+        self.userAgent = userAgent
+        self.customSchemesSkipPolicy = customSchemesSkipPolicy
+    }
+
+    public var observations: [Observation] { lock.withLock { observed } }
+
+    func observe(_ observation: Observation) { lock.withLock { observed.append(observation) } }
+
+    // MARK: UserAgentHost
+
+    public func present(_ url: URL, strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents) async throws {
+        guard strategy == .webView else { throw SwitchbackError(.strategyNotSupported, "this host is a WebView; \(strategy) needs another user agent") }
+        await dismiss()
+        let presentation = Presentation(host: self, events: events)
+        lock.withLock { current = presentation }
+        observe(.presented(url))
+        let userAgent = userAgent
+        await loop.run { presentation.open(userAgent: userAgent, at: url) }
+    }
+
+    public func load(_ url: URL) async {
+        guard let presentation = lock.withLock({ current }) else { return }
+        observe(.loaded(url))
+        await loop.run { presentation.load(url) }
+    }
+
+    public func dismiss() async {
+        guard let presentation = lock.withLock({ let shown = current; current = nil; return shown }) else { return }
+        observe(.closed)
+        await loop.run { presentation.close() }
+    }
+
+    /// The user taps Cancel on the WebView's screen: the screen closes and the flow is told.
+    public func userCancels() async {
+        guard let presentation = lock.withLock({ let shown = current; current = nil; return shown }) else { return }
+        observe(.closed)
+        await loop.run { presentation.close() }
+        await presentation.events.dismissed()
+    }
+
+    /// The cookies the shown WebView holds for `url`, as a `Cookie` header value.
+    public func cookies(for url: URL) async -> String {
+        guard let presentation = lock.withLock({ current }) else { return "" }
+        return await withCheckedContinuation { continuation in
+            loop.perform { presentation.cookies(for: url) { continuation.resume(returning: $0) } }
+        }
+    }
+
+    /// The text of the page the WebView shows.
+    public func pageText() async -> String {
+        guard let presentation = lock.withLock({ current }) else { return "" }
+        return await withCheckedContinuation { continuation in
+            loop.perform { presentation.text { continuation.resume(returning: $0) } }
+        }
+    }
+
+    fileprivate var loopForDecisions: MainLoop { loop }
+}
+
+/// One shown WebView. Its view pointer is touched only on the main loop's thread.
+final class Presentation: @unchecked Sendable {
+    weak var host: WebKitGTKHost?
+    let events: UserAgentEvents
+    private var view: UnsafeMutablePointer<WebKitWebView>?
+    private var context: Unmanaged<Presentation>?
+
+    init(host: WebKitGTKHost, events: UserAgentEvents) {
+        self.host = host
+        self.events = events
+    }
+
+    func open(userAgent: String, at url: URL) {
+        let context = Unmanaged.passRetained(self)
+        self.context = context
+        view = sb_web_view_new(userAgent, { decision, navigation, context in
+            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().decide(decision!, navigation!.pointee)
+        }, { uri, domain, code, context in
+            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().failed(uri.map { String(cString: $0) }, domain: String(cString: domain!), code: Int(code))
+        }, { uri, context in
+            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().host?.observe(.finished(uri.flatMap { URL(string: String(cString: $0)) }))
+        }, context.toOpaque())
+        load(url)
+    }
+
+    func load(_ url: URL) {
+        guard let view else { return }
+        webkit_web_view_load_uri(view, url.absoluteString)
+    }
+
+    func close() {
+        guard let view else { return }
+        sb_web_view_destroy(view)
+        self.view = nil
+        context?.release()
+        context = nil
+    }
+
+    /// decide-policy: keep the decision, ask the flow, answer on the loop's thread.
+    private func decide(_ decision: UnsafeMutablePointer<WebKitPolicyDecision>, _ navigation: sb_navigation) -> Int32 {
+        guard let host, let view else { return 0 }
+        let url = navigation.uri.flatMap { URL(string: String(cString: $0)) }
+        let redirect = navigation.is_redirect != 0
+        let gesture = navigation.is_user_gesture != 0
+        let newWindow = navigation.new_window != 0
+        if host.customSchemesSkipPolicy, let scheme = url?.scheme?.lowercased(), !["http", "https", "about", "data", "blob"].contains(scheme) {
+            return 0
+        }
+        g_object_ref(decision)
+        let pending = Pointer(decision)
+        let viewPointer = Pointer(view)
+        let events = events
+        let loop = host.loopForDecisions
+        Task {
+            let allowed = await events.shouldLoad(url)
+            host.observe(.decided(url, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
+            loop.perform { [weak self] in
+                // A new window opens in this same view, as the WKWebView adapter does.
+                if newWindow {
+                    sb_decision_ignore(pending.value)
+                    if allowed, self?.view == viewPointer.value, let url { webkit_web_view_load_uri(viewPointer.value, url.absoluteString) }
+                } else if allowed, self?.view == viewPointer.value {
+                    sb_decision_use(pending.value)
+                } else {
+                    sb_decision_ignore(pending.value)
+                }
+            }
+        }
+        return 1
+    }
+
+    private func failed(_ uri: String?, domain: String, code: Int) {
+        let url = uri.flatMap { URL(string: $0) }
+        host?.observe(.failed(url, domain: domain, code: code))
+        let events = events
+        Task { await events.loadFailed(url, errorDomain: domain, errorCode: code) }
+    }
+
+    func cookies(for url: URL, _ done: @escaping @Sendable (String) -> Void) {
+        guard let view else { return done("") }
+        let box = Unmanaged.passRetained(Callback(done)).toOpaque()
+        sb_cookies(view, url.absoluteString, { header, context in
+            Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(header.map { String(cString: $0) } ?? "")
+        }, box)
+    }
+
+    func text(_ done: @escaping @Sendable (String) -> Void) {
+        guard let view else { return done("") }
+        let box = Unmanaged.passRetained(Callback(done)).toOpaque()
+        sb_page_text(view, { text, context in
+            Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(text.map { String(cString: $0) } ?? "")
+        }, box)
+    }
+
+    private final class Callback {
+        let run: @Sendable (String) -> Void
+        init(_ run: @escaping @Sendable (String) -> Void) { self.run = run }
+    }
+}
+
+/// A C pointer carried to the loop's thread, where alone it is used.
+struct Pointer<T>: @unchecked Sendable {
+    let value: UnsafeMutablePointer<T>
+    init(_ value: UnsafeMutablePointer<T>) { self.value = value }
+}
