@@ -52,12 +52,23 @@ public struct HybridShell: Sendable {
     public let browser: Browser
     /// The web app's page the WebView opens at launch.
     public let start: URL
+    /// A WebView the device does not simulate (a real engine's); nil for the device's own.
+    public let screen: (any HybridScreen)?
 
-    public init(_ configuration: HybridBridge.Configuration, browser: Browser = .authenticationSession, start: URL? = nil) {
+    public init(_ configuration: HybridBridge.Configuration, browser: Browser = .authenticationSession, start: URL? = nil, screen: (any HybridScreen)? = nil) {
         self.configuration = configuration
         self.browser = browser
         self.start = start ?? configuration.webOrigin
+        self.screen = screen
     }
+}
+
+/// A hybrid app's WebView from outside the device (a real WebKit engine): the device opens it at launch
+/// with the bridge's navigation rule and loads the bridge's returns into it.
+public protocol HybridScreen: Sendable {
+    /// Shows `start`; every navigation is put to `decide` first (true to load it).
+    func open(_ start: URL, decide: @escaping @Sendable (URL?) async -> Bool) async
+    func load(_ url: URL) async
 }
 
 /// One launch of the app under test.

@@ -176,13 +176,19 @@ public actor SimulatedDevice {
         let bridge = app.hybrid.map { shell in
             HybridBridge(
                 shell.configuration, browser: DeviceBridgeBrowser(device: self, launch: id, kind: shell.browser),
-                loadInWebView: { [weak self] url in await self?.loadInAppScreen(url, launch: id) }, transport: network
+                loadInWebView: { [weak self] url in
+                    if let screen = shell.screen { await screen.load(url) } else { await self?.loadInAppScreen(url, launch: id) }
+                },
+                transport: network
             )
         }
         let runningApp = RunningApp(id: id, coordinator: coordinator, bridge: bridge, opener: context.opener)
         running = runningApp
         record(.device, .app, "launches the app")
-        if let shell = app.hybrid, let bridge {
+        if let shell = app.hybrid, let bridge, let screen = shell.screen {
+            record(.app, .userAgent, "shows its web app \(Redaction.describe(shell.start)) in its own engine")
+            await screen.open(shell.start) { await bridge.decide($0) == .allow }
+        } else if let shell = app.hybrid, let bridge {
             let screen = newTab(Tab(kind: .webView(events: BridgeEvents(bridge: bridge)), owner: id, jar: "app-webview", isAppScreen: true))
             record(.app, .userAgent, "shows its web app \(Redaction.describe(shell.start))")
             background { await $0.navigate(screen, to: shell.start) }

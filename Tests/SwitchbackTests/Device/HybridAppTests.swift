@@ -5,6 +5,7 @@ import Testing
 @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackServer
+import SwitchbackScenarios
 import SwitchbackTesting
 
 /// A hybrid app on the simulated device: its screen is a WebView showing a real web app; sign-in leaves
@@ -12,68 +13,22 @@ import SwitchbackTesting
 /// code the web app redeems, server to server. Everything over HTTP: emulator, companion, web app.
 @Suite("Hybrid app on the simulated device")
 struct HybridAppTests {
-    static let webOrigin = URL(string: "https://web.example.com")!
-    /// The companion, at the second web app's origin (its routes mounted there, as a reverse proxy would).
-    static let companionOrigin = URL(string: "https://shop.example.com")!
+    typealias Rig = HybridRig
+    static let webOrigin = HybridRig.webOrigin
+    static let companionOrigin = HybridRig.companionOrigin
     static let alice = "9b1f7c2e-alice"
-
-    struct Rig {
-        let emulator: Emulator
-        let companion: Companion
-        let webApp: HybridWebApp
-        let device: SimulatedDevice
-
-        func stop() async {
-            await webApp.stop()
-            await companion.stop()
-            await emulator.stop()
-        }
-    }
 
     static func start(
         profile: Profile = .generic, responseType: ResponseType = .code, browser: HybridShell.Browser = .authenticationSession, trigger: String = "",
         returnScheme: String = "myapp"
     ) async throws -> Rig {
-        var emulatorConfiguration = EmulatorConfiguration.defaults
-        for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
-            emulatorConfiguration.clients[index].redirectURIs.append(companionOrigin.absoluteString + "/bridge/callback")
-        }
-        let quiet = Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
-        let emulator = try await Emulator.start(profile: profile, configuration: emulatorConfiguration, logger: quiet)
-        let configuration = ServerConfiguration(
-            port: 0, publicURL: companionOrigin.absoluteString,
-            provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
-            bridge: .init(schemes: ["myapp"], returns: .tokens, responseType: responseType),
-            handOff: .init(allowedRedirects: [companionOrigin.absoluteString + "/session"])
-        )
-        let companion = try await Companion.start(configuration, logger: quiet)
-        let loopback = try #require(URL(string: "http://127.0.0.1:\(companion.port)"))
-        let webApp = try await HybridWebApp.start(companion: loopback, trigger: trigger)
-        let device = SimulatedDevice(hosts: [webOrigin.host!: webApp.baseURL, companionOrigin.host!: loopback])
-        let shell = HybridShell(.init(webOrigin: webOrigin, returnScheme: returnScheme, companion: companionOrigin), browser: browser)
-        let issuer = emulator.issuer
-        await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: [returnScheme, "com.example.app"], hybrid: shell) { context in
-            // The app can also sign in natively (the hand-off tests use it).
-            let client = OIDCClient(
-                configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
-                provider: .discovery(issuer: issuer), logger: quiet
-            )
-            return SignInCoordinator(client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: quiet)
-        })
-        let rig = Rig(emulator: emulator, companion: companion, webApp: webApp, device: device)
+        let rig = try await HybridRig.start(profile: profile, responseType: responseType, browser: browser, trigger: trigger, returnScheme: returnScheme)
         try await settle(rig.device) { $0.appScreenPage?.heading == "Web app" }
         return rig
     }
 
-    /// Waits (real time, at most 20 s) until the device is idle and `done` holds.
     static func settle(_ device: SimulatedDevice, _ done: @Sendable (isolated SimulatedDevice) -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if await device.isIdle, await done(device) { return }
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
-        let steps = await device.transcript.map { "\($0.from.rawValue) → \($0.to.rawValue): \($0.text)" }.joined(separator: "\n")
-        throw RigFailure("the device did not settle; the web app shows \"\(await device.appScreenPage?.heading ?? "nothing")\"\n\(steps)")
+        try await HybridRig.settle(device, done)
     }
 
     static func screen(_ device: SimulatedDevice) async -> String { await device.appScreenPage?.heading ?? "" }

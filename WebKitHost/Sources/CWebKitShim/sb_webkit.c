@@ -155,10 +155,9 @@ static void on_text(GObject *source, GAsyncResult *result, gpointer data) {
     g_free(request);
 }
 
-void sb_page_text(WebKitWebView *view, void (*done)(const char *text, void *context), void *context) {
+void sb_evaluate(WebKitWebView *view, const char *script, void (*done)(const char *text, void *context), void *context) {
     sb_text_request *request = g_new(sb_text_request, 1);
     request->done = done;
     request->context = context;
-    // Read-only evaluation in an isolated world, for the test's eyes only; no script is injected into pages.
-    webkit_web_view_evaluate_javascript(view, "document.body ? document.body.innerText : ''", -1, "switchback-test", NULL, NULL, on_text, request);
+    webkit_web_view_evaluate_javascript(view, script, -1, "switchback-test", NULL, NULL, on_text, request);
 }

@@ -17,7 +17,8 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         /// A main-frame page finished loading.
         case finished(URL?)
         case presented(URL)
-        case loaded(URL)
+        /// The app loaded `url` into the shown view, which then held cookies with these names for it.
+        case loaded(URL, cookies: [String])
         case closed
     }
 
@@ -49,8 +50,20 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     public func present(_ url: URL, strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents) async throws {
         guard strategy == .webView else { throw SwitchbackError(.strategyNotSupported, "this host is a WebView; \(strategy) needs another user agent") }
+        await show(url, Presentation(
+            host: self, shouldLoad: { await events.shouldLoad($0) }, loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) },
+            dismissed: { await events.dismissed() }
+        ))
+    }
+
+    /// Shows a web app (a hybrid app's own WebView): every navigation and new window is put to `decide`
+    /// (a ``HybridBridge``'s `decide(_:) == .allow`), which loads it when true.
+    public func open(_ start: URL, decide: @escaping @Sendable (URL?) async -> Bool) async {
+        await show(start, Presentation(host: self, shouldLoad: decide, loadFailed: { _, _, _ in }, dismissed: nil))
+    }
+
+    private func show(_ url: URL, _ presentation: Presentation) async {
         await dismiss()
-        let presentation = Presentation(host: self, events: events)
         lock.withLock { current = presentation }
         observe(.presented(url))
         let userAgent = userAgent
@@ -59,7 +72,9 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     public func load(_ url: URL) async {
         guard let presentation = lock.withLock({ current }) else { return }
-        observe(.loaded(url))
+        let header = await cookies(for: url)
+        let names = header.split(separator: ";").compactMap { $0.split(separator: "=").first.map { String($0).trimmingCharacters(in: .whitespaces) } }
+        observe(.loaded(url, cookies: names))
         await loop.run { presentation.load(url) }
     }
 
@@ -74,7 +89,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         guard let presentation = lock.withLock({ let shown = current; current = nil; return shown }) else { return }
         observe(.closed)
         await loop.run { presentation.close() }
-        await presentation.events.dismissed()
+        await presentation.dismissed?()
     }
 
     /// The cookies the shown WebView holds for `url`, as a `Cookie` header value.
@@ -85,11 +100,22 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         }
     }
 
-    /// The text of the page the WebView shows.
+    /// The text of the page the WebView shows (for tests; evaluated apart from the page's own scripts).
     public func pageText() async -> String {
+        await evaluate("document.body ? document.body.innerText : ''")
+    }
+
+    /// The user taps the link with this `id` (for tests); false when the page has none.
+    @discardableResult
+    public func userTaps(linkWithID id: String) async -> Bool {
+        let escaped = id.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        return await evaluate("(function(){var a=document.getElementById('\(escaped)');if(!a)return 'no';a.click();return 'yes';})()") == "yes"
+    }
+
+    private func evaluate(_ script: String) async -> String {
         guard let presentation = lock.withLock({ current }) else { return "" }
         return await withCheckedContinuation { continuation in
-            loop.perform { presentation.text { continuation.resume(returning: $0) } }
+            loop.perform { presentation.evaluate(script) { continuation.resume(returning: $0) } }
         }
     }
 
@@ -99,13 +125,23 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 /// One shown WebView. Its view pointer is touched only on the main loop's thread.
 final class Presentation: @unchecked Sendable {
     weak var host: WebKitGTKHost?
-    let events: UserAgentEvents
+    /// The app's answer to a navigation: true to load it.
+    let shouldLoad: @Sendable (URL?) async -> Bool
+    /// A failed load, with its error's domain and code.
+    let loadFailed: @Sendable (URL?, String, Int) async -> Void
+    /// The user closed the screen.
+    let dismissed: (@Sendable () async -> Void)?
     private var view: UnsafeMutablePointer<WebKitWebView>?
     private var context: Unmanaged<Presentation>?
 
-    init(host: WebKitGTKHost, events: UserAgentEvents) {
+    init(
+        host: WebKitGTKHost, shouldLoad: @escaping @Sendable (URL?) async -> Bool, loadFailed: @escaping @Sendable (URL?, String, Int) async -> Void,
+        dismissed: (@Sendable () async -> Void)?
+    ) {
         self.host = host
-        self.events = events
+        self.shouldLoad = shouldLoad
+        self.loadFailed = loadFailed
+        self.dismissed = dismissed
     }
 
     func open(userAgent: String, at url: URL) {
@@ -147,10 +183,10 @@ final class Presentation: @unchecked Sendable {
         g_object_ref(decision)
         let pending = Pointer(decision)
         let viewPointer = Pointer(view)
-        let events = events
+        let shouldLoad = shouldLoad
         let loop = host.loopForDecisions
         Task {
-            let allowed = await events.shouldLoad(url)
+            let allowed = await shouldLoad(url)
             host.observe(.decided(url, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
             loop.perform { [weak self] in
                 // A new window opens in this same view, as the WKWebView adapter does.
@@ -170,8 +206,8 @@ final class Presentation: @unchecked Sendable {
     private func failed(_ uri: String?, domain: String, code: Int) {
         let url = uri.flatMap { URL(string: $0) }
         host?.observe(.failed(url, domain: domain, code: code))
-        let events = events
-        Task { await events.loadFailed(url, errorDomain: domain, errorCode: code) }
+        let loadFailed = loadFailed
+        Task { await loadFailed(url, domain, code) }
     }
 
     func cookies(for url: URL, _ done: @escaping @Sendable (String) -> Void) {
@@ -182,10 +218,10 @@ final class Presentation: @unchecked Sendable {
         }, box)
     }
 
-    func text(_ done: @escaping @Sendable (String) -> Void) {
+    func evaluate(_ script: String, _ done: @escaping @Sendable (String) -> Void) {
         guard let view else { return done("") }
         let box = Unmanaged.passRetained(Callback(done)).toOpaque()
-        sb_page_text(view, { text, context in
+        sb_evaluate(view, script, { text, context in
             Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(text.map { String(cString: $0) } ?? "")
         }, box)
     }

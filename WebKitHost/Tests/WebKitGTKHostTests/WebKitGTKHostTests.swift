@@ -51,7 +51,7 @@ struct WebKitGTKHostTests {
         case .failed(let url, let domain, let code): "failed \(url.map(Redaction.describe) ?? "nil") \(domain) \(code)"
         case .finished(let url): "finished \(url.map(Redaction.describe) ?? "nil")"
         case .presented(let url): "presented \(Redaction.describe(url))"
-        case .loaded(let url): "loaded \(Redaction.describe(url))"
+        case .loaded(let url, let cookies): "loaded \(Redaction.describe(url)) cookies=\(cookies)"
         case .closed: "closed"
         }
     }
@@ -109,22 +109,16 @@ struct WebKitGTKHostTests {
     @Test("the saved successurl resumes in the same WebView with the same cookies, and the redirect URI is intercepted, never loaded")
     func resumeAndIntercept() async throws {
         let host = try Self.host()
-        let cookies = LockedValue<String?>(nil)
-        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, environment: .production), host: host) { rig in
-            // While the user is in the authenticator: the provider's session cookie is in the WebView.
-            try await rig.waitFor("opens UAE Pass")
-            guard case .presented(let authorize)? = host.observations.first else { return }
-            cookies.withLock { $0 = nil }
-            let header = await host.cookies(for: authorize)
-            cookies.withLock { $0 = header }
-        }
+        let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, environment: .production), host: host)
         _ = try Self.credential(result, host)
-        #expect(cookies.withLock { $0 }?.contains("switchback_session=") == true, "the provider's session cookie was in the engine")
         let observations = host.observations
         // One WebView from start to finish: presented once, the resume page loaded into it, closed once.
         #expect(observations.filter { if case .presented = $0 { true } else { false } }.count == 1)
         #expect(observations.filter { $0 == .closed }.count == 1)
-        let resumed = try #require(observations.firstIndex { if case .loaded(let url) = $0 { url.path == "/uaepass/resume" } else { false } })
+        let resumed = try #require(observations.firstIndex { if case .loaded(let url, _) = $0 { url.path == "/uaepass/resume" } else { false } })
+        // When the saved page was loaded, the engine still held the provider's session cookie from the first page.
+        guard case .loaded(_, let cookies) = observations[resumed] else { return }
+        #expect(cookies.contains("switchback_session"), "cookies held at resume: \(cookies)")
         let closed = try #require(observations.firstIndex(of: .closed))
         #expect(resumed < closed)
         #expect(Self.decisions(host).contains { $0.url.path == "/uaepass/resume" && $0.allowed })

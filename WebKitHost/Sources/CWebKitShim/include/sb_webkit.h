@@ -42,7 +42,8 @@ void sb_decision_ignore(WebKitPolicyDecision *decision);
 /// The cookies the view's data manager holds for `uri`, as `name=value; …`, through `done` (async in WebKit).
 void sb_cookies(WebKitWebView *view, const char *uri, void (*done)(const char *header, void *context), void *context);
 
-/// The page's visible text (`document.body.innerText`), through `done`.
-void sb_page_text(WebKitWebView *view, void (*done)(const char *text, void *context), void *context);
+/// Evaluates `script` in an isolated world (the page's own scripts cannot see it) and passes its string
+/// result to `done`. For tests playing the user: reading the page, tapping a link.
+void sb_evaluate(WebKitWebView *view, const char *script, void (*done)(const char *text, void *context), void *context);
 
 #endif

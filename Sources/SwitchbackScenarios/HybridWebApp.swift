@@ -1,5 +1,4 @@
-#if os(Linux)
-import Foundation
+public import Foundation
 import Hummingbird
 import Logging
 import Switchback
@@ -8,7 +7,8 @@ import SwitchbackTesting
 /// The web app a hybrid app shows, as a real site over HTTP: server-rendered pages and its own session
 /// cookie. Its sign-in link is the bridge's trigger, carrying a binding the web app keeps in its session;
 /// its return page redeems the one-time code with the companion, server to server, once, with that binding.
-final class HybridWebApp: Sendable {
+@available(macOS 14, iOS 17, *)
+public final class HybridWebApp: Sendable {
     struct Session: Sendable {
         let binding: String
         var subject: String?
@@ -16,14 +16,14 @@ final class HybridWebApp: Sendable {
         var received: [String: String] = [:]
     }
 
-    let baseURL: URL
+    public let baseURL: URL
     private let sessions: LockedValue<[String: Session]>
     private let server: Task<Void, any Error>
 
     /// The values the companion handed over, for the test to look for in URLs.
-    var received: [String: String] { sessions.withLock { $0.values.reduce(into: [:]) { $0.merge($1.received) { first, _ in first } } } }
+    public var received: [String: String] { sessions.withLock { $0.values.reduce(into: [:]) { $0.merge($1.received) { first, _ in first } } } }
     /// The bindings the web app made, which must never travel in a URL of its own (only in the trigger).
-    var bindings: [String] { sessions.withLock { $0.values.map(\.binding) } }
+    public var bindings: [String] { sessions.withLock { $0.values.map(\.binding) } }
 
     private init(baseURL: URL, sessions: LockedValue<[String: Session]>, server: Task<Void, any Error>) {
         self.baseURL = baseURL
@@ -32,18 +32,20 @@ final class HybridWebApp: Sendable {
     }
 
     /// Starts the web app on loopback; `companion` is where it redeems codes (server to server), and
-    /// `trigger` adds to the sign-in link's query (`&response_mode=form_post`).
-    static func start(companion: URL, trigger extra: String = "") async throws -> HybridWebApp {
+    /// `trigger` adds to the sign-in link's query (`&response_mode=form_post`). `secureCookie` marks its
+    /// session cookie `Secure`: right behind https, but a real engine loading it over plain loopback http
+    /// would drop it.
+    public static func start(companion: URL, trigger extra: String = "", secureCookie: Bool = true) async throws -> HybridWebApp {
         let sessions = LockedValue<[String: Session]>([:])
         let transport = URLSessionTransport()
         let router = Router()
         router.get("/") { request, _ -> Response in
-            let (id, session, cookie) = Self.session(of: request, in: sessions)
+            let (id, session, cookie) = Self.session(of: request, in: sessions, secure: secureCookie)
             let trigger = "switchback://sign-in?return=/home&binding=\(session.binding)\(extra)"
             return Self.page("Web app", "<p><a id=\"sign-in\" href=\"\(trigger.replacingOccurrences(of: "&", with: "&amp;"))\">Sign in</a></p>", cookie: id == nil ? cookie : nil)
         }
         router.get("/home") { request, _ -> Response in
-            let (_, session, _) = Self.session(of: request, in: sessions)
+            let (_, session, _) = Self.session(of: request, in: sessions, secure: secureCookie)
             let query = Dictionary(FormEncoding.decode(request.uri.query ?? "", plusIsSpace: true) ?? [], uniquingKeysWith: { first, _ in first })
             if let error = query["error"] { return Self.page("Sign-in failed: \(error)", "") }
             guard let code = query["handoffotp"] else {
@@ -78,12 +80,12 @@ final class HybridWebApp: Sendable {
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next(), let url = URL(string: "http://127.0.0.1:\(port)") else {
             server.cancel()
-            throw RigFailure("the web app did not start")
+            throw SwitchbackError(.transportFailed, "the web app did not start")
         }
         return HybridWebApp(baseURL: url, sessions: sessions, server: server)
     }
 
-    func stop() async {
+    public func stop() async {
         server.cancel()
         _ = await server.result
     }
@@ -94,12 +96,12 @@ final class HybridWebApp: Sendable {
     }
 
     /// The visitor's session, made on first sight: (nil when it already existed, the session, its Set-Cookie).
-    private static func session(of request: Request, in sessions: LockedValue<[String: Session]>) -> (String?, Session, String) {
+    private static func session(of request: Request, in sessions: LockedValue<[String: Session]>, secure: Bool) -> (String?, Session, String) {
         if let id = cookieValue(request), let existing = sessions.withLock({ $0[id] }) { return (id, existing, "") }
         let id = UUID().uuidString
         let session = Session(binding: "binding-" + UUID().uuidString.lowercased())
         sessions.withLock { $0[id] = session }
-        return (nil, session, "webapp=\(id); Path=/; Secure; HttpOnly; SameSite=Lax")
+        return (nil, session, "webapp=\(id); Path=/; \(secure ? "Secure; " : "")HttpOnly; SameSite=Lax")
     }
 
     private static func page(_ heading: String, _ body: String, cookie: String? = nil) -> Response {
@@ -109,4 +111,3 @@ final class HybridWebApp: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "<!doctype html><h1>\(escaped)</h1>\(body)")))
     }
 }
-#endif

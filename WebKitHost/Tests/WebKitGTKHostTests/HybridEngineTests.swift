@@ -1,0 +1,55 @@
+import Foundation
+import Switchback
+import SwitchbackEmulator
+import SwitchbackScenarios
+import SwitchbackTesting
+import Testing
+import WebKitGTKHost
+
+extension WebKitGTKHost: HybridScreen {}
+
+/// A hybrid app whose own WebView is the real engine: the web app's sign-in link goes to the bridge, the
+/// sign-in runs in the device's authentication session, and the return lands in the engine, where the
+/// web app redeems its code.
+@Suite("WebKitGTK host: a hybrid app's own WebView", .serialized, .enabled(if: Engine.runs, "WebKitGTK or a display is missing (run scripts/test.sh, which installs it and uses Xvfb)"))
+struct HybridEngineTests {
+    /// Waits (at most 20 s) until the engine's page text satisfies `done`.
+    static func waitForPage(_ host: WebKitGTKHost, _ done: (String) -> Bool) async throws -> String {
+        var text = ""
+        for _ in 0..<400 {
+            text = await host.pageText()
+            if done(text) { return text }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        throw WebKitGTKHostTests.EngineMissing(description: "the engine's page never got there; it shows \"\(text.prefix(200))\"")
+    }
+
+    @Test("code, form_post and implicit shapes: the web app in the engine signs in and no token is in any URL", arguments: ["code", "form_post", "implicit"])
+    func signIn(shape: String) async throws {
+        let profile: Profile = shape == "implicit" ? .legacyImplicit : .generic
+        let responseType: ResponseType = shape == "implicit" ? .idTokenToken : .code
+        let trigger = shape == "form_post" ? "&response_mode=form_post" : ""
+        let host = try WebKitGTKHostTests.host()
+        let rig = try await HybridRig.start(profile: profile, responseType: responseType, trigger: trigger, screen: host)
+        defer { Task { await rig.stop() } }
+        _ = try await Self.waitForPage(host) { $0.contains("Web app") }
+        #expect(await host.userTaps(linkWithID: "sign-in"))
+        let text = try await Self.waitForPage(host) { $0.contains("Signed in") || $0.contains("failed") }
+        #expect(text.contains("Signed in as 9b1f7c2e-alice"), "\(shape): the engine shows \(text.prefix(120))")
+
+        // The trigger reached the bridge through the engine's decide-policy and was cancelled there.
+        let decided = host.observations.compactMap { if case .decided(let url?, _, _, _, let allowed) = $0 { (url, allowed) } else { nil } }
+        #expect(decided.contains { $0.0.scheme == "switchback" && !$0.1 })
+        #expect(decided.contains { $0.0.path == "/home" && $0.0.query?.hasPrefix("handoffotp=") == true && $0.1 })
+        let tokens = ["access_token", "id_token", "refresh_token"].compactMap { rig.webApp.received[$0] }
+        #expect(tokens.count == (responseType == .code ? 3 : 2))
+        let engineURLs = decided.map(\.0) + host.observations.compactMap { if case .loaded(let url, _) = $0 { url } else { nil } }
+        for url in engineURLs {
+            #expect(!tokens.contains { url.absoluteString.contains($0) }, "a token in a URL of the app's WebView: \(Redaction.describe(url))")
+        }
+        // Outside the engine, only the implicit shape's provider redirect (to the companion's page) carries tokens.
+        let carrying = await rig.device.navigationLog.filter { url in tokens.contains { url.absoluteString.contains($0) } }
+        #expect(carrying.count == (shape == "implicit" ? 1 : 0))
+        #expect(carrying.allSatisfy { $0.host == HybridRig.companionOrigin.host && $0.path == "/bridge/callback" && $0.query == nil })
+    }
+}
