@@ -48,6 +48,17 @@ final class WebViewController: UIViewController, WKNavigationDelegate {
         Task { @MainActor in decisionHandler(await events.shouldLoad(url) ? .allow : .cancel) }
     }
 
+    func webView(
+        _ webView: WKWebView, decidePolicyFor navigationResponse: WKNavigationResponse,
+        decisionHandler: @escaping @MainActor @Sendable (WKNavigationResponsePolicy) -> Void
+    ) {
+        decisionHandler(.allow)
+        guard navigationResponse.isForMainFrame, let response = navigationResponse.response as? HTTPURLResponse else { return }
+        let (url, status) = (response.url, response.statusCode)
+        let events = events
+        Task { await events.pageResponse(url, status: status) }
+    }
+
     func webView(_ webView: WKWebView, didStartProvisionalNavigation navigation: WKNavigation!) {
         spinner.startAnimating()
     }

@@ -19,7 +19,7 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "The provider to emulate (available: \(Profile.all.map(\.name).joined(separator: ", "))).")
     var profile = "generic"
 
-    @Option(name: .customLong("variant"), help: "A variant of the profile, repeatable (uaepass: \(UAEPassOptions.Variant.allCases.map(\.rawValue).joined(separator: ", ")); bankid-se: app-link; and for any hand-off: \(Profile.HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))).")
+    @Option(name: .customLong("variant"), help: "A variant of the profile, repeatable (uaepass: \(UAEPassOptions.Variant.allCases.map(\.rawValue).joined(separator: ", ")); bankid-se: app-link; for any hand-off: \(Profile.HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", ")); for any profile: no-webview, which refuses embedded WebViews).")
     var variants: [String] = []
 
     @Option(help: "The loopback port to listen on (0 picks a free one).")

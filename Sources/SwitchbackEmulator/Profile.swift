@@ -163,6 +163,11 @@ public struct Profile: Sendable {
             return .failure(UnknownProfile(description: "unknown profile \"\(name)\"; available: \(all.map(\.name).joined(separator: ", "))"))
         }
         for variant in variants {
+            // Any profile can refuse embedded WebViews, as MitID and Singpass do.
+            if variant == "no-webview" {
+                profile.refusesEmbeddedWebViews = true
+                continue
+            }
             if let delivery = HandOffDelivery(rawValue: variant), profile.handOff != nil {
                 profile.handOffDelivery = delivery
                 continue
@@ -182,7 +187,7 @@ public struct Profile: Sendable {
                 options.appLinkForm = true
                 profile.handOff = .bankIDSweden(options)
             case nil, .bankIDNorway, .mitID, .singpass:
-                return .failure(UnknownProfile(description: "the \(name) profile has no variants\(profile.handOff == nil ? "" : " but \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
+                return .failure(UnknownProfile(description: "the \(name) profile has no variants but no-webview\(profile.handOff == nil ? "" : ", \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
             }
         }
         return .success(profile)

@@ -25,12 +25,15 @@ public struct Scenario: Sendable {
     public var killDuringHandOff: Bool
     /// How many times the authenticator delivers its return URL (2: a duplicate that must be refused).
     public var returnDeliveries: Int
+    /// Another emulator profile than the preset's (a provider behaving unlike its preset expects).
+    public var emulatorProfile: String?
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
-        killDuringHandOff: Bool = false, returnDeliveries: Int = 1
+        killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil
     ) {
+        self.emulatorProfile = emulatorProfile
         self.returnDeliveries = returnDeliveries
         self.provider = provider
         self.strategy = strategy

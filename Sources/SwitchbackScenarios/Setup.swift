@@ -73,7 +73,7 @@ struct Setup: Sendable {
         default:
             throw SwitchbackError(.invalidConfiguration, "unknown provider \(scenario.provider); known: \(Scenario.providers.joined(separator: ", "))")
         }
-        switch Profile.named(profileName, variants: variants) {
+        switch Profile.named(scenario.emulatorProfile ?? profileName, variants: variants) {
         case .success(let profile): self.profile = profile
         case .failure(let unknown): throw SwitchbackError(.invalidConfiguration, unknown.description)
         }

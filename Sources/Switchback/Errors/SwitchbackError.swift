@@ -60,6 +60,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case authenticatorUnavailable
             case authenticatorDidNotReturn
             case userAgentFailed
+            case userAgentRefused
             case timedOut
             case flowInterrupted
             case flowNotFound
@@ -183,6 +184,9 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let authenticatorDidNotReturn = Code(.authenticatorDidNotReturn)
         /// The provider's page failed to load in the user agent, or the user agent could not be shown.
         public static let userAgentFailed = Code(.userAgentFailed)
+        /// The provider answered its sign-in page with an HTTP error in this user agent (providers that
+        /// refuse embedded WebViews do): use another strategy.
+        public static let userAgentRefused = Code(.userAgentRefused)
         /// The sign-in did not finish within its time limit.
         public static let timedOut = Code(.timedOut)
         /// The app was terminated at a point the sign-in cannot continue from (the provider's page lived

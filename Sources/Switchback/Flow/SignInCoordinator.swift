@@ -344,6 +344,7 @@ public actor SignInCoordinator {
         case .timedOut: "the sign-in did not finish in time"
         case .flowInterrupted: "the app was terminated at a point this sign-in cannot continue from; start again"
         case .userAgentFailed: "the provider's page could not be shown"
+        case .userAgentRefused: "the provider refused to show its sign-in page in this user agent (an HTTP error at its authorization endpoint); it may not allow embedded WebViews, use the system browser"
         case .authorizationError: "the user declined in the authenticator app"
         default: "the sign-in failed (\(code))"
         }
@@ -377,6 +378,7 @@ extension SignInFlow.Event {
         case .start: "start"
         case .navigation: "navigation"
         case .navigationFailed: "navigationFailed"
+        case .pageResponse(_, let status): "pageResponse(\(status))"
         case .authenticatorLaunched: "authenticatorLaunched"
         case .authenticatorLaunchFailed: "authenticatorLaunchFailed"
         case .openedURL: "openedURL"

@@ -115,6 +115,8 @@ public struct SignInFlow: Sendable, Codable, Equatable {
         case navigation(URL?)
         /// A load failed before it started (a custom scheme nothing routes, or a load the policy cancelled).
         case navigationFailed(URL?, cancelledByPolicy: Bool)
+        /// A WebView received the response to a main-frame navigation: its URL and HTTP status.
+        case pageResponse(URL?, status: Int)
         case authenticatorLaunched
         /// The authenticator's link could not be opened: the app is not installed.
         case authenticatorLaunchFailed
@@ -221,6 +223,11 @@ public struct SignInFlow: Sendable, Codable, Equatable {
             case .ignore: return []
             case .fail: return fail(.userAgentFailed)
             }
+        case .pageResponse(let url, let status):
+            // An error for the provider's sign-in page itself, before anything else happened: the provider
+            // refuses this user agent. Errors on later pages are the page's business (the user sees them).
+            guard state == .presenting, status >= 400, let url, Self.sameEndpoint(url, plan.authorizationURL) else { return [] }
+            return fail(.userAgentRefused)
         case .authenticatorLaunched:
             return []
         case .authenticatorLaunchFailed:
@@ -371,6 +378,12 @@ public struct SignInFlow: Sendable, Codable, Equatable {
 
     private var resumesInSafari: Bool {
         plan.strategy.sharesSafariCookies && plan.returnsThroughProviderPage
+    }
+
+    /// Same scheme, host, port and path: the authorization endpoint, whatever the query.
+    private static func sameEndpoint(_ url: URL, _ endpoint: URL) -> Bool {
+        url.scheme?.lowercased() == endpoint.scheme?.lowercased() && url.host?.lowercased() == endpoint.host?.lowercased() && url.port == endpoint.port
+            && url.path == endpoint.path
     }
 
     private mutating func fail(_ code: SwitchbackError.Code) -> [Action] {

@@ -35,6 +35,12 @@ public struct UserAgentEvents: Sendable {
         await coordinator.deliver(.navigationFailed(url, cancelledByPolicy: cancelledByPolicy), to: flowID)
     }
 
+    /// A WebView received the response to a main-frame navigation (`decidePolicyFor navigationResponse`):
+    /// the response's URL and HTTP status. Answer the WebView with "allow" whatever this returns.
+    public func pageResponse(_ url: URL?, status: Int) async {
+        await coordinator.deliver(.pageResponse(url, status: status), to: flowID)
+    }
+
     /// The authentication session's callback, or a form_post response the app received.
     public func callback(_ callback: AuthorizationCallback) async {
         await coordinator.deliver(.callback(callback), to: flowID)

@@ -128,6 +128,10 @@ extension SimulatedDevice {
                 gesture = false
                 continue
             }
+            if case .webView(let events) = tab.kind {
+                await events.pageResponse(request.url, status: response.status)
+                guard self.tab(id) != nil else { return }
+            }
             let page = WebPage(url: request.url, status: response.status, html: String(decoding: response.body, as: UTF8.self))
             setPage(page, of: id)
             record(.provider, tab.actor, "shows \"\(page.heading)\" (HTTP \(response.status))")
@@ -230,6 +234,7 @@ extension SimulatedDevice {
 protocol TabEvents: Sendable {
     func shouldLoad(_ url: URL?) async -> Bool
     func loadFailed(_ url: URL?, cancelledByPolicy: Bool) async
+    func pageResponse(_ url: URL?, status: Int) async
     func callback(_ callback: AuthorizationCallback) async
     func dismissed() async
 }
@@ -242,6 +247,7 @@ struct BridgeEvents: TabEvents {
 
     func shouldLoad(_ url: URL?) async -> Bool { await bridge.decide(url) == .allow }
     func loadFailed(_ url: URL?, cancelledByPolicy: Bool) async {}
+    func pageResponse(_ url: URL?, status: Int) async {}
     func callback(_ callback: AuthorizationCallback) async {
         if case .redirect(let url) = callback { _ = await bridge.browserCompleted(with: url) }
     }

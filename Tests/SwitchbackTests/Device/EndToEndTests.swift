@@ -97,6 +97,20 @@ struct EndToEndTests {
         #expect(Self.error(bankID)?.code == .strategyNotSupported, "app_callback_uri must be a universal link")
     }
 
+    @Test("a provider that refuses embedded WebViews, met through a preset that allows one: userAgentRefused, not a hang")
+    func refusedWebView() async throws {
+        let result = try await Self.run(Scenario(provider: "generic", strategy: .webView, variants: ["no-webview"]))
+        #expect(Self.error(result)?.code == .userAgentRefused)
+        #expect(Self.said(result, "closes the user agent"))
+    }
+
+    @Test("a provider that answers by form_post although the app asked for none: the WebView's auto-submitted form is intercepted and the sign-in fails typed")
+    func unexpectedFormPost() async throws {
+        let result = try await Self.run(Scenario(provider: "generic", strategy: .webView, emulatorProfile: "apple-form-post"))
+        #expect(Self.error(result)?.code == .stateMissing, "the form's body never reaches the app, so the callback has no state")
+        #expect(Self.said(result, "asks whether to load com.example.app:/oauth/callback"))
+    }
+
     @Test("staging scheme bug: the staging page opens uaepass://, the WebView sends it to the staging app, and the sign-in completes")
     func stagingSchemeBug() async throws {
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, environment: .staging, stagingSchemeBug: true))

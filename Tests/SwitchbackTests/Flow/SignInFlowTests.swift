@@ -278,4 +278,19 @@ struct SignInFlowTests {
         #expect(decoded.handOff == flow.handOff)
         return decoded
     }
+
+    @Test("an HTTP error for the provider's sign-in page itself fails the flow as userAgentRefused; other responses change nothing")
+    func pageResponses() throws {
+        var refused = SignInFlow(Self.webViewPlan())
+        _ = refused.handle(.start)
+        #expect(refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/authorize?client_id=app&x=1"), status: 200)).isEmpty)
+        #expect(refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/help"), status: 404)).isEmpty, "another page's error is the page's business")
+        #expect(refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/authorize?client_id=app"), status: 403)) == [.dismissUserAgent, .complete(.failed(.userAgentRefused))])
+        #expect(refused.state == .failed(.userAgentRefused))
+
+        // After the hand-off, the authorization endpoint answering an error (a stale reload) is not a refusal.
+        var later = Self.handedOff()
+        #expect(later.handle(.pageResponse(Self.authorizationURL, status: 500)).isEmpty)
+        #expect(later.state == .awaitingAuthenticator)
+    }
 }

@@ -37,18 +37,27 @@ typedef struct {
     sb_decide decide;
     sb_failed failed;
     sb_finished finished;
+    sb_response response;
     void *context;
     GtkWidget *window;
 } sb_view_state;
 
 static gboolean on_decide_policy(WebKitWebView *view, WebKitPolicyDecision *decision, WebKitPolicyDecisionType type, gpointer data) {
     sb_view_state *state = data;
+    if (type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE) {
+        WebKitResponsePolicyDecision *decision_for_response = WEBKIT_RESPONSE_POLICY_DECISION(decision);
+        if (webkit_response_policy_decision_is_main_frame_main_resource(decision_for_response)) {
+            WebKitURIResponse *response = webkit_response_policy_decision_get_response(decision_for_response);
+            state->response(webkit_uri_response_get_uri(response), (int)webkit_uri_response_get_status_code(response), state->context);
+        }
+        // The response is reported, never decided on here: the engine's default applies.
+        return FALSE;
+    }
     if (type != WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION && type != WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION) return FALSE;
     WebKitNavigationAction *action = webkit_navigation_policy_decision_get_navigation_action(WEBKIT_NAVIGATION_POLICY_DECISION(decision));
     WebKitURIRequest *request = webkit_navigation_action_get_request(action);
     sb_navigation navigation = {
         .uri = webkit_uri_request_get_uri(request),
-        .method = webkit_uri_request_get_http_method(request),
         .is_redirect = webkit_navigation_action_is_redirect(action),
         .is_user_gesture = webkit_navigation_action_is_user_gesture(action),
         .navigation_type = webkit_navigation_action_get_navigation_type(action),
@@ -70,7 +79,7 @@ static void on_load_changed(WebKitWebView *view, WebKitLoadEvent event, gpointer
     if (event == WEBKIT_LOAD_FINISHED) state->finished(webkit_web_view_get_uri(view), state->context);
 }
 
-WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, void *context) {
+WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, sb_response response, void *context) {
     WebKitWebsiteDataManager *data = webkit_website_data_manager_new_ephemeral();
     WebKitWebContext *web_context = webkit_web_context_new_with_website_data_manager(data);
     WebKitWebView *view = WEBKIT_WEB_VIEW(webkit_web_view_new_with_context(web_context));
@@ -83,6 +92,7 @@ WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_fail
     state->decide = decide;
     state->failed = failed;
     state->finished = finished;
+    state->response = response;
     state->context = context;
     state->window = gtk_offscreen_window_new();
     gtk_container_add(GTK_CONTAINER(state->window), GTK_WIDGET(view));

@@ -10,8 +10,11 @@ import CWebKitShim
 public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// What the engine reported, in order, for tests to check what really happened.
     public enum Observation: Sendable, Equatable {
-        /// A navigation (or new window) put to the flow, and the answer.
-        case decided(URL?, redirect: Bool, userGesture: Bool, newWindow: Bool, allowed: Bool)
+        /// A navigation (or new window) put to the flow, and the answer; `kind` is the engine's navigation
+        /// type: link, form, back-forward, reload, form-resubmit or other (script, redirect, load).
+        case decided(URL?, kind: String, redirect: Bool, userGesture: Bool, newWindow: Bool, allowed: Bool)
+        /// The response to a main-frame navigation.
+        case response(URL?, status: Int)
         /// A load failed with this error.
         case failed(URL?, domain: String, code: Int)
         /// A main-frame page finished loading.
@@ -52,14 +55,14 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         guard strategy == .webView else { throw SwitchbackError(.strategyNotSupported, "this host is a WebView; \(strategy) needs another user agent") }
         await show(url, Presentation(
             host: self, shouldLoad: { await events.shouldLoad($0) }, loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) },
-            dismissed: { await events.dismissed() }
+            response: { await events.pageResponse($0, status: $1) }, dismissed: { await events.dismissed() }
         ))
     }
 
     /// Shows a web app (a hybrid app's own WebView): every navigation and new window is put to `decide`
     /// (a ``HybridBridge``'s `decide(_:) == .allow`), which loads it when true.
     public func open(_ start: URL, decide: @escaping @Sendable (URL?) async -> Bool) async {
-        await show(start, Presentation(host: self, shouldLoad: decide, loadFailed: { _, _, _ in }, dismissed: nil))
+        await show(start, Presentation(host: self, shouldLoad: decide, loadFailed: { _, _, _ in }, response: { _, _ in }, dismissed: nil))
     }
 
     private func show(_ url: URL, _ presentation: Presentation) async {
@@ -112,6 +115,20 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         return await evaluate("(function(){var a=document.getElementById('\(escaped)');if(!a)return 'no';a.click();return 'yes';})()") == "yes"
     }
 
+    /// The user types a username and password into the page's form and submits it (for tests); false
+    /// when the page has no password form.
+    @discardableResult
+    public func userSignsIn(username: String, password: String) async -> Bool {
+        func literal(_ text: String) -> String {
+            "'" + text.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u%04x", $0.value) }.joined() + "'"
+        }
+        let script = """
+            (function(){var p=document.querySelector('input[type=password]');if(!p||!p.form)return 'no';var f=p.form;
+            f.querySelector('input[name=username]').value=\(literal(username));p.value=\(literal(password));f.submit();return 'yes';})()
+            """
+        return await evaluate(script) == "yes"
+    }
+
     private func evaluate(_ script: String) async -> String {
         guard let presentation = lock.withLock({ current }) else { return "" }
         return await withCheckedContinuation { continuation in
@@ -129,6 +146,8 @@ final class Presentation: @unchecked Sendable {
     let shouldLoad: @Sendable (URL?) async -> Bool
     /// A failed load, with its error's domain and code.
     let loadFailed: @Sendable (URL?, String, Int) async -> Void
+    /// The response to a main-frame navigation, with its HTTP status.
+    let response: @Sendable (URL?, Int) async -> Void
     /// The user closed the screen.
     let dismissed: (@Sendable () async -> Void)?
     private var view: UnsafeMutablePointer<WebKitWebView>?
@@ -136,11 +155,12 @@ final class Presentation: @unchecked Sendable {
 
     init(
         host: WebKitGTKHost, shouldLoad: @escaping @Sendable (URL?) async -> Bool, loadFailed: @escaping @Sendable (URL?, String, Int) async -> Void,
-        dismissed: (@Sendable () async -> Void)?
+        response: @escaping @Sendable (URL?, Int) async -> Void, dismissed: (@Sendable () async -> Void)?
     ) {
         self.host = host
         self.shouldLoad = shouldLoad
         self.loadFailed = loadFailed
+        self.response = response
         self.dismissed = dismissed
     }
 
@@ -153,6 +173,8 @@ final class Presentation: @unchecked Sendable {
             Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().failed(uri.map { String(cString: $0) }, domain: String(cString: domain!), code: Int(code))
         }, { uri, context in
             Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().host?.observe(.finished(uri.flatMap { URL(string: String(cString: $0)) }))
+        }, { uri, status, context in
+            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().responded(uri.flatMap { URL(string: String(cString: $0)) }, status: Int(status))
         }, context.toOpaque())
         load(url)
     }
@@ -177,6 +199,15 @@ final class Presentation: @unchecked Sendable {
         let redirect = navigation.is_redirect != 0
         let gesture = navigation.is_user_gesture != 0
         let newWindow = navigation.new_window != 0
+        let kind: String =
+            switch UInt32(bitPattern: navigation.navigation_type) {
+            case WEBKIT_NAVIGATION_TYPE_LINK_CLICKED.rawValue: "link"
+            case WEBKIT_NAVIGATION_TYPE_FORM_SUBMITTED.rawValue: "form"
+            case WEBKIT_NAVIGATION_TYPE_BACK_FORWARD.rawValue: "back-forward"
+            case WEBKIT_NAVIGATION_TYPE_RELOAD.rawValue: "reload"
+            case WEBKIT_NAVIGATION_TYPE_FORM_RESUBMITTED.rawValue: "form-resubmit"
+            default: "other"
+            }
         if host.customSchemesSkipPolicy, let scheme = url?.scheme?.lowercased(), !["http", "https", "about", "data", "blob"].contains(scheme) {
             return 0
         }
@@ -187,7 +218,7 @@ final class Presentation: @unchecked Sendable {
         let loop = host.loopForDecisions
         Task {
             let allowed = await shouldLoad(url)
-            host.observe(.decided(url, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
+            host.observe(.decided(url, kind: kind, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
             loop.perform { [weak self] in
                 // A new window opens in this same view, as the WKWebView adapter does.
                 if newWindow {
@@ -201,6 +232,12 @@ final class Presentation: @unchecked Sendable {
             }
         }
         return 1
+    }
+
+    private func responded(_ url: URL?, status: Int) {
+        host?.observe(.response(url, status: status))
+        let response = response
+        Task { await response(url, status) }
     }
 
     private func failed(_ uri: String?, domain: String, code: Int) {

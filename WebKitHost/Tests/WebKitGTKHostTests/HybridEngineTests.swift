@@ -38,7 +38,7 @@ struct HybridEngineTests {
         #expect(text.contains("Signed in as 9b1f7c2e-alice"), "\(shape): the engine shows \(text.prefix(120))")
 
         // The trigger reached the bridge through the engine's decide-policy and was cancelled there.
-        let decided = host.observations.compactMap { if case .decided(let url?, _, _, _, let allowed) = $0 { (url, allowed) } else { nil } }
+        let decided = host.observations.compactMap { if case .decided(let url?, _, _, _, _, let allowed) = $0 { (url, allowed) } else { nil } }
         #expect(decided.contains { $0.0.scheme == "switchback" && !$0.1 })
         #expect(decided.contains { $0.0.path == "/home" && $0.0.query?.hasPrefix("handoffotp=") == true && $0.1 })
         let tokens = ["access_token", "id_token", "refresh_token"].compactMap { rig.webApp.received[$0] }

@@ -46,8 +46,9 @@ struct WebKitGTKHostTests {
     /// An observation with its URL's query values redacted, for failure messages.
     static func describe(_ observation: WebKitGTKHost.Observation) -> String {
         switch observation {
-        case .decided(let url, let redirect, let gesture, let newWindow, let allowed):
-            "decided \(url.map(Redaction.describe) ?? "nil") redirect=\(redirect) gesture=\(gesture) newWindow=\(newWindow) allowed=\(allowed)"
+        case .decided(let url, let kind, let redirect, let gesture, let newWindow, let allowed):
+            "decided \(kind) \(url.map(Redaction.describe) ?? "nil") redirect=\(redirect) gesture=\(gesture) newWindow=\(newWindow) allowed=\(allowed)"
+        case .response(let url, let status): "response \(status) \(url.map(Redaction.describe) ?? "nil")"
         case .failed(let url, let domain, let code): "failed \(url.map(Redaction.describe) ?? "nil") \(domain) \(code)"
         case .finished(let url): "finished \(url.map(Redaction.describe) ?? "nil")"
         case .presented(let url): "presented \(Redaction.describe(url))"
@@ -59,7 +60,7 @@ struct WebKitGTKHostTests {
     /// The navigations the engine put to the flow, with the flow's answers.
     static func decisions(_ host: WebKitGTKHost) -> [(url: URL, redirect: Bool, allowed: Bool)] {
         host.observations.compactMap {
-            if case .decided(let url?, let redirect, _, _, let allowed) = $0 { return (url, redirect, allowed) }
+            if case .decided(let url?, _, let redirect, _, _, let allowed) = $0 { return (url, redirect, allowed) }
             return nil
         }
     }
@@ -141,6 +142,42 @@ struct WebKitGTKHostTests {
         #expect(failures.contains { $0.0.scheme == "com.example.app" }, "nor the redirect URI, which the core then took as the callback")
         #expect(!Self.decisions(host).contains { $0.url.scheme != "http" && $0.url.scheme != "https" }, "no custom scheme was put to the policy")
         #expect(result.transcript.contains { $0.text == "opens UAE Pass (staging app)" })
+    }
+
+    @Test("a provider that refuses embedded WebViews, behind a preset that allows a WebView: its 403 for the sign-in page fails the flow as userAgentRefused")
+    func providerRefusesWebView() async throws {
+        let host = try Self.host()
+        let result = try await Self.run(Scenario(provider: "generic", strategy: .webView, variants: ["no-webview"]), host: host)
+        guard case .failure(let failure) = result.outcome else {
+            Issue.record("a refused WebView signed in")
+            return
+        }
+        #expect(failure.code == .userAgentRefused)
+        let observations = host.observations
+        #expect(observations.contains { if case .response(let url?, 403) = $0 { url.path == "/authorize" } else { false } }, "the engine saw the provider's 403")
+        #expect(observations.contains(.closed))
+    }
+
+    @Test("form_post auto-submit: the engine submits the provider's form (a provider answering by form_post unasked); the POST to the redirect URI is intercepted and the sign-in fails typed")
+    func formPostAutoSubmit() async throws {
+        let host = try Self.host()
+        let result = try await Self.run(Scenario(provider: "generic", strategy: .webView, emulatorProfile: "apple-form-post"), host: host) { _ in
+            // The user signs in on the provider's password page, in the engine.
+            for _ in 0..<400 {
+                if await host.userSignsIn(username: "alice", password: "Secret-123") { return }
+                try await Task.sleep(nanoseconds: 25_000_000)
+            }
+        }
+        guard case .failure(let failure) = result.outcome else {
+            Issue.record("a form_post answer in a WebView cannot sign in: its body is out of the app's reach")
+            return
+        }
+        #expect(failure.code == .stateMissing)
+        let submitted = host.observations.compactMap { observation -> (String, Bool)? in
+            if case .decided(let url?, let kind, _, _, _, let allowed) = observation, url.scheme == "com.example.app" { return (kind, allowed) }
+            return nil
+        }
+        #expect(submitted.count == 1 && submitted.allSatisfy { $0.0 == "form" && !$0.1 }, "the page's script submitted the form, and the submission was cancelled: \(submitted.map(\.0))")
     }
 
     @Test("a provider that refuses embedded WebViews (MitID): the WebView strategy is refused with a typed error before the engine shows anything")

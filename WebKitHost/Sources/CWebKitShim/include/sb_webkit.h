@@ -17,7 +17,6 @@ void sb_invoke(sb_task task, void *context);
 /// What decide-policy reports for a navigation or new-window action.
 typedef struct {
     const char *uri;
-    const char *method;
     int is_redirect;
     int is_user_gesture;
     int navigation_type;
@@ -32,10 +31,12 @@ typedef int (*sb_decide)(WebKitPolicyDecision *decision, const sb_navigation *na
 typedef void (*sb_failed)(const char *uri, const char *domain, int code, void *context);
 /// Called when a main-frame load has finished.
 typedef void (*sb_finished)(const char *uri, void *context);
+/// Called with the response to a main-frame navigation: its URI and HTTP status.
+typedef void (*sb_response)(const char *uri, int status, void *context);
 
 /// A WebView in an offscreen window, with its own non-persistent website data, the given user agent,
-/// JavaScript on, and the three callbacks connected.
-WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, void *context);
+/// JavaScript on, and the callbacks connected.
+WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, sb_response response, void *context);
 void sb_web_view_destroy(WebKitWebView *view);
 void sb_decision_use(WebKitPolicyDecision *decision);
 void sb_decision_ignore(WebKitPolicyDecision *decision);
