@@ -131,6 +131,13 @@ let package = Package(
             path: "Examples/GettingStarted",
             swiftSettings: swiftSettings
         ),
+        // The provider guides' app-side code, run against the emulator (scripts/test.sh runs it).
+        .executableTarget(
+            name: "Guides",
+            dependencies: ["Switchback", "SwitchbackTesting", "SwitchbackEmulator", "SwitchbackServer"],
+            path: "Examples/Guides",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SwitchbackTests",
             dependencies: [

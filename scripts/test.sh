@@ -68,10 +68,10 @@ else
 fi
 
 # The Apple adapters cannot be compiled here; each file must at least parse.
-for file in Sources/SwitchbackApple/*.swift; do
+for file in Sources/SwitchbackApple/*.swift Examples/AppleSnippets/*.swift; do
   swiftc -parse "$file"
 done
-log "Sources/SwitchbackApple: every file parses"
+log "Sources/SwitchbackApple and the guides' Apple snippets: every file parses"
 
 swift build --build-tests
 swift test --skip-build "$@"
@@ -90,6 +90,10 @@ log "switchback demo --all: every preset signed in"
 # The README's getting-started code, against the emulator.
 "$(swift build --show-bin-path)/GettingStarted" 2>/dev/null
 log "GettingStarted: signed in"
+
+# The provider guides' app-side code (Sources/SwitchbackApple/Documentation.docc), against the emulator.
+"$(swift build --show-bin-path)/Guides" 2>/dev/null
+log "Guides: UAE Pass, MitID and OpenID Connect signed in"
 
 # The WebView host on a real WebKit engine: WebKitGTK under Xvfb (WebKitHost/, a package of its own so
 # that the main package needs nothing beyond the toolchain). It shares this package's build directory,

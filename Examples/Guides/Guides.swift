@@ -1,0 +1,64 @@
+// The app-side code of the provider guides (Sources/SwitchbackApple/Documentation.docc), exactly as the
+// guides show it. main.swift runs it on the simulated device against the emulator; the guides' Apple
+// wiring (Examples/AppleSnippets) calls the same functions with the Apple adapters.
+import Foundation
+import Switchback
+
+// MARK: UAE Pass
+
+/// At launch: the coordinator is the app's sign-in engine and the router for its return links.
+func makeUAEPassCoordinator(
+    issuer: String, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
+) -> SignInCoordinator {
+    let client = OIDCClient(
+        configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
+        provider: .discovery(issuer: issuer)
+    )
+    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock)
+}
+
+/// The sign-in button: the WebView strategy, the UAE Pass app's return rewritten to the app's scheme.
+func signInWithUAEPass(_ coordinator: SignInCoordinator, environment: AuthenticatorRule.Environment, preset: ProviderPreset = .uaePass) async throws -> Credential {
+    let request = try await preset.request(
+        strategy: .webView, environment: environment,
+        links: .init(scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
+    )
+    return try await coordinator.signIn(request)
+}
+
+// MARK: MitID through a broker
+
+func makeMitIDCoordinator(
+    broker: String, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
+) -> SignInCoordinator {
+    let client = OIDCClient(
+        configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "https://app.example.com/oauth/callback")!),
+        provider: .discovery(issuer: broker)
+    )
+    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock)
+}
+
+/// A Safari view (MitID refuses WebViews); the MitID app returns by the app's universal link.
+func signInWithMitID(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> Credential {
+    let request = try await preset.request(
+        strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
+    )
+    return try await coordinator.signIn(request)
+}
+
+// MARK: Any OpenID provider
+
+func makeOIDCCoordinator(
+    issuer: String, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
+) -> SignInCoordinator {
+    let client = OIDCClient(
+        configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!, scopes: ["openid", "profile"]),
+        provider: .discovery(issuer: issuer)
+    )
+    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock)
+}
+
+/// The system browser (ASWebAuthenticationSession), returning to the app's scheme.
+func signInWithOIDC(_ coordinator: SignInCoordinator) async throws -> Credential {
+    try await coordinator.signIn(try await ProviderPreset.generic.request(strategy: .systemBrowser))
+}

@@ -1,0 +1,58 @@
+// Runs each provider guide's app-side code (Guides.swift) on the simulated phone against the emulator
+// playing that provider; the device stands in for ApplePresenter, ApplicationURLOpener and the Keychain.
+import Foundation
+import Switchback
+import SwitchbackEmulator
+import SwitchbackServer
+import SwitchbackTesting
+
+guard #available(macOS 14, iOS 17, *) else { fatalError("the emulator needs macOS 14") }
+
+let appID = "A1B2C3D4E5.com.example.app"
+
+/// The emulator for `profile`, a companion serving the app's association file on app.example.com, a phone
+/// with the app and the authenticator `scheme`; `install` makes the app's coordinator.
+func phone(
+    profile: String, variants: [String] = [], authenticator scheme: String?,
+    install: @escaping @Sendable (String, SimulatedApp.Context) -> SignInCoordinator
+) async throws -> (RunningApp, stop: @Sendable () async -> Void, device: SimulatedDevice) {
+    let emulator = try await Emulator.start(profile: Profile.named(profile, variants: variants).get())
+    let companion = try await Companion.start(associations: [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*"])])
+    let device = SimulatedDevice(hosts: ["app.example.com": companion.baseURL])
+    if let scheme { await device.installAuthenticator(scheme: scheme, backend: URL(string: emulator.issuer)!) }
+    let issuer = emulator.issuer
+    let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: ["app.example.com"]) { install(issuer, $0) })
+    return (app, { await companion.stop(); await emulator.stop() }, device)
+}
+
+/// Prints the outcome; a failure prints the phone's (redacted) story first.
+func report(_ guide: String, on device: SimulatedDevice, _ signIn: () async throws -> Credential) async throws {
+    do {
+        let credential = try await signIn()
+        print("\(guide): signed in, sub \(credential.idTokenClaims?.sub ?? "?"), acr \(credential.idTokenClaims?.acr ?? "none")")
+    } catch {
+        for step in await device.transcript { FileHandle.standardError.write(Data("\(step.from.rawValue) → \(step.to.rawValue): \(step.text)\n".utf8)) }
+        throw error
+    }
+}
+
+// The presets name the real providers' hosts; the emulator serves the same pages from loopback.
+let (uaePassApp, stopUAEPass, uaePassPhone) = try await phone(profile: "uaepass", variants: ["staging-bug"], authenticator: "uaepassstg") { issuer, device in
+    makeUAEPassCoordinator(issuer: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
+}
+try await report("UAE Pass", on: uaePassPhone) {
+    try await signInWithUAEPass(uaePassApp.coordinator, environment: .staging, preset: ProviderPreset.uaePass.serving(from: ["127.0.0.1"]))
+}
+await stopUAEPass()
+
+let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authenticator: "mitid") { issuer, device in
+    makeMitIDCoordinator(broker: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
+}
+try await report("MitID", on: mitIDPhone) { try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"])) }
+await stopMitID()
+
+let (oidcApp, stopOIDC, oidcPhone) = try await phone(profile: "generic", authenticator: nil) { issuer, device in
+    makeOIDCCoordinator(issuer: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
+}
+try await report("OpenID Connect", on: oidcPhone) { try await signInWithOIDC(oidcApp.coordinator) }
+await stopOIDC()
