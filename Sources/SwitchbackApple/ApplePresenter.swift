@@ -67,5 +67,9 @@ public struct ApplicationURLOpener: URLOpener {
     public func open(_ url: URL) async -> Bool {
         await UIApplication.shared.open(url, options: [:])
     }
+
+    public func openUniversalLink(_ url: URL) async -> Bool {
+        await UIApplication.shared.open(url, options: [.universalLinksOnly: true])
+    }
 }
 #endif

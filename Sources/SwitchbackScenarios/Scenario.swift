@@ -27,12 +27,15 @@ public struct Scenario: Sendable {
     public var returnDeliveries: Int
     /// Another emulator profile than the preset's (a provider behaving unlike its preset expects).
     public var emulatorProfile: String?
+    /// Whether authenticator apps with a universal-link domain (BankID's app.bankid.com) claim it.
+    public var authenticatorUniversalLinks: Bool
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
-        killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil
+        killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true
     ) {
+        self.authenticatorUniversalLinks = authenticatorUniversalLinks
         self.emulatorProfile = emulatorProfile
         self.returnDeliveries = returnDeliveries
         self.provider = provider
@@ -139,7 +142,10 @@ public enum ScenarioRunner {
             for (scheme, isProduction) in setup.authenticatorSchemes {
                 // In staging, the production app talks to production, which knows nothing of staging's requests.
                 let backend = isProduction && scenario.environment == .staging ? URL(string: "http://127.0.0.1:9")! : issuer
-                await device.installAuthenticator(scheme: scheme, name: setup.authenticatorName(scheme), backend: backend, behaviour: .init(scenario.decision, deliveries: scenario.returnDeliveries))
+                await device.installAuthenticator(
+                    scheme: scheme, name: setup.authenticatorName(scheme), backend: backend, behaviour: .init(scenario.decision, deliveries: scenario.returnDeliveries),
+                    universalLinkHost: scenario.authenticatorUniversalLinks ? Setup.universalLinkHosts[scheme] : nil
+                )
             }
         }
         await device.setKillAppOnHandOff(scenario.killDuringHandOff)

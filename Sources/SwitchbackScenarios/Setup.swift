@@ -18,6 +18,8 @@ struct Setup: Sendable {
     let authenticatorSchemes: [(String, Bool)]
 
     static let nativeRedirect = URL(string: "com.example.app:/oauth/callback")!
+    /// The domains authenticator apps claim as universal links, by their scheme.
+    static let universalLinkHosts = ["bankid": "app.bankid.com"]
     static let universalRedirect = URL(string: "https://app.example.com/oauth/callback")!
 
     init(_ scenario: Scenario) async throws {

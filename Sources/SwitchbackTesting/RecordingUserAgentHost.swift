@@ -37,18 +37,27 @@ public final class RecordingUserAgentHost: UserAgentHost {
 
 /// An opener that records each URL and answers as configured (false: no app is installed for it).
 public final class RecordingURLOpener: URLOpener {
-    private let state: LockedValue<(opened: [URL], answer: Bool)>
+    private let state: LockedValue<(opened: [URL], answer: Bool, universal: Bool)>
 
-    public init(opens: Bool = true) {
-        state = LockedValue(([], opens))
+    /// `universalLinks`: whether an installed app claims the universal links it is asked to open.
+    public init(opens: Bool = true, universalLinks: Bool = false) {
+        state = LockedValue(([], opens, universalLinks))
     }
 
+    /// Every URL asked for, universal-link-only attempts included, in order.
     public var opened: [URL] { state.withLock { $0.opened } }
 
     public func open(_ url: URL) async -> Bool {
         state.withLock {
             $0.opened.append(url)
             return $0.answer
+        }
+    }
+
+    public func openUniversalLink(_ url: URL) async -> Bool {
+        state.withLock {
+            $0.opened.append(url)
+            return $0.universal
         }
     }
 }

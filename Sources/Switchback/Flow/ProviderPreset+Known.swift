@@ -46,10 +46,13 @@ extension ProviderPreset {
 
     /// Swedish BankID through a broker: an autostart link with `redirect` (null unless the app gives one);
     /// the link leaves any user agent, including a WebView, and the page polls until the app answers.
+    /// From a WebView the app opens `https://app.bankid.com/…` first, as BankID recommends on iOS, and
+    /// `bankid:///…` when no app claims it.
     public static let bankIDSweden = ProviderPreset(
         name: "bankid-se",
         strategies: [.systemBrowser, .safariView, .ephemeralBrowser, .webView],
-        appReturn: AppReturn(.parameter("bankid_redirect"), patterns: [.universalLink, .appScheme])
+        appReturn: AppReturn(.parameter("bankid_redirect"), patterns: [.universalLink, .appScheme]),
+        appLinks: ["bankid": URL(string: "https://app.bankid.com/")!]
     )
 
     /// Singpass (FAPI 2.0): PAR, private_key_jwt and DPoP on the client configuration; a registered

@@ -27,12 +27,16 @@ public struct ProviderPreset: Sendable {
     /// and returns the authorization parameters that carry it.
     public var permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])?
     public var withoutReturn: SignInFlow.Plan.WithoutReturn
+    /// Custom schemes of the provider's apps that also have an https universal-link form, tried first.
+    public var appLinks: [String: URL]
 
     public init(
         name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [], appReturn: AppReturn? = nil,
         authenticatorACR: String? = nil, withoutAuthenticatorACR: String? = nil,
-        permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait
+        permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait,
+        appLinks: [String: URL] = [:]
     ) {
+        self.appLinks = appLinks
         self.name = name
         self.authenticator = authenticator
         self.strategies = strategies
@@ -144,6 +148,7 @@ public struct ProviderPreset: Sendable {
             options.acrValues.append(acr)
         }
         var request = SignInRequest(provider: name, strategy: strategy, options: options, withoutReturn: withoutReturn)
+        request.appLinks = appLinks
         request.returnsThroughProviderPage = authenticator != nil && pattern == .providerPage
         if strategy == .webView, let authenticator, let returnURL {
             request.rewrite = SignInFlow.Plan.Rewrite(rule: authenticator, environment: environment, returnTo: returnURL)

@@ -18,6 +18,8 @@ public struct SignInRequest: Sendable {
     public var gracePeriod: TimeInterval
     /// The sign-in fails with ``SwitchbackError/Code/timedOut`` when not finished by then.
     public var timeout: TimeInterval
+    /// Custom schemes whose apps also claim an https universal link, tried first (see ``AppLinkForm``).
+    public var appLinks: [String: URL] = [:]
 
     public init(
         provider: String, strategy: UserAgentStrategy, options: AuthorizationOptions = AuthorizationOptions(), rewrite: SignInFlow.Plan.Rewrite? = nil,
@@ -103,7 +105,8 @@ public actor SignInCoordinator {
         let plan = SignInFlow.Plan(
             flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: session.authorizationURL,
             redirectURI: session.redirectURI, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
-            returnsThroughProviderPage: request.returnsThroughProviderPage, withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod
+            returnsThroughProviderPage: request.returnsThroughProviderPage, withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod,
+            appLinks: request.appLinks.isEmpty ? nil : request.appLinks
         )
         let flowID = plan.flowID
         entries[flowID] = Entry(
@@ -272,10 +275,10 @@ public actor SignInCoordinator {
         case .allowNavigation, .cancelNavigation, .reject:
             break
         case .openAuthenticator(let url):
-            let opened = await opener.open(url)
+            let opened = await openApp(url, plan: entry.flow.plan)
             await deliver(opened ? .authenticatorLaunched : .authenticatorLaunchFailed, to: flowID)
         case .openExternally(let url):
-            _ = await opener.open(url)
+            _ = await openApp(url, plan: entry.flow.plan)
         case .load(let url):
             await host.load(url)
         case .startGraceTimer(let seconds):
@@ -335,6 +338,15 @@ public actor SignInCoordinator {
             if unclaimed.count > Self.finishedKept, let oldest = unclaimed.keys.first { unclaimed[oldest] = nil }
         }
         for waiter in entry.waiters { waiter.resume(with: result) }
+    }
+
+    /// Opens an app's link: its universal-link form first where the plan names one, then the link itself.
+    private func openApp(_ url: URL, plan: SignInFlow.Plan) async -> Bool {
+        if let universal = AppLinkForm.universalLink(for: url, appLinks: plan.appLinks ?? [:]) {
+            if await opener.openUniversalLink(universal) { return true }
+            logger.info("no app claims the universal link; opening the custom scheme", metadata: ["scheme": "\(url.scheme ?? "")"])
+        }
+        return await opener.open(url)
     }
 
     private static func message(_ code: SwitchbackError.Code) -> String {

@@ -33,11 +33,16 @@ public struct SignInFlow: Sendable, Codable, Equatable {
         /// What happens when the app becomes active after a hand-off and no return arrives in ``gracePeriod``.
         public var withoutReturn: WithoutReturn
         public var gracePeriod: TimeInterval
+        /// Custom schemes whose apps also claim an https universal link, opened first (nil in journals
+        /// written before it existed).
+        public var appLinks: [String: URL]?
 
         public init(
             flowID: String, strategy: UserAgentStrategy, authorizationURL: URL, redirectURI: URL, rewrite: Rewrite? = nil,
-            appReturnURL: URL? = nil, returnsThroughProviderPage: Bool = false, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2
+            appReturnURL: URL? = nil, returnsThroughProviderPage: Bool = false, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2,
+            appLinks: [String: URL]? = nil
         ) {
+            self.appLinks = appLinks
             self.returnsThroughProviderPage = returnsThroughProviderPage
             self.flowID = flowID
             self.strategy = strategy

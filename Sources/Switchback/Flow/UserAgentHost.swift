@@ -17,6 +17,29 @@ public protocol UserAgentHost: Sendable {
 public protocol URLOpener: Sendable {
     /// Opens `url`; false when no installed app handles it.
     func open(_ url: URL) async -> Bool
+    /// Opens an https `url` only in an installed app that claims it as a universal link
+    /// (`UIApplication.open` with `universalLinksOnly`); false, opening nothing, when none does.
+    func openUniversalLink(_ url: URL) async -> Bool
+}
+
+extension URLOpener {
+    /// Without universal-link support every link goes to ``open(_:)`` by its custom scheme.
+    public func openUniversalLink(_ url: URL) async -> Bool { false }
+}
+
+/// The universal-link form of an app's custom-scheme link, where its app has one (Swedish BankID's
+/// `bankid:///?autostarttoken=…` is also `https://app.bankid.com/?autostarttoken=…`). Apple recommends the
+/// universal link: it opens only the genuine app (no other app can claim the domain), never a prompt.
+public enum AppLinkForm {
+    /// `appLinks` maps a custom scheme to the https base its app claims; the query is carried over.
+    public static func universalLink(for url: URL, appLinks: [String: URL]) -> URL? {
+        guard let scheme = url.scheme?.lowercased(), let base = appLinks[scheme], base.scheme?.lowercased() == "https",
+            var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
+        else { return nil }
+        components.percentEncodedQuery = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery
+        components.fragment = nil
+        return components.url
+    }
 }
 
 /// What a user agent reports back to its sign-in.

@@ -34,6 +34,12 @@ struct DeviceURLOpener: URLOpener {
         await device.record(.app, .device, "opens \(Redaction.describe(url))")
         return await device.open(url, from: .app(appID))
     }
+
+    func openUniversalLink(_ url: URL) async -> Bool {
+        guard let device, await device.isAlive(launch) else { return false }
+        await device.record(.app, .device, "opens \(Redaction.describe(url)) if an app claims it")
+        return await device.openUniversalLinkOnly(url, from: appID)
+    }
 }
 
 /// The journal on the device's storage, as one launch of the app sees it: once that launch is

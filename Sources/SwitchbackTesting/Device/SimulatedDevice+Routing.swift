@@ -46,6 +46,26 @@ extension SimulatedDevice {
         return true
     }
 
+    /// `UIApplication.open` with `universalLinksOnly`: an app that claims the https link gets it; otherwise
+    /// nothing opens (no Safari).
+    func openUniversalLinkOnly(_ url: URL, from appID: String) async -> Bool {
+        navigationLog.append(url)
+        guard url.scheme?.lowercased() == "https", let host = url.host?.lowercased() else { return false }
+        if let app = signInApp, await claims(app, url) {
+            record(.device, .app, "routes the universal link \(Redaction.describe(url)) to the app")
+            return await bringForward(app.appID, with: .userActivity(url))
+        }
+        guard let (scheme, authenticator) = authenticators.first(where: { $0.value.universalLinkHost == host }) else {
+            record(.device, .device, "finds no app claiming \(host)")
+            return false
+        }
+        record(.device, .authenticator, "opens \(authenticator.name) by its universal link")
+        _ = await bringForward(scheme, with: nil)
+        if killAppOnHandOff { killApp() }
+        background { await $0.runAuthenticator(scheme, link: url) }
+        return true
+    }
+
     /// iOS opens a universal link in its app when another app opens it, or when the user taps it on a
     /// page of another domain; never for a script or redirect navigation.
     static func universalLinkAllowed(_ url: URL, from source: Source) -> Bool {

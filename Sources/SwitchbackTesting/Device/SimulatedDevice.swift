@@ -91,11 +91,18 @@ public actor SimulatedDevice {
         let name: String
         let backend: URL
         var behaviour: AuthenticatorBehaviour
+        /// The host whose https links the app claims as universal links (`app.bankid.com`).
+        var universalLinkHost: String?
     }
 
-    /// Installs an authenticator app for `scheme` whose backend is the provider at `backend`.
-    public func installAuthenticator(scheme: String, name: String? = nil, backend: URL, behaviour: AuthenticatorBehaviour = AuthenticatorBehaviour()) {
-        authenticators[scheme.lowercased()] = Authenticator(name: name ?? "\(scheme) app", backend: backend, behaviour: behaviour)
+    /// Installs an authenticator app for `scheme` whose backend is the provider at `backend`; with
+    /// `universalLinkHost` it also claims that host's https links.
+    public func installAuthenticator(
+        scheme: String, name: String? = nil, backend: URL, behaviour: AuthenticatorBehaviour = AuthenticatorBehaviour(), universalLinkHost: String? = nil
+    ) {
+        authenticators[scheme.lowercased()] = Authenticator(
+            name: name ?? "\(scheme) app", backend: backend, behaviour: behaviour, universalLinkHost: universalLinkHost?.lowercased()
+        )
     }
 
     public func setKillAppOnHandOff(_ kill: Bool) {

@@ -97,6 +97,16 @@ struct EndToEndTests {
         #expect(Self.error(bankID)?.code == .strategyNotSupported, "app_callback_uri must be a universal link")
     }
 
+    @Test("BankID SE from a WebView: the app opens https://app.bankid.com/ first, and bankid:/// only when no app claims it", arguments: [true, false])
+    func universalLinkFirst(claimed: Bool) async throws {
+        let result = try await Self.run(Scenario(provider: "bankid-se", strategy: .webView, pattern: .universalLink, authenticatorUniversalLinks: claimed))
+        #expect(try Self.credential(result).idTokenClaims?.acr == BankIDSweden.loa3ACR)
+        #expect(Self.said(result, "opens https://app.bankid.com/?autostarttoken="), "the universal link is tried first")
+        #expect(Self.said(result, "opens BankID by its universal link") == claimed)
+        #expect(Self.said(result, "finds no app claiming app.bankid.com") == !claimed)
+        #expect(Self.said(result, "opens bankid:///?autostarttoken=") == !claimed, "the custom scheme only as the fallback")
+    }
+
     @Test("a provider that refuses embedded WebViews, met through a preset that allows one: userAgentRefused, not a hang")
     func refusedWebView() async throws {
         let result = try await Self.run(Scenario(provider: "generic", strategy: .webView, variants: ["no-webview"]))
