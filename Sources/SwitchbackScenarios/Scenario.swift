@@ -110,10 +110,15 @@ public enum ScenarioRunner {
     ) async throws -> ScenarioResult {
         let setup = try await Setup(scenario)
         let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
-        let companion = try await Companion.start(
-            // The sign-in's return paths, and one of the app's other universal links.
-            associations: [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/news/*"])], logger: quiet
-        )
+        // The sign-in's return paths, and one of the app's other universal links.
+        let associations = [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/news/*"])]
+        let companion: Companion
+        do {
+            companion = try await Companion.start(setup.companionConfiguration(issuer: emulator.issuer, associations: associations), logger: quiet)
+        } catch {
+            await emulator.stop()
+            throw error
+        }
         do {
             let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger, userAgent: userAgent, during: during)
             await emulator.stop()
@@ -150,11 +155,16 @@ public enum ScenarioRunner {
         }
         await device.setKillAppOnHandOff(scenario.killDuringHandOff)
         let configuration = setup.client
+        // A confidential client's code is redeemed by the app's companion, which also asks for permissions.
+        let backend = setup.backendClient == nil ? nil : CompanionClient(companion.baseURL, logger: logger)
         let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
             let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: emulator.issuer), logger: logger)
-            return SignInCoordinator(client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger)
+            return SignInCoordinator(
+                client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger,
+                exchange: backend.map { .companion($0) } ?? .client
+            )
         })
-        let preset = setup.preset(issuer: issuer)
+        let preset = setup.preset(issuer: issuer, companion: backend)
         var installed = true
         if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
         let request: SignInRequest

@@ -3,14 +3,16 @@ import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
 import Crypto
+import SwitchbackServer
 
 /// What a scenario needs for one preset: the emulator profile that reproduces the provider, the client
 /// registered there, and the authenticator apps on the device.
 @available(macOS 14, iOS 17, *)
 struct Setup: Sendable {
     private let basePreset: ProviderPreset
-    /// The backend credentials the permission hook uses, for presets that have one.
-    private let permissionClient: (clientID: String, secret: String)?
+    /// The confidential client the companion plays for presets whose code the app cannot redeem itself
+    /// (Norwegian BankID: permission and code exchange go through the companion).
+    let backendClient: (clientID: String, secret: String)?
     let profile: Profile
     let configuration: EmulatorConfiguration
     let client: ClientConfiguration
@@ -28,7 +30,7 @@ struct Setup: Sendable {
         var variants = scenario.variants
         var client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.nativeRedirect)
         var preset: ProviderPreset
-        var permissionClient: (clientID: String, secret: String)?
+        var backendClient: (clientID: String, secret: String)?
         let profileName: String
         switch scenario.provider {
         case "uaepass":
@@ -37,13 +39,12 @@ struct Setup: Sendable {
             if scenario.environment == .staging { variants.insert(scenario.stagingSchemeBug ? "staging-bug" : "staging", at: 0) }
             authenticatorSchemes = [("uaepass", true), ("uaepassstg", false)]
         case "bankid-no":
-            // Permissions are registered, and codes redeemed, by a confidential client: the app's backend.
-            // Here the same process plays it (the backend exchange is the companion's, issue 5).
-            let secret = "backend-secret"
-            client = ClientConfiguration(clientID: "backend", redirectURI: Self.nativeRedirect, authentication: .clientSecretBasic(secret: secret))
+            // Permissions are registered, and codes redeemed, by a confidential client: the app's backend
+            // companion holds the secret. The app uses the client ID alone, without PAR (which needs the secret).
+            client = ClientConfiguration(clientID: "backend", redirectURI: Self.nativeRedirect, pushedAuthorization: .never)
             configuration.clients[2].appReturnURLs = EmulatorConfiguration.defaultAppReturnURLs
             preset = .bankIDNorway(permission: { _ in [] })
-            permissionClient = ("backend", secret)
+            backendClient = ("backend", "backend-secret")
             profileName = "bankid-no"
             authenticatorSchemes = [("bankid-no", true)]
         case "mitid":
@@ -80,7 +81,7 @@ struct Setup: Sendable {
         case .failure(let unknown): throw SwitchbackError(.invalidConfiguration, unknown.description)
         }
         self.basePreset = preset
-        self.permissionClient = permissionClient
+        self.backendClient = backendClient
         self.configuration = configuration
         self.client = client
     }
@@ -96,27 +97,25 @@ struct Setup: Sendable {
         }
     }
 
-    /// The preset for the emulator at `issuer`: its pages are on the issuer's host, and a permission hook
-    /// registers permissions there as the app's backend would.
-    func preset(issuer: URL) -> ProviderPreset {
+    /// The preset for the emulator at `issuer`: its pages are on the issuer's host, and with a backend
+    /// client the permission hook asks the companion for the permission, as the app does.
+    func preset(issuer: URL, companion: CompanionClient?) -> ProviderPreset {
         var preset = basePreset.serving(from: [issuer.host ?? "127.0.0.1"])
-        if let (clientID, secret) = permissionClient {
-            preset.permission = { _ in [("permission_token", try await Self.permission(issuer: issuer, clientID: clientID, secret: secret))] }
+        if backendClient != nil, let companion {
+            preset.permission = { try await companion.permissionParameters(for: $0) }
         }
         return preset
     }
 
-    /// `POST /permissions` as the confidential client; the permission token.
-    static func permission(issuer: URL, clientID: String, secret: String) async throws -> String {
-        let credentials = Data("\(FormEncoding.escape(clientID)):\(FormEncoding.escape(secret))".utf8).base64EncodedString()
-        let response = try await URLSessionTransport().send(
-            .form(issuer.appendingPathComponent("permissions"), [], headers: ["Authorization": "Basic \(credentials)"])
+    /// The companion's configuration: the app's association file, and for a backend client the
+    /// permission proxy and the code exchange (returning tokens to the app).
+    func companionConfiguration(issuer: String, associations: [AppAssociation]) -> ServerConfiguration {
+        guard let (clientID, secret) = backendClient else { return ServerConfiguration(port: 0, associations: associations) }
+        return ServerConfiguration(
+            port: 0, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
+            exchange: .init(redirectURIs: [Self.nativeRedirect.absoluteString], returns: .tokens),
+            permission: .init(endpoint: issuer + "/permissions", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs),
+            associations: associations
         )
-        guard response.status == 201, case .object(let body)? = try? JSONDecoder().decode(JSONValue.self, from: response.body),
-            case .string(let token)? = body["permissionToken"]
-        else {
-            throw SwitchbackError(.httpStatus, "the provider refused the permission (HTTP \(response.status))", httpStatus: response.status)
-        }
-        return token
     }
 }

@@ -177,6 +177,33 @@ public actor OIDCClient {
         return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
     }
 
+    /// The code of a callback whose redemption is someone else's (the app's backend, as the confidential
+    /// client): the same checks as ``completeAuthorization(_:session:)`` — redirect URI, `state`, `iss`,
+    /// the provider's error — and the same single use: the session's state is claimed for good.
+    public func authorizationCode(from callback: AuthorizationCallback, session: AuthorizationSession) async throws -> String {
+        let metadata = try await metadata()
+        guard session.issuer == metadata.issuer, session.clientID == configuration.clientID, session.responseType == .code else {
+            throw SwitchbackError(.invalidConfiguration, "this session was prepared for another provider, client or response type")
+        }
+        let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
+        try claim(session)
+        return code
+    }
+
+    /// A credential from tokens the app's backend redeemed for `code`: the ID token is validated here
+    /// too, against this session's nonce and `max_age`, the access token (`at_hash`) and the code (`c_hash`).
+    public func credential(fromRedeemed tokens: TokenResponse, code: String, session: AuthorizationSession) async throws -> Credential {
+        let metadata = try await metadata()
+        guard let rawIDToken = tokens.idToken else {
+            throw SwitchbackError(.idTokenMissing, "the backend's tokens hold no id_token")
+        }
+        let idToken = try await idTokenValidator().validate(
+            rawIDToken, expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, code: code)
+        )
+        logger.info("sign-in completed through the backend", metadata: ["token": "\(idToken)"])
+        return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+    }
+
     /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.
     public func refresh(_ credential: Credential) async throws -> Credential {
         guard let refreshToken = credential.refreshToken else {

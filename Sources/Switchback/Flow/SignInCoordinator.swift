@@ -54,6 +54,7 @@ public actor SignInCoordinator {
     private let clock: any FlowClock
     private let entropy: any EntropySource
     private let logger: Logger
+    private let codeExchange: CodeExchange
 
     private struct Entry {
         var flow: SignInFlow
@@ -77,8 +78,10 @@ public actor SignInCoordinator {
 
     public init(
         client: OIDCClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
-        clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow")
+        clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow"),
+        exchange: CodeExchange = .client
     ) {
+        self.codeExchange = exchange
         self.client = client
         self.host = host
         self.opener = opener
@@ -295,7 +298,15 @@ public actor SignInCoordinator {
         case .exchange(let callback):
             let task = Task {
                 do {
-                    let credential = try await client.completeAuthorization(callback, session: entry.session)
+                    let credential: Credential
+                    switch codeExchange {
+                    case .client:
+                        credential = try await client.completeAuthorization(callback, session: entry.session)
+                    case .companion(let companion):
+                        let code = try await client.authorizationCode(from: callback, session: entry.session)
+                        let tokens = try await companion.exchange(code: code, session: entry.session)
+                        credential = try await client.credential(fromRedeemed: tokens, code: code, session: entry.session)
+                    }
                     await exchanged(flowID, credential: credential, error: nil)
                 } catch let error as SwitchbackError {
                     await exchanged(flowID, credential: nil, error: error)
