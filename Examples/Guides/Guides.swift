@@ -46,6 +46,31 @@ func signInWithMitID(_ coordinator: SignInCoordinator, preset: ProviderPreset = 
     return try await coordinator.signIn(request)
 }
 
+// MARK: Norwegian BankID
+
+/// BankID's client is confidential: the app has its client ID, the backend companion has the secret and
+/// redeems the code. PAR needs the secret too, so the app sends its request in the front channel.
+func makeBankIDNorwayCoordinator(
+    issuer: String, companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore,
+    clock: any FlowClock = SystemClock()
+) -> SignInCoordinator {
+    let client = OIDCClient(
+        configuration: ClientConfiguration(clientID: "backend", redirectURI: URL(string: "com.example.app:/oauth/callback")!, pushedAuthorization: .never),
+        provider: .discovery(issuer: issuer)
+    )
+    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock, exchange: .companion(companion))
+}
+
+/// The system browser; the BankID app returns by the app's universal link (`app_callback_uri`), which
+/// BankID accepts only with an upfront permission the companion asks for.
+func signInWithBankIDNorway(_ coordinator: SignInCoordinator, companion: CompanionClient) async throws -> Credential {
+    let bankID = ProviderPreset.bankIDNorway(permission: { try await companion.permissionParameters(for: $0) })
+    let request = try await bankID.request(
+        strategy: .systemBrowser, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
+    )
+    return try await coordinator.signIn(request)
+}
+
 // MARK: Any OpenID provider
 
 func makeOIDCCoordinator(

@@ -9,15 +9,33 @@ import SwitchbackTesting
 guard #available(macOS 14, iOS 17, *) else { fatalError("the emulator needs macOS 14") }
 
 let appID = "A1B2C3D4E5.com.example.app"
+/// Where the phone's app reaches its companion (set when the companion starts).
+let companionURL = LockedValue<URL?>(nil)
 
 /// The emulator for `profile`, a companion serving the app's association file on app.example.com, a phone
 /// with the app and the authenticator `scheme`; `install` makes the app's coordinator.
 func phone(
-    profile: String, variants: [String] = [], authenticator scheme: String?,
+    profile: String, variants: [String] = [], authenticator scheme: String?, backend: Bool = false,
     install: @escaping @Sendable (String, SimulatedApp.Context) -> SignInCoordinator
 ) async throws -> (RunningApp, stop: @Sendable () async -> Void, device: SimulatedDevice) {
-    let emulator = try await Emulator.start(profile: Profile.named(profile, variants: variants).get())
-    let companion = try await Companion.start(associations: [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*"])])
+    var emulatorConfiguration = EmulatorConfiguration.defaults
+    for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
+        emulatorConfiguration.clients[index].appReturnURLs = ["https://app.example.com/appswitch"]
+    }
+    let emulator = try await Emulator.start(profile: Profile.named(profile, variants: variants).get(), configuration: emulatorConfiguration)
+    let associations = [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*"])]
+    // The backend companion: the app's association file, and for a confidential client the permission
+    // proxy and the code exchange, returning tokens to the app.
+    let companion = try await Companion.start(
+        backend
+            ? ServerConfiguration(
+                port: 0, provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
+                exchange: .init(redirectURIs: ["com.example.app:/oauth/callback"], returns: .tokens),
+                permission: .init(endpoint: emulator.issuer + "/permissions", appCallbackURIs: ["https://app.example.com/appswitch"]), associations: associations
+            )
+            : ServerConfiguration(port: 0, associations: associations)
+    )
+    companionURL.withLock { $0 = companion.baseURL }
     let device = SimulatedDevice(hosts: ["app.example.com": companion.baseURL])
     if let scheme { await device.installAuthenticator(scheme: scheme, backend: URL(string: emulator.issuer)!) }
     let issuer = emulator.issuer
@@ -50,6 +68,17 @@ let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authen
 }
 try await report("MitID", on: mitIDPhone) { try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"])) }
 await stopMitID()
+
+let (bankIDApp, stopBankID, bankIDPhone) = try await phone(profile: "bankid-no", authenticator: "bankid-no", backend: true) { issuer, device in
+    makeBankIDNorwayCoordinator(
+        issuer: issuer, companion: CompanionClient(companionURL.withLock { $0! }), host: device.host, opener: device.opener, journal: device.journal,
+        clock: device.clock
+    )
+}
+try await report("Norwegian BankID", on: bankIDPhone) {
+    try await signInWithBankIDNorway(bankIDApp.coordinator, companion: CompanionClient(companionURL.withLock { $0! }))
+}
+await stopBankID()
 
 let (oidcApp, stopOIDC, oidcPhone) = try await phone(profile: "generic", authenticator: nil) { issuer, device in
     makeOIDCCoordinator(issuer: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
