@@ -9,14 +9,13 @@ import SwitchbackTesting
 guard #available(macOS 14, iOS 17, *) else { fatalError("the emulator needs macOS 14") }
 
 let appID = "A1B2C3D4E5.com.example.app"
-/// Where the phone's app reaches its companion (set when the companion starts).
-let companionURL = LockedValue<URL?>(nil)
 
-/// The emulator for `profile`, a companion serving the app's association file on app.example.com, a phone
-/// with the app and the authenticator `scheme`; `install` makes the app's coordinator.
+/// The emulator for `profile`, a companion serving the app's association file on app.example.com (and with
+/// `backend`, the permission proxy and code exchange), a phone with the app and the authenticator `scheme`;
+/// `install` makes the app's coordinator from the issuer, the companion's URL and the phone.
 func phone(
     profile: String, variants: [String] = [], authenticator scheme: String?, backend: Bool = false,
-    install: @escaping @Sendable (String, SimulatedApp.Context) -> SignInCoordinator
+    install: @escaping @Sendable (String, URL, SimulatedApp.Context) -> SignInCoordinator
 ) async throws -> (RunningApp, stop: @Sendable () async -> Void, device: SimulatedDevice) {
     var emulatorConfiguration = EmulatorConfiguration.defaults
     for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
@@ -35,11 +34,12 @@ func phone(
             )
             : ServerConfiguration(port: 0, associations: associations)
     )
-    companionURL.withLock { $0 = companion.baseURL }
     let device = SimulatedDevice(hosts: ["app.example.com": companion.baseURL])
     if let scheme { await device.installAuthenticator(scheme: scheme, backend: URL(string: emulator.issuer)!) }
-    let issuer = emulator.issuer
-    let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: ["app.example.com"]) { install(issuer, $0) })
+    let (issuer, companionURL) = (emulator.issuer, companion.baseURL)
+    let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: ["app.example.com"]) {
+        install(issuer, companionURL, $0)
+    })
     return (app, { await companion.stop(); await emulator.stop() }, device)
 }
 
@@ -55,7 +55,7 @@ func report(_ guide: String, on device: SimulatedDevice, _ signIn: () async thro
 }
 
 // The presets name the real providers' hosts; the emulator serves the same pages from loopback.
-let (uaePassApp, stopUAEPass, uaePassPhone) = try await phone(profile: "uaepass", variants: ["staging-bug"], authenticator: "uaepassstg") { issuer, device in
+let (uaePassApp, stopUAEPass, uaePassPhone) = try await phone(profile: "uaepass", variants: ["staging-bug"], authenticator: "uaepassstg") { issuer, _, device in
     makeUAEPassCoordinator(issuer: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("UAE Pass", on: uaePassPhone) {
@@ -63,24 +63,25 @@ try await report("UAE Pass", on: uaePassPhone) {
 }
 await stopUAEPass()
 
-let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authenticator: "mitid") { issuer, device in
+let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authenticator: "mitid") { issuer, _, device in
     makeMitIDCoordinator(broker: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("MitID", on: mitIDPhone) { try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"])) }
 await stopMitID()
 
-let (bankIDApp, stopBankID, bankIDPhone) = try await phone(profile: "bankid-no", authenticator: "bankid-no", backend: true) { issuer, device in
-    makeBankIDNorwayCoordinator(
-        issuer: issuer, companion: CompanionClient(companionURL.withLock { $0! }), host: device.host, opener: device.opener, journal: device.journal,
-        clock: device.clock
-    )
+let bankIDCompanion = LockedValue<CompanionClient?>(nil)
+let (bankIDApp, stopBankID, bankIDPhone) = try await phone(profile: "bankid-no", authenticator: "bankid-no", backend: true) { issuer, companionURL, device in
+    let companion = CompanionClient(companionURL)
+    bankIDCompanion.withLock { $0 = companion }
+    return makeBankIDNorwayCoordinator(issuer: issuer, companion: companion, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("Norwegian BankID", on: bankIDPhone) {
-    try await signInWithBankIDNorway(bankIDApp.coordinator, companion: CompanionClient(companionURL.withLock { $0! }))
+    guard let companion = bankIDCompanion.withLock({ $0 }) else { throw SwitchbackError(.invalidConfiguration, "the app did not launch") }
+    return try await signInWithBankIDNorway(bankIDApp.coordinator, companion: companion)
 }
 await stopBankID()
 
-let (oidcApp, stopOIDC, oidcPhone) = try await phone(profile: "generic", authenticator: nil) { issuer, device in
+let (oidcApp, stopOIDC, oidcPhone) = try await phone(profile: "generic", authenticator: nil) { issuer, _, device in
     makeOIDCCoordinator(issuer: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("OpenID Connect", on: oidcPhone) { try await signInWithOIDC(oidcApp.coordinator) }
