@@ -120,7 +120,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     @discardableResult
     public func userSignsIn(username: String, password: String) async -> Bool {
         func literal(_ text: String) -> String {
-            "'" + text.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u%04x", $0.value) }.joined() + "'"
+            "'" + text.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u{%x}", $0.value) }.joined() + "'"
         }
         let script = """
             (function(){var p=document.querySelector('input[type=password]');if(!p||!p.form)return 'no';var f=p.form;
