@@ -17,10 +17,18 @@ final class AuthenticationSessionPresenter: NSObject, ASWebAuthenticationPresent
     }
 
     func present(_ url: URL, ephemeral: Bool, redirectURI: URL, events: UserAgentEvents) throws {
+        try start(url, ephemeral: ephemeral, redirectURI: redirectURI) { callbackURL, domain, code in
+            Task { await events.sessionCompleted(callbackURL: callbackURL, errorDomain: domain, errorCode: code) }
+        }
+    }
+
+    /// Starts a session that catches `redirectURI` and passes its completion on as received: the URL
+    /// caught, or the error's domain and code.
+    func start(_ url: URL, ephemeral: Bool, redirectURI: URL, completion report: @escaping @Sendable (URL?, String?, Int?) -> Void) throws {
         session?.cancel()
         let completion: ASWebAuthenticationSession.CompletionHandler = { callbackURL, error in
             let nsError = error.map { $0 as NSError }
-            Task { await events.sessionCompleted(callbackURL: callbackURL, errorDomain: nsError?.domain, errorCode: nsError?.code) }
+            report(callbackURL, nsError?.domain, nsError?.code)
         }
         let session: ASWebAuthenticationSession
         if #available(iOS 17.4, macOS 14.4, *) {

@@ -57,49 +57,30 @@ public final class HybridConnector: NSObject, WKNavigationDelegate {
     }
 }
 
-/// The bridge's browser: one `ASWebAuthenticationSession` at a time, its completion reported unchanged.
+/// The bridge's browser: one `ASWebAuthenticationSession` at a time, caught on the return scheme, its
+/// completion reported to the bridge unchanged.
 @MainActor
-private final class SessionBrowser: NSObject, HybridBridge.Browser, ASWebAuthenticationPresentationContextProviding {
+private final class SessionBrowser: HybridBridge.Browser {
     weak var bridge: HybridBridge?
-    private let anchor: @MainActor () -> ASPresentationAnchor
+    private let presenter: AuthenticationSessionPresenter
     private let ephemeral: Bool
-    private var session: ASWebAuthenticationSession?
 
     init(anchor: @escaping @MainActor () -> ASPresentationAnchor, ephemeral: Bool) {
-        self.anchor = anchor
+        presenter = AuthenticationSessionPresenter(anchor: anchor)
         self.ephemeral = ephemeral
     }
 
     func show(_ url: URL, returnScheme: String) async throws {
-        session?.cancel()
-        let completion: ASWebAuthenticationSession.CompletionHandler = { [weak self] callbackURL, error in
-            let nsError = error.map { $0 as NSError }
-            Task { @MainActor in
-                await self?.bridge?.browserSessionCompleted(callbackURL: callbackURL, errorDomain: nsError?.domain, errorCode: nsError?.code)
-            }
+        guard let callback = URL(string: "\(returnScheme)://oauth") else {
+            throw SwitchbackError(.invalidConfiguration, "the return scheme is not a URL scheme")
         }
-        let session: ASWebAuthenticationSession
-        if #available(iOS 17.4, macOS 14.4, *) {
-            session = ASWebAuthenticationSession(url: url, callback: .customScheme(returnScheme), completionHandler: completion)
-        } else {
-            session = ASWebAuthenticationSession(url: url, callbackURLScheme: returnScheme, completionHandler: completion)
-        }
-        session.prefersEphemeralWebBrowserSession = ephemeral
-        session.presentationContextProvider = self
-        self.session = session
-        guard session.start() else {
-            self.session = nil
-            throw SwitchbackError(.userAgentFailed, "the authentication session did not start")
+        try presenter.start(url, ephemeral: ephemeral, redirectURI: callback) { [weak self] callbackURL, domain, code in
+            Task { @MainActor in await self?.bridge?.browserSessionCompleted(callbackURL: callbackURL, errorDomain: domain, errorCode: code) }
         }
     }
 
     func close() async {
-        session?.cancel()
-        session = nil
-    }
-
-    nonisolated func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
-        MainActor.assumeIsolated { anchor() }
+        presenter.dismiss()
     }
 }
 #endif

@@ -19,9 +19,6 @@ public struct HybridRig: Sendable {
     public let companion: Companion
     public let webApp: HybridWebApp
     public let device: SimulatedDevice
-    /// ``webOrigin``, or with a `screen` of a real engine (which does not resolve through the device's
-    /// hosts map), the web app's own loopback address.
-    public let webAppOrigin: URL
 
     /// Starts everything and installs the app. `screen` replaces the device's simulated WebView with a
     /// real engine's, which then shows the web app at its loopback address; `trigger` adds to the web app's
@@ -46,6 +43,7 @@ public struct HybridRig: Sendable {
         let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
         let webApp = try await HybridWebApp.start(companion: loopback, trigger: trigger, secureCookie: screen == nil)
         let device = SimulatedDevice(hosts: [webOrigin.host!: webApp.baseURL, companionOrigin.host!: loopback])
+        // A real engine does not resolve names through the device's hosts map: it shows the web app at its loopback address.
         let origin = screen == nil ? webOrigin : webApp.baseURL
         let shell = HybridShell(.init(webOrigin: origin, returnScheme: returnScheme, companion: companionOrigin), browser: browser, screen: screen)
         let issuer = emulator.issuer
@@ -57,7 +55,7 @@ public struct HybridRig: Sendable {
             )
             return SignInCoordinator(client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: quiet)
         })
-        return HybridRig(emulator: emulator, companion: companion, webApp: webApp, device: device, webAppOrigin: origin)
+        return HybridRig(emulator: emulator, companion: companion, webApp: webApp, device: device)
     }
 
     public func stop() async {

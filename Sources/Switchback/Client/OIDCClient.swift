@@ -121,10 +121,7 @@ public actor OIDCClient {
     /// while the first is still being redeemed, is ``SwitchbackError/Code/callbackReplayed``. After a failure
     /// the session may be completed again (a token endpoint that was down has not used the code up).
     public func completeAuthorization(_ callback: AuthorizationCallback, session: AuthorizationSession) async throws -> Credential {
-        let metadata = try await metadata()
-        guard session.issuer == metadata.issuer, session.clientID == configuration.clientID else {
-            throw SwitchbackError(.invalidConfiguration, "this session was prepared for another provider or client")
-        }
+        let metadata = try await metadata(for: session)
         switch session.responseType {
         case .code:
             let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
@@ -149,6 +146,15 @@ public actor OIDCClient {
         }
     }
 
+    /// The provider's metadata, after checking `session` was prepared by this client for this provider.
+    private func metadata(for session: AuthorizationSession) async throws -> ProviderMetadata {
+        let metadata = try await metadata()
+        guard session.issuer == metadata.issuer, session.clientID == configuration.clientID else {
+            throw SwitchbackError(.invalidConfiguration, "this session was prepared for another provider or client")
+        }
+        return metadata
+    }
+
     private func claim(_ session: AuthorizationSession) throws {
         guard claimedStates.insert(session.state).inserted else {
             throw SwitchbackError(.callbackReplayed, "this sign-in was already completed, or is being completed; the code was not redeemed again")
@@ -166,6 +172,11 @@ public actor OIDCClient {
 
     private func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int?, redirectURI: URL, metadata: ProviderMetadata) async throws -> Credential {
         let tokens = try await tokenClient(metadata).exchange(code: code, verifier: verifier.verifier, redirectURI: redirectURI)
+        return try await credential(fromRedeemed: tokens, code: code, nonce: nonce, maxAge: maxAge, metadata: metadata)
+    }
+
+    /// The credential for tokens redeemed for `code`, once their ID token is valid for this request.
+    private func credential(fromRedeemed tokens: TokenResponse, code: String, nonce: String, maxAge: Int?, metadata: ProviderMetadata) async throws -> Credential {
         guard let rawIDToken = tokens.idToken else {
             throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
         }
@@ -181,9 +192,9 @@ public actor OIDCClient {
     /// client): the same checks as ``completeAuthorization(_:session:)`` — redirect URI, `state`, `iss`,
     /// the provider's error — and the same single use: the session's state is claimed for good.
     public func authorizationCode(from callback: AuthorizationCallback, session: AuthorizationSession) async throws -> String {
-        let metadata = try await metadata()
-        guard session.issuer == metadata.issuer, session.clientID == configuration.clientID, session.responseType == .code else {
-            throw SwitchbackError(.invalidConfiguration, "this session was prepared for another provider, client or response type")
+        let metadata = try await metadata(for: session)
+        guard session.responseType == .code else {
+            throw SwitchbackError(.invalidConfiguration, "this session asked for tokens, not a code")
         }
         let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
         try claim(session)
@@ -193,15 +204,7 @@ public actor OIDCClient {
     /// A credential from tokens the app's backend redeemed for `code`: the ID token is validated here
     /// too, against this session's nonce and `max_age`, the access token (`at_hash`) and the code (`c_hash`).
     public func credential(fromRedeemed tokens: TokenResponse, code: String, session: AuthorizationSession) async throws -> Credential {
-        let metadata = try await metadata()
-        guard let rawIDToken = tokens.idToken else {
-            throw SwitchbackError(.idTokenMissing, "the backend's tokens hold no id_token")
-        }
-        let idToken = try await idTokenValidator().validate(
-            rawIDToken, expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, code: code)
-        )
-        logger.info("sign-in completed through the backend", metadata: ["token": "\(idToken)"])
-        return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+        try await credential(fromRedeemed: tokens, code: code, nonce: session.nonce, maxAge: session.maxAge, metadata: try await metadata(for: session))
     }
 
     /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.

@@ -30,14 +30,11 @@ public struct CompanionClient: Sendable {
     /// ``SwitchbackError/Code/invalidTokenResponse`` when it answers with a session rather than tokens.
     public func exchange(code: String, session: AuthorizationSession) async throws -> TokenResponse {
         let body = ["code": code, "code_verifier": session.pkce.verifier, "redirect_uri": session.redirectURI.absoluteString, "nonce": session.nonce]
-        let answer = try await post("exchange", body, expecting: 200, as: JSONValue.self)
-        guard case .object(let fields) = answer, fields["access_token"] != nil else {
-            throw SwitchbackError(.invalidTokenResponse, "the companion answered without tokens; configure its exchange with \"returns\": \"tokens\"")
-        }
         do {
-            return try JSONDecoder().decode(TokenResponse.self, from: Data(answer.description.utf8))
-        } catch {
-            throw SwitchbackError(.invalidTokenResponse, "the companion's tokens are not a token response", underlying: error)
+            return try await post("exchange", body, expecting: 200, as: TokenResponse.self)
+        } catch let error as SwitchbackError where error.code == .malformedResponse {
+            // A session answer (no access_token) is the companion's configuration, not a broken response.
+            throw SwitchbackError(.invalidTokenResponse, "the companion answered without tokens; configure its exchange with \"returns\": \"tokens\"")
         }
     }
 

@@ -40,10 +40,7 @@ extension SimulatedDevice {
             return false
         }
         record(.device, .authenticator, "opens \(authenticator.name)")
-        _ = await bringForward(scheme, with: nil)
-        if killAppOnHandOff { killApp() }
-        background { await $0.runAuthenticator(scheme, link: url) }
-        return true
+        return await launchAuthenticator(scheme, with: url)
     }
 
     /// `UIApplication.open` with `universalLinksOnly`: an app that claims the https link gets it; otherwise
@@ -60,9 +57,14 @@ extension SimulatedDevice {
             return false
         }
         record(.device, .authenticator, "opens \(authenticator.name) by its universal link")
+        return await launchAuthenticator(scheme, with: url)
+    }
+
+    /// Brings the authenticator app forward with `link` (the system may terminate the app under test).
+    private func launchAuthenticator(_ scheme: String, with link: URL) async -> Bool {
         _ = await bringForward(scheme, with: nil)
         if killAppOnHandOff { killApp() }
-        background { await $0.runAuthenticator(scheme, link: url) }
+        background { await $0.runAuthenticator(scheme, link: link) }
         return true
     }
 

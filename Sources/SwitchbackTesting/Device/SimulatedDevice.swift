@@ -222,7 +222,6 @@ public actor SimulatedDevice {
         if let current = self.running { running = current } else { running = await launch() }
         var accepted = true
         var refused = false
-        if let url = link?.url { navigationLog.append(url) }
         if case .url(let url)? = link, let bridge = running.bridge {
             switch await bridge.handleReturn(url) {
             case .notBridge:
@@ -262,12 +261,6 @@ public actor SimulatedDevice {
     enum Delivery {
         case url(URL)
         case userActivity(URL)
-
-        var url: URL {
-            switch self {
-            case .url(let url), .userActivity(let url): url
-            }
-        }
     }
 
     static func describe(_ error: any Error) -> String {

@@ -62,7 +62,6 @@ static gboolean on_decide_policy(WebKitWebView *view, WebKitPolicyDecision *deci
         .is_user_gesture = webkit_navigation_action_is_user_gesture(action),
         .navigation_type = webkit_navigation_action_get_navigation_type(action),
         .new_window = type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION,
-        .main_frame = webkit_navigation_action_get_frame_name(action) == NULL,
     };
     return state->decide(decision, &navigation, state->context) ? TRUE : FALSE;
 }

@@ -28,7 +28,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// The user agent iOS WKWebViews send (no `Safari/` token), so providers see an embedded WebView.
     public static let webViewUserAgent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
 
-    private let loop: MainLoop
+    fileprivate let loop: MainLoop
     private let userAgent: String
     /// Lets custom-scheme navigations through without asking the flow, as iOS's WKWebView sometimes does
     /// (seed 000): the engine then fails the provisional load, and only the failure reaches the flow.
@@ -135,8 +135,6 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
             loop.perform { presentation.evaluate(script) { continuation.resume(returning: $0) } }
         }
     }
-
-    fileprivate var loopForDecisions: MainLoop { loop }
 }
 
 /// One shown WebView. Its view pointer is touched only on the main loop's thread.
@@ -215,7 +213,7 @@ final class Presentation: @unchecked Sendable {
         let pending = Pointer(decision)
         let viewPointer = Pointer(view)
         let shouldLoad = shouldLoad
-        let loop = host.loopForDecisions
+        let loop = host.loop
         Task {
             let allowed = await shouldLoad(url)
             host.observe(.decided(url, kind: kind, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))

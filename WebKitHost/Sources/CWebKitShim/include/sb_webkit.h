@@ -21,7 +21,6 @@ typedef struct {
     int is_user_gesture;
     int navigation_type;
     int new_window;
-    int main_frame;
 } sb_navigation;
 
 /// Called for navigation and new-window decisions; return 1 when the decision was taken (kept with
