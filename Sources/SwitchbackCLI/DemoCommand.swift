@@ -43,6 +43,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "The authenticator app is not installed.")
     var noAuthenticator = false
 
+    @Flag(help: "mitid only: the broker answers the app's companion, which completes the sign-in and links back to the app (MitID's backend completion).")
+    var backendCompletion = false
+
     @Option(help: "Write the run as a Mermaid sequence diagram to this file.")
     var diagram: String?
 
@@ -58,6 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
             throw ValidationError("unknown pattern \(pattern); known: \(ReturnPattern.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if let environment, !["production", "staging"].contains(environment) { throw ValidationError("--environment is production or staging") }
+        if backendCompletion, all || provider != "mitid" { throw ValidationError("--backend-completion goes with --provider mitid") }
     }
 
     func run() async throws {
@@ -84,7 +88,7 @@ struct DemoCommand: AsyncParsableCommand {
         return Scenario(
             provider: provider, strategy: all ? (provider == "uaepass" ? .webView : nil) : strategy, pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
             environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
-            authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff
+            authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion
         )
     }
 }
@@ -98,9 +102,12 @@ enum Narration {
             lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")
         }
         switch result.outcome {
-        case .success(let credential):
+        case .success(.credential(let credential)):
             let claims = credential.idTokenClaims
             lines.append("Signed in: sub \(claims?.sub ?? "?"), assurance \(claims?.acr ?? "none reported"); token type \(credential.tokenType), access token \(Redaction.secret(credential.accessToken)).")
+        case .success(.companion(let signIn)):
+            let grant = signIn.session.map { "companion session \(Redaction.secret($0))" } ?? signIn.tokens.map { "tokens from the companion, access token \(Redaction.secret($0.accessToken))" } ?? "nothing"
+            lines.append("Signed in through the companion: sub \(signIn.subject), assurance \(signIn.acr ?? "none reported"); \(grant).")
         case .failure(let error):
             lines.append("Sign-in failed: \(error)")
         }

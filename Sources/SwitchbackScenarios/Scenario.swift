@@ -29,12 +29,17 @@ public struct Scenario: Sendable {
     public var emulatorProfile: String?
     /// Whether authenticator apps with a universal-link domain (BankID's app.bankid.com) claim it.
     public var authenticatorUniversalLinks: Bool
+    /// MitID only: the broker answers the companion, which completes the sign-in (MitID's backend
+    /// completion) and links back to the app.
+    public var backendCompletion: Bool
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
-        killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true
+        killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
+        backendCompletion: Bool = false
     ) {
+        self.backendCompletion = backendCompletion
         self.authenticatorUniversalLinks = authenticatorUniversalLinks
         self.emulatorProfile = emulatorProfile
         self.returnDeliveries = returnDeliveries
@@ -57,7 +62,8 @@ public struct Scenario: Sendable {
 public struct ScenarioResult: Sendable {
     public let scenario: Scenario
     public let strategy: UserAgentStrategy
-    public let outcome: Result<Credential, SwitchbackError>
+    /// The credential the app validated, or what the companion handed back for a sign-in it ran.
+    public let outcome: Result<SignInResult, SwitchbackError>
     /// The run, step by step, secrets redacted.
     public let transcript: [SimulatedDevice.Step]
 }
@@ -111,10 +117,12 @@ public enum ScenarioRunner {
         let setup = try await Setup(scenario)
         let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
         // The sign-in's return paths, and one of the app's other universal links.
-        let associations = [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/news/*"])]
+        let associations = [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/signed-in*", "/news/*"])]
+        let keys = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-scenario-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: keys) }
         let companion: Companion
         do {
-            companion = try await Companion.start(setup.companionConfiguration(issuer: emulator.issuer, associations: associations), logger: quiet)
+            companion = try await Companion.start(try setup.companionConfiguration(issuer: emulator.issuer, associations: associations, directory: keys), logger: quiet)
         } catch {
             await emulator.stop()
             throw error
@@ -155,16 +163,23 @@ public enum ScenarioRunner {
         }
         await device.setKillAppOnHandOff(scenario.killDuringHandOff)
         let configuration = setup.client
-        // A confidential client's code is redeemed by the app's companion, which also asks for permissions.
-        let backend = setup.backendClient == nil ? nil : CompanionClient(companion.baseURL, logger: logger)
+        // A confidential client's code is redeemed by the app's companion, which also asks for permissions;
+        // with a companion route the companion runs the whole sign-in and the app has no client.
+        let backend = setup.backendClient == nil && setup.companionRoute == nil ? nil : CompanionClient(companion.baseURL, logger: logger)
+        let route = setup.companionRoute
         let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
+            if route != nil, let backend {
+                return SignInCoordinator(
+                    companion: backend, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger
+                )
+            }
             let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: emulator.issuer), logger: logger)
             return SignInCoordinator(
                 client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger,
                 exchange: backend.map { .companion($0) } ?? .client
             )
         })
-        let preset = setup.preset(issuer: issuer, companion: backend)
+        let preset = setup.preset(issuer: issuer, companion: route == nil ? backend : nil)
         var installed = true
         if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
         let request: SignInRequest
@@ -178,10 +193,18 @@ public enum ScenarioRunner {
         let coordinator = app.coordinator
         let first = FirstLaunch()
         Task {
-            do { await first.finish(.success(try await coordinator.signIn(request))) } catch { await first.finish(.failure(error)) }
+            do {
+                if let route {
+                    await first.finish(.success(.companion(try await coordinator.signIn(request, through: route))))
+                } else {
+                    await first.finish(.success(.credential(try await coordinator.signIn(request))))
+                }
+            } catch {
+                await first.finish(.failure(error))
+            }
         }
         let hook = Task { try await during?(Rig(device: device, app: app)) }
-        let outcome: Result<Credential, SwitchbackError>
+        let outcome: Result<SignInResult, SwitchbackError>
         do {
             outcome = .success(try await finish(first, device: device, firstApp: app))
         } catch let error as SwitchbackError {
@@ -193,7 +216,7 @@ public enum ScenarioRunner {
 
     /// The credential, from the first launch or — when the app was terminated — from the launch that
     /// restored the sign-in from its journal.
-    private static func finish(_ first: FirstLaunch, device: SimulatedDevice, firstApp: RunningApp) async throws -> Credential {
+    private static func finish(_ first: FirstLaunch, device: SimulatedDevice, firstApp: RunningApp) async throws -> SignInResult {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let result = await first.result { return try result.get() }
@@ -212,6 +235,6 @@ public enum ScenarioRunner {
 /// The result of the sign-in started by the first launch, once it ends (it never does when the app is
 /// terminated first).
 private actor FirstLaunch {
-    var result: Result<Credential, any Error>?
-    func finish(_ result: Result<Credential, any Error>) { self.result = result }
+    var result: Result<SignInResult, any Error>?
+    func finish(_ result: Result<SignInResult, any Error>) { self.result = result }
 }

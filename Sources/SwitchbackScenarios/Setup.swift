@@ -11,8 +11,13 @@ import SwitchbackServer
 struct Setup: Sendable {
     private let basePreset: ProviderPreset
     /// The confidential client the companion plays for presets whose code the app cannot redeem itself
-    /// (Norwegian BankID: permission and code exchange go through the companion).
+    /// (Norwegian BankID: permission and code exchange go through the companion), and for sign-ins the
+    /// companion runs (Singpass's FAPI client, backend completion).
     let backendClient: (clientID: String, secret: String)?
+    /// How the companion runs the sign-in, when it does: the app then has no client at the provider.
+    let companionRoute: CompanionRoute?
+    /// The companion's private_key_jwt and DPoP keys (Singpass), written for its configuration.
+    let backendKeys: (clientKey: String, dpopKey: String)?
     let profile: Profile
     let configuration: EmulatorConfiguration
     let client: ClientConfiguration
@@ -31,6 +36,8 @@ struct Setup: Sendable {
         var client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.nativeRedirect)
         var preset: ProviderPreset
         var backendClient: (clientID: String, secret: String)?
+        var companionRoute: CompanionRoute?
+        var backendKeys: (clientKey: String, dpopKey: String)?
         let profileName: String
         switch scenario.provider {
         case "uaepass":
@@ -52,6 +59,13 @@ struct Setup: Sendable {
             profileName = "mitid"
             client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.universalRedirect)
             authenticatorSchemes = [("mitid", true)]
+            if scenario.backendCompletion {
+                // The broker answers the companion's page, which finishes the sign-in and links back to the app.
+                backendClient = ("backend", "backend-secret")
+                companionRoute = .completion
+                configuration.clients[2].appReturnURLs = EmulatorConfiguration.defaultAppReturnURLs
+                configuration.clients[2].redirectURIs.append("http://127.0.0.1/complete")
+            }
         case "bankid-se":
             preset = .bankIDSweden
             profileName = "bankid-se"
@@ -63,9 +77,9 @@ struct Setup: Sendable {
                 clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: [Self.universalRedirect.absoluteString], idTokenAlgorithm: "ES256",
                 jwks: .object(["keys": .array([jwk])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
             ))
-            // The signing key belongs on the app's backend (issue 5); the scenario holds it in process.
-            let signer = try await ClientAssertionSigner(algorithm: .es256, privateKeyPEM: key.pemRepresentation, keyID: "app-key-1")
-            client = ClientConfiguration(clientID: "singpass-app", redirectURI: Self.universalRedirect, authentication: .privateKeyJWT(signer), dpop: DPoPKey())
+            // The FAPI client (private_key_jwt, PAR, DPoP) is the companion; the app relays the response.
+            backendKeys = (key.pemRepresentation, DPoPKey().privateKeyPEM)
+            companionRoute = .exchange(redirectURI: Self.universalRedirect)
             preset = .singpass
             profileName = "singpass"
             authenticatorSchemes = [("singpass", true)]
@@ -82,6 +96,8 @@ struct Setup: Sendable {
         }
         self.basePreset = preset
         self.backendClient = backendClient
+        self.companionRoute = companionRoute
+        self.backendKeys = backendKeys
         self.configuration = configuration
         self.client = client
     }
@@ -107,10 +123,32 @@ struct Setup: Sendable {
         return preset
     }
 
+    /// Where the app's companion completion page links back to.
+    static let completionLink = "https://app.example.com/signed-in"
+
     /// The companion's configuration: the app's association file, and for a backend client the
-    /// permission proxy and the code exchange (returning tokens to the app).
-    func companionConfiguration(issuer: String, associations: [AppAssociation]) -> ServerConfiguration {
+    /// permission proxy and the code exchange (returning tokens to the app), or the route it runs sign-ins
+    /// through (returning a session). Key files go in `directory`.
+    func companionConfiguration(issuer: String, associations: [AppAssociation], directory: URL) throws -> ServerConfiguration {
+        if let keys = backendKeys, case .exchange(let redirectURI) = companionRoute {
+            let clientKey = directory.appendingPathComponent("client-key.pem")
+            let dpopKey = directory.appendingPathComponent("dpop-key.pem")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try keys.clientKey.write(to: clientKey, atomically: true, encoding: .utf8)
+            try keys.dpopKey.write(to: dpopKey, atomically: true, encoding: .utf8)
+            return ServerConfiguration(
+                port: 0,
+                provider: .init(issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1", dpopKeyFile: dpopKey.path),
+                exchange: .init(redirectURIs: [redirectURI.absoluteString], returns: .session), associations: associations
+            )
+        }
         guard let (clientID, secret) = backendClient else { return ServerConfiguration(port: 0, associations: associations) }
+        if companionRoute == .completion {
+            return ServerConfiguration(
+                port: 0, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
+                completion: .init(appLink: Self.completionLink, returns: .session, maximumWait: 5), associations: associations
+            )
+        }
         return ServerConfiguration(
             port: 0, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
             exchange: .init(redirectURIs: [Self.nativeRedirect.absoluteString], returns: .tokens),

@@ -59,7 +59,7 @@ public struct AuthorizationOptions: Sendable {
     }
 
     /// Parameters the core owns; an extra parameter may not use these names.
-    static let reservedNames: Set<String> = [
+    public static let reservedNames: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge",
         "code_challenge_method", "response_mode", "request_uri", "request", "acr_values", "ui_locales",
         "login_hint", "prompt", "max_age", "claims", "client_secret", "client_assertion", "client_assertion_type",

@@ -35,6 +35,33 @@ enum CallbackValidator {
         return TokenResponse(accessToken: accessToken, tokenType: tokenType, expiresIn: expiresIn, refreshToken: nil, idToken: idToken, scope: parameters["scope"])
     }
 
+    /// A response to an authorization the backend companion started, before the app relays it: the
+    /// redirect URI and the state the companion gave the app (an app relaying a response it did not ask
+    /// for would sign its user in as someone else), then the OAuth error. The companion checks `iss` and
+    /// redeems the code.
+    static func companionResponse(_ callback: AuthorizationCallback, authorization: CompanionAuthorization) throws -> URL {
+        guard RedirectURIMatcher.matches(callback.url, registered: authorization.returnURL) else {
+            throw SwitchbackError(.redirectURIMismatch, "the callback arrived at \(Redaction.describe(callback.url)), not at \(authorization.returnURL)")
+        }
+        guard case .redirect(let url) = callback else {
+            throw SwitchbackError(.malformedResponse, "a response for the companion's exchange must reach the app as a redirect, not a form post")
+        }
+        let response = try AuthorizationResponse(callback, mode: .query)
+        guard let state = response.parameters["state"] else {
+            throw SwitchbackError(.stateMissing, "the callback carries no state")
+        }
+        guard let expected = authorization.state, ConstantTime.equals(state, expected) else {
+            throw SwitchbackError(.stateMismatch, "the callback's state is not the one the companion started this sign-in with")
+        }
+        if let error = response.oauthError {
+            throw SwitchbackError(.authorizationError, "the provider refused the authorization request", oauthError: error)
+        }
+        guard response.parameters["code"].map({ !$0.isEmpty }) == true else {
+            throw SwitchbackError(.codeMissing, "the callback carries neither a code nor an error")
+        }
+        return url
+    }
+
     /// Redirect URI, state, `iss` and the OAuth error, for either response type.
     private static func checked(_ callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> AuthorizationResponse {
         guard RedirectURIMatcher.matches(callback.url, registered: session.redirectURI) else {

@@ -1,27 +1,61 @@
 public import Foundation
 
 /// What is kept of an unfinished sign-in so that it survives the app being terminated while the user is
-/// in the authenticator: the flow's state and plan, the saved resume URLs, and the authorization session
-/// (state, nonce, PKCE verifier, PAR request URI). Never a code or a token.
+/// in the authenticator: the flow's state and plan, the saved resume URLs, and the authorization it was
+/// started with (the app's own: state, nonce, PKCE verifier, PAR request URI; or the companion's: its
+/// state or the app's flow secret). Never a code or a token.
 ///
-/// The session's verifier is a secret: store journals only where the app's other secrets go (the
-/// Keychain adapter on Apple platforms; ``FileFlowJournalStore`` writes owner-only files).
+/// The authorization holds secrets: store journals only where the app's other secrets go (the Keychain
+/// adapter on Apple platforms; ``FileFlowJournalStore`` writes owner-only files).
 public struct FlowJournal: Sendable, Codable, Equatable {
     public var flow: SignInFlow
-    public var session: AuthorizationSession
+    public var authorization: StartedAuthorization
     /// The preset or provider name, for the app to show what was interrupted.
     public var provider: String
     /// After this instant the journal is worthless (the provider has forgotten the request) and purged.
     public var expiresAt: Date
 
-    public init(flow: SignInFlow, session: AuthorizationSession, provider: String, expiresAt: Date) {
+    public init(flow: SignInFlow, authorization: StartedAuthorization, provider: String, expiresAt: Date) {
         self.flow = flow
-        self.session = session
+        self.authorization = authorization
         self.provider = provider
         self.expiresAt = expiresAt
     }
 
+    /// The journal of a sign-in the app started itself.
+    public init(flow: SignInFlow, session: AuthorizationSession, provider: String, expiresAt: Date) {
+        self.init(flow: flow, authorization: .app(session), provider: provider, expiresAt: expiresAt)
+    }
+
     public var flowID: String { flow.plan.flowID }
+
+    // The app's own session is kept under `session`, as in journals written before companion sign-ins.
+    private enum CodingKeys: String, CodingKey {
+        case flow, session, companion, provider, expiresAt
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        flow = try container.decode(SignInFlow.self, forKey: .flow)
+        provider = try container.decode(String.self, forKey: .provider)
+        expiresAt = try container.decode(Date.self, forKey: .expiresAt)
+        if let companion = try container.decodeIfPresent(CompanionAuthorization.self, forKey: .companion) {
+            authorization = .companion(companion)
+        } else {
+            authorization = .app(try container.decode(AuthorizationSession.self, forKey: .session))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(flow, forKey: .flow)
+        try container.encode(provider, forKey: .provider)
+        try container.encode(expiresAt, forKey: .expiresAt)
+        switch authorization {
+        case .app(let session): try container.encode(session, forKey: .session)
+        case .companion(let companion): try container.encode(companion, forKey: .companion)
+        }
+    }
 }
 
 /// Where flow journals are kept.
@@ -57,7 +91,7 @@ public actor InMemoryFlowJournalStore: FlowJournalStore {
     public init() {}
 
     public func save(_ journal: FlowJournal) { saved[journal.flowID] = journal }
-    public func journals() -> [FlowJournal] { saved.values.sorted { $0.session.createdAt < $1.session.createdAt } }
+    public func journals() -> [FlowJournal] { saved.values.sorted { $0.authorization.createdAt < $1.authorization.createdAt } }
     public func remove(flowID: String) { saved[flowID] = nil }
 }
 
@@ -101,7 +135,7 @@ public struct FileFlowJournalStore: FlowJournalStore {
             }
             found.append(journal)
         }
-        return found.sorted { $0.session.createdAt < $1.session.createdAt }
+        return found.sorted { $0.authorization.createdAt < $1.authorization.createdAt }
     }
 
     public func remove(flowID: String) throws {

@@ -47,7 +47,10 @@ public struct SignInRequest: Sendable {
 /// let credential = try await coordinator.signIn(preset.request(strategy: .webView, environment: .staging, links: links))
 /// ```
 public actor SignInCoordinator {
-    public nonisolated let client: OIDCClient
+    /// The app's client at the provider; nil for a coordinator whose sign-ins the companion runs.
+    public nonisolated let client: OIDCClient?
+    /// The backend companion, for ``CodeExchange/companion(_:)`` and ``signIn(_:through:)``.
+    public nonisolated let companion: CompanionClient?
     private let host: any UserAgentHost
     private let opener: any URLOpener
     private let journal: any FlowJournalStore
@@ -58,31 +61,55 @@ public actor SignInCoordinator {
 
     private struct Entry {
         var flow: SignInFlow
-        let session: AuthorizationSession
+        let authorization: StartedAuthorization
         let provider: String
         let expiresAt: Date
-        var waiters: [CheckedContinuation<Credential, any Error>] = []
-        var credential: Credential?
+        var waiters: [CheckedContinuation<SignInResult, any Error>] = []
+        var result: SignInResult?
         var error: SwitchbackError?
+        /// The backend completion's answer, once the companion gave it (it gives it once).
+        var completion: Result<CompanionSignIn, SwitchbackError>?
         var tasks: [Task<Void, Never>] = []
     }
 
     private var entries: [String: Entry] = [:]
     /// Flows that ended, kept (without secrets) so that a late duplicate of their return is recognised
     /// as a replay rather than as an unknown link.
-    private var finished: [(flow: SignInFlow, state: String)] = []
+    private var finished: [(flow: SignInFlow, state: String?)] = []
     /// Results of sign-ins that ended with nobody waiting (a restored flow can finish before the app
     /// asks for it), until ``result(of:)`` collects them.
-    private var unclaimed: [String: Result<Credential, any Error>] = [:]
+    private var unclaimed: [String: Result<SignInResult, any Error>] = [:]
     private static let finishedKept = 16
 
+    /// A coordinator for the app's own sign-ins at the provider (``signIn(_:)``); with
+    /// ``CodeExchange/companion(_:)`` the companion redeems the codes, and can also run sign-ins itself
+    /// (``signIn(_:through:)``).
     public init(
         client: OIDCClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
         clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow"),
         exchange: CodeExchange = .client
     ) {
+        let companion: CompanionClient?
+        if case .companion(let client) = exchange { companion = client } else { companion = nil }
+        self.init(client: client, companion: companion, exchange: exchange, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy, logger: logger)
+    }
+
+    /// A coordinator whose sign-ins the backend companion runs (``signIn(_:through:)``): the app has no
+    /// client at the provider (FAPI 2.0 providers such as Singpass, backend completion).
+    public init(
+        companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
+        clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow")
+    ) {
+        self.init(client: nil, companion: companion, exchange: .client, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy, logger: logger)
+    }
+
+    private init(
+        client: OIDCClient?, companion: CompanionClient?, exchange: CodeExchange, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore,
+        clock: any FlowClock, entropy: any EntropySource, logger: Logger
+    ) {
         self.codeExchange = exchange
         self.client = client
+        self.companion = companion
         self.host = host
         self.opener = opener
         self.journal = journal
@@ -96,6 +123,9 @@ public actor SignInCoordinator {
     /// Signs the user in: prepares the authorization request, shows the user agent, and returns the
     /// validated credential. Cancelling the task dismisses the user agent and throws `CancellationError`.
     public func signIn(_ request: SignInRequest) async throws -> Credential {
+        guard let client else {
+            throw SwitchbackError(.invalidConfiguration, "this coordinator has no client at the provider; its sign-ins go through the companion (signIn(_:through:))")
+        }
         if request.options.responseMode == .formPost, request.strategy == .webView {
             // WKWebView does not expose a form submission's body to the app, so the response would be lost.
             throw SwitchbackError(.strategyNotSupported, "a WebView cannot hand a form_post response to the app; use the query response mode, or a backend that relays form_post")
@@ -105,20 +135,59 @@ public actor SignInCoordinator {
             throw SwitchbackError(.strategyNotSupported, "an app receives authorization codes only; a provider that answers with implicit tokens needs the companion's bridge")
         }
         let session = try await client.prepareAuthorization(request.options)
+        let flowID = await begin(request, authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI)
+        guard case .credential(let credential) = try await result(of: flowID) else {
+            throw SwitchbackError(.invalidTokenResponse, "the sign-in ended without a credential")
+        }
+        return credential
+    }
+
+    /// Signs the user in through an authorization the backend companion runs (``CompanionRoute``): the
+    /// companion prepares it, the app shows it and relays what comes back, and the companion redeems the
+    /// code. Returns what the companion hands back (a session, or tokens it validated). The request's
+    /// acr values and login hint are forwarded; everything else is the companion's configuration.
+    public func signIn(_ request: SignInRequest, through route: CompanionRoute) async throws -> CompanionSignIn {
+        guard let companion else {
+            throw SwitchbackError(.invalidConfiguration, "this coordinator has no companion; create it with init(companion:…) or exchange: .companion(…)")
+        }
+        if request.options.responseType != .code {
+            throw SwitchbackError(.strategyNotSupported, "the companion's exchange and completion redeem authorization codes only")
+        }
+        let authorization: CompanionAuthorization
+        switch route {
+        case .exchange(let redirectURI):
+            if request.options.responseMode == .formPost || request.options.responseMode == .fragment {
+                // The app relays what reaches its redirect URI as a URL: a form post never reaches it.
+                throw SwitchbackError(.strategyNotSupported, "the companion's exchange takes query responses; a form_post provider needs the completion route")
+            }
+            authorization = try await companion.startExchange(redirectURI: redirectURI, options: request.options, now: clock.now())
+        case .completion:
+            authorization = try await companion.startCompletion(flowSecret: entropy.token(bytes: 32), options: request.options, now: clock.now())
+        }
+        let flowID = await begin(request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)
+        guard case .companion(let signIn) = try await result(of: flowID) else {
+            throw SwitchbackError(.invalidTokenResponse, "the sign-in ended without the companion's answer")
+        }
+        return signIn
+    }
+
+    /// Registers a flow for `authorization` and starts it; returns its ID.
+    private func begin(_ request: SignInRequest, authorization: StartedAuthorization, url: URL, returnURL: URL) async -> String {
         let plan = SignInFlow.Plan(
-            flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: session.authorizationURL,
-            redirectURI: session.redirectURI, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
+            flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: url,
+            redirectURI: returnURL, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
             returnsThroughProviderPage: request.returnsThroughProviderPage, withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod,
             appLinks: request.appLinks.isEmpty ? nil : request.appLinks
         )
         let flowID = plan.flowID
         entries[flowID] = Entry(
-            flow: SignInFlow(plan), session: session, provider: request.provider, expiresAt: clock.now().addingTimeInterval(request.timeout)
+            flow: SignInFlow(plan), authorization: authorization, provider: request.provider, expiresAt: clock.now().addingTimeInterval(request.timeout)
         )
         logger.info("sign-in started", metadata: ["flow": "\(flowID.prefix(6))", "provider": "\(request.provider)", "strategy": "\(request.strategy)"])
         startTimeout(flowID, after: request.timeout)
+        startCollecting(flowID)
         await deliver(.start, to: flowID)
-        return try await result(of: flowID)
+        return flowID
     }
 
     /// Reads back the journals of sign-ins interrupted when the app was terminated, purges expired ones,
@@ -127,8 +196,9 @@ public actor SignInCoordinator {
         let now = clock.now()
         var restored: [String] = []
         for saved in try await journal.purge(now: now) where entries[saved.flowID] == nil {
-            entries[saved.flowID] = Entry(flow: saved.flow, session: saved.session, provider: saved.provider, expiresAt: saved.expiresAt)
+            entries[saved.flowID] = Entry(flow: saved.flow, authorization: saved.authorization, provider: saved.provider, expiresAt: saved.expiresAt)
             startTimeout(saved.flowID, after: saved.expiresAt.timeIntervalSince(now))
+            startCollecting(saved.flowID)
             restored.append(saved.flowID)
             await deliver(.relaunched, to: saved.flowID)
         }
@@ -136,7 +206,7 @@ public actor SignInCoordinator {
     }
 
     /// Waits for the sign-in `flowID` to end. Cancelling the waiting task cancels the sign-in.
-    public func result(of flowID: String) async throws -> Credential {
+    public func result(of flowID: String) async throws -> SignInResult {
         if let result = unclaimed.removeValue(forKey: flowID) { return try result.get() }
         guard entries[flowID] != nil else {
             throw SwitchbackError(.flowNotFound, "no sign-in with this ID is running")
@@ -217,7 +287,10 @@ public actor SignInCoordinator {
             switch flow.recognise(url) {
             case .authenticatorReturn(.success), .authenticatorReturn(.failure):
                 throw SwitchbackError(.callbackReplayed, "the link returns to a sign-in that already ended; it was ignored")
-            case .callback where Self.state(in: .redirect(url)).map({ ConstantTime.equals($0, state) }) == true:
+            case .callback where state == nil:
+                // A backend completion's return link, after the companion's answer ended the sign-in.
+                return true
+            case .callback where Self.state(in: .redirect(url)).map({ received in state.map { ConstantTime.equals(received, $0) } ?? false }) == true:
                 throw SwitchbackError(.callbackReplayed, "the response belongs to a sign-in that already ended; it was not used again")
             default:
                 continue
@@ -233,12 +306,16 @@ public actor SignInCoordinator {
             let candidates = entries.filter { $0.value.flow.recognise(url) == .callback }
             return candidates.count == 1 ? candidates.first?.key : nil
         }
-        return entries.first { ConstantTime.equals($0.value.session.state, state) && $0.value.flow.recognise(url) == .callback }?.key
+        return entries.first { entry in
+            entry.value.authorization.state.map { ConstantTime.equals($0, state) } == true && entry.value.flow.recognise(url) == .callback
+        }?.key
     }
 
     private func replayedCallback(_ callback: AuthorizationCallback) -> Bool {
         guard let state = Self.state(in: callback) else { return false }
-        return finished.contains { ConstantTime.equals($0.state, state) && $0.flow.recognise(callback.url) == .callback }
+        return finished.contains { finished in
+            finished.state.map { ConstantTime.equals($0, state) } == true && finished.flow.recognise(callback.url) == .callback
+        }
     }
 
     private static func state(in callback: AuthorizationCallback) -> String? {
@@ -288,7 +365,7 @@ public actor SignInCoordinator {
             schedule(flowID, after: seconds, .graceElapsed)
         case .persist:
             do {
-                try await journal.save(FlowJournal(flow: entry.flow, session: entry.session, provider: entry.provider, expiresAt: entry.expiresAt))
+                try await journal.save(FlowJournal(flow: entry.flow, authorization: entry.authorization, provider: entry.provider, expiresAt: entry.expiresAt))
             } catch {
                 // The sign-in goes on; only its survival of a termination is lost.
                 logger.warning("the flow journal could not be saved", metadata: ["flow": "\(flowID.prefix(6))"])
@@ -296,46 +373,119 @@ public actor SignInCoordinator {
         case .dismissUserAgent:
             await host.dismiss()
         case .exchange(let callback):
-            let task = Task {
-                do {
-                    let credential: Credential
-                    switch codeExchange {
-                    case .client:
-                        credential = try await client.completeAuthorization(callback, session: entry.session)
-                    case .companion(let companion):
-                        let code = try await client.authorizationCode(from: callback, session: entry.session)
-                        let tokens = try await companion.exchange(code: code, session: entry.session)
-                        credential = try await client.credential(fromRedeemed: tokens, code: code, session: entry.session)
-                    }
-                    await exchanged(flowID, credential: credential, error: nil)
-                } catch let error as SwitchbackError {
-                    await exchanged(flowID, credential: nil, error: error)
-                } catch {
-                    await exchanged(flowID, credential: nil, error: SwitchbackError(.transportFailed, "the code exchange was interrupted", underlying: error))
+            switch entry.authorization {
+            case .app(let session):
+                run(flowID) { try await self.redeem(callback, session: session) }
+            case .companion(let authorization) where authorization.route == .exchange:
+                guard let companion else { break }
+                run(flowID) {
+                    let url = try CallbackValidator.companionResponse(callback, authorization: authorization)
+                    return .companion(try await companion.exchange(callback: url))
                 }
+            case .companion:
+                // Backend completion: the return link says the user is done; the answer comes from the
+                // companion's status, which may already be here.
+                if let completion = entry.completion { await collected(flowID, completion) }
             }
-            entries[flowID]?.tasks.append(task)
         case .complete(let outcome):
             complete(flowID, outcome: outcome, cancelled: cancelled)
             try? await journal.remove(flowID: flowID)
         }
     }
 
-    private func exchanged(_ flowID: String, credential: Credential?, error: SwitchbackError?) async {
-        entries[flowID]?.credential = credential
+    /// The app's own code, redeemed by itself or by the companion, and the ID token validated here.
+    private func redeem(_ callback: AuthorizationCallback, session: AuthorizationSession) async throws -> SignInResult {
+        guard let client else { throw SwitchbackError(.invalidConfiguration, "this coordinator has no client at the provider") }
+        switch codeExchange {
+        case .client:
+            return .credential(try await client.completeAuthorization(callback, session: session))
+        case .companion(let companion):
+            let code = try await client.authorizationCode(from: callback, session: session)
+            let tokens = try await companion.exchange(code: code, session: session)
+            return .credential(try await client.credential(fromRedeemed: tokens, code: code, session: session))
+        }
+    }
+
+    /// Runs an exchange in a task of the flow's and reports its end to the flow.
+    private func run(_ flowID: String, _ exchange: @escaping @Sendable () async throws -> SignInResult) {
+        let task = Task {
+            do {
+                await exchanged(flowID, result: try await exchange(), error: nil)
+            } catch let error as SwitchbackError {
+                await exchanged(flowID, result: nil, error: error)
+            } catch {
+                await exchanged(flowID, result: nil, error: SwitchbackError(.transportFailed, "the code exchange was interrupted", underlying: error))
+            }
+        }
+        entries[flowID]?.tasks.append(task)
+    }
+
+    private func exchanged(_ flowID: String, result: SignInResult?, error: SwitchbackError?) async {
+        entries[flowID]?.result = result
         entries[flowID]?.error = error
         await deliver(error.map { .exchangeFailed($0.code) } ?? .exchangeSucceeded, to: flowID)
+    }
+
+    // MARK: Backend completion
+
+    /// For a backend completion, asks the companion for the result from the start: the provider's answer
+    /// reaches the companion, and the user may come back without tapping the companion's return button.
+    private func startCollecting(_ flowID: String) {
+        guard let entry = entries[flowID], case .companion(let authorization) = entry.authorization, authorization.route == .completion,
+            let secret = authorization.flowSecret, let companion
+        else { return }
+        let clock = clock
+        let task = Task {
+            var failures = 0
+            while !Task.isCancelled {
+                do {
+                    if let signIn = try await companion.completionStatus(flowSecret: secret, wait: Self.statusWait) {
+                        await self.collected(flowID, .success(signIn))
+                        return
+                    }
+                    failures = 0
+                } catch let error as SwitchbackError where error.code == .transportFailed {
+                    // The app is in the background or offline: ask again, less and less often.
+                    failures += 1
+                    guard (try? await clock.sleep(for: min(pow(2, Double(failures)), 30))) != nil else { return }
+                } catch let error as SwitchbackError {
+                    await self.collected(flowID, .failure(error))
+                    return
+                } catch {
+                    return
+                }
+            }
+        }
+        entries[flowID]?.tasks.append(task)
+    }
+
+    /// How long each status request waits at the companion (which may cap it lower).
+    static let statusWait: TimeInterval = 25
+
+    /// The companion's answer for a backend completion: it ends the exchange when the return link already
+    /// arrived, or it ends the browser part as the return link would.
+    private func collected(_ flowID: String, _ completion: Result<CompanionSignIn, SwitchbackError>) async {
+        guard let entry = entries[flowID] else { return }
+        entries[flowID]?.completion = completion
+        if entry.flow.state == .exchanging {
+            switch completion {
+            case .success(let signIn): await exchanged(flowID, result: .companion(signIn), error: nil)
+            case .failure(let error): await exchanged(flowID, result: nil, error: error)
+            }
+        } else {
+            await deliver(.callback(.redirect(entry.flow.plan.redirectURI)), to: flowID)
+        }
     }
 
     private func complete(_ flowID: String, outcome: SignInFlow.Outcome, cancelled: Bool) {
         guard let entry = entries.removeValue(forKey: flowID) else { return }
         for task in entry.tasks { task.cancel() }
-        finished.append((entry.flow, entry.session.state))
+        finished.append((entry.flow, entry.authorization.state))
         if finished.count > Self.finishedKept { finished.removeFirst() }
-        let result: Result<Credential, any Error>
+        let result: Result<SignInResult, any Error>
         switch outcome {
         case .signedIn:
-            result = entry.credential.map { .success($0) } ?? .failure(SwitchbackError(.invalidTokenResponse, "the exchange reported no credential"))
+            result = entry.result.map { .success($0) } ?? .failure(SwitchbackError(.invalidTokenResponse, "the exchange reported no credential"))
         case .cancelled where cancelled:
             result = .failure(CancellationError())
         case .cancelled:

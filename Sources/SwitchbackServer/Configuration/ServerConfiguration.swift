@@ -31,14 +31,28 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var privateKeyFile: String?
         public var keyAlgorithm: String?
         public var keyID: String?
+        /// Prove possession with DPoP (RFC 9449) at PAR and the token endpoint, as FAPI 2.0 providers
+        /// (Singpass) require; the provider then binds codes and tokens to the key.
+        public var dpop: Bool
+        /// A PEM file with the P-256 key for DPoP. Without it each instance makes its own key, which only
+        /// works for one instance: a code is bound to the key of the instance that pushed the request.
+        public var dpopKeyFile: String?
+        /// Authorization parameters an app may give `POST /exchange/start` and `POST /completion/start`
+        /// (`parameters`), forwarded as they are; any other name is refused. The provider checks the values
+        /// against the client's registration (Singpass's `app_launch_url`).
+        public var forwardedParameters: [String]
         public var scopes: [String]
         /// `acr` values every ID token must carry (empty: any).
         public var acrValues: [String]
 
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, keyAlgorithm: String? = nil,
-            keyID: String? = nil, scopes: [String] = ["openid"], acrValues: [String] = []
+            keyID: String? = nil, dpop: Bool = false, dpopKeyFile: String? = nil, forwardedParameters: [String] = Self.defaultForwardedParameters,
+            scopes: [String] = ["openid"], acrValues: [String] = []
         ) {
+            self.forwardedParameters = forwardedParameters
+            self.dpop = dpop || dpopKeyFile != nil
+            self.dpopKeyFile = dpopKeyFile
             self.issuer = issuer
             self.clientID = clientID
             self.clientSecret = clientSecret
@@ -248,6 +262,12 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             if provider.privateKeyFile != nil, !["RS256", "ES256"].contains(provider.keyAlgorithm ?? "ES256") {
                 throw fail("provider.keyAlgorithm must be RS256 or ES256")
             }
+            if let reserved = provider.forwardedParameters.first(where: AuthorizationOptions.reservedNames.contains) {
+                throw fail("provider.forwardedParameters cannot hold \(reserved): the server sets it")
+            }
+            if provider.dpop, provider.dpopKeyFile == nil, postgresURL != nil {
+                throw fail("provider.dpopKeyFile is required with postgresURL: instances sharing sign-ins must prove DPoP with the same key")
+            }
         }
         if let exchange {
             guard !exchange.redirectURIs.isEmpty, exchange.redirectURIs.allSatisfy({ URL(string: $0)?.scheme != nil }) else {
@@ -299,7 +319,12 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 // In a file only the essential keys of each section are required; the rest take the defaults above.
 
 extension ServerConfiguration.Provider {
-    private enum Keys: String, CodingKey { case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, scopes, acrValues }
+    private enum Keys: String, CodingKey {
+        case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, dpop, dpopKeyFile, forwardedParameters, scopes, acrValues
+    }
+
+    /// The app return link Singpass registers.
+    public static let defaultForwardedParameters = ["app_launch_url"]
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -307,6 +332,8 @@ extension ServerConfiguration.Provider {
             issuer: try c.decode(String.self, forKey: .issuer), clientID: try c.decode(String.self, forKey: .clientID),
             clientSecret: try c.decodeIfPresent(String.self, forKey: .clientSecret), privateKeyFile: try c.decodeIfPresent(String.self, forKey: .privateKeyFile),
             keyAlgorithm: try c.decodeIfPresent(String.self, forKey: .keyAlgorithm), keyID: try c.decodeIfPresent(String.self, forKey: .keyID),
+            dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false, dpopKeyFile: try c.decodeIfPresent(String.self, forKey: .dpopKeyFile),
+            forwardedParameters: try c.decodeIfPresent([String].self, forKey: .forwardedParameters) ?? Self.defaultForwardedParameters,
             scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"], acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? []
         )
     }

@@ -15,6 +15,7 @@ extension CompanionService {
         let response_mode: ResponseMode?
         let acr_values: [String]?
         let login_hint: String?
+        let parameters: [String: String]?
     }
 
     struct CompletionRecord: Codable {
@@ -30,7 +31,7 @@ extension CompanionService {
     /// `POST /completion/start`: registers the app's flow ID (a secret of at least 128 bits that only the
     /// app knows) and starts the authorization.
     func startCompletion(_ request: Request) async throws -> Response {
-        guard configuration.completion != nil else { throw CompanionError(.notConfigured, "backend completion is off") }
+        guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
         let body = try await decode(CompletionStart.self, from: request)
         guard body.flow_id.utf8.count >= 22, Secrets.isPlausible(body.flow_id) else {
             throw CompanionError(.invalidRequest, "flow_id must be a random value of at least 128 bits (22+ characters)")
@@ -44,9 +45,11 @@ extension CompanionService {
         }
         let session = try await startAuthorization(
             redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest),
-            options: AuthorizationOptions(responseMode: body.response_mode, acrValues: body.acr_values ?? [], loginHint: body.login_hint)
+            options: try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
         )
-        return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "expires_in": Int(Self.authorizationLifetime)])
+        return Replies.json([
+            "authorization_url": session.authorizationURL.absoluteString, "return_url": completion.appLink, "expires_in": Int(Self.authorizationLifetime),
+        ])
     }
 
     /// `GET /complete?…` (query answer) and `POST /complete` (form_post answer).

@@ -10,6 +10,7 @@ extension CompanionService {
         let redirect_uri: String
         let acr_values: [String]?
         let login_hint: String?
+        let parameters: [String: String]?
     }
 
     /// `POST /exchange/start`: the server prepares the authorization (with PAR when the provider offers it)
@@ -22,7 +23,7 @@ extension CompanionService {
         }
         let session = try await startAuthorization(
             redirectURI: redirectURI, purpose: .exchange,
-            options: AuthorizationOptions(acrValues: body.acr_values ?? [], loginHint: body.login_hint)
+            options: try options(acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
         )
         return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime)])
     }

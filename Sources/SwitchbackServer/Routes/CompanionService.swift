@@ -69,6 +69,23 @@ struct CompanionService: Sendable {
 
     // MARK: Sign-in completion shared by exchange, bridge and completion
 
+    /// The authorization options an app asked for: its acr values and login hint, and the parameters the
+    /// configuration lets it forward.
+    func options(
+        responseMode: ResponseMode? = nil, acrValues: [String]?, loginHint: String?, parameters: [String: String]?
+    ) throws -> AuthorizationOptions {
+        let allowed = try requireProvider().configuration.forwardedParameters
+        var extra: [(String, String)] = []
+        for (name, value) in (parameters ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard allowed.contains(name) else {
+                throw CompanionError(.notAllowed, "the parameter \(name.prefix(40)) is not one this server forwards (provider.forwardedParameters)")
+            }
+            guard value.utf8.count <= 2048 else { throw CompanionError(.invalidRequest, "the parameter \(name.prefix(40)) is too long") }
+            extra.append((name, value))
+        }
+        return AuthorizationOptions(responseMode: responseMode, acrValues: acrValues ?? [], loginHint: loginHint, extraParameters: extra)
+    }
+
     /// Starts an authorization whose answer comes back to `redirectURI`, and keeps it under its `state`.
     func startAuthorization(redirectURI: URL, purpose: PendingAuthorization.Purpose, options: AuthorizationOptions) async throws -> AuthorizationSession {
         let client = try await requireProvider().client(for: redirectURI)

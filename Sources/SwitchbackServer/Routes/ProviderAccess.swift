@@ -7,6 +7,7 @@ import Switchback
 actor ProviderAccess {
     let configuration: ServerConfiguration.Provider
     private let authentication: ClientAuthentication
+    private let dpop: DPoPKey?
     private let transport: any HTTPTransport
     private let clock: any WallClock
     private let entropy: any EntropySource
@@ -29,6 +30,15 @@ actor ProviderAccess {
         } else {
             throw SwitchbackError(.invalidConfiguration, "the provider needs a clientSecret or a privateKeyFile")
         }
+        if let file = configuration.dpopKeyFile {
+            do {
+                dpop = try DPoPKey(privateKeyPEM: try String(contentsOfFile: file, encoding: .utf8))
+            } catch {
+                throw SwitchbackError(.invalidConfiguration, "the DPoP key file \(file) could not be read as a P-256 private key")
+            }
+        } else {
+            dpop = configuration.dpop ? DPoPKey() : nil
+        }
         self.transport = transport
         self.clock = clock
         self.entropy = entropy
@@ -41,7 +51,7 @@ actor ProviderAccess {
         let client = OIDCClient(
             configuration: ClientConfiguration(
                 clientID: configuration.clientID, redirectURI: redirectURI, authentication: authentication, scopes: configuration.scopes,
-                requiredACRValues: Set(configuration.acrValues)
+                requiredACRValues: Set(configuration.acrValues), dpop: dpop
             ),
             provider: .discovery(issuer: configuration.issuer), transport: transport, clock: clock, entropy: entropy, logger: logger
         )

@@ -41,9 +41,19 @@ struct EndToEndTests {
         try await ScenarioRunner.run(scenario, during: during)
     }
 
+    /// The credential of an app-run sign-in; a companion-run one is recorded as an issue.
     static func credential(_ result: ScenarioResult) throws -> Credential {
+        let signedIn = try signedIn(result)
+        guard let credential = signedIn.credential else {
+            Issue.record("the companion ran this sign-in; there is no app credential")
+            throw SwitchbackError(.invalidTokenResponse, "no credential")
+        }
+        return credential
+    }
+
+    static func signedIn(_ result: ScenarioResult) throws -> SignInResult {
         switch result.outcome {
-        case .success(let credential): return credential
+        case .success(let signedIn): return signedIn
         case .failure(let error):
             let steps = result.transcript.map { "\($0.from.rawValue) → \($0.to.rawValue): \($0.text)" }.joined(separator: "\n")
             Issue.record("the sign-in failed: \(error)\n\(steps)")
@@ -66,9 +76,11 @@ struct EndToEndTests {
         let result = try await Self.run(Scenario(
             provider: combination.provider, strategy: combination.strategy, pattern: combination.pattern, environment: combination.environment
         ))
-        let credential = try Self.credential(result)
-        #expect(credential.idTokenClaims?.sub == "9b1f7c2e-alice")
-        #expect(credential.idTokenClaims?.acr == Self.expectedACR[combination.provider] ?? nil)
+        let signedIn = try Self.signedIn(result)
+        #expect(signedIn.subject == "9b1f7c2e-alice")
+        #expect(signedIn.acr == Self.expectedACR[combination.provider] ?? nil)
+        // Singpass's FAPI client is the companion: the app gets its session, never the DPoP-bound tokens.
+        #expect((signedIn.companion?.session != nil) == (combination.provider == "singpass"))
         #expect(!result.transcript.contains { $0.text.contains("code=") && !$0.text.contains("code=‹redacted›") }, "no code in the narration")
     }
 
