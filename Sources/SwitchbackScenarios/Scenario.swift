@@ -150,7 +150,9 @@ public enum ScenarioRunner {
         during: (@Sendable (Rig) async throws -> Void)?
     ) async throws -> ScenarioResult {
         guard let issuer = URL(string: emulator.issuer) else { throw SwitchbackError(.invalidURL, "the emulator's issuer is not a URL") }
-        let device = SimulatedDevice(hosts: [appDomain: companion.baseURL])
+        // The companion answers for the app's domain (its association file) and for its own public name.
+        let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
+        let device = SimulatedDevice(hosts: [appDomain: loopback, "api.example.com": loopback])
         if scenario.authenticatorInstalled {
             for (scheme, isProduction) in setup.authenticatorSchemes {
                 // In staging, the production app talks to production, which knows nothing of staging's requests.
@@ -165,7 +167,7 @@ public enum ScenarioRunner {
         let configuration = setup.client
         // A confidential client's code is redeemed by the app's companion, which also asks for permissions;
         // with a companion route the companion runs the whole sign-in and the app has no client.
-        let backend = setup.backendClient == nil && setup.companionRoute == nil ? nil : CompanionClient(companion.baseURL, logger: logger)
+        let backend = setup.backendClient == nil && setup.companionRoute == nil ? nil : CompanionClient(companion.baseURL, transport: device.network, logger: logger)
         let route = setup.companionRoute
         let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
             if route != nil, let backend {

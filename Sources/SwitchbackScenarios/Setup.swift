@@ -64,7 +64,7 @@ struct Setup: Sendable {
                 backendClient = ("backend", "backend-secret")
                 companionRoute = .completion
                 configuration.clients[2].appReturnURLs = EmulatorConfiguration.defaultAppReturnURLs
-                configuration.clients[2].redirectURIs.append("http://127.0.0.1/complete")
+                configuration.clients[2].redirectURIs.append(Self.companionURL + "/complete")
             }
         case "bankid-se":
             preset = .bankIDSweden
@@ -125,6 +125,9 @@ struct Setup: Sendable {
 
     /// Where the app's companion completion page links back to.
     static let completionLink = "https://app.example.com/signed-in"
+    /// The companion's public address, which the device resolves to its loopback port: MitID brokers
+    /// accept only https redirect URIs.
+    static let companionURL = "https://api.example.com"
 
     /// The companion's configuration: the app's association file, and for a backend client the
     /// permission proxy and the code exchange (returning tokens to the app), or the route it runs sign-ins
@@ -145,7 +148,7 @@ struct Setup: Sendable {
         guard let (clientID, secret) = backendClient else { return ServerConfiguration(port: 0, associations: associations) }
         if companionRoute == .completion {
             return ServerConfiguration(
-                port: 0, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
+                port: 0, publicURL: Self.companionURL, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
                 completion: .init(appLink: Self.completionLink, returns: .session, maximumWait: 5), associations: associations
             )
         }

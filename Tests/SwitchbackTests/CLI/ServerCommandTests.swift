@@ -41,6 +41,11 @@ struct ServerCommandTests {
             (#"{"port": 0, "provider": {"issuer": "http://id.example.com", "clientID": "b", "clientSecret": "s", "scopes": ["openid"], "acrValues": []}}"#, "provider.issuer must be an https URL"),
             (#"{"port": 0, "associations": [{"appIDs": ["TEAM.com.example"], "paths": ["/x"], "androidFingerprints": []}]}"#, "ten-character team ID"),
             (#"{"port": "eighty"}"#, "port is malformed"),
+            (
+                #"{"port": 0, "postgresURL": "postgres://u@127.0.0.1:5432/db", "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "dpop": true}}"#,
+                "provider.dpopKeyFile is required with postgresURL"
+            ),
+            (#"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "forwardedParameters": ["redirect_uri"]}}"#, "cannot hold redirect_uri"),
         ]
         for (index, (json, reason)) in cases.enumerated() {
             let file = directory.appendingPathComponent("\(index).json")

@@ -47,6 +47,28 @@ struct FlowJournalTests {
         try reopened.remove(flowID: "flow-1")
     }
 
+    @Test("a companion's authorization is journaled under its own key; the app's own under session, as journals written before it")
+    func companionAuthorization() async throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try Self.journal("app-flow", expiresAt: Date().addingTimeInterval(600))
+        let started = CompanionAuthorization(
+            route: .completion, authorizationURL: SignInFlowTests.authorizationURL, returnURL: try #require(URL(string: "https://app.example.com/signed-in")),
+            state: nil, flowSecret: "flow-secret-0123456789abcdefghij", createdAt: Date(timeIntervalSince1970: 1_700_000_100)
+        )
+        let companion = FlowJournal(flow: try Self.withID("companion-flow", app.flow), authorization: .companion(started), provider: "mitid", expiresAt: app.expiresAt)
+        let store = FileFlowJournalStore(directory: directory)
+        try store.save(app)
+        try store.save(companion)
+        #expect(try FileFlowJournalStore(directory: directory).journals() == [app, companion], "read back, oldest first")
+
+        let appJSON = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(app)) as? [String: Any])
+        #expect(appJSON["session"] != nil && appJSON["companion"] == nil)
+        let companionJSON = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(companion)) as? [String: Any])
+        #expect(companionJSON["companion"] != nil && companionJSON["session"] == nil)
+        #expect(!"\(started)".contains("flow-secret"), "the description hides the flow secret")
+    }
+
     @Test("purge removes expired journals and keeps the rest")
     func purge() async throws {
         let store = InMemoryFlowJournalStore()
