@@ -134,7 +134,7 @@ let package = Package(
         // The provider guides' app-side code, run against the emulator (scripts/test.sh runs it).
         .executableTarget(
             name: "Guides",
-            dependencies: ["Switchback", "SwitchbackTesting", "SwitchbackEmulator", "SwitchbackServer"],
+            dependencies: ["Switchback", "SwitchbackTesting", "SwitchbackEmulator", "SwitchbackServer", .product(name: "Crypto", package: "swift-crypto")],
             path: "Examples/Guides",
             swiftSettings: swiftSettings
         ),

@@ -93,7 +93,7 @@ log "GettingStarted: signed in"
 
 # The provider guides' app-side code (Sources/SwitchbackApple/Documentation.docc), against the emulator.
 "$(swift build --show-bin-path)/Guides" 2>/dev/null
-log "Guides: UAE Pass, Norwegian BankID, MitID and OpenID Connect signed in"
+log "Guides: UAE Pass, MitID (app and backend completion), Norwegian BankID, OpenID Connect and Singpass signed in"
 
 # The WebView host on a real WebKit engine: WebKitGTK under Xvfb (WebKitHost/, a package of its own so
 # that the main package needs nothing beyond the toolchain). It shares this package's build directory,

@@ -87,3 +87,33 @@ func makeOIDCCoordinator(
 func signInWithOIDC(_ coordinator: SignInCoordinator) async throws -> Credential {
     try await coordinator.signIn(try await ProviderPreset.generic.request(strategy: .systemBrowser))
 }
+
+// MARK: Singpass
+
+/// Singpass's client (FAPI 2.0: PAR, private_key_jwt, DPoP) is the backend companion: the app has no
+/// client at Singpass, only the companion's address.
+func makeSingpassCoordinator(
+    companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
+) -> SignInCoordinator {
+    SignInCoordinator(companion: companion, host: host, opener: opener, journal: journal, clock: clock)
+}
+
+/// The system browser; the Singpass app returns by the app's universal link (`app_launch_url`), the
+/// Singpass page then ends on the redirect URI, which the app hands to the companion to redeem.
+func signInWithSingpass(_ coordinator: SignInCoordinator, preset: ProviderPreset = .singpass) async throws -> CompanionSignIn {
+    let request = try await preset.request(
+        strategy: .systemBrowser, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
+    )
+    return try await coordinator.signIn(request, through: .exchange(redirectURI: URL(string: "https://app.example.com/oauth/callback")!))
+}
+
+// MARK: MitID with backend completion
+
+/// The broker answers the companion's https page, which finishes the sign-in and offers a button back to
+/// the app; the app learns the result from the companion even if the user never taps it.
+func signInWithMitIDCompletion(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> CompanionSignIn {
+    let request = try await preset.request(
+        strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
+    )
+    return try await coordinator.signIn(request, through: .completion)
+}

@@ -20,6 +20,8 @@ public struct SimulatedApp: Sendable {
         public let clock: ManualClock
         /// The journal store on the device's storage; a terminated launch can no longer write to it.
         public let journal: any FlowJournalStore
+        /// The network as the app sees it (``SimulatedDevice/network``): the device's host names resolve.
+        public let network: any HTTPTransport
     }
 
     public init(

@@ -177,7 +177,7 @@ public actor SimulatedDevice {
         let id = UUID()
         let context = SimulatedApp.Context(
             host: DeviceUserAgentHost(device: self, launch: id), opener: DeviceURLOpener(device: self, appID: app.appID, launch: id), clock: clock,
-            journal: LaunchJournal(device: self, launch: id)
+            journal: LaunchJournal(device: self, launch: id), network: network
         )
         let coordinator = await app.makeCoordinator(context)
         let bridge = app.hybrid.map { shell in
