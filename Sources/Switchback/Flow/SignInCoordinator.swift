@@ -1,41 +1,6 @@
 public import Foundation
 public import Logging
 
-/// What one sign-in should do: the user agent, the authorization options, and how the authenticator
-/// returns. ``ProviderPreset/request(strategy:environment:links:)`` builds one for a known provider.
-public struct SignInRequest: Sendable {
-    /// The provider's name, kept in the journal.
-    public var provider: String
-    public var strategy: UserAgentStrategy
-    public var options: AuthorizationOptions
-    /// The WebView rewrite of authenticator links.
-    public var rewrite: SignInFlow.Plan.Rewrite?
-    /// A return URL given to the provider (for example `app_callback_uri`); it only brings the app forward.
-    public var appReturnURL: URL?
-    /// The authenticator returns to an https page of the provider (pattern A).
-    public var returnsThroughProviderPage = false
-    public var withoutReturn: SignInFlow.Plan.WithoutReturn
-    public var gracePeriod: TimeInterval
-    /// The sign-in fails with ``SwitchbackError/Code/timedOut`` when not finished by then.
-    public var timeout: TimeInterval
-    /// Custom schemes whose apps also claim an https universal link, tried first (see ``AppLinkForm``).
-    public var appLinks: [String: URL] = [:]
-
-    public init(
-        provider: String, strategy: UserAgentStrategy, options: AuthorizationOptions = AuthorizationOptions(), rewrite: SignInFlow.Plan.Rewrite? = nil,
-        appReturnURL: URL? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait, gracePeriod: TimeInterval = 2, timeout: TimeInterval = 600
-    ) {
-        self.provider = provider
-        self.strategy = strategy
-        self.options = options
-        self.rewrite = rewrite
-        self.appReturnURL = appReturnURL
-        self.withoutReturn = withoutReturn
-        self.gracePeriod = gracePeriod
-        self.timeout = timeout
-    }
-}
-
 /// Runs sign-ins: performs what each ``SignInFlow`` asks (show the user agent, open the authenticator,
 /// start timers, save the journal, redeem the code) and routes everything the app receives — opened
 /// URLs, universal links, lifecycle changes — to the flow it belongs to.
@@ -54,12 +19,12 @@ public actor SignInCoordinator {
     private let host: any UserAgentHost
     private let opener: any URLOpener
     private let journal: any FlowJournalStore
-    private let clock: any FlowClock
-    private let entropy: any EntropySource
+    let clock: any FlowClock
+    let entropy: any EntropySource
     private let logger: Logger
     private let codeExchange: CodeExchange
 
-    private struct Entry {
+    struct Entry {
         var flow: SignInFlow
         let authorization: StartedAuthorization
         let provider: String
@@ -72,10 +37,10 @@ public actor SignInCoordinator {
         var tasks: [Task<Void, Never>] = []
     }
 
-    private var entries: [String: Entry] = [:]
+    var entries: [String: Entry] = [:]
     /// Flows that ended, kept (without secrets) so that a late duplicate of their return is recognised
     /// as a replay rather than as an unknown link.
-    private var finished: [(flow: SignInFlow, state: String?)] = []
+    var finished: [(flow: SignInFlow, state: String?)] = []
     /// Results of sign-ins that ended with nobody waiting (a restored flow can finish before the app
     /// asks for it), until ``result(of:)`` collects them.
     private var unclaimed: [String: Result<SignInResult, any Error>] = [:]
@@ -142,37 +107,8 @@ public actor SignInCoordinator {
         return credential
     }
 
-    /// Signs the user in through an authorization the backend companion runs (``CompanionRoute``): the
-    /// companion prepares it, the app shows it and relays what comes back, and the companion redeems the
-    /// code. Returns what the companion hands back (a session, or tokens it validated). The request's
-    /// acr values and login hint are forwarded; everything else is the companion's configuration.
-    public func signIn(_ request: SignInRequest, through route: CompanionRoute) async throws -> CompanionSignIn {
-        guard let companion else {
-            throw SwitchbackError(.invalidConfiguration, "this coordinator has no companion; create it with init(companion:…) or exchange: .companion(…)")
-        }
-        if request.options.responseType != .code {
-            throw SwitchbackError(.strategyNotSupported, "the companion's exchange and completion redeem authorization codes only")
-        }
-        let authorization: CompanionAuthorization
-        switch route {
-        case .exchange(let redirectURI):
-            if request.options.responseMode == .formPost || request.options.responseMode == .fragment {
-                // The app relays what reaches its redirect URI as a URL: a form post never reaches it.
-                throw SwitchbackError(.strategyNotSupported, "the companion's exchange takes query responses; a form_post provider needs the completion route")
-            }
-            authorization = try await companion.startExchange(redirectURI: redirectURI, options: request.options, now: clock.now())
-        case .completion:
-            authorization = try await companion.startCompletion(flowSecret: entropy.token(bytes: 32), options: request.options, now: clock.now())
-        }
-        let flowID = await begin(request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)
-        guard case .companion(let signIn) = try await result(of: flowID) else {
-            throw SwitchbackError(.invalidTokenResponse, "the sign-in ended without the companion's answer")
-        }
-        return signIn
-    }
-
     /// Registers a flow for `authorization` and starts it; returns its ID.
-    private func begin(_ request: SignInRequest, authorization: StartedAuthorization, url: URL, returnURL: URL) async -> String {
+    func begin(_ request: SignInRequest, authorization: StartedAuthorization, url: URL, returnURL: URL) async -> String {
         let plan = SignInFlow.Plan(
             flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: url,
             redirectURI: returnURL, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
@@ -230,99 +166,6 @@ public actor SignInCoordinator {
     /// Cancels the sign-in `flowID`: it ends as ``SwitchbackError/Code/userCancelled``.
     public func cancel(_ flowID: String) async {
         await deliver(.cancel, to: flowID)
-    }
-
-    // MARK: What the app receives
-
-    /// A URL the app was opened with (custom scheme). Returns false when it belongs to no sign-in (the
-    /// app handles it as usual); throws when it does but is refused (a replayed return).
-    @discardableResult
-    public func handle(url: URL) async throws -> Bool {
-        try await route(url)
-    }
-
-    /// A universal link the app was opened with (`NSUserActivityTypeBrowsingWeb`); as ``handle(url:)``.
-    @discardableResult
-    public func handle(userActivity url: URL) async throws -> Bool {
-        try await route(url)
-    }
-
-    /// An authorization response the app received other than by URL (a form_post relayed by its backend).
-    @discardableResult
-    public func handle(callback: AuthorizationCallback) async throws -> Bool {
-        guard let flowID = owner(ofCallback: callback.url, body: callback) else {
-            if replayedCallback(callback) { throw SwitchbackError(.callbackReplayed, "this sign-in already ended; the response was not used again") }
-            return false
-        }
-        await deliver(.callback(callback), to: flowID)
-        return true
-    }
-
-    public func appDidBecomeActive() async {
-        for flowID in entries.keys { await deliver(.becameActive, to: flowID) }
-    }
-
-    public func appDidEnterBackground() async {
-        for flowID in entries.keys { await deliver(.enteredBackground, to: flowID) }
-    }
-
-    private func route(_ url: URL) async throws -> Bool {
-        for (flowID, entry) in entries {
-            switch entry.flow.recognise(url) {
-            case .unrelated, .authenticatorReturn(.unrelated), .authenticatorReturn(.otherFlow):
-                continue
-            case .callback:
-                // Several sign-ins share the redirect URI: the response's state says whose it is.
-                guard owner(ofCallback: url, body: nil) == flowID else { continue }
-            case .authenticatorReturn, .appReturn:
-                break
-            }
-            let actions = await deliver(.openedURL(url), to: flowID)
-            if let code = actions.lazy.compactMap(\.rejection).first {
-                throw SwitchbackError(code, "the link belongs to a sign-in that already used it; it was ignored")
-            }
-            return true
-        }
-        for (flow, state) in finished {
-            switch flow.recognise(url) {
-            case .authenticatorReturn(.success), .authenticatorReturn(.failure):
-                throw SwitchbackError(.callbackReplayed, "the link returns to a sign-in that already ended; it was ignored")
-            case .callback where state == nil:
-                // A backend completion's return link, after the companion's answer ended the sign-in.
-                return true
-            case .callback where Self.state(in: .redirect(url)).map({ received in state.map { ConstantTime.equals(received, $0) } ?? false }) == true:
-                throw SwitchbackError(.callbackReplayed, "the response belongs to a sign-in that already ended; it was not used again")
-            default:
-                continue
-            }
-        }
-        return false
-    }
-
-    /// The running flow whose `state` the response carries.
-    private func owner(ofCallback url: URL, body: AuthorizationCallback?) -> String? {
-        guard let state = Self.state(in: body ?? .redirect(url)) else {
-            // A response without state can only be the single flow's, which then fails it on its checks.
-            let candidates = entries.filter { $0.value.flow.recognise(url) == .callback }
-            return candidates.count == 1 ? candidates.first?.key : nil
-        }
-        return entries.first { entry in
-            entry.value.authorization.state.map { ConstantTime.equals($0, state) } == true && entry.value.flow.recognise(url) == .callback
-        }?.key
-    }
-
-    private func replayedCallback(_ callback: AuthorizationCallback) -> Bool {
-        guard let state = Self.state(in: callback) else { return false }
-        return finished.contains { finished in
-            finished.state.map { ConstantTime.equals($0, state) } == true && finished.flow.recognise(callback.url) == .callback
-        }
-    }
-
-    private static func state(in callback: AuthorizationCallback) -> String? {
-        for mode in [ResponseMode.query, .fragment, .formPost] {
-            if let response = try? AuthorizationResponse(callback, mode: mode), let state = response.parameters["state"] { return state }
-        }
-        return nil
     }
 
     // MARK: Performing the flow's actions
@@ -420,61 +263,10 @@ public actor SignInCoordinator {
         entries[flowID]?.tasks.append(task)
     }
 
-    private func exchanged(_ flowID: String, result: SignInResult?, error: SwitchbackError?) async {
+    func exchanged(_ flowID: String, result: SignInResult?, error: SwitchbackError?) async {
         entries[flowID]?.result = result
         entries[flowID]?.error = error
         await deliver(error.map { .exchangeFailed($0.code) } ?? .exchangeSucceeded, to: flowID)
-    }
-
-    // MARK: Backend completion
-
-    /// For a backend completion, asks the companion for the result from the start: the provider's answer
-    /// reaches the companion, and the user may come back without tapping the companion's return button.
-    private func startCollecting(_ flowID: String) {
-        guard let entry = entries[flowID], case .companion(let authorization) = entry.authorization, authorization.route == .completion,
-            let secret = authorization.flowSecret, let companion
-        else { return }
-        let clock = clock
-        let task = Task {
-            var failures = 0
-            while !Task.isCancelled {
-                do {
-                    if let signIn = try await companion.completionStatus(flowSecret: secret, wait: Self.statusWait) {
-                        await self.collected(flowID, .success(signIn))
-                        return
-                    }
-                    failures = 0
-                } catch let error as SwitchbackError where error.code == .transportFailed {
-                    // The app is in the background or offline: ask again, less and less often.
-                    failures += 1
-                    guard (try? await clock.sleep(for: min(pow(2, Double(failures)), 30))) != nil else { return }
-                } catch let error as SwitchbackError {
-                    await self.collected(flowID, .failure(error))
-                    return
-                } catch {
-                    return
-                }
-            }
-        }
-        entries[flowID]?.tasks.append(task)
-    }
-
-    /// How long each status request waits at the companion (which may cap it lower).
-    static let statusWait: TimeInterval = 25
-
-    /// The companion's answer for a backend completion: it ends the exchange when the return link already
-    /// arrived, or it ends the browser part as the return link would.
-    private func collected(_ flowID: String, _ completion: Result<CompanionSignIn, SwitchbackError>) async {
-        guard let entry = entries[flowID] else { return }
-        entries[flowID]?.completion = completion
-        if entry.flow.state == .exchanging {
-            switch completion {
-            case .success(let signIn): await exchanged(flowID, result: .companion(signIn), error: nil)
-            case .failure(let error): await exchanged(flowID, result: nil, error: error)
-            }
-        } else {
-            await deliver(.callback(.redirect(entry.flow.plan.redirectURI)), to: flowID)
-        }
     }
 
     private func complete(_ flowID: String, outcome: SignInFlow.Outcome, cancelled: Bool) {
@@ -534,13 +326,6 @@ public actor SignInCoordinator {
             await self.deliver(event, to: flowID)
         }
         entries[flowID]?.tasks.append(task)
-    }
-}
-
-extension SignInFlow.Action {
-    fileprivate var rejection: SwitchbackError.Code? {
-        if case .reject(_, let code) = self { return code }
-        return nil
     }
 }
 

@@ -1,0 +1,83 @@
+public import Foundation
+
+/// Sign-ins the backend companion runs (``CompanionRoute``): starting them at the companion, and for
+/// backend completion, collecting the companion's answer.
+extension SignInCoordinator {
+    /// Signs the user in through an authorization the backend companion runs (``CompanionRoute``): the
+    /// companion prepares it, the app shows it and relays what comes back, and the companion redeems the
+    /// code. Returns what the companion hands back (a session, or tokens it validated). The request's
+    /// acr values and login hint are forwarded; everything else is the companion's configuration.
+    public func signIn(_ request: SignInRequest, through route: CompanionRoute) async throws -> CompanionSignIn {
+        guard let companion else {
+            throw SwitchbackError(.invalidConfiguration, "this coordinator has no companion; create it with init(companion:…) or exchange: .companion(…)")
+        }
+        if request.options.responseType != .code {
+            throw SwitchbackError(.strategyNotSupported, "the companion's exchange and completion redeem authorization codes only")
+        }
+        let authorization: CompanionAuthorization
+        switch route {
+        case .exchange(let redirectURI):
+            if request.options.responseMode == .formPost || request.options.responseMode == .fragment {
+                // The app relays what reaches its redirect URI as a URL: a form post never reaches it.
+                throw SwitchbackError(.strategyNotSupported, "the companion's exchange takes query responses; a form_post provider needs the completion route")
+            }
+            authorization = try await companion.startExchange(redirectURI: redirectURI, options: request.options, now: clock.now())
+        case .completion:
+            authorization = try await companion.startCompletion(flowSecret: entropy.token(bytes: 32), options: request.options, now: clock.now())
+        }
+        let flowID = await begin(request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)
+        guard case .companion(let signIn) = try await result(of: flowID) else {
+            throw SwitchbackError(.invalidTokenResponse, "the sign-in ended without the companion's answer")
+        }
+        return signIn
+    }
+
+    /// For a backend completion, asks the companion for the result from the start: the provider's answer
+    /// reaches the companion, and the user may come back without tapping the companion's return button.
+    func startCollecting(_ flowID: String) {
+        guard let entry = entries[flowID], case .companion(let authorization) = entry.authorization, authorization.route == .completion,
+            let secret = authorization.flowSecret, let companion
+        else { return }
+        let clock = clock
+        let task = Task {
+            var failures = 0
+            while !Task.isCancelled {
+                do {
+                    if let signIn = try await companion.completionStatus(flowSecret: secret, wait: Self.statusWait) {
+                        await self.collected(flowID, .success(signIn))
+                        return
+                    }
+                    failures = 0
+                } catch let error as SwitchbackError where error.code == .transportFailed {
+                    // The app is in the background or offline: ask again, less and less often.
+                    failures += 1
+                    guard (try? await clock.sleep(for: min(pow(2, Double(failures)), 30))) != nil else { return }
+                } catch let error as SwitchbackError {
+                    await self.collected(flowID, .failure(error))
+                    return
+                } catch {
+                    return
+                }
+            }
+        }
+        entries[flowID]?.tasks.append(task)
+    }
+
+    /// How long each status request waits at the companion (which may cap it lower).
+    static let statusWait: TimeInterval = 25
+
+    /// The companion's answer for a backend completion: it ends the exchange when the return link already
+    /// arrived, or it ends the browser part as the return link would.
+    func collected(_ flowID: String, _ completion: Result<CompanionSignIn, SwitchbackError>) async {
+        guard let entry = entries[flowID] else { return }
+        entries[flowID]?.completion = completion
+        if entry.flow.state == .exchanging {
+            switch completion {
+            case .success(let signIn): await exchanged(flowID, result: .companion(signIn), error: nil)
+            case .failure(let error): await exchanged(flowID, result: nil, error: error)
+            }
+        } else {
+            await deliver(.callback(.redirect(entry.flow.plan.redirectURI)), to: flowID)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+public import Foundation
+
+/// What one sign-in should do: the user agent, the authorization options, and how the authenticator
+/// returns. ``ProviderPreset/request(strategy:environment:links:)`` builds one for a known provider.
+public struct SignInRequest: Sendable {
+    /// The provider's name, kept in the journal.
+    public var provider: String
+    public var strategy: UserAgentStrategy
+    public var options: AuthorizationOptions
+    /// The WebView rewrite of authenticator links.
+    public var rewrite: SignInFlow.Plan.Rewrite?
+    /// A return URL given to the provider (for example `app_callback_uri`); it only brings the app forward.
+    public var appReturnURL: URL?
+    /// The authenticator returns to an https page of the provider (pattern A).
+    public var returnsThroughProviderPage = false
+    public var withoutReturn: SignInFlow.Plan.WithoutReturn
+    public var gracePeriod: TimeInterval
+    /// The sign-in fails with ``SwitchbackError/Code/timedOut`` when not finished by then.
+    public var timeout: TimeInterval
+    /// Custom schemes whose apps also claim an https universal link, tried first (see ``AppLinkForm``).
+    public var appLinks: [String: URL] = [:]
+
+    public init(
+        provider: String, strategy: UserAgentStrategy, options: AuthorizationOptions = AuthorizationOptions(), rewrite: SignInFlow.Plan.Rewrite? = nil,
+        appReturnURL: URL? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait, gracePeriod: TimeInterval = 2, timeout: TimeInterval = 600
+    ) {
+        self.provider = provider
+        self.strategy = strategy
+        self.options = options
+        self.rewrite = rewrite
+        self.appReturnURL = appReturnURL
+        self.withoutReturn = withoutReturn
+        self.gracePeriod = gracePeriod
+        self.timeout = timeout
+    }
+}
