@@ -95,6 +95,20 @@ log "GettingStarted: signed in"
 "$(swift build --show-bin-path)/Guides" 2>/dev/null
 log "Guides: UAE Pass, MitID (app and backend completion), Norwegian BankID, OpenID Connect and Singpass signed in"
 
+# The DocC catalogs: every symbol and article link resolves (warnings are errors). The symbol graphs come
+# from this build; the Apple module compiles to nothing here, so its catalog is checked as articles.
+docs=$(mktemp -d /tmp/switchback-docs.XXXXXX)
+cleanup+=("rm -rf '$docs'")
+swift package dump-symbol-graph --minimum-access-level public >/dev/null
+graphs="$(swift build --show-bin-path)/../symbolgraph"
+for module in Switchback SwitchbackApple; do
+  mkdir -p "$docs/$module"
+  cp "$graphs/$module.symbols.json" "$docs/$module/"
+  docc convert "Sources/$module/Documentation.docc" --additional-symbol-graph-dir "$docs/$module" --fallback-display-name "$module" \
+    --fallback-bundle-identifier "org.switchback.$module" --output-path "$docs/$module.doccarchive" --warnings-as-errors >/dev/null
+done
+log "DocC: the Switchback and SwitchbackApple catalogs build without warnings"
+
 # The WebView host on a real WebKit engine: WebKitGTK under Xvfb (WebKitHost/, a package of its own so
 # that the main package needs nothing beyond the toolchain). It shares this package's build directory,
 # so only the host itself is compiled again.

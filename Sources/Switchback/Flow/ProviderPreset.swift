@@ -2,7 +2,7 @@ public import Foundation
 
 /// What is known about one provider's hand-off, as data: its authenticator, the user agents that work
 /// with it and those that cannot (and why), how it takes an app return URL, and what to ask for when the
-/// authenticator is not installed. ``request(strategy:pattern:environment:links:authenticatorInstalled:)``
+/// authenticator is not installed. ``request(strategy:pattern:environment:links:authenticatorInstalled:options:)``
 /// turns it into a ``SignInRequest``, or refuses a combination that cannot work with a typed error.
 ///
 /// ```swift

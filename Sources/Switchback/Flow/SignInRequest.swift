@@ -1,7 +1,7 @@
 public import Foundation
 
 /// What one sign-in should do: the user agent, the authorization options, and how the authenticator
-/// returns. ``ProviderPreset/request(strategy:environment:links:)`` builds one for a known provider.
+/// returns. ``ProviderPreset/request(strategy:pattern:environment:links:authenticatorInstalled:options:)`` builds one for a known provider.
 public struct SignInRequest: Sendable {
     /// The provider's name, kept in the journal.
     public var provider: String
