@@ -181,7 +181,7 @@ public enum ScenarioRunner {
                 exchange: backend.map { .companion($0) } ?? .client
             )
         })
-        let preset = setup.preset(issuer: issuer, companion: route == nil ? backend : nil)
+        let preset = setup.preset(issuer: issuer, companion: backend)
         var installed = true
         if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
         let request: SignInRequest

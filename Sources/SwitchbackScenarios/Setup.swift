@@ -113,11 +113,12 @@ struct Setup: Sendable {
         }
     }
 
-    /// The preset for the emulator at `issuer`: its pages are on the issuer's host, and with a backend
-    /// client the permission hook asks the companion for the permission, as the app does.
+    /// The preset for the emulator at `issuer`: its pages are on the issuer's host, and when the app's
+    /// code goes to a backend client the permission hook asks the companion for the permission, as the
+    /// app does.
     func preset(issuer: URL, companion: CompanionClient?) -> ProviderPreset {
         var preset = basePreset.serving(from: [issuer.host ?? "127.0.0.1"])
-        if backendClient != nil, let companion {
+        if backendClient != nil, companionRoute == nil, let companion {
             preset.permission = { try await companion.permissionParameters(for: $0) }
         }
         return preset

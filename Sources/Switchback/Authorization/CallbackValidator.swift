@@ -7,11 +7,7 @@ import Foundation
 /// mismatch, not as the provider's error: its origin is not trusted.
 enum CallbackValidator {
     static func code(from callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> String {
-        let response = try checked(callback, session: session, metadata: metadata)
-        guard let code = response.parameters["code"], !code.isEmpty else {
-            throw SwitchbackError(.codeMissing, "the callback carries neither a code nor an error")
-        }
-        return code
+        try code(in: checked(callback, session: session, metadata: metadata))
     }
 
     /// The tokens of an implicit response (`response_type=id_token token`), after the same checks. A code
@@ -37,46 +33,18 @@ enum CallbackValidator {
 
     /// A response to an authorization the backend companion started, before the app relays it: the
     /// redirect URI and the state the companion gave the app (an app relaying a response it did not ask
-    /// for would sign its user in as someone else), then the OAuth error. The companion checks `iss` and
-    /// redeems the code.
+    /// for would sign its user in as someone else), then the OAuth error and the code. The response must
+    /// be a query redirect, which the app can relay as a URL. The companion checks `iss` and redeems.
     static func companionResponse(_ callback: AuthorizationCallback, authorization: CompanionAuthorization) throws -> URL {
-        guard RedirectURIMatcher.matches(callback.url, registered: authorization.returnURL) else {
-            throw SwitchbackError(.redirectURIMismatch, "the callback arrived at \(Redaction.describe(callback.url)), not at \(authorization.returnURL)")
-        }
-        guard case .redirect(let url) = callback else {
-            throw SwitchbackError(.malformedResponse, "a response for the companion's exchange must reach the app as a redirect, not a form post")
-        }
-        let response = try AuthorizationResponse(callback, mode: .query)
-        guard let state = response.parameters["state"] else {
-            throw SwitchbackError(.stateMissing, "the callback carries no state")
-        }
-        guard let expected = authorization.state, ConstantTime.equals(state, expected) else {
-            throw SwitchbackError(.stateMismatch, "the callback's state is not the one the companion started this sign-in with")
-        }
-        if let error = response.oauthError {
-            throw SwitchbackError(.authorizationError, "the provider refused the authorization request", oauthError: error)
-        }
-        guard response.parameters["code"].map({ !$0.isEmpty }) == true else {
-            throw SwitchbackError(.codeMissing, "the callback carries neither a code nor an error")
-        }
-        return url
+        let response = try stateChecked(callback, redirectURI: authorization.returnURL, mode: .query, state: authorization.state)
+        try refuseError(in: response)
+        _ = try code(in: response)
+        return callback.url
     }
 
     /// Redirect URI, state, `iss` and the OAuth error, for either response type.
     private static func checked(_ callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> AuthorizationResponse {
-        guard RedirectURIMatcher.matches(callback.url, registered: session.redirectURI) else {
-            throw SwitchbackError(
-                .redirectURIMismatch,
-                "the callback arrived at \(Redaction.describe(callback.url)), not at the registered \(session.redirectURI)"
-            )
-        }
-        let response = try AuthorizationResponse(callback, mode: session.responseMode)
-        guard let state = response.parameters["state"] else {
-            throw SwitchbackError(.stateMissing, "the callback carries no state")
-        }
-        guard ConstantTime.equals(state, session.state) else {
-            throw SwitchbackError(.stateMismatch, "the callback's state is not the one this sign-in sent")
-        }
+        let response = try stateChecked(callback, redirectURI: session.redirectURI, mode: session.responseMode, state: session.state)
         if let issuer = response.parameters["iss"] {
             guard issuer == metadata.issuer else {
                 throw SwitchbackError(
@@ -87,9 +55,36 @@ enum CallbackValidator {
         } else if metadata.authorizationResponseIssParameterSupported {
             throw SwitchbackError(.issuerParameterMissing, "the provider promises an iss parameter but the callback has none")
         }
+        try refuseError(in: response)
+        return response
+    }
+
+    /// The exact redirect URI, the parameters where `mode` puts them, and `state` (constant-time); a
+    /// sign-in without an expected state accepts none.
+    private static func stateChecked(_ callback: AuthorizationCallback, redirectURI: URL, mode: ResponseMode, state expected: String?) throws -> AuthorizationResponse {
+        guard RedirectURIMatcher.matches(callback.url, registered: redirectURI) else {
+            throw SwitchbackError(.redirectURIMismatch, "the callback arrived at \(Redaction.describe(callback.url)), not at the registered \(redirectURI)")
+        }
+        let response = try AuthorizationResponse(callback, mode: mode)
+        guard let state = response.parameters["state"] else {
+            throw SwitchbackError(.stateMissing, "the callback carries no state")
+        }
+        guard let expected, ConstantTime.equals(state, expected) else {
+            throw SwitchbackError(.stateMismatch, "the callback's state is not the one this sign-in sent")
+        }
+        return response
+    }
+
+    private static func refuseError(in response: AuthorizationResponse) throws {
         if let error = response.oauthError {
             throw SwitchbackError(.authorizationError, "the provider refused the authorization request", oauthError: error)
         }
-        return response
+    }
+
+    private static func code(in response: AuthorizationResponse) throws -> String {
+        guard let code = response.parameters["code"], !code.isEmpty else {
+            throw SwitchbackError(.codeMissing, "the callback carries neither a code nor an error")
+        }
+        return code
     }
 }

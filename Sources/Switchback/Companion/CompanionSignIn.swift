@@ -56,8 +56,8 @@ extension CompanionAuthorization: CustomStringConvertible {
 }
 
 /// The authorization a sign-in was started with: the app's own (it holds the verifier and nonce) or one
-/// its backend companion started.
-public enum StartedAuthorization: Sendable, Codable, Equatable {
+/// its backend companion started. A journal keeps it (``FlowJournal``).
+public enum StartedAuthorization: Sendable, Equatable {
     case app(AuthorizationSession)
     case companion(CompanionAuthorization)
 

@@ -30,6 +30,19 @@ struct CompanionSignInTests {
         throw RigFailure("nothing was presented")
     }
 
+    /// A sign-in through `route` on a new coordinator: the coordinator, its user agent, the task awaiting
+    /// the result, and the URL the user agent was asked to show.
+    static func start(
+        _ rig: CompanionRig, through route: CompanionRoute
+    ) async throws -> (coordinator: SignInCoordinator, host: RecordingUserAgentHost, task: Task<CompanionSignIn, any Error>, shown: URL) {
+        let host = RecordingUserAgentHost()
+        let coordinator = Self.coordinator(rig, host: host)
+        let task = Task { try await coordinator.signIn(Self.request, through: route) }
+        return (coordinator, host, task, try await Self.presented(host))
+    }
+
+    static let exchangeRoute = CompanionRoute.exchange(redirectURI: URL(string: CompanionRig.appRedirect)!)
+
     /// Signs alice in at the provider and returns the provider's redirect.
     static func providerRedirect(_ authorizationURL: URL, browser: EmulatorBrowser = EmulatorBrowser()) async throws -> URL {
         guard case .redirect(let location) = try await browser.signIn(authorizationURL), let url = URL(string: location) else {
@@ -44,11 +57,7 @@ struct CompanionSignInTests {
     func exchange() async throws {
         let rig = try await CompanionRig.start()
         defer { Task { await rig.stop() } }
-        let host = RecordingUserAgentHost()
-        let coordinator = Self.coordinator(rig, host: host)
-        let redirect = try #require(URL(string: CompanionRig.appRedirect))
-        let task = Task { try await coordinator.signIn(Self.request, through: .exchange(redirectURI: redirect)) }
-        let authorizationURL = try await Self.presented(host)
+        let (coordinator, host, task, authorizationURL) = try await Self.start(rig, through: Self.exchangeRoute)
         // The app never had a verifier or a nonce: the front-channel URL is the companion's pushed request.
         #expect(authorizationURL.query?.contains("request_uri=") == true)
         #expect(authorizationURL.query?.contains("code_challenge") == false)
@@ -71,10 +80,7 @@ struct CompanionSignInTests {
         let attacker = try await CompanionClient(rig.companion.baseURL).startExchange(redirectURI: redirect, options: AuthorizationOptions(), now: Date())
         let attackersCallback = try await Self.providerRedirect(attacker.authorizationURL)
 
-        let host = RecordingUserAgentHost()
-        let coordinator = Self.coordinator(rig, host: host)
-        let task = Task { try await coordinator.signIn(Self.request, through: .exchange(redirectURI: redirect)) }
-        _ = try await Self.presented(host)
+        let (coordinator, host, task, _) = try await Self.start(rig, through: Self.exchangeRoute)
         // Opened as a link, it belongs to no running sign-in: the app handles it as any other link.
         #expect(try await coordinator.handle(url: attackersCallback) == false)
         // Caught by the authentication session, it is checked and refused before the companion sees it.
@@ -89,14 +95,11 @@ struct CompanionSignInTests {
     func providerError() async throws {
         let rig = try await CompanionRig.start()
         defer { Task { await rig.stop() } }
-        let host = RecordingUserAgentHost()
-        let coordinator = Self.coordinator(rig, host: host)
-        let redirect = try #require(URL(string: CompanionRig.appRedirect))
-        let task = Task { try await coordinator.signIn(Self.request, through: .exchange(redirectURI: redirect)) }
+        let (coordinator, _, task, authorizationURL) = try await Self.start(rig, through: Self.exchangeRoute)
         // The provider's answer, turned into its error for the same request.
-        let answer = try await Self.providerRedirect(try await Self.presented(host))
+        let answer = try await Self.providerRedirect(authorizationURL)
         let state = try #require(URLComponents(url: answer, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
-        var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
+        var components = try #require(URLComponents(string: CompanionRig.appRedirect))
         components.queryItems = [.init(name: "error", value: "access_denied"), .init(name: "state", value: state)]
         #expect(try await coordinator.handle(url: try #require(components.url)))
         do {
@@ -137,10 +140,7 @@ struct CompanionSignInTests {
     func completion() async throws {
         let rig = try await CompanionRig.start()
         defer { Task { await rig.stop() } }
-        let host = RecordingUserAgentHost()
-        let coordinator = Self.coordinator(rig, host: host)
-        let task = Task { try await coordinator.signIn(Self.request, through: .completion) }
-        let authorizationURL = try await Self.presented(host)
+        let (coordinator, host, task, authorizationURL) = try await Self.start(rig, through: .completion)
         let answer = try await Self.providerRedirect(authorizationURL)
         #expect(answer.path == "/complete")
         // The browser loads the companion's page: the companion finishes the sign-in there.
@@ -154,16 +154,12 @@ struct CompanionSignInTests {
     }
 
     @Test("completion route: a decline at the provider ends the sign-in as authorizationError")
-    func completionOrderAndDecline() async throws {
+    func completionDecline() async throws {
         let rig = try await CompanionRig.start()
         defer { Task { await rig.stop() } }
         await rig.emulator.setFaults([.authorizationError], forClient: "backend")
-        let host = RecordingUserAgentHost()
-        let coordinator = Self.coordinator(rig, host: host)
-        let task = Task { try await coordinator.signIn(Self.request, through: .completion) }
-        let authorizationURL = try await Self.presented(host)
-        let answer = try await Self.providerRedirect(authorizationURL)
-        _ = try await rig.get(answer)
+        let (_, _, task, authorizationURL) = try await Self.start(rig, through: .completion)
+        _ = try await rig.get(try await Self.providerRedirect(authorizationURL))
         await expectCode(.authorizationError) { _ = try await task.value }
     }
 }
