@@ -40,7 +40,7 @@ case "$action" in
     if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
     as_owner "$bin/initdb" -D "$dir/data" -U switchback --auth=trust --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >&2 \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" start >&2 \
       || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U switchback switchback >&2
     echo "SWITCHBACK_POSTGRES_URL=postgres://switchback@127.0.0.1:$port/switchback"

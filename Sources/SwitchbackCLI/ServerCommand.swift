@@ -13,20 +13,30 @@ struct ServerCommand: AsyncParsableCommand {
         abstract: "Run the backend companion: code exchange, permission proxy, native-callback bridge, session hand-off, backend completion.",
         discussion: """
             With --config FILE (JSON, the shape of ServerConfiguration) it serves the routes the file turns \
-            on, against the provider it names, on PostgreSQL when "postgresURL" is set. Without a config \
-            it starts a local emulator as the provider and serves every route but the permission proxy \
-            from memory, for trying the flows out. It prints its routes, then runs until Ctrl-C.
+            on, against the provider it names, on PostgreSQL when "postgresURL" is set. With \
+            --with-emulator instead it starts a local emulator as the provider (a fake: never for \
+            production) and serves every route but the permission proxy from memory, for trying the \
+            flows out. One of the two is required. It prints its routes and limits, then runs until Ctrl-C.
             """
     )
 
     @Option(help: "A JSON server configuration.")
     var config: String?
 
+    @Flag(help: "Run against a local emulator instead of a real provider (development only; prints a warning).")
+    var withEmulator = false
+
     @Option(help: "The port to listen on, overriding the configuration (0 picks a free one).")
     var port: Int?
 
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        // A production binary never starts against a fake provider by accident.
+        switch (config != nil, withEmulator) {
+        case (false, false): throw ValidationError("give --config FILE for a real provider, or --with-emulator to try the routes against a local emulator")
+        case (true, true): throw ValidationError("--config and --with-emulator exclude each other")
+        default: break
+        }
     }
 
     func run() async throws {
@@ -56,10 +66,12 @@ struct ServerCommand: AsyncParsableCommand {
         }
         var lines = ["Switchback server on \(companion.baseURL.absoluteString), store: \(configuration.postgresURL == nil ? "memory" : "PostgreSQL")"]
         if let emulator {
-            lines.append("No --config: provider is a local emulator at \(emulator.issuer) (client \"backend\", user alice); the permission proxy is off.")
+            lines.append("WARNING: --with-emulator: the provider is a FAKE local emulator at \(emulator.issuer) (client \"backend\", user alice).")
+            lines.append("WARNING: anyone can sign in as alice; never expose this server. The permission proxy is off.")
         } else if let provider = configuration.provider {
             lines.append("provider: \(provider.issuer) (client \(provider.clientID), \(provider.clientSecret == nil ? "private_key_jwt" : "client_secret_basic"))")
         }
+        lines.append("limits: \(configuration.limits.summary)")
         lines.append("routes:")
         lines += companion.routes.map { "  \($0)" }
         lines.append("Ctrl-C stops it.")

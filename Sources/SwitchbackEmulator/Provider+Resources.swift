@@ -75,11 +75,14 @@ extension Provider {
             guard let token = form["token"], let (grant, expires) = await state.accessToken(token) else {
                 return Reply.json(.object(["active": .bool(false)]))
             }
-            return Reply.json(.object([
+            var answer: [String: JSONValue] = [
                 "active": .bool(true), "sub": .string(grant.subject), "client_id": .string(grant.clientID), "iss": .string(issuer.issuer),
                 "scope": .string(grant.scope.joined(separator: " ")), "exp": .number(expires.timeIntervalSince1970.rounded(.down)),
                 "token_type": .string(grant.boundKey == nil ? "Bearer" : "DPoP"),
-            ]))
+            ]
+            // RFC 9449 §6.2: introspection of a bound token names the key's thumbprint.
+            if let bound = grant.boundKey { answer["cnf"] = .object(["jkt": .string(bound)]) }
+            return Reply.json(.object(answer))
         }
     }
 

@@ -163,11 +163,13 @@ extension Provider {
     func jwtAccessToken(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client) async throws -> String? {
         guard let audience = configuration.accessTokenAudience else { return nil }
         let now = Date().timeIntervalSince1970.rounded(.down)
-        let claims: [String: JSONValue] = [
+        var claims: [String: JSONValue] = [
             "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(audience), "client_id": .string(client.clientID),
             "iat": .number(now), "exp": .number(now + configuration.tokenLifetime), "jti": .string(UUID().uuidString),
             "scope": .string(grant.scope.joined(separator: " ")),
         ]
+        // RFC 9449 §6.1: a DPoP-bound JWT access token names its key's thumbprint.
+        if let bound = grant.boundKey { claims["cnf"] = .object(["jkt": .string(bound)]) }
         return try await keys.sign(claims, algorithm: client.idTokenAlgorithm, type: "at+jwt")
     }
 

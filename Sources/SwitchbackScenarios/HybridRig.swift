@@ -37,7 +37,8 @@ public struct HybridRig: Sendable {
             port: 0, publicURL: companionOrigin.absoluteString,
             provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
             bridge: .init(schemes: ["myapp"], returns: .tokens, responseType: responseType),
-            handOff: .init(allowedRedirects: [companionOrigin.absoluteString + "/session"])
+            // The app's own client (native-rs) holds the tokens it hands off; the companion accepts only its tokens.
+            handOff: .init(allowedRedirects: [companionOrigin.absoluteString + "/session"], acceptedClients: ["native-rs"])
         )
         let companion = try await Companion.start(configuration, logger: quiet)
         let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!

@@ -91,11 +91,16 @@ public final class Companion: Sendable {
         }
         let allowList = try configuration.handOff.map { try RedirectAllowList($0.allowedRedirects) }
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
-        let router = Router()
+        let router = Router(context: CompanionContext.self)
         router.add(middleware: RequestLog(logger: logger))
         let access = provider
-        let routes = register(on: router, configuration: configuration) {
-            CompanionService(configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, clock: clock, entropy: entropy, logger: logger)
+        let waiters = CompletionWaiters(limit: configuration.limits.waitingStatusRequests)
+        let limiter = RateLimiter(perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
+        let routes = register(on: router, configuration: configuration, limiter: limiter) {
+            CompanionService(
+                configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters, clock: clock,
+                entropy: entropy, logger: logger
+            )
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let host = configuration.host
@@ -118,10 +123,25 @@ public final class Companion: Sendable {
         }
         base.setIfUnset(bindURL)
         let janitor = Task {
+            // Another instance finishing a flow wakes this instance's waiter for it.
+            let listener = Task {
+                while !Task.isCancelled {
+                    do {
+                        try await store.listen { kind, digest in
+                            if kind == .completion { await waiters.signal(digest) }
+                        }
+                    } catch {
+                        logger.notice("the store's change notifications stopped; listening again", metadata: ["error": "\(type(of: error))"])
+                    }
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(60))
                 _ = try? await store.purge(now: clock.now())
             }
+            listener.cancel()
+            _ = await listener.result
         }
         return Companion(baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore)
     }
@@ -131,12 +151,14 @@ public final class Companion: Sendable {
         janitor.cancel()
         await group.triggerGracefulShutdown()
         _ = await server.result
+        _ = await janitor.result
         await ownedStore?.stop()
     }
 
     public func waitUntilStopped() async throws {
         try await server.value
         janitor.cancel()
+        _ = await janitor.result
         await ownedStore?.stop()
     }
 }

@@ -22,8 +22,14 @@ public actor OIDCClient {
     private let logger: Logger
     private let discovery: DiscoveryClient
     private var keyCaches: [URL: JWKSCache] = [:]
-    /// The `state` of every sign-in completed, or being completed, by this instance.
-    private var claimedStates: Set<String> = []
+    /// The `state` of every sign-in completed, or being completed, by this instance, with the time its
+    /// session was prepared. An entry is dropped once its session is older than
+    /// ``authorizationLifetime``, after which the session is refused anyway: the set stays bounded in a
+    /// long-lived process (the companion keeps its clients for its lifetime).
+    private var claimedStates: [String: Date] = [:]
+
+    /// How long after it was prepared an authorization session can still be completed.
+    package static let authorizationLifetime: Double = 3600
 
     /// Creates a client. Every collaborator is injectable; the defaults are URLSession, the system clock
     /// and the system's secure random generator.
@@ -129,7 +135,7 @@ public actor OIDCClient {
             do {
                 return try await redeem(code: code, verifier: session.pkce, nonce: session.nonce, maxAge: session.maxAge, redirectURI: session.redirectURI, metadata: metadata)
             } catch {
-                claimedStates.remove(session.state)
+                claimedStates[session.state] = nil
                 throw error
             }
         case .idTokenToken:
@@ -155,8 +161,16 @@ public actor OIDCClient {
         return metadata
     }
 
+    /// How many claimed states this client still remembers (for tests of its bound).
+    package var claimedStateCount: Int { claimedStates.count }
+
     private func claim(_ session: AuthorizationSession) throws {
-        guard claimedStates.insert(session.state).inserted else {
+        let oldest = clock.now().addingTimeInterval(-Self.authorizationLifetime)
+        claimedStates = claimedStates.filter { $0.value > oldest }
+        guard session.createdAt > oldest else {
+            throw SwitchbackError(.timedOut, "this sign-in was started more than \(Int(Self.authorizationLifetime)) seconds ago; start a new one")
+        }
+        guard claimedStates.updateValue(session.createdAt, forKey: session.state) == nil else {
             throw SwitchbackError(.callbackReplayed, "this sign-in was already completed, or is being completed; the code was not redeemed again")
         }
     }

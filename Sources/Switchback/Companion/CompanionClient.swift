@@ -45,25 +45,28 @@ public struct CompanionClient: Sendable {
 
     /// `POST /exchange/start`: the companion prepares an authorization (with PAR, its client authentication
     /// and DPoP where the provider asks for them) whose response comes back to the app's `redirectURI`.
-    public func startExchange(redirectURI: URL, options: AuthorizationOptions, now: Date) async throws -> CompanionAuthorization {
+    /// `binding` is a random secret of the app's (at least 128 bits) that never travels in a URL: the
+    /// companion redeems the response only with it, so an app that intercepts the redirect (the same custom
+    /// scheme) gets nothing from the code.
+    public func startExchange(redirectURI: URL, binding: String, options: AuthorizationOptions, now: Date) async throws -> CompanionAuthorization {
         struct Started: Decodable {
             let authorization_url: String
             let state: String
         }
-        var body: [String: Any] = ["redirect_uri": redirectURI.absoluteString]
+        var body: [String: Any] = ["redirect_uri": redirectURI.absoluteString, "binding": binding]
         body.merge(Self.requestFields(options)) { $1 }
         let started = try await post("exchange/start", body, expecting: [200], as: Started.self).value
         return CompanionAuthorization(
             route: .exchange, authorizationURL: try Self.acceptableURL(started.authorization_url, "authorization_url"), returnURL: redirectURI,
-            state: started.state, flowSecret: nil, createdAt: now
+            state: started.state, flowSecret: binding, createdAt: now
         )
     }
 
     /// `POST /exchange` with the authorization response the app received for an authorization the
-    /// companion started. The companion checks it against that authorization (state, issuer), redeems the
-    /// code and validates the ID token.
-    public func exchange(callback: URL) async throws -> CompanionSignIn {
-        try await post("exchange", ["callback_url": callback.absoluteString], expecting: [200], as: Delivered.self).value.signIn(now: Date())
+    /// companion started, and the binding it was started with. The companion checks both against that
+    /// authorization (binding, state, issuer), redeems the code and validates the ID token.
+    public func exchange(callback: URL, binding: String) async throws -> CompanionSignIn {
+        try await post("exchange", ["callback_url": callback.absoluteString, "binding": binding], expecting: [200], as: Delivered.self).value.signIn(now: Date())
     }
 
     /// `POST /completion/start`: registers `flowSecret` (random, at least 128 bits, known only to the app)
@@ -87,14 +90,35 @@ public struct CompanionClient: Sendable {
     }
 
     /// `POST /completion/status`: waits up to `wait` seconds for the result of the sign-in registered under
-    /// `flowSecret`. Nil while it is still running. The companion answers a result once: a provider's
-    /// refusal throws ``SwitchbackError/Code/authorizationError``, any other failure
-    /// ``SwitchbackError/Code/tokenEndpointError``.
-    public func completionStatus(flowSecret: String, wait: TimeInterval) async throws -> CompanionSignIn? {
-        let (status, delivered) = try await post("completion/status", ["flow_id": flowSecret, "wait": wait], expecting: [200, 202], as: Delivered.self)
+    /// `flowSecret`. A completed sign-in is handed over only with `result`, the one-time value the
+    /// companion's final page put in the app link (``CompanionAuthorization/returnValue(in:)``), so a flow
+    /// someone else started and sent to this user's browser yields nothing to its starter. Nil while the
+    /// sign-in runs or waits for the app link. The companion answers a result once: a provider's refusal
+    /// throws ``SwitchbackError/Code/authorizationError``, any other failure ``SwitchbackError/Code/tokenEndpointError``.
+    public func completionStatus(flowSecret: String, result: String? = nil, wait: TimeInterval) async throws -> CompanionSignIn? {
+        if case .finished(let signIn) = try await completionProgress(flowSecret: flowSecret, result: result, wait: wait) { return signIn }
+        return nil
+    }
+
+    /// Where a backend completion stands.
+    package enum CompletionProgress: Sendable {
+        /// The provider has not answered the companion yet.
+        case running
+        /// The provider answered; the result waits for the app link's one-time value.
+        case awaitingReturn
+        case finished(CompanionSignIn)
+    }
+
+    /// ``completionStatus(flowSecret:result:wait:)`` with the companion's progress kept apart.
+    package func completionProgress(flowSecret: String, result: String?, wait: TimeInterval) async throws -> CompletionProgress {
+        var body: [String: Any] = ["flow_id": flowSecret, "wait": wait]
+        if let result { body["result"] = result }
+        let (status, delivered) = try await post("completion/status", body, expecting: [200, 202], as: Delivered.self)
         switch (status, delivered.status) {
+        case (_, "awaiting_return"?):
+            return .awaitingReturn
         case (202, _), (_, "pending"?):
-            return nil
+            return .running
         case (_, "failed"?):
             let error = delivered.error ?? "server_error"
             guard error == "access_denied" else {
@@ -102,7 +126,7 @@ public struct CompanionClient: Sendable {
             }
             throw SwitchbackError(.authorizationError, "the provider ended the sign-in (access_denied)", oauthError: OAuthErrorResponse(error: error))
         default:
-            return try delivered.signIn(now: Date())
+            return .finished(try delivered.signIn(now: Date()))
         }
     }
 

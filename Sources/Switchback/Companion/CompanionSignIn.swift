@@ -19,8 +19,8 @@ public enum CompanionRoute: Sendable, Equatable {
 /// An authorization the backend companion started for the app: what the app needs to show it, recognise
 /// its end and collect the result. The companion keeps the verifier and the nonce.
 ///
-/// ``flowSecret`` is the app's proof for the backend-completion result: store it only where the flow
-/// journal goes, and never log it.
+/// ``flowSecret`` is the app's proof of this authorization: the exchange's binding, or the completion's
+/// flow ID. Store it only where the flow journal goes, and never log it or put it in a URL.
 public struct CompanionAuthorization: Sendable, Codable, Equatable {
     public enum Route: String, Sendable, Codable {
         case exchange, completion
@@ -34,7 +34,8 @@ public struct CompanionAuthorization: Sendable, Codable, Equatable {
     public let returnURL: URL
     /// The `state` the companion put in the request (exchange): a response without it is not this sign-in's.
     public let state: String?
-    /// The random flow ID the app registered with the companion (completion), asked for the result with.
+    /// The app's secret for this authorization, sent only in request bodies to the companion: the binding
+    /// the exchange is redeemed with (exchange), or the flow ID the result is asked for with (completion).
     public let flowSecret: String?
     public let createdAt: Date
 
@@ -45,6 +46,13 @@ public struct CompanionAuthorization: Sendable, Codable, Equatable {
         self.state = state
         self.flowSecret = flowSecret
         self.createdAt = createdAt
+    }
+}
+
+extension CompanionAuthorization {
+    /// The one-time `result` value the companion's final page put in the app link (completion).
+    public static func returnValue(in url: URL) -> String? {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.last { $0.name == "result" }?.value
     }
 }
 

@@ -5,9 +5,10 @@ public import Logging
 /// web app already signed in, without putting a token in any URL.
 ///
 /// The app asks the companion for a one-time code with its access token in the `Authorization` header;
-/// the companion answers with its own redeem URL (`/handoff/redeem?handoffotp=…&goto=…`), which sets the
-/// web session cookie once and redirects to `goto` only when `goto` is on its allow-list. The code lives
-/// about a minute and works once, so the URL is opened at once and never stored.
+/// the companion answers with its own redeem URL (`/handoff/redeem?handoffotp=…&goto=…`). That page names
+/// the account and the user continues with one tap, which sets the web session cookie once and redirects
+/// to `goto` only when `goto` is on its allow-list. The code lives about a minute and works once, so the
+/// URL is opened at once and never stored. A DPoP-bound access token is sent with a proof (``dpop``).
 ///
 /// ```swift
 /// let handOff = SessionHandOff(companion: URL(string: "https://auth.example.com")!)
@@ -27,12 +28,23 @@ public struct SessionHandOff: Sendable {
 
     /// The companion's base URL: https, or http on a loopback host.
     public let companion: URL
+    /// The key the app's access tokens are bound to (RFC 9449), when the provider issues DPoP-bound
+    /// tokens: each request then carries `Authorization: DPoP` and a fresh proof by this key.
+    public let dpop: DPoPKey?
     private let transport: any HTTPTransport
+    private let clock: any WallClock
+    private let entropy: any EntropySource
     private let logger: Logger
 
-    public init(companion: URL, transport: any HTTPTransport = URLSessionTransport(), logger: Logger = Logger(label: "switchback.handoff")) {
+    public init(
+        companion: URL, dpop: DPoPKey? = nil, transport: any HTTPTransport = URLSessionTransport(), clock: any WallClock = SystemClock(),
+        entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.handoff")
+    ) {
         self.companion = companion
+        self.dpop = dpop
         self.transport = transport
+        self.clock = clock
+        self.entropy = entropy
         self.logger = logger
     }
 
@@ -51,10 +63,15 @@ public struct SessionHandOff: Sendable {
         }
         guard !accessToken.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a hand-off needs the app's access token") }
         let body = try JSONSerialization.data(withJSONObject: ["goto": destination.absoluteString])
-        let request = HTTPRequest(
-            method: .post, url: endpoint("handoff"),
-            headers: ["Authorization": "Bearer \(accessToken)", "Content-Type": "application/json", "Accept": "application/json"], body: body
-        )
+        let url = endpoint("handoff")
+        var headers = ["Content-Type": "application/json", "Accept": "application/json"]
+        if let dpop {
+            headers["Authorization"] = "DPoP \(accessToken)"
+            headers["DPoP"] = try dpop.proof(method: "POST", url: url, accessToken: accessToken, now: clock.now(), jti: entropy.token(bytes: 16))
+        } else {
+            headers["Authorization"] = "Bearer \(accessToken)"
+        }
+        let request = HTTPRequest(method: .post, url: url, headers: headers, body: body)
         let response: HTTPResponse
         do {
             response = try await transport.send(request)
@@ -73,11 +90,11 @@ public struct SessionHandOff: Sendable {
             )
         }
         struct Issued: Decodable { let redeem_url: String? }
-        guard let text = (try? JSONDecoder().decode(Issued.self, from: response.body))?.redeem_url, let url = URL(string: text), isRedeemRoute(url) else {
+        guard let text = (try? JSONDecoder().decode(Issued.self, from: response.body))?.redeem_url, let redeem = URL(string: text), isRedeemRoute(redeem) else {
             throw SwitchbackError(.handOffRefused, "the companion's answer holds no redeem URL of its own")
         }
         logger.info("hand-off issued", metadata: ["destination": "\(Redaction.describe(destination))"])
-        return url
+        return redeem
     }
 
     /// Asks for a code and opens the redeem URL in `destination`; the web app opens signed in.

@@ -113,7 +113,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     /// Every endpoint must be HTTPS, except on loopback hosts (local emulators and test peers).
     func checkEndpointsAreSecure() throws {
         let endpoints = [authorizationEndpoint, tokenEndpoint, jwksURI]
-            + [userinfoEndpoint, pushedAuthorizationRequestEndpoint].compactMap { $0 }
+            + [userinfoEndpoint, pushedAuthorizationRequestEndpoint, introspectionEndpoint, endSessionEndpoint].compactMap { $0 }
         for url in endpoints where !EndpointSecurity.isAcceptable(url) {
             throw SwitchbackError(.insecureEndpoint, "endpoint \(Redaction.describe(url)) is not HTTPS")
         }
@@ -130,8 +130,18 @@ package enum EndpointSecurity {
         }
     }
 
+    /// Exactly `localhost`, an IPv4 literal in 127.0.0.0/8 (four decimal octets, no leading zeros), or
+    /// the IPv6 literal `::1` (bracketed or not). A name such as `127.attacker.example` is not loopback.
     package static func isLoopback(_ host: String?) -> Bool {
         guard let host = host?.lowercased() else { return false }
-        return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets[0] == "127" else { return false }
+        return octets.allSatisfy { octet in
+            guard (1...3).contains(octet.count), octet.allSatisfy({ $0.isASCII && $0.isNumber }), octet == "0" || octet.first != "0",
+                let value = Int(octet)
+            else { return false }
+            return value <= 255
+        }
     }
 }

@@ -21,7 +21,7 @@ extension SignInCoordinator {
                 // The app relays what reaches its redirect URI as a URL: a form post never reaches it.
                 throw SwitchbackError(.strategyNotSupported, "the companion's exchange takes query responses; a form_post provider needs the completion route")
             }
-            authorization = try await companion.startExchange(redirectURI: redirectURI, options: request.options, now: clock.now())
+            authorization = try await companion.startExchange(redirectURI: redirectURI, binding: entropy.token(bytes: 32), options: request.options, now: clock.now())
         case .completion:
             authorization = try await companion.startCompletion(flowSecret: entropy.token(bytes: 32), options: request.options, now: clock.now())
         }
@@ -32,8 +32,10 @@ extension SignInCoordinator {
         return signIn
     }
 
-    /// For a backend completion, asks the companion for the result from the start: the provider's answer
-    /// reaches the companion, and the user may come back without tapping the companion's return button.
+    /// For a backend completion, asks the companion from the start how the sign-in stands, so that a refusal
+    /// at the provider ends it even when the user never comes back. A success is handed over only for the
+    /// one-time value the companion's return link carries (the flow ID alone is not enough: someone else's
+    /// browser may have finished a flow this app did not start), so the asking stops once the provider answered.
     func startCollecting(_ flowID: String) {
         guard let entry = entries[flowID], case .companion(let authorization) = entry.authorization, authorization.route == .completion,
             let secret = authorization.flowSecret, let companion
@@ -43,11 +45,13 @@ extension SignInCoordinator {
             var failures = 0
             while !Task.isCancelled {
                 do {
-                    if let signIn = try await companion.completionStatus(flowSecret: secret, wait: Self.statusWait) {
+                    switch try await companion.completionProgress(flowSecret: secret, result: nil, wait: Self.statusWait) {
+                    case .running: failures = 0
+                    case .awaitingReturn: return
+                    case .finished(let signIn):
                         await self.collected(flowID, .success(signIn))
                         return
                     }
-                    failures = 0
                 } catch let error as SwitchbackError where error.code == .transportFailed {
                     // The app is in the background or offline: ask again, less and less often.
                     failures += 1

@@ -223,12 +223,29 @@ public actor SignInCoordinator {
                 guard let companion else { break }
                 run(flowID) {
                     let url = try CallbackValidator.companionResponse(callback, authorization: authorization)
-                    return .companion(try await companion.exchange(callback: url))
+                    guard let binding = authorization.flowSecret else {
+                        throw SwitchbackError(.flowInterrupted, "this sign-in was started without a binding and cannot be redeemed; start a new one")
+                    }
+                    return .companion(try await companion.exchange(callback: url, binding: binding))
                 }
-            case .companion:
-                // Backend completion: the return link says the user is done; the answer comes from the
-                // companion's status, which may already be here.
-                if let completion = entry.completion { await collected(flowID, completion) }
+            case .companion(let authorization):
+                // Backend completion: the return link carries the one-time value the result is handed over
+                // for; a refusal the companion already reported ends the sign-in as it is.
+                if let completion = entry.completion {
+                    await collected(flowID, completion)
+                    break
+                }
+                guard let companion, let secret = authorization.flowSecret else { break }
+                let returned: String?
+                if case .redirect(let url) = callback { returned = CompanionAuthorization.returnValue(in: url) } else { returned = nil }
+                run(flowID) {
+                    switch try await companion.completionProgress(flowSecret: secret, result: returned, wait: 0) {
+                    case .finished(let signIn):
+                        return .companion(signIn)
+                    case .running, .awaitingReturn:
+                        throw SwitchbackError(.authenticatorDidNotReturn, "the companion's return link did not carry this sign-in's result; start a new sign-in")
+                    }
+                }
             }
         case .complete(let outcome):
             complete(flowID, outcome: outcome, cancelled: cancelled)

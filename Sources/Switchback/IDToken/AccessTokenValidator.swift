@@ -8,19 +8,30 @@ public struct AccessTokenValidator: Sendable {
     public struct Claims: Sendable, Equatable, Decodable {
         public let sub: String
         public let clientID: String?
+        /// `azp`, which some providers send instead of (or beside) `client_id`.
+        public let authorizedParty: String?
         public let scope: String?
         public let exp: Double
+        /// `cnf.jkt` (RFC 9449 §6.1): the thumbprint of the DPoP key the token is bound to. Any other
+        /// `cnf` member (mTLS) is kept as an empty, unmatchable thumbprint: the token is still bound.
+        public let confirmationThumbprint: String?
 
         private enum CodingKeys: String, CodingKey {
-            case sub, client_id, scope, exp
+            case sub, client_id, azp, scope, exp, cnf
+        }
+
+        private struct Confirmation: Decodable {
+            let jkt: String?
         }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             sub = try container.decode(String.self, forKey: .sub)
             clientID = try container.decodeIfPresent(String.self, forKey: .client_id)
+            authorizedParty = try container.decodeIfPresent(String.self, forKey: .azp)
             scope = try container.decodeIfPresent(String.self, forKey: .scope)
             exp = try container.decode(Double.self, forKey: .exp)
+            confirmationThumbprint = container.contains(.cnf) ? ((try? container.decode(Confirmation.self, forKey: .cnf))?.jkt ?? "") : nil
         }
     }
 

@@ -66,6 +66,7 @@ public struct IDTokenValidator: Sendable {
     /// Verifies the signature and every claim, returning the validated token.
     public func validate(_ token: String, expectations: Expectations) async throws -> IDToken {
         let jws = try CompactJWS(token, malformed: .idTokenMalformed)
+        try Self.checkExplicitType(jws.header.typ)
         try await verifySignature(jws, allowed: allowedAlgorithms)
         let claims: IDTokenClaims
         do {
@@ -82,6 +83,18 @@ public struct IDTokenValidator: Sendable {
         let jws = try CompactJWS(token, malformed: malformed)
         try await verifySignature(jws, allowed: allowed.intersection(SigningAlgorithms.asymmetric))
         return jws.payload
+    }
+
+    /// RFC 8725 §3.11: a JWT typed for another profile (`at+jwt`, `logout+jwt`, `dpop+jwt`, any
+    /// `…+jwt`, with or without `application/`) is never accepted as an ID token. OpenID Connect sets no
+    /// `typ` for ID tokens; absent or `JWT` is accepted.
+    static func checkExplicitType(_ typ: String?) throws {
+        guard let typ else { return }
+        let lowered = typ.lowercased()
+        let mediaType = lowered.hasPrefix("application/") ? String(lowered.dropFirst("application/".count)) : lowered
+        guard mediaType == "jwt" else {
+            throw SwitchbackError(.idTokenMalformed, "the token's typ \"\(typ.prefix(40))\" names another kind of JWT, not an ID token (RFC 8725 §3.11)")
+        }
     }
 
     private func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {

@@ -5,13 +5,16 @@ package enum ConstantTime {
     }
 
     package static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: lhs.count ^ rhs.count)
+        // The lengths are compared at full width: folding their difference into the byte accumulator
+        // would let lengths that differ by a multiple of 256 (padded with NULs) compare equal.
+        let lengthsDiffer = lhs.count != rhs.count
+        var difference: UInt8 = 0
         let count = max(lhs.count, rhs.count)
         for index in 0..<count {
             let left = index < lhs.count ? lhs[index] : 0
             let right = index < rhs.count ? rhs[index] : 0
             difference |= left ^ right
         }
-        return difference == 0
+        return difference == 0 && !lengthsDiffer
     }
 }

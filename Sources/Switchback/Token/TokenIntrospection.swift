@@ -8,18 +8,39 @@ public struct TokenIntrospection: Sendable, Equatable, Decodable {
     public let issuer: String?
     public let scope: String?
     public let expiresAt: Date?
+    /// The token's audiences (`aud`, a string or an array), when the provider says.
+    public let audience: [String]?
+    /// `token_type`: `Bearer`, or `DPoP` for a sender-constrained token.
+    public let tokenType: String?
+    /// `cnf.jkt` (RFC 9449 §6.2): the thumbprint of the key the token is bound to.
+    public let confirmationThumbprint: String?
 
-    public init(active: Bool, subject: String? = nil, clientID: String? = nil, issuer: String? = nil, scope: String? = nil, expiresAt: Date? = nil) {
+    public init(
+        active: Bool, subject: String? = nil, clientID: String? = nil, issuer: String? = nil, scope: String? = nil, expiresAt: Date? = nil,
+        audience: [String]? = nil, tokenType: String? = nil, confirmationThumbprint: String? = nil
+    ) {
         self.active = active
         self.subject = subject
         self.clientID = clientID
         self.issuer = issuer
         self.scope = scope
         self.expiresAt = expiresAt
+        self.audience = audience
+        self.tokenType = tokenType
+        self.confirmationThumbprint = confirmationThumbprint
+    }
+
+    /// Whether the token may only be used with a proof of possession: typed `DPoP`, or bound by `cnf`.
+    public var isSenderConstrained: Bool {
+        tokenType?.lowercased() == "dpop" || confirmationThumbprint != nil
     }
 
     private enum CodingKeys: String, CodingKey {
-        case active, sub, client_id, iss, scope, exp
+        case active, sub, client_id, iss, scope, exp, aud, token_type, cnf
+    }
+
+    private struct Confirmation: Decodable {
+        let jkt: String?
     }
 
     public init(from decoder: any Decoder) throws {
@@ -30,5 +51,19 @@ public struct TokenIntrospection: Sendable, Equatable, Decodable {
         issuer = try container.decodeIfPresent(String.self, forKey: .iss)
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
         expiresAt = try container.decodeIfPresent(Double.self, forKey: .exp).map(Date.init(timeIntervalSince1970:))
+        if let many = try? container.decodeIfPresent([String].self, forKey: .aud) {
+            audience = many
+        } else {
+            audience = try container.decodeIfPresent(String.self, forKey: .aud).map { [$0] }
+        }
+        tokenType = try container.decodeIfPresent(String.self, forKey: .token_type)
+        // A `cnf` of another confirmation method (x5t#S256 for mTLS) still marks the token as bound; it
+        // cannot be proven here, so it is kept as an unmatchable thumbprint.
+        if container.contains(.cnf) {
+            let confirmation = try? container.decode(Confirmation.self, forKey: .cnf)
+            confirmationThumbprint = confirmation?.jkt ?? ""
+        } else {
+            confirmationThumbprint = nil
+        }
     }
 }

@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var handOff: HandOff?
     public var completion: Completion?
     public var session: Session
+    /// Rate limits and caps for the anonymous routes.
+    public var limits: Limits
     public var associations: [AppAssociation]
     /// `postgres://user@host:port/database` for several instances; nil keeps records in memory.
     public var postgresURL: String?
@@ -134,12 +136,20 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// Where a redeemed code may send the browser: origins with a path prefix.
         public var allowedRedirects: [String]
         public var codeLifetime: TimeInterval
+        /// The clients whose access tokens buy a hand-off: the token's `client_id` (and `azp`, and an
+        /// introspected `aud`) must be one of them. Nil: only `provider.clientID`. A token the provider
+        /// issued to another relying party for the same user is refused.
+        public var acceptedClients: [String]?
 
-        public init(validation: TokenValidation = .introspection, audience: String? = nil, allowedRedirects: [String], codeLifetime: TimeInterval = 60) {
+        public init(
+            validation: TokenValidation = .introspection, audience: String? = nil, allowedRedirects: [String], codeLifetime: TimeInterval = 60,
+            acceptedClients: [String]? = nil
+        ) {
             self.validation = validation
             self.audience = audience
             self.allowedRedirects = allowedRedirects
             self.codeLifetime = codeLifetime
+            self.acceptedClients = acceptedClients
         }
     }
 
@@ -150,11 +160,15 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var returns: ExchangeResult
         /// The longest a status request waits before answering `pending`.
         public var maximumWait: TimeInterval
+        /// How often a waiting status request reads the store when no notification woke it (a notification
+        /// from another instance can be lost while its listener reconnects).
+        public var storeRecheck: TimeInterval
 
-        public init(appLink: String, returns: ExchangeResult = .session, maximumWait: TimeInterval = 25) {
+        public init(appLink: String, returns: ExchangeResult = .session, maximumWait: TimeInterval = 25, storeRecheck: TimeInterval = 2) {
             self.appLink = appLink
             self.returns = returns
             self.maximumWait = maximumWait
+            self.storeRecheck = storeRecheck
         }
     }
 
@@ -165,20 +179,68 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// `Lax` (the default) or `Strict`; `None` is refused.
         public var sameSite: String
         public var cookiePath: String
+        /// Name the cookie `__Host-<cookieName>` when the path is `/` (the default): a browser then keeps it
+        /// only from this exact host over https, never set by a sibling subdomain (RFC 6265bis §4.1.3.2).
+        public var hostPrefix: Bool
 
-        public init(lifetime: TimeInterval = 3600, cookieName: String = "switchback_session", sameSite: String = "Lax", cookiePath: String = "/") {
+        public init(
+            lifetime: TimeInterval = 3600, cookieName: String = "switchback_session", sameSite: String = "Lax", cookiePath: String = "/", hostPrefix: Bool = true
+        ) {
             self.lifetime = lifetime
             self.cookieName = cookieName
             self.sameSite = sameSite
             self.cookiePath = cookiePath
+            self.hostPrefix = hostPrefix
+        }
+
+        /// The cookie's name as sent: with the `__Host-` prefix where the path allows it.
+        public var effectiveCookieName: String {
+            hostPrefix && cookiePath == "/" && !cookieName.hasPrefix("__") ? "__Host-" + cookieName : cookieName
+        }
+    }
+
+    /// What an anonymous client may ask of the routes that store a record and call the provider
+    /// (`/exchange/start`, `/bridge/start`, `/completion/start`, `/permission`), and how many status
+    /// requests may wait at once. Past a limit the answer is `429` with `Retry-After`.
+    public struct Limits: Sendable, Codable, Equatable {
+        /// Start requests per minute from one client address (0: no limit).
+        public var startsPerMinutePerAddress: Int
+        /// Start requests per minute in all, on this instance (0: no limit).
+        public var startsPerMinute: Int
+        /// Authorizations waiting for the provider's answer, across every instance sharing the store.
+        public var pendingAuthorizations: Int
+        /// `POST /completion/status` requests waiting at once on this instance (one per flow in any case).
+        public var waitingStatusRequests: Int
+        /// The header that carries the client's address when the server runs behind a reverse proxy that
+        /// sets it (`X-Forwarded-For`: its last entry is used). Nil: the connection's address.
+        public var clientAddressHeader: String?
+
+        public init(
+            startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
+            clientAddressHeader: String? = nil
+        ) {
+            self.startsPerMinutePerAddress = startsPerMinutePerAddress
+            self.startsPerMinute = startsPerMinute
+            self.pendingAuthorizations = pendingAuthorizations
+            self.waitingStatusRequests = waitingStatusRequests
+            self.clientAddressHeader = clientAddressHeader
+        }
+
+        /// One line for the printed configuration.
+        public var summary: String {
+            let perAddress = startsPerMinutePerAddress == 0 ? "unlimited" : "\(startsPerMinutePerAddress)/min"
+            let total = startsPerMinute == 0 ? "unlimited" : "\(startsPerMinute)/min"
+            return "starts \(perAddress) per address (by \(clientAddressHeader ?? "connection address")), \(total) in all; "
+                + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests"
         }
     }
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
-        associations: [AppAssociation] = [], postgresURL: String? = nil
+        limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil
     ) {
+        self.limits = limits
         self.host = host
         self.port = port
         self.publicURL = publicURL
@@ -194,7 +256,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, associations, postgresURL
+        case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
     }
 
     /// Every key but the sections is optional in a file.
@@ -211,6 +273,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             handOff: try container.decodeIfPresent(HandOff.self, forKey: .handOff),
             completion: try container.decodeIfPresent(Completion.self, forKey: .completion),
             session: try container.decodeIfPresent(Session.self, forKey: .session) ?? Session(),
+            limits: try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits(),
             associations: try container.decodeIfPresent([AppAssociation].self, forKey: .associations) ?? [],
             postgresURL: try container.decodeIfPresent(String.self, forKey: .postgresURL)
         )
@@ -291,12 +354,16 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             guard !handOff.allowedRedirects.isEmpty else { throw fail("handOff.allowedRedirects is empty: no redeemed code could go anywhere") }
             guard handOff.codeLifetime > 0, handOff.codeLifetime <= 600 else { throw fail("handOff.codeLifetime must be 1…600 seconds") }
             if handOff.validation == .jwt, handOff.audience?.isEmpty ?? true { throw fail("handOff.audience is required for jwt validation") }
+            if let clients = handOff.acceptedClients, clients.isEmpty || clients.contains(where: \.isEmpty) {
+                throw fail("handOff.acceptedClients must list client IDs (leave it out to accept provider.clientID only)")
+            }
         }
         if let completion {
             guard let link = URL(string: completion.appLink), link.scheme == "https" || EndpointSecurity.isLoopback(link.host ?? "") else {
                 throw fail("completion.appLink must be an https universal link")
             }
             guard completion.maximumWait > 0, completion.maximumWait <= 120 else { throw fail("completion.maximumWait must be 1…120 seconds") }
+            guard completion.storeRecheck >= 0.1, completion.storeRecheck <= 300 else { throw fail("completion.storeRecheck must be 0.1…300 seconds") }
         }
         guard session.lifetime > 0 else { throw fail("session.lifetime must be positive") }
         guard ["Lax", "Strict"].contains(session.sameSite) else { throw fail("session.sameSite must be Lax or Strict") }
@@ -304,6 +371,12 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             throw fail("session.cookieName must be letters, digits, _ or -")
         }
         guard session.cookiePath.hasPrefix("/"), !session.cookiePath.contains(";") else { throw fail("session.cookiePath must start with / and hold no ;") }
+        guard limits.startsPerMinutePerAddress >= 0, limits.startsPerMinute >= 0, limits.pendingAuthorizations > 0, limits.waitingStatusRequests > 0 else {
+            throw fail("limits must not be negative, and pendingAuthorizations and waitingStatusRequests must be positive")
+        }
+        if let header = limits.clientAddressHeader, header.isEmpty || !header.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+            throw fail("limits.clientAddressHeader must be a header name")
+        }
         for association in associations { try association.validate() }
         if let postgresURL { _ = try PostgresCompanionStore.configuration(postgresURL) }
     }
@@ -362,38 +435,57 @@ extension ServerConfiguration.Bridge {
 }
 
 extension ServerConfiguration.HandOff {
-    private enum Keys: String, CodingKey { case validation, audience, allowedRedirects, codeLifetime }
+    private enum Keys: String, CodingKey { case validation, audience, allowedRedirects, codeLifetime, acceptedClients }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
             validation: try c.decodeIfPresent(ServerConfiguration.TokenValidation.self, forKey: .validation) ?? .introspection,
             audience: try c.decodeIfPresent(String.self, forKey: .audience), allowedRedirects: try c.decode([String].self, forKey: .allowedRedirects),
-            codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60
+            codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
+            acceptedClients: try c.decodeIfPresent([String].self, forKey: .acceptedClients)
         )
     }
 }
 
 extension ServerConfiguration.Completion {
-    private enum Keys: String, CodingKey { case appLink, returns, maximumWait }
+    private enum Keys: String, CodingKey { case appLink, returns, maximumWait, storeRecheck }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
             appLink: try c.decode(String.self, forKey: .appLink), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
-            maximumWait: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumWait) ?? 25
+            maximumWait: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumWait) ?? 25,
+            storeRecheck: try c.decodeIfPresent(TimeInterval.self, forKey: .storeRecheck) ?? 2
         )
     }
 }
 
 extension ServerConfiguration.Session {
-    private enum Keys: String, CodingKey { case lifetime, cookieName, sameSite, cookiePath }
+    private enum Keys: String, CodingKey { case lifetime, cookieName, sameSite, cookiePath, hostPrefix }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
             lifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .lifetime) ?? 3600, cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? "switchback_session",
-            sameSite: try c.decodeIfPresent(String.self, forKey: .sameSite) ?? "Lax", cookiePath: try c.decodeIfPresent(String.self, forKey: .cookiePath) ?? "/"
+            sameSite: try c.decodeIfPresent(String.self, forKey: .sameSite) ?? "Lax", cookiePath: try c.decodeIfPresent(String.self, forKey: .cookiePath) ?? "/",
+            hostPrefix: try c.decodeIfPresent(Bool.self, forKey: .hostPrefix) ?? true
+        )
+    }
+}
+
+extension ServerConfiguration.Limits {
+    private enum Keys: String, CodingKey { case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        let defaults = Self()
+        self.init(
+            startsPerMinutePerAddress: try c.decodeIfPresent(Int.self, forKey: .startsPerMinutePerAddress) ?? defaults.startsPerMinutePerAddress,
+            startsPerMinute: try c.decodeIfPresent(Int.self, forKey: .startsPerMinute) ?? defaults.startsPerMinute,
+            pendingAuthorizations: try c.decodeIfPresent(Int.self, forKey: .pendingAuthorizations) ?? defaults.pendingAuthorizations,
+            waitingStatusRequests: try c.decodeIfPresent(Int.self, forKey: .waitingStatusRequests) ?? defaults.waitingStatusRequests,
+            clientAddressHeader: try c.decodeIfPresent(String.self, forKey: .clientAddressHeader)
         )
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 import Hummingbird
 
 /// Why the companion refused a request. The message never holds a token, code, secret or verifier.
@@ -26,6 +27,10 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
         public static let signInFailed = Code(name: "sign_in_failed", status: 400)
         /// The body is larger than the route accepts.
         public static let tooLarge = Code(name: "invalid_request", status: 413)
+        /// A browser form arrived from another origin than this server's own page.
+        public static let crossOrigin = Code(name: "invalid_request", status: 403)
+        /// Too many requests from this address, or in all; retry after the `Retry-After` seconds.
+        public static let rateLimited = Code(name: "slow_down", status: 429)
         /// The store failed.
         public static let unavailable = Code(name: "temporarily_unavailable", status: 503)
 
@@ -34,10 +39,19 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
+    /// Seconds after which the client may try again (`Retry-After`), for a rate limit.
+    public private(set) var retryAfter: Int?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// The same refusal with a `Retry-After`.
+    func retry(after seconds: Int) -> CompanionError {
+        var error = self
+        error.retryAfter = seconds
+        return error
     }
 
     public var description: String { "\(code.name): \(message)" }
@@ -64,10 +78,13 @@ enum Replies {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    static func html(_ body: String, status: HTTPResponse.Status = .ok) -> Response {
+    /// An HTML page. Its CSP allows no script at all unless `script` is given: then exactly that inline
+    /// script, by its SHA-256 hash.
+    static func html(_ body: String, status: HTTPResponse.Status = .ok, script: String? = nil) -> Response {
         var headers = noStore
         headers[.contentType] = "text/html; charset=utf-8"
-        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+        let scripts = script.map { "script-src 'sha256-\(Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString())'" } ?? "script-src 'none'"
+        headers[.contentSecurityPolicy] = "default-src 'none'; \(scripts); form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         headers[.init("Referrer-Policy")!] = "no-referrer"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }

@@ -51,7 +51,7 @@ extension CompanionService {
     /// fragment, which only the browser sees, so a minimal page posts it back.
     func bridgeCallback(_ request: Request) async throws -> Response {
         guard configuration.bridge != nil else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
-        guard let query = request.uri.query, !query.isEmpty else { return Self.fragmentForwardingPage(action: "/bridge/fragment") }
+        guard let query = request.uri.query, !query.isEmpty else { return Self.fragmentForwardingPage(action: url("/bridge/fragment")) }
         var components = URLComponents(url: url(Self.bridgeCallbackPath), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery = query
         guard let callback = components.url else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
@@ -115,22 +115,27 @@ extension CompanionService {
         return Replies.json(try await deliver(record.outcome, as: bridge.returns))
     }
 
-    /// A page that posts its own fragment to `action` (the fragment never reaches a server otherwise).
-    static func fragmentForwardingPage(action: String) -> Response {
+    /// What the fragment-forwarding page runs: post the fragment, then drop it from the address bar.
+    static let fragmentScript = """
+        var answer = window.location.hash.substring(1);
+        if (answer) { document.getElementById("fragment").value = answer; history.replaceState(null, "", window.location.pathname); document.getElementById("forward").submit(); }
+        else { document.getElementById("message").textContent = "This page was opened without a sign-in answer."; }
+        """
+
+    /// A page that posts its own fragment to `action` (the fragment never reaches a server otherwise). The
+    /// action is this server's absolute URL, so a path prefix in `publicURL` is kept; the CSP allows only
+    /// this page's script, by its hash.
+    static func fragmentForwardingPage(action: URL) -> Response {
         let body = """
             <!doctype html>
             <html><head><title>Finishing sign-in</title></head><body>
-            <form method="post" action="\(Replies.escape(action))" id="forward"><input type="hidden" name="fragment" id="fragment"></form>
+            <form method="post" action="\(Replies.escape(action.absoluteString))" id="forward"><input type="hidden" name="fragment" id="fragment"></form>
             <p id="message">Finishing sign-in…</p>
             <noscript>This step needs JavaScript.</noscript>
-            <script>
-            var answer = window.location.hash.substring(1);
-            if (answer) { document.getElementById("fragment").value = answer; history.replaceState(null, "", window.location.pathname); document.getElementById("forward").submit(); }
-            else { document.getElementById("message").textContent = "This page was opened without a sign-in answer."; }
-            </script>
+            <script>\(fragmentScript)</script>
             </body></html>
 
             """
-        return Replies.html(body)
+        return Replies.html(body, script: fragmentScript)
     }
 }

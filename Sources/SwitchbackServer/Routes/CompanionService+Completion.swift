@@ -26,10 +26,20 @@ extension CompanionService {
         let status: Status
         let outcome: SignInOutcome?
         let error: String?
+        /// The digest of the one-time value the final page's app link carries: a completed result is
+        /// delivered only to a status request that presents it beside the flow ID.
+        let returnDigest: String?
+
+        init(status: Status, outcome: SignInOutcome? = nil, error: String? = nil, returnDigest: String? = nil) {
+            self.status = status
+            self.outcome = outcome
+            self.error = error
+            self.returnDigest = returnDigest
+        }
     }
 
     /// `POST /completion/start`: registers the app's flow ID (a secret of at least 128 bits that only the
-    /// app knows) and starts the authorization.
+    /// app knows) and starts the authorization. When the provider cannot be reached, the flow ID is released.
     func startCompletion(_ request: Request) async throws -> Response {
         guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
         let body = try await decode(CompletionStart.self, from: request)
@@ -38,21 +48,27 @@ extension CompanionService {
         }
         let digest = Secrets.digest(body.flow_id)
         let expiresAt = clock.now().addingTimeInterval(Self.authorizationLifetime)
+        let options = try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
         do {
-            try await store.insert(.completion, digest: digest, value: try Secrets.encoder.encode(CompletionRecord(status: .pending, outcome: nil, error: nil)), expiresAt: expiresAt)
+            try await store.insert(.completion, digest: digest, value: try Secrets.encoder.encode(CompletionRecord(status: .pending)), expiresAt: expiresAt)
         } catch {
             throw CompanionError(.invalidRequest, "this flow_id is already in use")
         }
-        let session = try await startAuthorization(
-            redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest),
-            options: try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
-        )
+        let session: AuthorizationSession
+        do {
+            session = try await startAuthorization(redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest), options: options)
+        } catch {
+            _ = try? await store.take(.completion, digest: digest, now: clock.now())
+            throw error
+        }
         return Replies.json([
             "authorization_url": session.authorizationURL.absoluteString, "return_url": completion.appLink, "expires_in": Int(Self.authorizationLifetime),
         ])
     }
 
-    /// `GET /complete?…` (query answer) and `POST /complete` (form_post answer).
+    /// `GET /complete?…` (query answer) and `POST /complete` (form_post answer). The final page's button opens
+    /// the app link with a one-time `result` value; whoever started the flow needs it to collect a session,
+    /// so a flow started by someone else and completed in this browser yields nothing to its starter.
     func completionCallback(_ request: Request) async throws -> Response {
         guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
         let callback: AuthorizationCallback
@@ -70,57 +86,102 @@ extension CompanionService {
         }
         let pending = try await takeAuthorization(state: state)
         guard case .completion(let flowDigest) = pending.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
+        let returnValue = Base64URL.encode(entropy.randomBytes(count: 32))
         let record: CompletionRecord
         do {
             let outcome = try await complete(callback, pending: pending)
-            record = CompletionRecord(status: .completed, outcome: completion.returns == .tokens ? outcome : outcome.withoutTokens(), error: nil)
+            record = CompletionRecord(
+                status: .completed, outcome: completion.returns == .tokens ? outcome : outcome.withoutTokens(), returnDigest: Secrets.digest(returnValue)
+            )
         } catch let error as CompanionError {
-            record = CompletionRecord(status: .failed, outcome: nil, error: error.code == .signInFailed ? "access_denied" : "server_error")
+            record = CompletionRecord(status: .failed, error: error.code == .signInFailed ? "access_denied" : "server_error")
         }
         // Replace the pending marker; if the app already gave up (the marker expired), the result is not kept.
         let now = clock.now()
         if try await store.take(.completion, digest: flowDigest, now: now) != nil {
             try await store.insert(.completion, digest: flowDigest, value: try Secrets.encoder.encode(record), expiresAt: now.addingTimeInterval(Self.authorizationLifetime))
+            await waiters.signal(flowDigest)
+            do {
+                try await store.announce(.completion, digest: flowDigest)
+            } catch {
+                logger.notice("the completion could not be announced to other instances; their waiters see it at their next read")
+            }
         }
-        let link = "<p><a id=\"return\" href=\"\(Replies.escape(completion.appLink))\">Return to the app</a></p>"
+        let link = Self.appending(completion.appLink, name: "result", value: record.status == .completed ? returnValue : nil)
+        let button = "<p><a id=\"return\" href=\"\(Replies.escape(link))\">Return to the app</a></p>"
         return record.status == .completed
-            ? Replies.page(status: .ok, title: "You are signed in", message: "Tap the button to return to the app.", extra: link)
-            : Replies.page(status: .ok, title: "Sign-in did not complete", message: "Return to the app to try again.", extra: link)
+            ? Replies.page(status: .ok, title: "You are signed in", message: "Tap the button to return to the app.", extra: button)
+            : Replies.page(status: .ok, title: "Sign-in did not complete", message: "Return to the app to try again.", extra: button)
+    }
+
+    /// `link` with `name=value` added to its query (unchanged when `value` is nil).
+    static func appending(_ link: String, name: String, value: String?) -> String {
+        guard let value else { return link }
+        return link + (link.contains("?") ? "&" : "?") + name + "=" + FormEncoding.escape(value)
     }
 
     struct CompletionStatus: Decodable {
         let flow_id: String
+        /// The one-time value the final page's app link carried, once the app received it.
+        let result: String?
         let wait: Double?
     }
 
     /// `POST /completion/status`: waits up to `wait` seconds (capped by configuration) for the flow to
-    /// finish. Completed or failed: answered once, then forgotten. Still pending: 202. Unknown: 404.
+    /// finish; one waiter per flow. Failed: answered once, then forgotten. Completed: answered once to a
+    /// request that presents the app link's `result` value (else `awaiting_return`, 202). Still pending:
+    /// 202. Unknown: 404. A waiter wakes on the store's notification, not by polling.
     func completionStatus(_ request: Request) async throws -> Response {
         guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
         let body = try await decode(CompletionStatus.self, from: request)
         guard Secrets.isPlausible(body.flow_id) else { throw CompanionError(.invalidRequest, "flow_id is malformed") }
+        if let result = body.result, !Secrets.isIssued(result) { throw CompanionError(.invalidRequest, "result is malformed") }
         let digest = Secrets.digest(body.flow_id)
         let wait = min(max(body.wait ?? completion.maximumWait, 0), completion.maximumWait)
-        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
-        while true {
-            guard let data = try await store.read(.completion, digest: digest, now: clock.now()) else {
-                return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
-            }
-            let record = try Secrets.decode(CompletionRecord.self, from: data)
-            if record.status != .pending {
-                guard try await store.take(.completion, digest: digest, now: clock.now()) != nil else {
-                    return CompanionError(.invalidGrant, "this result was already collected").json.withStatus(404)
-                }
-                if record.status == .failed || record.outcome == nil {
-                    return Replies.json(["status": "failed", "error": record.error ?? "server_error"])
-                }
-                var reply = try await deliver(record.outcome!, as: completion.returns)
-                reply["status"] = "completed"
-                return Replies.json(reply)
-            }
-            guard ContinuousClock.now < deadline else { return Replies.json(["status": "pending"], status: .accepted) }
-            try await Task.sleep(for: .milliseconds(100))
+        guard let record = try await currentCompletion(digest) else {
+            return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
         }
+        var current = record
+        if current.status == .pending, wait > 0 {
+            guard let ticket = await waiters.enter(digest) else {
+                throw CompanionError(.rateLimited, "another status request is already waiting for this flow, or the server waits for too many")
+            }
+            defer { Task { await waiters.leave(digest, ticket) } }
+            let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+            while current.status == .pending, ContinuousClock.now < deadline {
+                await waiters.wait(digest, ticket, until: deadline, recheck: .milliseconds(Int(completion.storeRecheck * 1000)))
+                guard let fresh = try await currentCompletion(digest) else {
+                    return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
+                }
+                current = fresh
+            }
+        }
+        switch current.status {
+        case .pending:
+            return Replies.json(["status": "pending"], status: .accepted)
+        case .failed:
+            guard try await store.take(.completion, digest: digest, now: clock.now()) != nil else {
+                return CompanionError(.invalidGrant, "this result was already collected").json.withStatus(404)
+            }
+            return Replies.json(["status": "failed", "error": current.error ?? "server_error"])
+        case .completed:
+            guard let result = body.result else { return Replies.json(["status": "awaiting_return"], status: .accepted) }
+            guard let expected = current.returnDigest, ConstantTime.equals(Secrets.digest(result), expected) else {
+                logger.warning("completion status presented with a result value of another flow")
+                throw CompanionError(.invalidGrant, "this result value belongs to another sign-in")
+            }
+            guard try await store.take(.completion, digest: digest, now: clock.now()) != nil, let outcome = current.outcome else {
+                return CompanionError(.invalidGrant, "this result was already collected").json.withStatus(404)
+            }
+            var reply = try await deliver(outcome, as: completion.returns)
+            reply["status"] = "completed"
+            return Replies.json(reply)
+        }
+    }
+
+    private func currentCompletion(_ digest: String) async throws -> CompletionRecord? {
+        guard let data = try await store.read(.completion, digest: digest, now: clock.now()) else { return nil }
+        return try Secrets.decode(CompletionRecord.self, from: data)
     }
 }
 

@@ -8,6 +8,9 @@ import Switchback
 extension CompanionService {
     struct ExchangeStart: Decodable {
         let redirect_uri: String
+        /// A secret only the starting app holds (never in a URL); `POST /exchange` redeems only with it,
+        /// so an app that intercepts the callback (the same custom scheme) cannot redeem the code.
+        let binding: String
         let acr_values: [String]?
         let login_hint: String?
         let parameters: [String: String]?
@@ -21,8 +24,11 @@ extension CompanionService {
         guard exchange.redirectURIs.contains(body.redirect_uri), let redirectURI = URL(string: body.redirect_uri) else {
             throw CompanionError(.notAllowed, "the redirect_uri is not one of this server's exchange redirect URIs")
         }
+        guard body.binding.utf8.count >= 22, Secrets.isPlausible(body.binding) else {
+            throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
+        }
         let session = try await startAuthorization(
-            redirectURI: redirectURI, purpose: .exchange,
+            redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding)),
             options: try options(acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
         )
         return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime)])
@@ -32,6 +38,8 @@ extension CompanionService {
     /// code, verifier and nonce of one the app started and whose callback it already checked.
     struct ExchangeRequest: Decodable {
         let callback_url: String?
+        /// With `callback_url`: the binding `POST /exchange/start` was given.
+        let binding: String?
         let code: String?
         let code_verifier: String?
         let redirect_uri: String?
@@ -56,8 +64,18 @@ extension CompanionService {
             guard callbackURL.utf8.count <= 8192, let callback = URL(string: callbackURL) else {
                 throw CompanionError(.invalidRequest, "callback_url is not a URL")
             }
-            let pending = try await takeAuthorization(state: Self.parameters(of: callback)["state"])
-            guard case .exchange = pending.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
+            let state = Self.parameters(of: callback)["state"]
+            // The binding is checked before the authorization is used up: an interceptor without it can
+            // neither redeem the code nor spend the app's state.
+            guard let state, let waiting = try await store.lookUp(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now()) else {
+                throw CompanionError(.invalidState, "this sign-in response is unknown, expired or was already used")
+            }
+            guard case .exchange(let bindingDigest) = waiting.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
+            guard let binding = body.binding, Secrets.isPlausible(binding), ConstantTime.equals(Secrets.digest(binding), bindingDigest) else {
+                logger.warning("exchange presented without the binding its sign-in started with; nothing was redeemed")
+                throw CompanionError(.invalidGrant, "this sign-in response belongs to another app session")
+            }
+            let pending = try await takeAuthorization(state: state)
             outcome = try await complete(.redirect(callback), pending: pending)
         case (nil, let code?):
             outcome = try await redeemAppCode(code, body, allowed: exchange.redirectURIs)

@@ -12,6 +12,7 @@ struct CompanionService: Sendable {
     let store: any CompanionStore
     let provider: ProviderAccess?
     let allowList: RedirectAllowList?
+    let waiters: CompletionWaiters
     let clock: any WallClock
     let entropy: any EntropySource
     let logger: Logger
@@ -23,6 +24,19 @@ struct CompanionService: Sendable {
     /// The server's URL for `path`.
     func url(_ path: String) -> URL {
         baseURL.appendingPathComponent(String(path.drop(while: { $0 == "/" })))
+    }
+
+    /// This server's URL for a universal-link path opened in a browser, built on `publicURL`: the path is
+    /// normalised (no empty or dot segments, so `//evil.example/x` cannot become another host) and the
+    /// query kept as it came. Nil for a path that is not plain.
+    func appLink(path: String, query: String?) -> URL? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard !segments.contains(where: { $0 == "." || $0 == ".." || $0.contains("\\") }) else { return nil }
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
+        let prefix = components?.percentEncodedPath ?? ""
+        components?.percentEncodedPath = (prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix) + "/" + segments.joined(separator: "/")
+        components?.percentEncodedQuery = query.flatMap { $0.isEmpty ? nil : $0 }
+        return components?.url
     }
 
     func requireProvider() throws -> ProviderAccess {
@@ -88,6 +102,11 @@ struct CompanionService: Sendable {
 
     /// Starts an authorization whose answer comes back to `redirectURI`, and keeps it under its `state`.
     func startAuthorization(redirectURI: URL, purpose: PendingAuthorization.Purpose, options: AuthorizationOptions) async throws -> AuthorizationSession {
+        // A cap on what anonymous clients can make the store hold, across every instance.
+        guard try await store.count(.authorization, now: clock.now()) < configuration.limits.pendingAuthorizations else {
+            logger.warning("the cap on pending authorizations is reached", metadata: ["cap": "\(configuration.limits.pendingAuthorizations)"])
+            throw CompanionError(.rateLimited, "too many sign-ins are in progress; try again in a minute").retry(after: 60)
+        }
         let client = try await requireProvider().client(for: redirectURI)
         let session: AuthorizationSession
         do {
@@ -152,20 +171,34 @@ struct CompanionService: Sendable {
     /// The `Set-Cookie` value for a session: Secure, HttpOnly, SameSite, Path and Max-Age always.
     func sessionCookie(_ id: String) -> String {
         let session = configuration.session
-        return "\(session.cookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime)); Secure; HttpOnly; SameSite=\(session.sameSite)"
+        return "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime)); Secure; HttpOnly; SameSite=\(session.sameSite)"
     }
 
-    /// The session a request's cookie or `Authorization: Session …` header names.
-    func session(of request: Request) async throws -> SessionRecord? {
+    /// The `Set-Cookie` value that removes the session cookie.
+    func expiredSessionCookie() -> String {
+        let session = configuration.session
+        return "\(session.effectiveCookieName)=; Path=\(session.cookiePath); Max-Age=0; Secure; HttpOnly; SameSite=\(session.sameSite)"
+    }
+
+    /// The session ID a request's `Authorization: Session …` header or cookie carries, when it has the shape
+    /// of one this server issued.
+    func sessionID(of request: Request) -> String? {
         var id: String?
+        let name = configuration.session.effectiveCookieName
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("session ") {
             id = String(header.dropFirst(8))
         } else if let cookies = request.headers[.cookie] {
             id = cookies.split(separator: ";").lazy.map { $0.trimmingSpaces() }
-                .first { $0.hasPrefix(configuration.session.cookieName + "=") }
-                .map { String($0.dropFirst(configuration.session.cookieName.count + 1)) }
+                .first { $0.hasPrefix(name + "=") }
+                .map { String($0.dropFirst(name.count + 1)) }
         }
         guard let id, Secrets.isIssued(id) else { return nil }
+        return id
+    }
+
+    /// The session a request's cookie or `Authorization: Session …` header names.
+    func session(of request: Request) async throws -> SessionRecord? {
+        guard let id = sessionID(of: request) else { return nil }
         return try await store.lookUp(.session, secret: id, as: SessionRecord.self, now: clock.now())
     }
 }
@@ -173,7 +206,8 @@ struct CompanionService: Sendable {
 /// An authorization the server started, kept under its `state` until the provider answers.
 struct PendingAuthorization: Codable, Sendable {
     enum Purpose: Codable, Sendable {
-        case exchange
+        /// Redeemed by `POST /exchange` only with the binding whose digest this is.
+        case exchange(bindingDigest: String)
         /// Return to `scheme://oauth<path>`; the code is redeemable only with the binding whose digest this is.
         case bridge(scheme: String, path: String, bindingDigest: String)
         /// Report to the app whose flow ID has this digest.

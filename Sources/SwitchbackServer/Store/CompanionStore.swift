@@ -14,6 +14,9 @@ public enum RecordKind: String, Sendable, CaseIterable {
     case completion
     /// A one-time code the native-callback bridge hands to the app instead of tokens.
     case bridgeCode = "bridge"
+    /// A DPoP proof's `jti` (with its key's thumbprint) seen at `POST /handoff`, kept while the proof
+    /// would still be fresh so that it works once across instances.
+    case proofID = "dpop_jti"
 }
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret
@@ -31,6 +34,22 @@ public protocol CompanionStore: Sendable {
     /// Drops every record expired at `now`; returns how many.
     @discardableResult
     func purge(now: Date) async throws -> Int
+    /// How many unexpired records of `kind` there are at `now`, across every instance sharing the store.
+    func count(_ kind: RecordKind, now: Date) async throws -> Int
+    /// Tells every instance sharing the store that the record `digest` of `kind` changed, so that requests
+    /// waiting for it there read it again. A store of one instance has no one else to tell.
+    func announce(_ kind: RecordKind, digest: String) async throws
+    /// Calls `changed` for every change any instance announces, until the task is cancelled or the
+    /// connection fails (the caller listens again). A store of one instance returns when cancelled.
+    func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws
+}
+
+extension CompanionStore {
+    public func announce(_ kind: RecordKind, digest: String) async throws {}
+
+    public func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+    }
 }
 
 /// What a one-time hand-off code stands for: the signed-in subject, the client that asked, and its lifetime.

@@ -28,6 +28,10 @@ public actor InMemoryCompanionStore: CompanionStore {
         return record.value
     }
 
+    public func count(_ kind: RecordKind, now: Date) -> Int {
+        records.lazy.filter { $0.key.kind == kind && $0.value.expiresAt > now }.count
+    }
+
     @discardableResult
     public func purge(now: Date) -> Int {
         let expired = records.filter { $0.value.expiresAt <= now }.map(\.key)

@@ -108,6 +108,40 @@ public final class PostgresCompanionStore: CompanionStore {
         try await count("DELETE FROM \(unescaped: table) WHERE expires_at <= \(now) RETURNING 1")
     }
 
+    public func count(_ kind: RecordKind, now: Date) async throws -> Int {
+        do {
+            var total = 0
+            for try await (count) in try await client.query(
+                "SELECT count(*) FROM \(unescaped: table) WHERE kind = \(kind.rawValue) AND expires_at > \(now)", logger: logger
+            ).decode(Int.self) {
+                total = count
+            }
+            return total
+        } catch {
+            throw SwitchbackError(.storeFailed, "PostgreSQL query failed: \(Self.describe(error))")
+        }
+    }
+
+    /// The `LISTEN`/`NOTIFY` channel of this table.
+    var channel: String { table + "_changes" }
+
+    public func announce(_ kind: RecordKind, digest: String) async throws {
+        _ = try await count("SELECT pg_notify(\(channel), \(kind.rawValue + " " + digest))")
+    }
+
+    /// Holds one pooled connection in `LISTEN` on the table's channel and reports each announcement.
+    public func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: self.channel) { notifications in
+                for try await notification in notifications {
+                    let parts = notification.payload.split(separator: " ", maxSplits: 1)
+                    guard parts.count == 2, let kind = RecordKind(rawValue: String(parts[0])) else { continue }
+                    await changed(kind, String(parts[1]))
+                }
+            }
+        }
+    }
+
     // MARK: Queries
 
     private func value(_ query: PostgresQuery, now: Date) async throws -> Data? {

@@ -147,6 +147,10 @@ extension SimulatedDevice {
                 record(.user, tab.actor, "signs in with username and password")
                 request = .form(login.action, login.fields + [("username", user.username), ("password", user.password)])
                 gesture = true
+            } else if let confirm = page.confirmForm {
+                record(.user, tab.actor, "taps \"\(confirm.label)\"")
+                request = .form(confirm.action, confirm.fields)
+                gesture = true
             } else if let link = page.returnLink {
                 record(.user, tab.actor, "taps \"Return to the app\"")
                 request = HTTPRequest(method: .get, url: link)
@@ -210,6 +214,10 @@ extension SimulatedDevice {
         request.url = resolve(original)
         if case .webView = tab.kind { request.headers["User-Agent"] = Self.webViewUserAgent } else { request.headers["User-Agent"] = Self.safariUserAgent }
         if let cookie = jars[tab.jar]?.header(for: original, now: clock.now()) { request.headers["Cookie"] = cookie }
+        // A browser names the origin of the page that sent a form (the Fetch standard's Origin header).
+        if request.method == .post, let from = tab.page?.url, let scheme = from.scheme, let host = from.host {
+            request.headers["Origin"] = "\(scheme)://\(host)\(from.port.map { ":\($0)" } ?? "")"
+        }
         let response = try await transport.send(request)
         jars[tab.jar, default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now())
         return response

@@ -57,6 +57,17 @@ public struct WebPage: Sendable {
         return form
     }
 
+    /// A page that asks the user to confirm with a button (`<form … id="confirm">`, its button
+    /// `id="continue"`), as the companion's hand-off page does: the action, hidden fields and button label.
+    public var confirmForm: (action: URL, fields: [(String, String)], label: String)? {
+        guard html.contains("id=\"confirm\""), let form = form() else { return nil }
+        var label = "Continue"
+        if let start = html.range(of: "id=\"continue\">"), let end = html[start.upperBound...].range(of: "</button>") {
+            label = Self.unescape(String(html[start.upperBound..<end.lowerBound]))
+        }
+        return (form.action, form.fields, label)
+    }
+
     /// A page that waits for an app: the status it polls and where it goes once answered.
     public var poll: (status: URL, next: URL)? {
         guard let fetch = html.range(of: "await (await fetch(") else { return nil }

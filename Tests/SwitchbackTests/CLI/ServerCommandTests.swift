@@ -6,9 +6,19 @@ import SwitchbackTesting
 /// `switchback server`, run as the built executable.
 @Suite("switchback server")
 struct ServerCommandTests {
-    @Test("with no config: starts on the in-memory store against a local emulator, prints its routes, serves them, stops on SIGINT")
-    func runsWithoutConfig() async throws {
-        let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["server", "--port", "0"])
+    @Test("without --config or --with-emulator it refuses to start: a production binary never runs against a fake provider by accident")
+    func refusesWithoutConfig() async throws {
+        let outcome = try await VerifyIDTokenCommandTests.run([], stdin: nil, command: ["server", "--port", "0"])
+        #expect(outcome.status != 0)
+        #expect(outcome.stderr.contains("--with-emulator"), "\(outcome.stderr)")
+        let both = try await VerifyIDTokenCommandTests.run([], stdin: nil, command: ["server", "--with-emulator", "--config", "/nonexistent.json"])
+        #expect(both.status != 0)
+        #expect(both.stderr.contains("exclude each other"), "\(both.stderr)")
+    }
+
+    @Test("--with-emulator: starts on the in-memory store against a local emulator, warns, prints its routes and limits, serves them, stops on SIGINT")
+    func runsWithEmulator() async throws {
+        let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["server", "--with-emulator", "--port", "0"])
         defer { process.send(SIGKILL) }
 
         var banner = ""
@@ -18,6 +28,9 @@ struct ServerCommandTests {
             banner += String(decoding: chunk, as: UTF8.self)
         }
         #expect(banner.contains("store: memory"))
+        #expect(banner.contains("WARNING: --with-emulator: the provider is a FAKE"))
+        #expect(banner.contains("limits: starts 30/min per address"))
+        #expect(banner.contains("/exchange/start") && banner.contains("[rate-limited]"))
         for route in ["POST  /exchange ", "POST  /handoff ", "GET   /handoff/redeem", "POST  /bridge/redeem", "POST  /completion/status", "/.well-known/apple-app-site-association"] {
             #expect(banner.contains(route), "route \(route)")
         }

@@ -167,7 +167,7 @@ struct HybridAppTests {
         #expect(await rig.device.foreground == (destination == .systemBrowser ? "safari" : "A1B2C3D4E5.com.example.app"))
 
         let jar = destination == .systemBrowser ? "safari" : "app-webview"
-        let cookie = try #require(await rig.device.cookies(in: jar, host: Self.companionOrigin.host!).first { $0.name == "switchback_session" })
+        let cookie = try #require(await rig.device.cookies(in: jar, host: Self.companionOrigin.host!).first { $0.name == "__Host-switchback_session" })
         #expect(cookie.secure && cookie.httpOnly && cookie.sameSite == "Lax" && cookie.path == "/")
         let lifetime = try #require(cookie.expires).timeIntervalSince(rig.device.clock.now())
         #expect(abs(lifetime - 3600) < 5, "Max-Age is the session lifetime")

@@ -11,6 +11,8 @@ struct CompanionRig {
     static let appRedirect = "com.example.app:/oauth/callback"
     static let webApp = "https://web.example.com/app"
     static let appLink = "https://app.example.com/signed-in"
+    /// The app's secret for the exchanges the tests start (a real app makes a random one per sign-in).
+    static let binding = "app-binding-0123456789abcdefghij"
 
     let emulator: Emulator
     let companion: Companion
@@ -80,6 +82,22 @@ struct CompanionRig {
         try await transport.send(HTTPRequest(method: .get, url: url, headers: headers))
     }
 
+    /// The companion's origin, as a browser sends it in `Origin`.
+    var origin: String { Self.origin(of: companion) }
+
+    static func origin(of companion: Companion) -> String { "http://127.0.0.1:\(companion.port)" }
+
+    /// What a browser does with a hand-off redeem URL: it loads the page that names the account, and the
+    /// user taps Continue (a same-origin form POST). The POST's answer, or the page's when it has no form.
+    func followRedeem(_ url: URL, cookie: String? = nil) async throws -> HTTPResponse {
+        var headers: [String: String] = [:]
+        if let cookie { headers["Cookie"] = cookie }
+        let page = try await get(url, headers: headers)
+        guard page.status == 200, let form = WebPage(url: url, html: page.text).confirmForm else { return page }
+        headers["Origin"] = origin
+        return try await transport.send(.form(form.action, form.fields, headers: headers))
+    }
+
     /// Signs alice in at the provider through `authorizationURL`; returns where the provider sent the browser.
     func signIn(_ authorizationURL: String, browser: EmulatorBrowser = EmulatorBrowser()) async throws -> EmulatorBrowser.Landing {
         try await browser.signIn(URL(string: authorizationURL)!)
@@ -87,9 +105,9 @@ struct CompanionRig {
 
     /// Signs in through the backend exchange with `returns: tokens` and returns the provider's access token.
     func accessToken() async throws -> String {
-        let started = try await post("/exchange/start", ["redirect_uri": Self.appRedirect])
+        let started = try await post("/exchange/start", ["redirect_uri": Self.appRedirect, "binding": Self.binding])
         guard case .redirect(let callback) = try await signIn(started.json["authorization_url"] as? String ?? "") else { throw RigFailure("no redirect") }
-        let exchanged = try await post("/exchange", ["callback_url": callback])
+        let exchanged = try await post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
         guard let token = exchanged.json["access_token"] as? String else { throw RigFailure("no access token: \(exchanged.response.status)") }
         return token
     }

@@ -14,7 +14,7 @@ struct CompanionRoutesTests {
     func exchangeSession() async throws {
         let rig = try await CompanionRig.start()
         defer { Task { await rig.stop() } }
-        let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect])
+        let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
         #expect(started.response.status == 200)
         let authorizationURL = try #require(started.json["authorization_url"] as? String)
         #expect(authorizationURL.contains("request_uri="), "pushed with PAR, so the verifier never leaves the server")
@@ -22,7 +22,7 @@ struct CompanionRoutesTests {
             Issue.record("the provider did not redirect to the app")
             return
         }
-        let exchanged = try await rig.post("/exchange", ["callback_url": callback])
+        let exchanged = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
         #expect(exchanged.response.status == 200)
         #expect(exchanged.json["sub"] as? String == "9b1f7c2e-alice")
         #expect(exchanged.json["access_token"] == nil, "session mode keeps the provider's tokens on the server")
@@ -31,7 +31,7 @@ struct CompanionRoutesTests {
         #expect(whoami.status == 200)
         #expect(whoami.text.contains("9b1f7c2e-alice"))
 
-        let replay = try await rig.post("/exchange", ["callback_url": callback])
+        let replay = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
         #expect(replay.response.status == 400)
         #expect(replay.json["error"] as? String == "invalid_state")
     }
@@ -110,7 +110,7 @@ struct CompanionRoutesTests {
         #expect((missing.json["error_description"] as? String)?.contains("redirect_uri") == true)
         let huge = try await rig.post("/exchange", ["callback_url": String(repeating: "a", count: 40_000)])
         #expect(huge.response.status == 413)
-        let foreign = try await rig.post("/exchange/start", ["redirect_uri": "https://evil.example/cb"])
+        let foreign = try await rig.post("/exchange/start", ["redirect_uri": "https://evil.example/cb", "binding": CompanionRig.binding])
         #expect(foreign.response.status == 400)
         #expect(foreign.json["error"] as? String == "not_allowed")
         let notJSON = try await rig.post("/bridge/redeem", body: Data([0xFF, 0xFE, 0x00]))
@@ -190,7 +190,7 @@ struct CompanionRoutesTests {
         // A browser does not send the fragment: the server sees the bare path and answers with the page.
         let page = try await rig.get(rig.url("/bridge/callback"))
         #expect(page.status == 200)
-        #expect(page.text.contains("action=\"/bridge/fragment\""))
+        #expect(page.text.contains("action=\"\(rig.companion.baseURL.absoluteString)/bridge/fragment\""))
         #expect(page.text.contains("window.location.hash"))
         // What the page's script posts.
         let forwarded = try await rig.transport.send(.form(rig.url("/bridge/fragment"), [("fragment", fragment)]))
@@ -264,12 +264,19 @@ struct CompanionRoutesTests {
         }
         let page = try await rig.get(try #require(URL(string: location)))
         #expect(page.status == 200)
-        #expect(page.text.contains("id=\"return\" href=\"\(CompanionRig.appLink)\""))
-        let result = try await waiting
+        #expect(page.text.contains("id=\"return\" href=\"\(CompanionRig.appLink)?result="))
+        // The waiting request learns the provider answered, but not who signed in: that needs the link's value.
+        let woken = try await waiting
+        #expect(woken.response.status == 202)
+        #expect(woken.json["status"] as? String == "awaiting_return")
+        #expect(woken.json["sub"] == nil && woken.json["session"] == nil)
+        let link = try #require(WebPage(url: rig.url("/complete"), html: page.text).returnLink)
+        let returned = try #require(CompanionAuthorization.returnValue(in: link))
+        let result = try await rig.post("/completion/status", ["flow_id": flowID, "result": returned, "wait": 0])
         #expect(result.response.status == 200)
         #expect(result.json["status"] as? String == "completed")
         #expect(result.json["sub"] as? String == "9b1f7c2e-alice")
-        let again = try await rig.post("/completion/status", ["flow_id": flowID, "wait": 0])
+        let again = try await rig.post("/completion/status", ["flow_id": flowID, "result": returned, "wait": 0])
         #expect(again.response.status == 404, "answered once")
         let unknown = try await rig.post("/completion/status", ["flow_id": "unknown-flow-0123456789abc", "wait": 0])
         #expect(unknown.response.status == 404)

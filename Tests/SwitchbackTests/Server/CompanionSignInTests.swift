@@ -77,7 +77,10 @@ struct CompanionSignInTests {
         defer { Task { await rig.stop() } }
         let redirect = try #require(URL(string: CompanionRig.appRedirect))
         // The attacker starts a sign-in of their own at the same companion and stops at the callback.
-        let attacker = try await CompanionClient(rig.companion.baseURL).startExchange(redirectURI: redirect, options: AuthorizationOptions(), now: Date())
+        let attackersBinding = "attackers-binding-0123456789abcdef"
+        let attacker = try await CompanionClient(rig.companion.baseURL).startExchange(
+            redirectURI: redirect, binding: attackersBinding, options: AuthorizationOptions(), now: Date()
+        )
         let attackersCallback = try await Self.providerRedirect(attacker.authorizationURL)
 
         let (coordinator, host, task, _) = try await Self.start(rig, through: Self.exchangeRoute)
@@ -87,7 +90,7 @@ struct CompanionSignInTests {
         await try #require(host.events).callback(.redirect(attackersCallback))
         await expectCode(.stateMismatch) { _ = try await task.value }
         // The attacker's sign-in is still unused at the companion: the app did not relay it.
-        let redeemed = try await CompanionClient(rig.companion.baseURL).exchange(callback: attackersCallback)
+        let redeemed = try await CompanionClient(rig.companion.baseURL).exchange(callback: attackersCallback, binding: attackersBinding)
         #expect(redeemed.subject == "9b1f7c2e-alice")
     }
 
@@ -136,7 +139,7 @@ struct CompanionSignInTests {
 
     // MARK: Completion route
 
-    @Test("completion route: the companion's answer ends the sign-in by itself, closes the browser, and the later return link is absorbed")
+    @Test("completion route: the companion finishes at the provider's answer; the app collects the result with the return link's one-time value")
     func completion() async throws {
         let rig = try await CompanionRig.start()
         defer { Task { await rig.stop() } }
@@ -145,12 +148,16 @@ struct CompanionSignInTests {
         #expect(answer.path == "/complete")
         // The browser loads the companion's page: the companion finishes the sign-in there.
         let page = try await rig.get(answer)
-        #expect(String(decoding: page.body, as: UTF8.self).contains(CompanionRig.appLink))
+        let link = try #require(WebPage(url: answer, html: page.text).returnLink)
+        #expect(link.absoluteString.hasPrefix(CompanionRig.appLink + "?result="))
+        // Without the link, the app learns nothing: the sign-in is still running.
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(host.calls.last != .dismiss)
+        // The user taps the page's button: the link reaches the app, which collects the result with it.
+        #expect(try await coordinator.handle(userActivity: link))
         let signIn = try await task.value
         #expect(signIn.subject == "9b1f7c2e-alice" && signIn.session != nil)
         #expect(host.calls.last == .dismiss)
-        // The user taps the page's button anyway: the link is the app's, and nothing happens twice.
-        #expect(try await coordinator.handle(userActivity: try #require(URL(string: CompanionRig.appLink))))
     }
 
     @Test("completion route: a decline at the provider ends the sign-in as authorizationError")

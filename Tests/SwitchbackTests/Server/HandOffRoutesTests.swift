@@ -20,7 +20,7 @@ struct HandOffRoutesTests {
     static func redeem(_ rig: CompanionRig, code: String, goto: String) async throws -> HTTPResponse {
         var components = URLComponents(url: rig.url("/handoff/redeem"), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery = "handoffotp=\(FormEncoding.escape(code))&goto=\(FormEncoding.escape(goto))"
-        return try await rig.get(components.url!)
+        return try await rig.followRedeem(components.url!)
     }
 
     @Test("a valid token gets a code; its redemption sets a Secure, HttpOnly, SameSite cookie and lands on the web app signed in")
@@ -34,7 +34,7 @@ struct HandOffRoutesTests {
         #expect(code.count == 43, "256 bits")
         #expect(issued.json["expires_in"] as? Int == 60)
         let redeemURL = try #require(issued.json["redeem_url"] as? String)
-        let landing = try await rig.get(try #require(URL(string: redeemURL)))
+        let landing = try await rig.followRedeem(try #require(URL(string: redeemURL)))
         #expect(landing.status == 303)
         #expect(landing.headers["location"] == CompanionRig.webApp + "/orders?tab=open")
         let cookie = try #require(landing.headers["set-cookie"])
@@ -46,7 +46,7 @@ struct HandOffRoutesTests {
         #expect(whoami.status == 200)
         #expect(whoami.text.contains("9b1f7c2e-alice"))
 
-        let reused = try await rig.get(try #require(URL(string: redeemURL)))
+        let reused = try await rig.followRedeem(try #require(URL(string: redeemURL)))
         #expect(reused.status == 400)
         #expect(reused.headers["location"] == nil)
         #expect(reused.headers["set-cookie"] == nil)
@@ -95,7 +95,7 @@ struct HandOffRoutesTests {
         let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp)
         #expect(issued.response.status == 201)
         let redeemURL = try #require(issued.json["redeem_url"] as? String)
-        #expect(try await rig.get(try #require(URL(string: redeemURL))).status == 303)
+        #expect(try await rig.followRedeem(try #require(URL(string: redeemURL))).status == 303)
 
         let foreign = try await TestTokenSigner(.es256, keyID: "foreign")
         let now = Date().timeIntervalSince1970.rounded(.down)
@@ -144,7 +144,7 @@ struct HandOffRoutesTests {
         try stranger.pem.write(to: keyFile, atomically: true, encoding: .utf8)
         let refusedRig = try await CompanionRig.start(returns: .tokens, emulator: registered, change: useKey)
         defer { Task { await refusedRig.stop() } }
-        let refused = try await refusedRig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect])
+        let refused = try await refusedRig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
         #expect(refused.response.status == 502)
         #expect(refused.json["error"] as? String == "provider_error")
         #expect(!refusedRig.log.text.contains(stranger.pem.split(separator: "\n")[1]))
@@ -176,7 +176,7 @@ struct HandOffRoutesTests {
         #expect(fine.status == 303, "the refused attempts did not use the code up")
     }
 
-    @Test("200 concurrent redemptions of one code over HTTP: exactly one redirect", arguments: StoreKind.available)
+    @Test("200 concurrent confirmations of one code over HTTP, on two instances: exactly one redirect", arguments: StoreKind.available)
     func concurrentRedeem(kind: StoreKind) async throws {
         try await kind.with { store, second in
             let rig = try await CompanionRig.start(store: store, returns: .tokens)
@@ -188,13 +188,14 @@ struct HandOffRoutesTests {
             do {
                 let token = try await rig.accessToken()
                 let code = try #require(try await Self.issue(rig, token: token).json["handoffotp"] as? String)
-                let query = "/handoff/redeem?handoffotp=\(code)&goto=\(FormEncoding.escape(CompanionRig.webApp))"
-                let targets = [rig.companion.baseURL, other.baseURL].map { URL(string: $0.absoluteString + query)! }
+                // Each instance's page offers the same form; 200 users tap Continue at once, half on each instance.
+                let fields = [("handoffotp", code), ("goto", CompanionRig.webApp)]
+                let targets = [(rig.url("/handoff/redeem"), rig.origin), (URL(string: other.baseURL.absoluteString + "/handoff/redeem")!, CompanionRig.origin(of: other))]
                 let transport = rig.transport
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                     for index in 0..<200 {
-                        let target = targets[index % 2]
-                        group.addTask { try await transport.send(HTTPRequest(method: .get, url: target)).status }
+                        let (target, origin) = targets[index % 2]
+                        group.addTask { try await transport.send(.form(target, fields, headers: ["Origin": origin])).status }
                     }
                     return try await group.reduce(into: [Int]()) { $0.append($1) }
                 }
@@ -215,13 +216,13 @@ struct HandOffRoutesTests {
         let rig = try await CompanionRig.start(returns: .tokens)
         defer { Task { await rig.stop() } }
         var secrets: [String] = ["backend-secret"]
-        let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect])
+        let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
         secrets.append(try #require(started.json["state"] as? String))
         let authorizationURL = try #require(started.json["authorization_url"] as? String)
         guard case .redirect(let callback) = try await rig.signIn(authorizationURL) else { return }
         let callbackItems = URLComponents(string: callback)?.queryItems ?? []
         secrets += callbackItems.filter { $0.name == "code" }.compactMap(\.value)
-        let exchanged = try await rig.post("/exchange", ["callback_url": callback])
+        let exchanged = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
         let token = try #require(exchanged.json["access_token"] as? String)
         secrets += [token, try #require(exchanged.json["id_token"] as? String)]
         if let refresh = exchanged.json["refresh_token"] as? String { secrets.append(refresh) }
@@ -229,7 +230,7 @@ struct HandOffRoutesTests {
         let code = try #require(issued.json["handoffotp"] as? String)
         secrets.append(code)
         let redeemURL = try #require(issued.json["redeem_url"] as? String)
-        let landing = try await rig.get(try #require(URL(string: redeemURL)))
+        let landing = try await rig.followRedeem(try #require(URL(string: redeemURL)))
         let cookie = try #require(landing.headers["set-cookie"])
         secrets.append(String(try #require(cookie.split(separator: ";").first).split(separator: "=")[1]))
         _ = try await Self.redeem(rig, code: code, goto: CompanionRig.webApp)

@@ -22,8 +22,8 @@ struct SessionHandOffTests {
         #expect(opener.opened.count == 1)
         #expect(opened.path.hasSuffix("/handoff/redeem"))
         #expect(!opened.absoluteString.contains(token), "the access token is never in the URL")
-        // What the browser does with it: one request, a cookie and a redirect to the web app.
-        let landing = try await rig.get(opened)
+        // What the browser does with it: a page naming the account, one tap, a cookie and a redirect to the web app.
+        let landing = try await rig.followRedeem(opened)
         #expect(landing.status == 303)
         #expect(landing.headers["location"] == webApp.absoluteString)
         let cookie = try #require(landing.headers["set-cookie"])
@@ -40,7 +40,7 @@ struct SessionHandOffTests {
         try await SessionHandOff(companion: rig.companion.baseURL, transport: rig.transport)
             .open(try #require(URL(string: CompanionRig.webApp)), accessToken: token, in: .webView { url in loaded.withLock { $0.append(url) } })
         let url = try #require(loaded.withLock { $0 }.first)
-        #expect(try await rig.get(url).status == 303)
+        #expect(try await rig.followRedeem(url).status == 303)
     }
 
     @Test("refusals are typed: a revoked or forged token, a destination off the allow-list, a companion that is not https, an opener that fails")

@@ -1,27 +1,27 @@
 import Crypto
-import Foundation
-import Switchback
+public import Foundation
 
 /// Checks DPoP proofs (RFC 9449 §4.3): an ES256 JWT of type `dpop+jwt` carrying its public key,
 /// naming this request (`htm`, `htu`), fresh (`iat`), unique (`jti`, checked by the caller), and bound
-/// to the access token presented with it (`ath`).
-enum DPoPProof {
-    struct Verified {
+/// to the access token presented with it (`ath`). The emulator (as the provider) and the companion (as
+/// the resource server of a hand-off) check proofs with it; each keeps its own record of used `jti`s.
+package enum DPoPProof {
+    package struct Verified: Sendable {
         /// The key's RFC 7638 thumbprint, which tokens are bound to.
-        let thumbprint: String
-        let jti: String
-        let issuedAt: Date
+        package let thumbprint: String
+        package let jti: String
+        package let issuedAt: Date
     }
 
-    struct Refusal: Error {
-        let description: String
-        init(_ description: String) { self.description = description }
+    package struct Refusal: Error, Sendable, CustomStringConvertible {
+        package let description: String
+        package init(_ description: String) { self.description = description }
     }
 
-    /// How far `iat` may be from the provider's clock.
-    static let window: TimeInterval = 60
+    /// How far `iat` may be from the verifier's clock.
+    package static let window: TimeInterval = 60
 
-    static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<Verified, Refusal> {
+    package static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<Verified, Refusal> {
         guard let proof else { return .failure(Refusal("a DPoP proof is required")) }
         let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
