@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -47,16 +48,17 @@ extension CompanionService {
             throw CompanionError(.invalidRequest, "flow_id must be a random value of at least 128 bits (22+ characters)")
         }
         let digest = Secrets.digest(body.flow_id)
+        let key = RecordSealing.encode(RecordSealing.key(for: body.flow_id, kind: .completion))
         let expiresAt = clock.now().addingTimeInterval(Self.authorizationLifetime)
         let options = try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
         do {
-            try await store.insert(.completion, digest: digest, value: try Secrets.encoder.encode(CompletionRecord(status: .pending)), expiresAt: expiresAt)
+            try await store.insert(.completion, secret: body.flow_id, CompletionRecord(status: .pending), expiresAt: expiresAt)
         } catch {
             throw CompanionError(.invalidRequest, "this flow_id is already in use")
         }
         let session: AuthorizationSession
         do {
-            session = try await startAuthorization(redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest), options: options)
+            session = try await startAuthorization(redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest, resultKey: key), options: options)
         } catch {
             _ = try? await store.take(.completion, digest: digest, now: clock.now())
             throw error
@@ -85,7 +87,9 @@ extension CompanionService {
             state = Self.parameters(of: url)["state"]
         }
         let pending = try await takeAuthorization(state: state)
-        guard case .completion(let flowDigest) = pending.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
+        guard case .completion(let flowDigest, let resultKey) = pending.purpose, let key = RecordSealing.decode(resultKey) else {
+            throw CompanionError(.invalidState, "this state belongs to another route")
+        }
         let returnValue = Base64URL.encode(entropy.randomBytes(count: 32))
         let record: CompletionRecord
         do {
@@ -99,7 +103,7 @@ extension CompanionService {
         // Replace the pending marker; if the app already gave up (the marker expired), the result is not kept.
         let now = clock.now()
         if try await store.take(.completion, digest: flowDigest, now: now) != nil {
-            try await store.insert(.completion, digest: flowDigest, value: try Secrets.encoder.encode(record), expiresAt: now.addingTimeInterval(Self.authorizationLifetime))
+            try await store.insert(.completion, digest: flowDigest, sealedWith: key, record, expiresAt: now.addingTimeInterval(Self.authorizationLifetime))
             await waiters.signal(flowDigest)
             do {
                 try await store.announce(.completion, digest: flowDigest)
@@ -138,7 +142,8 @@ extension CompanionService {
         if let result = body.result, !Secrets.isIssued(result) { throw CompanionError(.invalidRequest, "result is malformed") }
         let digest = Secrets.digest(body.flow_id)
         let wait = min(max(body.wait ?? completion.maximumWait, 0), completion.maximumWait)
-        guard let record = try await currentCompletion(digest) else {
+        let key = RecordSealing.key(for: body.flow_id, kind: .completion)
+        guard let record = try await currentCompletion(digest, key: key) else {
             return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
         }
         var current = record
@@ -150,7 +155,7 @@ extension CompanionService {
             let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
             while current.status == .pending, ContinuousClock.now < deadline {
                 await waiters.wait(digest, ticket, until: deadline, recheck: .milliseconds(Int(completion.storeRecheck * 1000)))
-                guard let fresh = try await currentCompletion(digest) else {
+                guard let fresh = try await currentCompletion(digest, key: key) else {
                     return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
                 }
                 current = fresh
@@ -179,9 +184,8 @@ extension CompanionService {
         }
     }
 
-    private func currentCompletion(_ digest: String) async throws -> CompletionRecord? {
-        guard let data = try await store.read(.completion, digest: digest, now: clock.now()) else { return nil }
-        return try Secrets.decode(CompletionRecord.self, from: data)
+    private func currentCompletion(_ digest: String, key: SymmetricKey) async throws -> CompletionRecord? {
+        try await store.read(.completion, digest: digest, sealedWith: key, as: CompletionRecord.self, now: clock.now())
     }
 }
 

@@ -210,8 +210,9 @@ struct PendingAuthorization: Codable, Sendable {
         case exchange(bindingDigest: String)
         /// Return to `scheme://oauth<path>`; the code is redeemable only with the binding whose digest this is.
         case bridge(scheme: String, path: String, bindingDigest: String)
-        /// Report to the app whose flow ID has this digest.
-        case completion(flowDigest: String)
+        /// Report to the app whose flow ID has this digest; the result is sealed with `resultKey` (derived
+        /// from the flow ID, which only the app holds).
+        case completion(flowDigest: String, resultKey: String)
     }
 
     let session: AuthorizationSession

@@ -20,7 +20,9 @@ public enum RecordKind: String, Sendable, CaseIterable {
 }
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret
-/// (a code, a session ID, a `state`, a flow ID), so a copy of the store cannot be replayed.
+/// (a code, a session ID, a `state`, a flow ID), so a copy of the store cannot be replayed, and every value
+/// the extension methods below write is sealed (AES-GCM) with a key derived from that same secret (HKDF),
+/// which the store never sees: a dump of the store alone yields neither a usable key nor a readable record.
 ///
 /// ``take(_:digest:now:)`` must be atomic: of any number of concurrent calls for one key, across every
 /// server instance sharing the store, exactly one returns the value.
@@ -76,21 +78,38 @@ extension CompanionStore {
         return secret
     }
 
-    /// Stores `value` under a secret the caller already holds (a `state`, a flow ID).
+    /// Stores `value` under a secret the caller already holds (a `state`, a flow ID), sealed with a key
+    /// derived from it.
     public func insert(_ kind: RecordKind, secret: String, _ value: some Encodable, expiresAt: Date) async throws {
-        try await insert(kind, digest: Secrets.digest(secret), value: try Secrets.encoder.encode(value), expiresAt: expiresAt)
+        try await insert(kind, digest: Secrets.digest(secret), sealedWith: RecordSealing.key(for: secret, kind: kind), value, expiresAt: expiresAt)
     }
 
     /// Redeems `secret` once: of concurrent redemptions exactly one gets the value.
     public func redeem<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type, now: Date) async throws -> Value? {
-        guard Secrets.isPlausible(secret), let data = try await take(kind, digest: Secrets.digest(secret), now: now) else { return nil }
-        return try Secrets.decode(type, from: data)
+        guard Secrets.isPlausible(secret) else { return nil }
+        let digest = Secrets.digest(secret)
+        guard let data = try await take(kind, digest: digest, now: now) else { return nil }
+        return try RecordSealing.open(type, from: data, key: RecordSealing.key(for: secret, kind: kind), kind: kind, digest: digest)
     }
 
     /// Looks `secret` up without using it.
     public func lookUp<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type, now: Date) async throws -> Value? {
-        guard Secrets.isPlausible(secret), let data = try await read(kind, digest: Secrets.digest(secret), now: now) else { return nil }
-        return try Secrets.decode(type, from: data)
+        guard Secrets.isPlausible(secret) else { return nil }
+        let digest = Secrets.digest(secret)
+        guard let data = try await read(kind, digest: digest, now: now) else { return nil }
+        return try RecordSealing.open(type, from: data, key: RecordSealing.key(for: secret, kind: kind), kind: kind, digest: digest)
+    }
+
+    /// Stores `value` under `digest`, sealed with `key` (for a record written by a request that holds only
+    /// the key, not the secret: a completion's result).
+    func insert(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date) async throws {
+        try await insert(kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt)
+    }
+
+    /// Reads the record under `digest` sealed with `key`, without using it.
+    func read<Value: Decodable>(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, as type: Value.Type, now: Date) async throws -> Value? {
+        guard let data = try await read(kind, digest: digest, now: now) else { return nil }
+        return try RecordSealing.open(type, from: data, key: key, kind: kind, digest: digest)
     }
 
     /// Issues a one-time hand-off code for `grant`.
@@ -102,6 +121,54 @@ extension CompanionStore {
     public func redeem(_ code: String, now: Date) async throws -> HandOffGrant? {
         guard Secrets.isIssued(code) else { return nil }
         return try await redeem(.handOffCode, secret: code, as: HandOffGrant.self, now: now)
+    }
+}
+
+/// The sealing of stored values: AES-256-GCM under a key derived with HKDF-SHA256 from the record's own
+/// secret (salted, and bound to the record kind), with the kind and digest as associated data so that a
+/// value moved to another row does not open.
+enum RecordSealing {
+    private static let salt = Data("switchback companion record v1".utf8)
+
+    static func key(for secret: String, kind: RecordKind) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(kind.rawValue.utf8), outputByteCount: 32)
+    }
+
+    static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {
+        let plain = try Secrets.encoder.encode(value)
+        do {
+            guard let combined = try AES.GCM.seal(plain, using: key, authenticating: associatedData(kind, digest)).combined else {
+                throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed")
+            }
+            return combined
+        } catch let error as SwitchbackError {
+            throw error
+        } catch {
+            throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed", underlying: error)
+        }
+    }
+
+    static func open<Value: Decodable>(_ type: Value.Type, from data: Data, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Value {
+        let plain: Data
+        do {
+            plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: data), using: key, authenticating: associatedData(kind, digest))
+        } catch {
+            throw SwitchbackError(.storeFailed, "a stored \(kind.rawValue) record could not be opened (written by another version, or altered)")
+        }
+        return try Secrets.decode(type, from: plain)
+    }
+
+    private static func associatedData(_ kind: RecordKind, _ digest: String) -> Data {
+        Data("\(kind.rawValue) \(digest)".utf8)
+    }
+
+    /// A key as text, to keep inside another sealed record.
+    static func encode(_ key: SymmetricKey) -> String {
+        key.withUnsafeBytes { Base64URL.encode(Array($0)) }
+    }
+
+    static func decode(_ text: String) -> SymmetricKey? {
+        Base64URL.decode(text).flatMap { $0.count == 32 ? SymmetricKey(data: $0) : nil }
     }
 }
 

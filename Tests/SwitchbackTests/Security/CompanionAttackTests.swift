@@ -411,3 +411,93 @@ extension CompanionRig {
     }
 }
 #endif
+
+#if os(Linux)
+/// A store that keeps a copy of every value it is given, in front of a real one: what a database reader
+/// would see.
+actor RecordingStore: CompanionStore {
+    let inner: any CompanionStore
+    private(set) var written: [(kind: RecordKind, value: Data)] = []
+
+    init(_ inner: any CompanionStore) { self.inner = inner }
+
+    func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
+        written.append((kind, value))
+        try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
+    }
+
+    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.take(kind, digest: digest, now: now) }
+    func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.read(kind, digest: digest, now: now) }
+    func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
+    func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
+}
+
+@Suite("Companion records at rest")
+struct CompanionRecordsAtRestTests {
+    @Test("a dump of the store holds no subject, state, verifier, nonce, token or session in any readable form", arguments: StoreKind.available)
+    func nothingReadable(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let recording = RecordingStore(store)
+            let rig = try await CompanionRig.start(store: recording, returns: .tokens)
+            do {
+                var secrets = ["9b1f7c2e-alice", "backend-secret", CompanionRig.binding]
+                // Exchange with tokens, a hand-off and its redemption, a bridge and a completion.
+                let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
+                secrets.append(try #require(started.json["state"] as? String))
+                guard case .redirect(let callback) = try await rig.signIn(try #require(started.json["authorization_url"] as? String)) else {
+                    throw RigFailure("no redirect")
+                }
+                let exchanged = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
+                let token = try #require(exchanged.json["access_token"] as? String)
+                secrets += [token, try #require(exchanged.json["id_token"] as? String)]
+                let issued = try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer \(token)"])
+                let redeemText = try #require(issued.json["redeem_url"] as? String)
+                let landing = try await rig.followRedeem(try #require(URL(string: redeemText)))
+                let cookie = try #require(landing.headers["set-cookie"]?.split(separator: ";").first?.split(separator: "=").last)
+                secrets.append(String(cookie))
+                let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                secrets.append(flowID)
+                let completion = try await rig.post("/completion/start", ["flow_id": flowID])
+                guard case .redirect(let location) = try await rig.signIn(try #require(completion.json["authorization_url"] as? String)) else {
+                    throw RigFailure("no redirect")
+                }
+                let finalPage = try #require(URL(string: location))
+                _ = try await rig.get(finalPage)
+
+                let written = await recording.written
+                #expect(Set(written.map(\.kind)).isSuperset(of: [.authorization, .handOffCode, .session, .completion]))
+                for record in written {
+                    let raw = String(decoding: record.value, as: UTF8.self)
+                    #expect((try? JSONSerialization.jsonObject(with: record.value, options: .fragmentsAllowed)) == nil, "a \(record.kind.rawValue) record is readable JSON")
+                    for secret in secrets {
+                        #expect(!raw.contains(secret) && !record.value.base64EncodedString().contains(Data(secret.utf8).base64EncodedString().dropLast(4)))
+                    }
+                }
+                await rig.stop()
+            } catch {
+                await rig.stop()
+                throw error
+            }
+        }
+    }
+
+    @Test("a sealed value moved to another record's row, or altered, does not open: a typed store failure, never another record's data")
+    func sealedValuesStayInTheirRow() async throws {
+        let store = InMemoryCompanionStore()
+        let now = Date()
+        let first = try await store.issue(.session, ["subject": "alice"], expiresAt: now.addingTimeInterval(60))
+        let second = try await store.issue(.session, ["subject": "bob"], expiresAt: now.addingTimeInterval(60))
+        let firstValue = try #require(try await store.read(.session, digest: Secrets.digest(first), now: now))
+        // The attacker with write access copies alice's sealed value over bob's row.
+        _ = try await store.take(.session, digest: Secrets.digest(second), now: now)
+        try await store.insert(.session, digest: Secrets.digest(second), value: firstValue, expiresAt: now.addingTimeInterval(60))
+        await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: second, as: [String: String].self, now: now) }
+        // Altered in place.
+        var altered = firstValue
+        altered[altered.count - 1] ^= 0x01
+        _ = try await store.take(.session, digest: Secrets.digest(first), now: now)
+        try await store.insert(.session, digest: Secrets.digest(first), value: altered, expiresAt: now.addingTimeInterval(60))
+        await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: first, as: [String: String].self, now: now) }
+    }
+}
+#endif
