@@ -38,9 +38,9 @@ extension Companion {
             router.on(path, method: method) { request, context in
                 let service = service()
                 do {
-                    if limited, case .limited(let retryAfter) = await limiter.admit(clientAddress(request, context, header: configuration.limits.clientAddressHeader)) {
+                    if limited, case .limited(let retryAfter) = await limiter.admit(clientAddress(request, context, limits: configuration.limits)) {
                         service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
-                        throw CompanionError(.rateLimited, "too many sign-ins were started; try again in \(retryAfter) seconds").retry(after: retryAfter)
+                        throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(after: retryAfter)
                     }
                     return try await handler(service, request)
                 } catch let error as CompanionError {
@@ -71,7 +71,7 @@ extension Companion {
 
         if configuration.exchange != nil {
             add(.post, "/exchange/start", .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) { try await $0.startExchange($1) }
-            add(.post, "/exchange", .app, "redeem the callback as a confidential client; tokens or a session") { try await $0.exchange($1) }
+            add(.post, "/exchange", .app, "redeem the callback as a confidential client; tokens or a session", limited: true) { try await $0.exchange($1) }
         }
         if configuration.permission != nil {
             add(.post, "/permission", .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true) { try await $0.permission($1) }
@@ -84,7 +84,7 @@ extension Companion {
             add(.post, "/bridge/redeem", .app, "redeem the deep link's one-time code once") { try await $0.redeemBridge($1) }
         }
         if configuration.handOff != nil {
-            add(.post, "/handoff", .app, "Bearer access token -> one-time hand-off code") { try await $0.issueHandOff($1) }
+            add(.post, "/handoff", .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: true) { try await $0.issueHandOff($1) }
             add(.get, "/handoff/redeem", .browser, "?handoffotp&goto -> a page naming the account; nothing used up") { try await $0.showRedeem($1) }
             add(.post, "/handoff/redeem", .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
         }
@@ -118,16 +118,17 @@ extension Companion {
     }
 }
 
-/// The client's address for the rate limits: the last entry of the configured proxy header, else the
-/// connection's address.
+/// The client's address for the rate limits: with a proxy header configured, the entry `trustedHops` from
+/// its end (the address the outermost trusted proxy saw), else the connection's address. An IPv6 address
+/// counts by its /64, which one subscriber usually holds whole.
 @available(macOS 14, iOS 17, *)
-func clientAddress(_ request: Request, _ context: CompanionContext, header: String?) -> String {
-    if let header, let name = HTTPField.Name(header), let value = request.headers[name],
-        let last = value.split(separator: ",").last?.trimmingSpaces(), !last.isEmpty
-    {
-        return String(last.prefix(64))
+func clientAddress(_ request: Request, _ context: CompanionContext, limits: ServerConfiguration.Limits) -> String {
+    if let header = limits.clientAddressHeader, let name = HTTPField.Name(header), let value = request.headers[name] {
+        let entries = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+        let index = entries.count - limits.trustedHops
+        return index >= 0 ? RateLimiter.bucket(of: String(entries[index].prefix(64))) : "unknown"
     }
-    return context.remoteAddress?.ipAddress ?? "unknown"
+    return RateLimiter.bucket(of: context.remoteAddress?.ipAddress ?? "unknown")
 }
 
 extension Replies {

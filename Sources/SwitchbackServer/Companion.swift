@@ -26,6 +26,7 @@ public final class Companion: Sendable {
     private let server: Task<Void, any Error>
     private let janitor: Task<Void, Never>
     private let ownedStore: PostgresCompanionStore?
+    private let ownedTransport: ServerTransport?
 
     /// One route: its method, path and what it is for.
     public struct Route: Sendable, CustomStringConvertible {
@@ -35,7 +36,11 @@ public final class Companion: Sendable {
         public var description: String { "\(method.padding(toLength: 5, withPad: " ", startingAt: 0)) \(path.padding(toLength: 42, withPad: " ", startingAt: 0)) \(purpose)" }
     }
 
-    private init(baseURL: URL, port: Int, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>, janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?) {
+    private init(
+        baseURL: URL, port: Int, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>, janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?,
+        ownedTransport: ServerTransport?
+    ) {
+        self.ownedTransport = ownedTransport
         self.baseURL = baseURL
         self.port = port
         self.routes = routes
@@ -55,12 +60,15 @@ public final class Companion: Sendable {
 
     /// Validates `configuration`, opens the store (`store`, else PostgreSQL when the configuration names
     /// it, else memory) and starts listening; returns once the server accepts connections.
+    /// `transport` defaults to a ``ServerTransport`` of the companion's own, closed when it stops.
     public static func start(
-        _ configuration: ServerConfiguration, store: (any CompanionStore)? = nil, transport: any HTTPTransport = URLSessionTransport(),
+        _ configuration: ServerConfiguration, store: (any CompanionStore)? = nil, transport: (any HTTPTransport)? = nil,
         clock: any WallClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), shutdownSignals: [UnixSignal] = [],
         logger: Logger = Logger(label: "switchback.server")
     ) async throws -> Companion {
         try configuration.validate()
+        let ownedTransport = transport == nil ? ServerTransport() : nil
+        let transport: any HTTPTransport = transport ?? ownedTransport!
         var ownedStore: PostgresCompanionStore?
         let chosenStore: any CompanionStore
         if let store {
@@ -74,16 +82,20 @@ public final class Companion: Sendable {
             chosenStore = InMemoryCompanionStore()
         }
         do {
-            return try await listen(configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, clock: clock, entropy: entropy, shutdownSignals: shutdownSignals, logger: logger)
+            return try await listen(
+                configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, ownedTransport: ownedTransport, clock: clock, entropy: entropy,
+                shutdownSignals: shutdownSignals, logger: logger
+            )
         } catch {
             await ownedStore?.stop()
+            await ownedTransport?.shutdown()
             throw error
         }
     }
 
     private static func listen(
-        _ configuration: ServerConfiguration, store: any CompanionStore, ownedStore: PostgresCompanionStore?, transport: any HTTPTransport, clock: any WallClock,
-        entropy: any EntropySource, shutdownSignals: [UnixSignal], logger: Logger
+        _ configuration: ServerConfiguration, store: any CompanionStore, ownedStore: PostgresCompanionStore?, transport: any HTTPTransport,
+        ownedTransport: ServerTransport?, clock: any WallClock, entropy: any EntropySource, shutdownSignals: [UnixSignal], logger: Logger
     ) async throws -> Companion {
         var provider: ProviderAccess?
         if let section = configuration.provider {
@@ -143,7 +155,9 @@ public final class Companion: Sendable {
             listener.cancel()
             _ = await listener.result
         }
-        return Companion(baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore)
+        return Companion(
+            baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore, ownedTransport: ownedTransport
+        )
     }
 
     /// Stops the server gracefully and waits until it has closed its socket and its store.
@@ -153,6 +167,7 @@ public final class Companion: Sendable {
         _ = await server.result
         _ = await janitor.result
         await ownedStore?.stop()
+        await ownedTransport?.shutdown()
     }
 
     public func waitUntilStopped() async throws {
@@ -160,6 +175,7 @@ public final class Companion: Sendable {
         janitor.cancel()
         _ = await janitor.result
         await ownedStore?.stop()
+        await ownedTransport?.shutdown()
     }
 }
 

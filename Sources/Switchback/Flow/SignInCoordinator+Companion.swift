@@ -52,8 +52,8 @@ extension SignInCoordinator {
                         await self.collected(flowID, .success(signIn))
                         return
                     }
-                } catch let error as SwitchbackError where error.code == .transportFailed {
-                    // The app is in the background or offline: ask again, less and less often.
+                } catch let error as SwitchbackError where error.code == .transportFailed || error.httpStatus == 429 {
+                    // The app is in the background or offline, or the companion is busy: ask again, less and less often.
                     failures += 1
                     guard (try? await clock.sleep(for: min(pow(2, Double(failures)), 30))) != nil else { return }
                 } catch let error as SwitchbackError {

@@ -3,7 +3,9 @@ public import Foundation
 public import FoundationNetworking
 #endif
 
-/// The default transport: `URLSession`, with redirects not followed and a response size limit.
+/// The default transport: `URLSession`, with redirects not followed and a response size limit that stops
+/// reading as soon as it is passed (a declared `Content-Length` over the limit is refused before any body
+/// is read).
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let maximumResponseBytes: Int
@@ -16,31 +18,35 @@ public final class URLSessionTransport: HTTPTransport {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         self.init(
-            session: URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil),
+            session: URLSession(configuration: configuration, delegate: NoRedirects(maximumResponseBytes: maximumResponseBytes), delegateQueue: nil),
             maximumResponseBytes: maximumResponseBytes
         )
     }
 
-    /// Creates a transport over a session the app already configured.
+    /// Creates a transport over a session the app already configured. With a session of its own delegate
+    /// the limit is checked once the body has arrived.
     public init(session: URLSession, maximumResponseBytes: Int = 1 << 20) {
         self.session = session
         self.maximumResponseBytes = maximumResponseBytes
     }
 
-    /// Runs one data task; a cancelled authentication challenge comes back as its `401` response
-    /// (without a body, which the cancelled task never read).
+    /// Runs one data task. With this transport's own delegate the body is read piece by piece and the task
+    /// cancelled once it passes the limit; a cancelled authentication challenge comes back as its `401`.
     private func perform(_ request: URLRequest) async throws -> (Data, URLResponse) {
         let started = StartedTask()
+        let delegate = session.delegate as? NoRedirects
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let delegate = session.delegate as? NoRedirects
+                if let delegate {
+                    let task = session.dataTask(with: request)
+                    delegate.track(task.taskIdentifier, continuation)
+                    started.set(task)
+                    task.resume()
+                    return
+                }
                 let task = session.dataTask(with: request) { data, response, error in
                     if let error {
-                        if let id = started.identifier, let challenged = delegate?.takeChallengedResponse(for: id) {
-                            continuation.resume(returning: (Data(), challenged))
-                        } else {
-                            continuation.resume(throwing: error)
-                        }
+                        continuation.resume(throwing: error)
                     } else if let response {
                         continuation.resume(returning: (data ?? Data(), response))
                     } else {
@@ -60,7 +66,12 @@ public final class URLSessionTransport: HTTPTransport {
         urlRequest.httpMethod = request.method.rawValue
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        let (data, response) = try await perform(urlRequest)
+        let (data, response): (Data, URLResponse)
+        do {
+            (data, response) = try await perform(urlRequest)
+        } catch is ResponseTooLarge {
+            throw SwitchbackError(.responseTooLarge, "the response from \(Redaction.describe(request.url)) exceeds \(maximumResponseBytes) bytes")
+        }
         guard let http = response as? HTTPURLResponse else {
             throw SwitchbackError(.transportFailed, "the response to \(Redaction.describe(request.url)) is not HTTP")
         }
@@ -75,13 +86,26 @@ public final class URLSessionTransport: HTTPTransport {
     }
 }
 
-/// Refuses every redirect so that a token or discovery request never silently lands elsewhere, and
-/// answers no authentication challenge. A `401` with `WWW-Authenticate` (which RFC 6749 §5.2 requires
-/// for a refused client_secret_basic) would otherwise be retried with stored credentials or, in
-/// FoundationNetworking, wait forever; the challenge is cancelled and its response remembered so
-/// that the transport can hand the `401` back.
-private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
-    private let challenged = LockedResponses()
+/// The body passed the limit; reading stopped.
+private struct ResponseTooLarge: Error {}
+
+/// Refuses every redirect so that a token or discovery request never silently lands elsewhere, answers
+/// no authentication challenge, and collects each task's body up to the limit. A `401` with
+/// `WWW-Authenticate` (which RFC 6749 §5.2 requires for a refused client_secret_basic) would otherwise be
+/// retried with stored credentials or, in FoundationNetworking, wait forever; the challenge is cancelled
+/// and its response handed back as the answer.
+private final class NoRedirects: NSObject, URLSessionDataDelegate, Sendable {
+    private let maximumResponseBytes: Int
+    private let tasks = LockedTasks()
+
+    init(maximumResponseBytes: Int) {
+        self.maximumResponseBytes = maximumResponseBytes
+    }
+
+    /// Starts collecting the body of task `id` for `continuation`, which is resumed exactly once.
+    func track(_ id: Int, _ continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
+        tasks.start(id, continuation)
+    }
 
     func urlSession(
         _ session: URLSession,
@@ -89,12 +113,32 @@ private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        if let response = challenge.failureResponse as? HTTPURLResponse { challenged.set(response, for: task.taskIdentifier) }
+        if let response = challenge.failureResponse as? HTTPURLResponse { tasks.challenged(task.taskIdentifier, response) }
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
-    /// The response whose challenge was cancelled for this task, if any.
-    func takeChallengedResponse(for task: Int) -> HTTPURLResponse? { challenged.take(task) }
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        if response.expectedContentLength > Int64(maximumResponseBytes) {
+            tasks.tooLarge(dataTask.taskIdentifier)
+            completionHandler(.cancel)
+            return
+        }
+        tasks.received(dataTask.taskIdentifier, response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        if !tasks.append(dataTask.taskIdentifier, data, limit: maximumResponseBytes) { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        tasks.finish(task.taskIdentifier, error: error)
+    }
 
     func urlSession(
         _ session: URLSession,
@@ -104,6 +148,58 @@ private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         completionHandler(nil)
+    }
+}
+
+/// What each running task has received so far, by task identifier.
+private final class LockedTasks: @unchecked Sendable {  // @unchecked: `tasks` is guarded by `lock`.
+    private struct Collected {
+        var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+        var response: URLResponse?
+        var challenged: HTTPURLResponse?
+        var body = Data()
+        var tooLarge = false
+    }
+
+    private let lock = NSLock()
+    private var tasks: [Int: Collected] = [:]
+
+    func start(_ id: Int, _ continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
+        lock.withLock { tasks[id, default: Collected()].continuation = continuation }
+    }
+
+    func received(_ id: Int, _ response: URLResponse) { lock.withLock { tasks[id, default: Collected()].response = response } }
+    func challenged(_ id: Int, _ response: HTTPURLResponse) { lock.withLock { tasks[id, default: Collected()].challenged = response } }
+    func tooLarge(_ id: Int) { lock.withLock { tasks[id, default: Collected()].tooLarge = true } }
+
+    /// Adds `data`; false (and the task marked too large) once the body passes `limit`.
+    func append(_ id: Int, _ data: Data, limit: Int) -> Bool {
+        lock.withLock {
+            guard !(tasks[id]?.tooLarge ?? false) else { return false }
+            tasks[id, default: Collected()].body.append(data)
+            guard (tasks[id]?.body.count ?? 0) <= limit else {
+                tasks[id]?.tooLarge = true
+                tasks[id]?.body = Data()
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Resumes the task's continuation with its body, its challenged `401`, or its failure.
+    func finish(_ id: Int, error: (any Error)?) {
+        guard let collected = lock.withLock({ tasks.removeValue(forKey: id) }), let continuation = collected.continuation else { return }
+        if collected.tooLarge {
+            continuation.resume(throwing: ResponseTooLarge())
+        } else if let challenged = collected.challenged, error != nil {
+            continuation.resume(returning: (Data(), challenged))
+        } else if let error {
+            continuation.resume(throwing: error)
+        } else if let response = collected.response {
+            continuation.resume(returning: (collected.body, response))
+        } else {
+            continuation.resume(throwing: URLError(.badServerResponse))
+        }
     }
 }
 
@@ -130,13 +226,4 @@ private final class StartedTask: @unchecked Sendable {  // @unchecked: fields ar
         }
         task?.cancel()
     }
-}
-
-/// Responses to cancelled authentication challenges, by task identifier.
-private final class LockedResponses: @unchecked Sendable {  // @unchecked: `responses` is guarded by `lock`.
-    private let lock = NSLock()
-    private var responses: [Int: HTTPURLResponse] = [:]
-
-    func set(_ response: HTTPURLResponse, for task: Int) { lock.withLock { responses[task] = response } }
-    func take(_ task: Int) -> HTTPURLResponse? { lock.withLock { responses.removeValue(forKey: task) } }
 }

@@ -211,26 +211,32 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var pendingAuthorizations: Int
         /// `POST /completion/status` requests waiting at once on this instance (one per flow in any case).
         public var waitingStatusRequests: Int
-        /// The header that carries the client's address when the server runs behind a reverse proxy that
-        /// sets it (`X-Forwarded-For`: its last entry is used). Nil: the connection's address.
+        /// The header that carries the client's address when the server runs behind reverse proxies that
+        /// append to it (`X-Forwarded-For`). Nil: the connection's address. Set it only when every request
+        /// comes through those proxies: a client reaching the server directly could write the header itself.
         public var clientAddressHeader: String?
+        /// How many proxies of yours append to ``clientAddressHeader``: the entry this many from the end is the
+        /// client's address (1: a load balancer; 2: a CDN in front of it).
+        public var trustedHops: Int
 
         public init(
             startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
-            clientAddressHeader: String? = nil
+            clientAddressHeader: String? = nil, trustedHops: Int = 1
         ) {
             self.startsPerMinutePerAddress = startsPerMinutePerAddress
             self.startsPerMinute = startsPerMinute
             self.pendingAuthorizations = pendingAuthorizations
             self.waitingStatusRequests = waitingStatusRequests
             self.clientAddressHeader = clientAddressHeader
+            self.trustedHops = trustedHops
         }
 
         /// One line for the printed configuration.
         public var summary: String {
             let perAddress = startsPerMinutePerAddress == 0 ? "unlimited" : "\(startsPerMinutePerAddress)/min"
             let total = startsPerMinute == 0 ? "unlimited" : "\(startsPerMinute)/min"
-            return "starts \(perAddress) per address (by \(clientAddressHeader ?? "connection address")), \(total) in all; "
+            let by = clientAddressHeader.map { "\($0), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")" } ?? "connection address, IPv6 by /64"
+            return "starts, exchanges and hand-offs \(perAddress) per address (by \(by)), \(total) in all; "
                 + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests"
         }
     }
@@ -377,6 +383,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         if let header = limits.clientAddressHeader, header.isEmpty || !header.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
             throw fail("limits.clientAddressHeader must be a header name")
         }
+        guard (1...10).contains(limits.trustedHops) else { throw fail("limits.trustedHops must be 1…10") }
+        // Behind a proxy the browser's origin and a DPoP proof's htu are the public URL, not the bound address.
+        if handOff != nil, publicURL == nil, !EndpointSecurity.isLoopback(host) {
+            throw fail("publicURL is required with handOff when the server listens beyond loopback: the redeem form's origin and DPoP proofs name it")
+        }
         for association in associations { try association.validate() }
         if let postgresURL { _ = try PostgresCompanionStore.configuration(postgresURL) }
     }
@@ -475,7 +486,9 @@ extension ServerConfiguration.Session {
 }
 
 extension ServerConfiguration.Limits {
-    private enum Keys: String, CodingKey { case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader }
+    private enum Keys: String, CodingKey {
+        case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader, trustedHops
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -485,7 +498,8 @@ extension ServerConfiguration.Limits {
             startsPerMinute: try c.decodeIfPresent(Int.self, forKey: .startsPerMinute) ?? defaults.startsPerMinute,
             pendingAuthorizations: try c.decodeIfPresent(Int.self, forKey: .pendingAuthorizations) ?? defaults.pendingAuthorizations,
             waitingStatusRequests: try c.decodeIfPresent(Int.self, forKey: .waitingStatusRequests) ?? defaults.waitingStatusRequests,
-            clientAddressHeader: try c.decodeIfPresent(String.self, forKey: .clientAddressHeader)
+            clientAddressHeader: try c.decodeIfPresent(String.self, forKey: .clientAddressHeader),
+            trustedHops: try c.decodeIfPresent(Int.self, forKey: .trustedHops) ?? defaults.trustedHops
         )
     }
 }

@@ -80,17 +80,23 @@ enum Replies {
 
     /// An HTML page. Its CSP allows no script at all unless `script` is given: then exactly that inline
     /// script, by its SHA-256 hash.
-    static func html(_ body: String, status: HTTPResponse.Status = .ok, script: String? = nil) -> Response {
+    /// `formTargets` are the origins a form's answer may redirect to (browsers apply `form-action` to the
+    /// redirects after a submission).
+    static func html(_ body: String, status: HTTPResponse.Status = .ok, script: String? = nil, formTargets: [String] = []) -> Response {
         var headers = noStore
         headers[.contentType] = "text/html; charset=utf-8"
         let scripts = script.map { "script-src 'sha256-\(Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString())'" } ?? "script-src 'none'"
-        headers[.contentSecurityPolicy] = "default-src 'none'; \(scripts); form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        let forms = (["'self'"] + formTargets).joined(separator: " ")
+        headers[.contentSecurityPolicy] = "default-src 'none'; \(scripts); form-action \(forms); frame-ancestors 'none'; base-uri 'none'"
         headers[.init("Referrer-Policy")!] = "no-referrer"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
-    static func page(status: HTTPResponse.Status, title: String, message: String, extra: String = "") -> Response {
-        html("<!doctype html>\n<html><head><title>\(escape(title))</title></head><body><h1>\(escape(title))</h1><p>\(escape(message))</p>\(extra)</body></html>\n", status: status)
+    static func page(status: HTTPResponse.Status, title: String, message: String, extra: String = "", formTargets: [String] = []) -> Response {
+        html(
+            "<!doctype html>\n<html><head><title>\(escape(title))</title></head><body><h1>\(escape(title))</h1><p>\(escape(message))</p>\(extra)</body></html>\n",
+            status: status, formTargets: formTargets
+        )
     }
 
     static func redirect(_ location: String, status: HTTPResponse.Status = .seeOther, cookie: String? = nil) -> Response {

@@ -52,9 +52,7 @@ extension CompanionService {
     func bridgeCallback(_ request: Request) async throws -> Response {
         guard configuration.bridge != nil else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
         guard let query = request.uri.query, !query.isEmpty else { return Self.fragmentForwardingPage(action: url("/bridge/fragment")) }
-        var components = URLComponents(url: url(Self.bridgeCallbackPath), resolvingAgainstBaseURL: false)!
-        components.percentEncodedQuery = query
-        guard let callback = components.url else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
+        guard let callback = url(Self.bridgeCallbackPath, query: query) else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
         let state = Self.parameters(of: callback)["state"]
         return try await finishBridge(.redirect(callback), state: state)
     }

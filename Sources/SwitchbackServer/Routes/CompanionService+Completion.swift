@@ -80,9 +80,7 @@ extension CompanionService {
             callback = .formPost(url(Self.completionPath), body: form.raw)
             state = form.fields["state"]
         } else {
-            var components = URLComponents(url: url(Self.completionPath), resolvingAgainstBaseURL: false)!
-            components.percentEncodedQuery = request.uri.query
-            guard let url = components.url else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
+            guard let url = url(Self.completionPath, query: request.uri.query) else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
             callback = .redirect(url)
             state = Self.parameters(of: url)["state"]
         }
@@ -100,10 +98,9 @@ extension CompanionService {
         } catch let error as CompanionError {
             record = CompletionRecord(status: .failed, error: error.code == .signInFailed ? "access_denied" : "server_error")
         }
-        // Replace the pending marker; if the app already gave up (the marker expired), the result is not kept.
+        // Replace the pending marker in one step; if the app already gave up (the marker expired), the result is not kept.
         let now = clock.now()
-        if try await store.take(.completion, digest: flowDigest, now: now) != nil {
-            try await store.insert(.completion, digest: flowDigest, sealedWith: key, record, expiresAt: now.addingTimeInterval(Self.authorizationLifetime))
+        if try await store.replace(.completion, digest: flowDigest, sealedWith: key, record, expiresAt: now.addingTimeInterval(Self.authorizationLifetime), now: now) {
             await waiters.signal(flowDigest)
             do {
                 try await store.announce(.completion, digest: flowDigest)
@@ -149,17 +146,23 @@ extension CompanionService {
         var current = record
         if current.status == .pending, wait > 0 {
             guard let ticket = await waiters.enter(digest) else {
-                throw CompanionError(.rateLimited, "another status request is already waiting for this flow, or the server waits for too many")
+                throw CompanionError(.rateLimited, "the server is waiting for too many sign-ins; ask again shortly").retry(after: 2)
             }
-            defer { Task { await waiters.leave(digest, ticket) } }
             let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
-            while current.status == .pending, ContinuousClock.now < deadline {
-                await waiters.wait(digest, ticket, until: deadline, recheck: .milliseconds(Int(completion.storeRecheck * 1000)))
-                guard let fresh = try await currentCompletion(digest, key: key) else {
-                    return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
+            do {
+                while current.status == .pending, ContinuousClock.now < deadline, await waiters.isCurrent(digest, ticket) {
+                    await waiters.wait(digest, ticket, until: deadline, recheck: .milliseconds(Int(completion.storeRecheck * 1000)))
+                    guard let fresh = try await currentCompletion(digest, key: key) else {
+                        await waiters.leave(digest, ticket)
+                        return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
+                    }
+                    current = fresh
                 }
-                current = fresh
+            } catch {
+                await waiters.leave(digest, ticket)
+                throw error
             }
+            await waiters.leave(digest, ticket)
         }
         switch current.status {
         case .pending:

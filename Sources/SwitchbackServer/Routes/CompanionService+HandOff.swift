@@ -221,7 +221,8 @@ extension CompanionService {
         }
         let form = "<form method=\"post\" action=\"\(Replies.escape(action.absoluteString))\" id=\"confirm\">\(fields)"
             + "<button type=\"submit\" id=\"continue\">Continue as \(Replies.escape(subject))</button></form>"
-        return Replies.page(status: .ok, title: "Continue signed in?", message: message, extra: form)
+        // The POST answers with a redirect to the destination, which `form-action` must allow.
+        return Replies.page(status: .ok, title: "Continue signed in?", message: message, extra: form, formTargets: [origin(of: destination)])
     }
 
     // MARK: Sessions
@@ -238,7 +239,9 @@ extension CompanionService {
     /// cookie. With a cookie the request must be same-origin (no cross-site logout); 204 either way, so the
     /// answer tells nothing about whether a session existed.
     func endSession(_ request: Request) async throws -> Response {
-        if request.headers[.authorization] == nil { try requireSameOrigin(request) }
+        // Only an explicit `Authorization: Session` header is safe from cross-site use; a cookie (even beside
+        // another Authorization scheme) needs the same-origin check.
+        if !(request.headers[.authorization]?.lowercased().hasPrefix("session ") ?? false) { try requireSameOrigin(request) }
         if let id = sessionID(of: request) {
             let ended = try await store.take(.session, digest: Secrets.digest(id), now: clock.now()) != nil
             if ended { logger.info("session ended") }

@@ -32,11 +32,17 @@ struct CompanionService: Sendable {
     func appLink(path: String, query: String?) -> URL? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         guard !segments.contains(where: { $0 == "." || $0 == ".." || $0.contains("\\") }) else { return nil }
-        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
-        let prefix = components?.percentEncodedPath ?? ""
-        components?.percentEncodedPath = (prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix) + "/" + segments.joined(separator: "/")
-        components?.percentEncodedQuery = query.flatMap { $0.isEmpty ? nil : $0 }
-        return components?.url
+        return url("/" + segments.joined(separator: "/"), query: query)
+    }
+
+    /// This server's URL for `path` with a request's query as it came, or nil when the path or query is not
+    /// valid percent-encoded text. The text only ever goes through `URL(string:)`, which refuses what it
+    /// cannot parse: `URLComponents`' percent-encoded setters stop the process on such input.
+    func url(_ path: String, query: String?) -> URL? {
+        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
+        let text = base + (path.hasPrefix("/") ? path : "/" + path) + (query.flatMap { $0.isEmpty ? nil : "?" + $0 } ?? "")
+        guard let url = URL(string: text), url.host == baseURL.host, url.port == baseURL.port else { return nil }
+        return url
     }
 
     func requireProvider() throws -> ProviderAccess {

@@ -2,10 +2,12 @@ import Foundation
 
 /// The status requests waiting for a backend completion, woken when the flow's record changes.
 ///
-/// At most one request waits per flow (a second gets `nil` from ``enter(_:)``), and at most `limit` in all,
-/// so an anonymous client cannot hold an unbounded number of connections and store reads. A waiter sleeps
-/// until ``signal(_:)`` (this instance finished the flow, or the store announced another instance did),
-/// its deadline, or the recheck interval, whichever comes first; every continuation is resumed exactly once.
+/// At most one request waits per flow, and at most `limit` in all, so an anonymous client cannot hold an
+/// unbounded number of connections and store reads. A new request for a flow takes the place of the one
+/// waiting (which answers at once): a client whose connection dropped mid-poll (the server is not told)
+/// asks again without being refused, and only the flow ID's holder can ask. A waiter sleeps until
+/// ``signal(_:)`` (this instance finished the flow, or the store announced another instance did), its
+/// deadline, or the recheck interval, whichever comes first; every continuation is resumed exactly once.
 actor CompletionWaiters {
     private struct Waiter {
         let ticket: UInt64
@@ -23,12 +25,21 @@ actor CompletionWaiters {
     /// How many requests wait now.
     var count: Int { waiters.count }
 
-    /// Registers the one waiter for `digest`; nil when the flow already has one or the server is full.
+    /// Registers the one waiter for `digest`, ending the wait of the one before it; nil when the server is full.
     func enter(_ digest: String) -> UInt64? {
-        guard waiters[digest] == nil, waiters.count < limit else { return nil }
+        if let previous = waiters.removeValue(forKey: digest) {
+            previous.continuation?.resume()
+        } else if waiters.count >= limit {
+            return nil
+        }
         nextTicket += 1
         waiters[digest] = Waiter(ticket: nextTicket, continuation: nil)
         return nextTicket
+    }
+
+    /// Whether `ticket` is still the waiter of `digest` (false once a newer request took its place).
+    func isCurrent(_ digest: String, _ ticket: UInt64) -> Bool {
+        waiters[digest]?.ticket == ticket
     }
 
     /// Ends the waiter's registration (resuming it if it still sleeps).
@@ -43,7 +54,7 @@ actor CompletionWaiters {
         let wake = min(deadline, ContinuousClock.now + recheck)
         guard waiters[digest]?.ticket == ticket, ContinuousClock.now < wake else { return }
         let timer = Task { [weak self] in
-            try? await Task.sleep(until: wake, clock: .continuous)
+            guard (try? await Task.sleep(until: wake, clock: .continuous)) != nil else { return }
             await self?.wake(digest, ticket)
         }
         await withTaskCancellationHandler {

@@ -33,6 +33,9 @@ public protocol CompanionStore: Sendable {
     func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data?
     /// Returns the value, unexpired at `now`, without removing it.
     func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data?
+    /// Replaces the value of a record unexpired at `now` in one step (a reader sees the old value or the
+    /// new one, never none); false when there is no such record.
+    func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool
     /// Drops every record expired at `now`; returns how many.
     @discardableResult
     func purge(now: Date) async throws -> Int
@@ -104,6 +107,11 @@ extension CompanionStore {
     /// the key, not the secret: a completion's result).
     func insert(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date) async throws {
         try await insert(kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt)
+    }
+
+    /// Replaces the record under `digest` with `value` sealed with `key`; false when it is gone.
+    func replace(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date, now: Date) async throws -> Bool {
+        try await replace(kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt, now: now)
     }
 
     /// Reads the record under `digest` sealed with `key`, without using it.

@@ -28,6 +28,13 @@ public actor InMemoryCompanionStore: CompanionStore {
         return record.value
     }
 
+    public func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) -> Bool {
+        let key = Key(kind: kind, digest: digest)
+        guard let record = records[key], record.expiresAt > now else { return false }
+        records[key] = (value, expiresAt)
+        return true
+    }
+
     public func count(_ kind: RecordKind, now: Date) -> Int {
         records.lazy.filter { $0.key.kind == kind && $0.value.expiresAt > now }.count
     }

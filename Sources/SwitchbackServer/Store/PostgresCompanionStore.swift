@@ -108,6 +108,14 @@ public final class PostgresCompanionStore: CompanionStore {
         try await count("DELETE FROM \(unescaped: table) WHERE expires_at <= \(now) RETURNING 1")
     }
 
+    public func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
+        try await count(
+            """
+            UPDATE \(unescaped: table) SET value = \(value), expires_at = \(expiresAt)
+            WHERE kind = \(kind.rawValue) AND digest = \(digest) AND expires_at > \(now) RETURNING 1
+            """) == 1
+    }
+
     public func count(_ kind: RecordKind, now: Date) async throws -> Int {
         do {
             var total = 0

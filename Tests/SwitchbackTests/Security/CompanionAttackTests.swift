@@ -302,7 +302,7 @@ struct CompanionAttackTests {
         #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "10.0.0.2"]).response.status == 200)
     }
 
-    @Test("one waiting status request per flow, and a cap on all of them; a waiter (on another instance with PostgreSQL) wakes by notification when the flow finishes", arguments: StoreKind.available)
+    @Test("one waiting status request per flow (a new one takes its place), a cap on all of them; a waiter (on another instance with PostgreSQL) wakes by notification", arguments: StoreKind.available)
     func statusWaiters(kind: StoreKind) async throws {
         try await kind.with { store, second in
             // The store recheck is longer than the wait: only a notification can wake the waiter before its deadline.
@@ -332,13 +332,22 @@ struct CompanionAttackTests {
                     return (response, ContinuousClock.now - started)
                 }
                 try await Task.sleep(nanoseconds: 300_000_000)
-                let second = try await transport.send(
-                    HTTPRequest(method: .post, url: otherStatus, headers: ["Content-Type": "application/json"], body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 5]))
-                )
-                #expect(second.status == 429, "a second waiter for the same flow")
+                // The app's connection dropped (the server is not told) and it asks again: the new request
+                // takes the waiting one's place, which answers at once; two never wait for one flow.
+                let replacing = Task {
+                    let started = ContinuousClock.now
+                    let response = try await transport.send(
+                        HTTPRequest(method: .post, url: otherStatus, headers: ["Content-Type": "application/json"], body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20]))
+                    )
+                    return (response, ContinuousClock.now - started)
+                }
+                let (replaced, replacedAfter) = try await waiting.value
+                #expect(replaced.status == 202 && String(decoding: replaced.body, as: UTF8.self).contains("pending"))
+                #expect(replacedAfter < .seconds(5), "the replaced request answered when the new one arrived")
+                try await Task.sleep(nanoseconds: 300_000_000)
                 guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
                 _ = try await rig.get(try #require(URL(string: location)))
-                let (response, elapsed) = try await waiting.value
+                let (response, elapsed) = try await replacing.value
                 #expect(response.status == 202)
                 #expect(String(decoding: response.body, as: UTF8.self).contains("awaiting_return"))
                 #expect(elapsed < .seconds(15), "woken by a notification, not the 20 s deadline: \(elapsed)")
@@ -363,6 +372,62 @@ struct CompanionAttackTests {
                 throw error
             }
         }
+    }
+
+    @Test("malformed percent-encoding and raw bytes in any GET path or query get an answer, and the server stays up")
+    func malformedURLs() async throws {
+        let rig = try await CompanionRig.start(change: { $0.associations = [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/*"])] })
+        defer { Task { await rig.stop() } }
+        let paths = [
+            "/complete?a=%zz", "/complete?state=%", "/bridge/callback?x=%25%zz", "/bridge/callback?%ff%fe", "/signed-in?result=%zz", "/signed-in/%zz",
+            "/signed-in/a\"b", "/signed-in/<x>", "/handoff/redeem?handoffotp=%zz&goto=%zz", "/x%00y", "/%c3%28", "/a{b}|c",
+        ]
+        for path in paths {
+            // Sent raw over a socket: URL parsers on the client side would refuse most of these.
+            let status = try await Self.rawGet(port: rig.companion.port, target: path)
+            #expect(status >= 200 && status < 500, "\(path) -> \(status)")
+            #expect(try await rig.get(rig.url("/health")).status == 200, "the server died on \(path)")
+        }
+    }
+
+    /// Sends `GET target` exactly as given and returns the status code of the answer.
+    static func rawGet(port: Int, target: String) async throws -> Int {
+        let process = try ChildProcess("/usr/bin/env", ["python3", "-c", """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+            s.sendall(b"GET " + sys.argv[2].encode("latin-1") + b" HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "0")
+            """, String(port), target])
+        var text = ""
+        while true {
+            let chunk = process.output.availableData
+            guard !chunk.isEmpty else { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        _ = await process.wait()
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
+    @Test("rate-limit buckets: an IPv6 client counts by its /64; with a proxy header, the entry the trusted hops name")
+    func rateLimitBuckets() async throws {
+        #expect(RateLimiter.bucket(of: "2001:db8:1:2:aaaa::1") == RateLimiter.bucket(of: "2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        #expect(RateLimiter.bucket(of: "2001:db8:1:2::1") != RateLimiter.bucket(of: "2001:db8:1:3::1"))
+        #expect(RateLimiter.bucket(of: "[2001:db8::1]") == "2001:db8:0:0::/64")
+        #expect(RateLimiter.bucket(of: "203.0.113.7") == "203.0.113.7")
+        let rig = try await CompanionRig.start(change: {
+            $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedHops: 2)
+        })
+        defer { Task { await rig.stop() } }
+        let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+        // CDN then load balancer: the client is second from the end; a spoofed first entry changes nothing.
+        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.1, 203.0.113.7, 10.0.0.1"]).response.status == 200)
+        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.99, 203.0.113.7, 10.0.0.1"]).response.status == 429)
+        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.8, 10.0.0.1"]).response.status == 200)
     }
 
     // MARK: 10 and 17. Pages
@@ -430,6 +495,11 @@ actor RecordingStore: CompanionStore {
     func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.read(kind, digest: digest, now: now) }
     func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
     func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
+
+    func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
+        written.append((kind, value))
+        return try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
+    }
 }
 
 @Suite("Companion records at rest")
