@@ -110,7 +110,7 @@ func signInWithSingpass(_ coordinator: SignInCoordinator, preset: ProviderPreset
 // MARK: MitID with backend completion
 
 /// The broker answers the companion's https page, which finishes the sign-in and offers a button back to
-/// the app; the app learns the result from the companion even if the user never taps it.
+/// the app; the link carries the one-time value the app collects the result with.
 func signInWithMitIDCompletion(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> CompanionSignIn {
     let request = try await preset.request(
         strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))

@@ -142,7 +142,10 @@ public final class Companion: Sendable {
                         try await store.listen { kind, digest in
                             if kind == .completion { await waiters.signal(digest) }
                         }
+                    } catch is CancellationError {
+                        return
                     } catch {
+                        guard !Task.isCancelled else { return }
                         logger.notice("the store's change notifications stopped; listening again", metadata: ["error": "\(type(of: error))"])
                     }
                     try? await Task.sleep(for: .seconds(1))
