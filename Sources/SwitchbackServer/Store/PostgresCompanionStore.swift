@@ -7,8 +7,7 @@ import Switchback
 ///
 /// One table holds every kind. ``take(_:digest:now:)`` is one `DELETE … RETURNING` statement, so the
 /// row lock makes it atomic across connections and instances. ``start()`` creates the table when it is
-/// missing (under an advisory lock, so instances starting together do not race) and ``stop()`` closes
-/// the pool.
+/// missing (instances starting together may both try) and ``stop()`` closes the pool.
 ///
 /// ```swift
 /// let store = try PostgresCompanionStore(url: "postgres://switchback@127.0.0.1:5432/switchback")
@@ -33,7 +32,7 @@ public final class PostgresCompanionStore: CompanionStore {
 
     /// Starts the connection pool and creates the table and its expiry index when missing. Fails with
     /// ``SwitchbackError/Code/storeFailed`` when the server cannot be reached within `timeout`.
-    public func start(timeout: Duration = .seconds(10)) async throws {
+    public func start(timeout: Duration = .seconds(30)) async throws {
         runner.start { [client] in await client.run() }
         do {
             try await Self.within(timeout) { try await self.createSchema() }
@@ -43,24 +42,29 @@ public final class PostgresCompanionStore: CompanionStore {
         }
     }
 
+    /// Creates the table and its index when missing. Instances starting together may race on the
+    /// catalog (two `CREATE … IF NOT EXISTS` can still collide on its unique indexes): a collision means the
+    /// other instance created it, so the statement is tried again. No lock is held across statements, so
+    /// a start that times out leaves nothing behind that blocks the next one.
     private func createSchema() async throws {
-            try await client.withConnection { connection in
-                try await connection.query("SELECT pg_advisory_lock(7310217)", logger: self.logger)
+        let statements: [PostgresQuery] = [
+            """
+            CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
+                PRIMARY KEY (kind, digest))
+            """,
+            "CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expires_at)",
+        ]
+        for statement in statements {
+            for attempt in 1...3 {
                 do {
-                    try await connection.query(
-                        """
-                        CREATE TABLE IF NOT EXISTS \(unescaped: self.table) (
-                            kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
-                            PRIMARY KEY (kind, digest))
-                        """, logger: self.logger)
-                    try await connection.query(
-                        "CREATE INDEX IF NOT EXISTS \(unescaped: self.table)_expiry ON \(unescaped: self.table) (expires_at)", logger: self.logger)
-                } catch {
-                    _ = try? await connection.query("SELECT pg_advisory_unlock(7310217)", logger: self.logger)
-                    throw error
+                    try await client.query(statement, logger: logger)
+                    break
+                } catch let error as PSQLError where attempt < 3 && ["23505", "42P07", "42710"].contains(error.serverInfo?[.sqlState] ?? "") {
+                    continue
                 }
-                try await connection.query("SELECT pg_advisory_unlock(7310217)", logger: self.logger)
             }
+        }
     }
 
     private static func within(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Void) async throws {
