@@ -5,6 +5,7 @@ import Switchback
 import SwitchbackApple
 import SwiftUI
 import UIKit
+import WebKit
 
 @main
 struct UAEPassExampleApp: App {

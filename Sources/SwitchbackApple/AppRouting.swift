@@ -1,7 +1,12 @@
 #if canImport(UIKit)
-import Foundation
-import Switchback
+public import Foundation
+public import Switchback
+#if canImport(Darwin)
 import UIKit
+#else
+// NSUserActivity is Foundation's on Apple platforms; on Linux the type-check's UIKit model declares it.
+public import UIKit
+#endif
 
 /// Wires the app's lifecycle and URL entry points into the coordinator, one call each.
 ///
@@ -57,7 +62,7 @@ extension SetupCheck {
 #endif
 
 #if canImport(SwiftUI) && canImport(UIKit)
-import SwiftUI
+public import SwiftUI
 
 extension View {
     /// Routes opened URLs and universal links to the sign-in (`onOpenURL`, `onContinueUserActivity`).

@@ -1,9 +1,9 @@
 #if canImport(AuthenticationServices) && canImport(SafariServices) && canImport(WebKit) && canImport(UIKit)
 import AuthenticationServices
-import Foundation
-import Switchback
-import UIKit
-import WebKit
+public import Foundation
+public import Switchback
+public import UIKit
+public import WebKit
 
 /// The user agents of an iOS app, one per strategy, behind the core's ``UserAgentHost``.
 ///

@@ -1,9 +1,9 @@
 #if canImport(WebKit) && canImport(AuthenticationServices) && canImport(UIKit)
-import AuthenticationServices
-import Foundation
-import Switchback
-import UIKit
-import WebKit
+public import AuthenticationServices
+public import Foundation
+public import Switchback
+public import UIKit
+public import WebKit
 
 /// Connects a hybrid app's WKWebView (Capacitor and the like) to a ``HybridBridge``: the WebView's
 /// navigation questions go to the bridge, the sign-in is shown in an `ASWebAuthenticationSession` whose

@@ -1,7 +1,7 @@
 #if canImport(Security)
 import Foundation
 import Security
-import Switchback
+public import Switchback
 
 /// Generic-password Keychain items of one service, readable on this device only after its first unlock
 /// (a journal must be readable when a link relaunches the app in the background), optionally shared

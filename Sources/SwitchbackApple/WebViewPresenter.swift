@@ -23,7 +23,10 @@ final class WebViewController: UIViewController, WKNavigationDelegate {
         self.events = events
         super.init(nibName: nil, bundle: nil)
         webView.navigationDelegate = self
-        navigationItem.leftBarButtonItem = UIBarButtonItem(barButtonSystemItem: .cancel, target: self, action: #selector(cancelTapped))
+        // A closure action (iOS 14) rather than target and selector: no Objective-C in the adapter.
+        navigationItem.leftBarButtonItem = UIBarButtonItem(systemItem: .cancel, primaryAction: UIAction { [events] _ in
+            Task { await events.dismissed() }
+        })
     }
 
     @available(*, unavailable)
@@ -33,10 +36,6 @@ final class WebViewController: UIViewController, WKNavigationDelegate {
         view = webView
         spinner.hidesWhenStopped = true
         navigationItem.rightBarButtonItem = UIBarButtonItem(customView: spinner)
-    }
-
-    @objc private func cancelTapped() {
-        Task { await events.dismissed() }
     }
 
     func webView(

@@ -1,0 +1,65 @@
+// swift-tools-version:6.1
+// Compiles the iOS adapters (Sources/SwitchbackApple) and the guides' iOS wiring (Examples/AppleSnippets)
+// on Linux, against the core and a declared model of the Apple API they use: modules named UIKit, WebKit,
+// AuthenticationServices, SafariServices, Security and SwiftUI that declare exactly that API, each
+// declaration with the documentation page it was taken from. Test-only; not a product of Switchback.
+//
+// The core and the adapters come in by symlink (Sources/Switchback, Sources/SwitchbackApple), so this
+// package does not depend on the root one: two packages in one graph cannot both have a target named
+// SwitchbackApple. scripts/apple-typecheck.sh builds it (warnings are errors) and runs its tests.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .unsafeFlags(["-warnings-as-errors"]),
+]
+
+let surface = ["UIKit", "WebKit", "AuthenticationServices", "SafariServices", "Security", "SwiftUI"]
+
+let package = Package(
+    name: "SwitchbackAppleSurface",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // The core exactly as the root package builds it.
+        .target(
+            name: "Switchback",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]
+        ),
+        // The model of Apple's SDK.
+        .target(name: "UIKit", swiftSettings: strict),
+        .target(name: "WebKit", dependencies: ["UIKit"], swiftSettings: strict),
+        .target(name: "AuthenticationServices", dependencies: ["UIKit"], swiftSettings: strict),
+        .target(name: "SafariServices", dependencies: ["UIKit"], swiftSettings: strict),
+        // Also seen by swift-certificates, whose `canImport(Security)` extension it satisfies.
+        .target(name: "Security", swiftSettings: strict),
+        .target(name: "SwiftUI", dependencies: ["UIKit"], swiftSettings: strict),
+        // The adapters and the guides' wiring, type-checked with warnings as errors.
+        .target(name: "SwitchbackApple", dependencies: ["Switchback"] + surface.map { .target(name: $0) }, swiftSettings: strict),
+        .target(name: "SnippetBankIDNorwayApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
+        .target(name: "SnippetMitIDSceneDelegate", dependencies: ["Switchback", "SwitchbackApple", "UIKit"], swiftSettings: strict),
+        .target(name: "SnippetSingpassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
+        .target(name: "SnippetUAEPassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit", "WebKit"], swiftSettings: strict),
+        // The adapters' glue run on the model: completions, decisions and status codes reach the core unchanged.
+        .testTarget(
+            name: "AppleGlueTests",
+            dependencies: ["Switchback", "SwitchbackApple"] + surface.map { .target(name: $0) },
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+../../../Examples/Guides/Guides.swift
