@@ -54,10 +54,12 @@ let package = Package(
         .target(name: "SnippetMitIDSceneDelegate", dependencies: ["Switchback", "SwitchbackApple", "UIKit"], swiftSettings: strict),
         .target(name: "SnippetSingpassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
         .target(name: "SnippetUAEPassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit", "WebKit"], swiftSettings: strict),
+        // Swift Testing's cross-import overlay for UIKit, which a test file importing both needs.
+        .target(name: "_Testing_UIKit", swiftSettings: strict),
         // The adapters' glue run on the model: completions, decisions and status codes reach the core unchanged.
         .testTarget(
             name: "AppleGlueTests",
-            dependencies: ["Switchback", "SwitchbackApple"] + surface.map { .target(name: $0) },
+            dependencies: ["Switchback", "SwitchbackApple", "_Testing_UIKit"] + surface.map { .target(name: $0) },
             swiftSettings: strict
         ),
     ],

@@ -67,11 +67,9 @@ else
   log "PostgreSQL did not start; its tests will skip (or fail under CI=true)"
 fi
 
-# The Apple adapters cannot be compiled here; each file must at least parse.
-for file in Sources/SwitchbackApple/*.swift Examples/AppleSnippets/*.swift; do
-  swiftc -parse "$file"
-done
-log "Sources/SwitchbackApple and the guides' Apple snippets: every file parses"
+# The Apple adapters and the guides' iOS wiring, compiled against the core and a declared model of Apple's
+# API (AppleSurface/), warnings as errors, and their glue tests: a core change that breaks them fails here.
+bash scripts/apple-typecheck.sh
 
 swift build --build-tests
 swift test --skip-build "$@"

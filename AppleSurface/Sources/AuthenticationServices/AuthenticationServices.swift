@@ -93,7 +93,7 @@ open class ASWebAuthenticationSession: NSObject {
             return false
         }
         state = .started
-        ASWebAuthenticationSession.started.append(ObjectIdentifier(self))
+        ASWebAuthenticationSession.started.append(self)
         return true
     }
 
@@ -111,8 +111,8 @@ open class ASWebAuthenticationSession: NSObject {
     enum State { case created, started, finished }
     private var state = State.created
 
-    /// How many sessions have started so far (the model's record, not Apple API).
-    public static var startedCount: Int { started.count }
+    /// The sessions started since the last call, oldest first (the model's record, not Apple API).
+    public static func takeStarted() -> [ASWebAuthenticationSession] { started.take() }
 
     private static let started = StartedSessions()
 
@@ -131,10 +131,15 @@ open class ASWebAuthenticationSession: NSObject {
     }
 }
 
-/// The model's record of started sessions. `@unchecked Sendable`: `ids` is guarded by `lock`.
+/// The model's record of started sessions. `@unchecked Sendable`: `sessions` is guarded by `lock`.
 final class StartedSessions: @unchecked Sendable {
     private let lock = NSLock()
-    private var ids: [ObjectIdentifier] = []
-    func append(_ id: ObjectIdentifier) { lock.withLock { ids.append(id) } }
-    var count: Int { lock.withLock { ids.count } }
+    private var sessions: [ASWebAuthenticationSession] = []
+    func append(_ session: ASWebAuthenticationSession) { lock.withLock { sessions.append(session) } }
+    func take() -> [ASWebAuthenticationSession] {
+        lock.withLock {
+            defer { sessions = [] }
+            return sessions
+        }
+    }
 }

@@ -40,20 +40,46 @@
     open var navigationItem: UINavigationItem { storedNavigationItem }
     private let storedNavigationItem = UINavigationItem()
     // https://developer.apple.com/documentation/uikit/uiviewcontroller/navigationcontroller
-    open var navigationController: UINavigationController? { nil }
+    open var navigationController: UINavigationController? { parentNavigation }
+    weak var parentNavigation: UINavigationController?
     // https://developer.apple.com/documentation/uikit/uiviewcontroller/presentedviewcontroller
-    open var presentedViewController: UIViewController? { nil }
+    open var presentedViewController: UIViewController? { presented }
+    private var presented: UIViewController?
+    private weak var presenter: UIViewController?
     // https://developer.apple.com/documentation/uikit/uiviewcontroller/present(_:animated:completion:)
-    open func present(_ viewControllerToPresent: UIViewController, animated flag: Bool, completion: (() -> Void)? = nil) {}
+    // (the model records the presentation and completes at once)
+    open func present(_ viewControllerToPresent: UIViewController, animated flag: Bool, completion: (() -> Void)? = nil) {
+        presented = viewControllerToPresent
+        viewControllerToPresent.presenter = self
+        completion?()
+    }
     // https://developer.apple.com/documentation/uikit/uiviewcontroller/dismiss(animated:completion:)
-    open func dismiss(animated flag: Bool, completion: (() -> Void)? = nil) {}
+    // (as UIKit: sent to a presented controller, it asks its presenter to dismiss it)
+    open func dismiss(animated flag: Bool, completion: (() -> Void)? = nil) {
+        if let presented {
+            presented.presenter = nil
+            self.presented = nil
+        } else if let presenter {
+            presenter.dismiss(animated: flag)
+        }
+        completion?()
+    }
 }
 
 // https://developer.apple.com/documentation/uikit/uinavigationcontroller
 @MainActor open class UINavigationController: UIViewController {
     // https://developer.apple.com/documentation/uikit/uinavigationcontroller/init(rootviewcontroller:)
-    public init(rootViewController: UIViewController) { super.init(nibName: nil, bundle: nil) }
-    public required init?(coder: NSCoder) { super.init(coder: coder) }
+    public init(rootViewController: UIViewController) {
+        viewControllers = [rootViewController]
+        super.init(nibName: nil, bundle: nil)
+        rootViewController.parentNavigation = self
+    }
+    public required init?(coder: NSCoder) {
+        viewControllers = []
+        super.init(coder: coder)
+    }
+    // https://developer.apple.com/documentation/uikit/uinavigationcontroller/viewcontrollers
+    open var viewControllers: [UIViewController]
 }
 
 // https://developer.apple.com/documentation/uikit/uinavigationitem

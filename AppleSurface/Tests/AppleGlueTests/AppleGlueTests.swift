@@ -1,0 +1,257 @@
+import AuthenticationServices
+import Foundation
+import SafariServices
+import Security
+import Switchback
+@testable import SwitchbackApple
+import Testing
+import UIKit
+import WebKit
+
+/// The adapters' glue run on the model of Apple's API: what the platform reports reaches the core
+/// unchanged, and what the core decides reaches the platform exactly once. What only a device proves
+/// (the real sheet, the real engine, the real Keychain) is not claimed here.
+@MainActor
+enum Rig {
+    static let redirectURI = URL(string: "com.example.app:/oauth/callback")!
+    static let issuer = "https://id.example.test"
+
+    /// A window whose root view controller presents the user agents.
+    static func window() -> UIWindow {
+        let window = UIWindow()
+        window.rootViewController = UIViewController(nibName: nil, bundle: nil)
+        return window
+    }
+
+    /// A coordinator whose client has static metadata (no discovery request) and a token endpoint that refuses.
+    static func coordinator(host: any UserAgentHost) -> SignInCoordinator {
+        let metadata = ProviderMetadata(
+            issuer: issuer, authorizationEndpoint: URL(string: issuer + "/authorize")!, tokenEndpoint: URL(string: issuer + "/token")!,
+            jwksURI: URL(string: issuer + "/jwks")!
+        )
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: "app", redirectURI: redirectURI), provider: .static(metadata), transport: RefusingTransport()
+        )
+        return SignInCoordinator(client: client, host: host, opener: NoOpener())
+    }
+
+    /// Waits (up to 5 s) until `condition` holds.
+    static func until(_ condition: @MainActor () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(condition(), "the condition did not hold within 5 s")
+    }
+}
+
+struct RefusingTransport: HTTPTransport {
+    func send(_ request: Switchback.HTTPRequest) async throws -> Switchback.HTTPResponse {
+        Switchback.HTTPResponse(status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
+    }
+}
+
+struct NoOpener: URLOpener {
+    func open(_ url: URL) async -> Bool { false }
+}
+
+/// What a decision handler was called with.
+@MainActor final class Decisions {
+    var actions: [WKNavigationActionPolicy] = []
+    var responses: [WKNavigationResponsePolicy] = []
+}
+
+@Suite("Authentication session glue") @MainActor
+struct AuthenticationSessionGlueTests {
+    @Test("the session's completion reaches PlatformOutcome unchanged: callback URL, canceledLogin, presentationContextNotProvided")
+    func completions() throws {
+        let callback = URL(string: "com.example.app:/oauth/callback?code=c&state=s")!
+        let cases: [(URL?, (any Error)?, PlatformOutcome.SessionCompletion)] = [
+            (callback, nil, .callback(callback)),
+            (nil, ASWebAuthenticationSessionError(.canceledLogin), .cancelledByUser),
+            (nil, ASWebAuthenticationSessionError(.presentationContextNotProvided), .failed),
+        ]
+        for (url, error, expected) in cases {
+            let window = Rig.window()
+            let presenter = AuthenticationSessionPresenter(anchor: { window })
+            let reports = Reports()
+            try presenter.start(URL(string: "https://id.example.test/authorize")!, ephemeral: true, redirectURI: Rig.redirectURI) { url, domain, code in
+                reports.add(url, domain, code)
+            }
+            let session = try #require(ASWebAuthenticationSession.takeStarted().last)
+            #expect(session.prefersEphemeralWebBrowserSession)
+            #expect(session.callback.scheme == "com.example.app")
+            #expect(session.presentationContextProvider?.presentationAnchor(for: session) === window)
+            session.complete(callbackURL: url, error: error)
+            let report = try #require(reports.all.first)
+            #expect(reports.all.count == 1)
+            #expect(report.url == url)
+            #expect(report.domain == (error == nil ? nil : ASWebAuthenticationSessionErrorDomain))
+            #expect(PlatformOutcome.sessionCompletion(callbackURL: report.url, errorDomain: report.domain, errorCode: report.code) == expected)
+        }
+    }
+
+    @Test("an https redirect URI is caught by host and path (iOS 17.4); dismissing cancels the session once")
+    func httpsCallbackAndDismiss() throws {
+        let callback = AuthenticationSessionPresenter.callback(for: URL(string: "https://app.example.com/oauth/callback")!)
+        #expect(callback.scheme == "https" && callback.host == "app.example.com" && callback.path == "/oauth/callback")
+        let presenter = AuthenticationSessionPresenter(anchor: { Rig.window() })
+        let reports = Reports()
+        try presenter.start(URL(string: "https://id.example.test/authorize")!, ephemeral: false, redirectURI: Rig.redirectURI) { reports.add($0, $1, $2) }
+        let session = try #require(ASWebAuthenticationSession.takeStarted().last)
+        presenter.dismiss()
+        presenter.dismiss()
+        #expect(reports.all.count == 1)
+        #expect(reports.all.first?.code == ASWebAuthenticationSessionError.Code.canceledLogin.rawValue)
+        #expect(!session.isRunning)
+    }
+}
+
+@Suite("WebView glue") @MainActor
+struct WebViewGlueTests {
+    /// Starts a WebView sign-in through ApplePresenter; returns the coordinator's task and the WebView.
+    static func start() async throws -> (Task<Credential, any Error>, WKWebView, WebViewController) {
+        let window = Rig.window()
+        let presenter = ApplePresenter(window: { window })
+        let coordinator = Rig.coordinator(host: presenter)
+        let task = Task { try await coordinator.signIn(SignInRequest(provider: "generic", strategy: .webView)) }
+        try await Rig.until { window.rootViewController?.presentedViewController != nil }
+        let navigation = try #require(window.rootViewController?.presentedViewController as? UINavigationController)
+        let controller = try #require(navigation.viewControllers.first as? WebViewController)
+        #expect(controller.webView.navigationDelegate === controller)
+        #expect(controller.webView.configuration.websiteDataStore.isPersistent == false, "non-persistent by default")
+        return (task, controller.webView, controller)
+    }
+
+    static func decide(_ webView: WKWebView, _ url: URL, into decisions: Decisions) {
+        webView.navigationDelegate?.webView(webView, decidePolicyFor: WKNavigationAction(request: URLRequest(url: url)), decisionHandler: { decisions.actions.append($0) })
+    }
+
+    @Test("the provider's page is allowed, the redirect URI cancelled and redeemed, each decision handler called exactly once")
+    func allowThenCancel() async throws {
+        // The controller is kept: the WebView holds its delegate weakly, and the presenter lets go of it at the end.
+        let (task, webView, controller) = try await Self.start()
+        let authorization = try #require(webView.loadedRequests.first?.url)
+        #expect(authorization.host == "id.example.test" && authorization.path == "/authorize")
+        let decisions = Decisions()
+        Self.decide(webView, authorization, into: decisions)
+        try await Rig.until { decisions.actions.count == 1 }
+        #expect(decisions.actions == [.allow])
+        let state = try #require(URLComponents(url: authorization, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+        Self.decide(webView, URL(string: "com.example.app:/oauth/callback?code=abc&state=\(state)")!, into: decisions)
+        try await Rig.until { decisions.actions.count == 2 }
+        // The core took the callback: the code went to the token endpoint, which refused it.
+        await #expect(throws: SwitchbackError.self) { _ = try await task.value }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(decisions.actions == [.allow, .cancel])
+        // The response decision is always allow, once.
+        webView.navigationDelegate?.webView(
+            webView, decidePolicyFor: WKNavigationResponse(response: URLResponse(url: authorization, mimeType: "text/html", expectedContentLength: 0, textEncodingName: nil), isForMainFrame: true),
+            decisionHandler: { decisions.responses.append($0) }
+        )
+        #expect(decisions.responses == [.allow])
+        withExtendedLifetime(controller) {}
+    }
+
+    @Test("a failed load is reported with its domain and code; a question after the sign-in ended, or asked while it is cancelled, is answered once with cancel")
+    func errorAndCancellation() async throws {
+        let (task, webView, controller) = try await Self.start()
+        // The engine's "frame load interrupted" after a cancelled navigation: the core ignores it.
+        webView.navigationDelegate?.webView(webView, didFailProvisionalNavigation: WKNavigation(), withError: NSError(domain: "WebKitErrorDomain", code: 102))
+        // The page itself failed: the sign-in ends.
+        let failure = NSError(domain: NSURLErrorDomain, code: NSURLErrorCannotConnectToHost, userInfo: [NSURLErrorFailingURLErrorKey: URL(string: "https://id.example.test/authorize")!])
+        webView.navigationDelegate?.webView(webView, didFailProvisionalNavigation: WKNavigation(), withError: failure)
+        await #expect(throws: SwitchbackError.self) { _ = try await task.value }
+        let decisions = Decisions()
+        Self.decide(webView, URL(string: "https://id.example.test/next")!, into: decisions)
+        try await Rig.until { decisions.actions.count == 1 }
+        #expect(decisions.actions == [.cancel])
+
+        // Cancelled while a decision is pending: still exactly one answer.
+        let (second, secondView, secondController) = try await Self.start()
+        let pending = Decisions()
+        Self.decide(secondView, URL(string: "https://id.example.test/other")!, into: pending)
+        second.cancel()
+        _ = await second.result
+        try await Rig.until { pending.actions.count == 1 }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(pending.actions.count == 1)
+        withExtendedLifetime((controller, secondController)) {}
+    }
+
+    @Test("the Cancel button reports a dismissal: the sign-in ends as userCancelled")
+    func cancelButton() async throws {
+        let (task, _, controller) = try await Self.start()
+        let cancel = try #require(controller.navigationItem.leftBarButtonItem?.primaryAction)
+        cancel.perform()
+        do {
+            _ = try await task.value
+            Issue.record("the sign-in went on")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .userCancelled)
+        }
+    }
+}
+
+@Suite("Safari view glue") @MainActor
+struct SafariViewGlueTests {
+    @Test("the user's Done ends the sign-in as userCancelled; a dismissal by the flow is not reported back")
+    func done() async throws {
+        let window = Rig.window()
+        let coordinator = Rig.coordinator(host: ApplePresenter(window: { window }))
+        let task = Task { try await coordinator.signIn(SignInRequest(provider: "generic", strategy: .safariView)) }
+        try await Rig.until { window.rootViewController?.presentedViewController is SFSafariViewController }
+        let safari = try #require(window.rootViewController?.presentedViewController as? SFSafariViewController)
+        #expect(safari.url.path == "/authorize")
+        #expect(safari.dismissButtonStyle == .cancel)
+        safari.delegate?.safariViewControllerDidFinish(safari)
+        do {
+            _ = try await task.value
+            Issue.record("the sign-in went on")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .userCancelled)
+        }
+    }
+}
+
+@Suite("Keychain store glue", .serialized)
+struct KeychainGlueTests {
+    static func journal(_ id: String) throws -> FlowJournal {
+        let json = #"{"flowID":"\#(id)"}"#
+        return try JSONDecoder().decode(FlowJournal.self, from: Data(json.utf8))
+    }
+
+    @Test("errSecItemNotFound reads as nothing; a write adds, a second write updates; errSecInteractionNotAllowed and errSecDuplicateItem are storeFailed")
+    func statuses() throws {
+        Keychain.shared.removeAll()
+        Keychain.shared.failing = nil
+        let credentials = KeychainCredentialStore(service: "glue.credentials")
+        #expect(try credentials.load(key: "main") == nil, "errSecItemNotFound is no credential")
+        let journals = KeychainFlowJournalStore(service: "glue.journals")
+        #expect(try journals.journals().isEmpty)
+        try journals.remove(flowID: "absent")  // errSecItemNotFound on delete is fine
+        for status in [errSecInteractionNotAllowed, errSecDuplicateItem] {
+            Keychain.shared.failing = status
+            do {
+                _ = try credentials.load(key: "main")
+                Issue.record("status \(status) was not reported")
+            } catch let error as SwitchbackError {
+                #expect(error.code == .storeFailed)
+                #expect(error.message.contains("\(status)"))
+            }
+            #expect(throws: SwitchbackError.self) { try journals.remove(flowID: "x") }
+        }
+        Keychain.shared.failing = nil
+    }
+}
+
+/// The completion reports a test collects.
+final class Reports: @unchecked Sendable {  // @unchecked: `items` is guarded by `lock`.
+    struct Report {
+        let url: URL?
+        let domain: String?
+        let code: Int?
+    }
+
+    private let lock = NSLock()
+    private var items: [Report] = []
+    func add(_ url: URL?, _ domain: String?, _ code: Int?) { lock.withLock { items.append(Report(url: url, domain: domain, code: code)) } }
+    var all: [Report] { lock.withLock { items } }
+}
