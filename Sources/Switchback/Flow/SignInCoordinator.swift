@@ -44,6 +44,8 @@ public actor SignInCoordinator {
     /// Results of sign-ins that ended with nobody waiting (a restored flow can finish before the app
     /// asks for it), until ``result(of:)`` collects them.
     private var unclaimed: [String: Result<SignInResult, any Error>] = [:]
+    /// The flow IDs of ``unclaimed``, oldest first: a dictionary's own order is arbitrary.
+    private var unclaimedOrder: [String] = []
     private static let finishedKept = 16
 
     /// A coordinator for the app's own sign-ins at the provider (``signIn(_:)``); with
@@ -143,7 +145,10 @@ public actor SignInCoordinator {
 
     /// Waits for the sign-in `flowID` to end. Cancelling the waiting task cancels the sign-in.
     public func result(of flowID: String) async throws -> SignInResult {
-        if let result = unclaimed.removeValue(forKey: flowID) { return try result.get() }
+        if let result = unclaimed.removeValue(forKey: flowID) {
+            unclaimedOrder.removeAll { $0 == flowID }
+            return try result.get()
+        }
         guard entries[flowID] != nil else {
             throw SwitchbackError(.flowNotFound, "no sign-in with this ID is running")
         }
@@ -209,6 +214,9 @@ public actor SignInCoordinator {
         case .persist:
             do {
                 try await journal.save(FlowJournal(flow: entry.flow, authorization: entry.authorization, provider: entry.provider, expiresAt: entry.expiresAt))
+                // The flow may have ended while the save was under way (the actor is re-entrant): its
+                // removal then ran first, and the journal just written would restore a finished sign-in.
+                if entries[flowID] == nil { try await journal.remove(flowID: flowID) }
             } catch {
                 // The sign-in goes on; only its survival of a termination is lost.
                 logger.warning("the flow journal could not be saved", metadata: ["flow": "\(flowID.prefix(6))"])
@@ -305,7 +313,8 @@ public actor SignInCoordinator {
         logger.info("sign-in ended", metadata: ["flow": "\(flowID.prefix(6))", "outcome": "\(outcome)"])
         if entry.waiters.isEmpty {
             unclaimed[flowID] = result
-            if unclaimed.count > Self.finishedKept, let oldest = unclaimed.keys.first { unclaimed[oldest] = nil }
+            unclaimedOrder.append(flowID)
+            if unclaimedOrder.count > Self.finishedKept { unclaimed[unclaimedOrder.removeFirst()] = nil }
         }
         for waiter in entry.waiters { waiter.resume(with: result) }
     }

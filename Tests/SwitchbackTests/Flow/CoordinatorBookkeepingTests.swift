@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import Switchback
+import SwitchbackTesting
+
+/// The coordinator's bookkeeping where order matters: which unclaimed result is dropped first, and a
+/// journal save that finishes after its sign-in ended.
+@Suite("SignInCoordinator bookkeeping")
+struct CoordinatorBookkeepingTests {
+    static let metadata = ProviderMetadata(
+        issuer: "https://id.example.test", authorizationEndpoint: URL(string: "https://id.example.test/authorize")!,
+        tokenEndpoint: URL(string: "https://id.example.test/token")!, jwksURI: URL(string: "https://id.example.test/jwks")!
+    )
+
+    static func coordinator(journal: any FlowJournalStore = InMemoryFlowJournalStore()) -> (SignInCoordinator, OIDCClient) {
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: "app", redirectURI: URL(string: "com.example.app:/oauth/callback")!), provider: .static(metadata),
+            transport: StubTransport { _ in StubTransport.json(500, "{}") }
+        )
+        return (SignInCoordinator(client: client, host: RecordingUserAgentHost(), opener: RecordingURLOpener(), journal: journal), client)
+    }
+
+    static func begin(_ coordinator: SignInCoordinator, _ client: OIDCClient) async throws -> String {
+        let session = try await client.prepareAuthorization()
+        return await coordinator.begin(
+            SignInRequest(provider: "generic", strategy: .safariView), authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI
+        )
+    }
+
+    @Test("results nobody awaited are kept for the last 16 sign-ins: the oldest is the one dropped")
+    func oldestUnclaimedDropped() async throws {
+        let (coordinator, client) = Self.coordinator()
+        var flows: [String] = []
+        for _ in 0..<17 {
+            let flowID = try await Self.begin(coordinator, client)
+            await coordinator.cancel(flowID)
+            flows.append(flowID)
+        }
+        await expectCode(.flowNotFound) { _ = try await coordinator.result(of: flows[0]) }
+        for flowID in flows.dropFirst() {
+            await expectCode(.userCancelled) { _ = try await coordinator.result(of: flowID) }
+        }
+    }
+
+    @Test("a journal save still under way when the sign-in ends does not leave that finished sign-in to be restored")
+    func saveAfterEnd() async throws {
+        let journal = GatedJournalStore()
+        let (coordinator, client) = Self.coordinator(journal: journal)
+        let started = Task { try await Self.begin(coordinator, client) }
+        try await journal.waitForPendingSave()
+        // The save is under way; the user cancels meanwhile (the actor runs the cancellation while the save waits).
+        let flowID = try #require(await coordinator.states.keys.first)
+        await coordinator.cancel(flowID)
+        #expect(await journal.saved.isEmpty, "removed before the save landed")
+        journal.open()
+        _ = try await started.value
+        #expect(await journal.saved.isEmpty, "the late save was taken back")
+        #expect(try await coordinator.restore().isEmpty)
+    }
+}
+
+/// A journal store whose saves wait until `open()`.
+actor GatedJournalStore: FlowJournalStore {
+    private(set) var saved: [String: FlowJournal] = [:]
+    private var pending = 0
+    private let gate = AsyncStream<Void>.makeStream()
+    private nonisolated let opened = LockedValue(false)
+
+    func save(_ journal: FlowJournal) async throws {
+        pending += 1
+        if !opened.withLock({ $0 }) { for await _ in gate.stream { break } }
+        saved[journal.flowID] = journal
+    }
+
+    func journals() -> [FlowJournal] { Array(saved.values) }
+
+    func remove(flowID: String) { saved[flowID] = nil }
+
+    func waitForPendingSave() async throws {
+        for _ in 0..<500 where pending == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        guard pending > 0 else { throw CancellationError() }
+    }
+
+    nonisolated func open() {
+        opened.withLock { $0 = true }
+        gate.continuation.finish()
+    }
+}
