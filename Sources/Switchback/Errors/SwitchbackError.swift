@@ -66,6 +66,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case flowNotFound
             case strategyNotSupported
             case handOffRefused
+            case unknown
         }
 
         fileprivate let value: Value
@@ -76,6 +77,8 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
 
         /// The client or provider configuration cannot work (missing endpoint, bad key, bad URL).
         public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// A code this version does not know, read back from a journal or an answer written by a newer one.
+        public static let unknown = Code(.unknown)
         /// A URL could not be parsed or built.
         public static let invalidURL = Code(.invalidURL)
         /// The HTTP transport failed before a response arrived.
@@ -234,11 +237,10 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
 
 extension SwitchbackError.Code: Codable {
     public init(from decoder: any Decoder) throws {
+        // A newer version may know more codes: an unknown one reads as ``unknown`` rather than failing the
+        // whole journal it is part of.
         let name = try decoder.singleValueContainer().decode(String.self)
-        guard let value = Value(rawValue: name) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown error code \(name)"))
-        }
-        self.init(value)
+        self.init(Value(rawValue: name) ?? .unknown)
     }
 
     public func encode(to encoder: any Encoder) throws {
