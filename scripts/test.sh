@@ -85,6 +85,11 @@ python3 scripts/check_emulator_tokens.py "$(swift build --show-bin-path)/switchb
 "$(swift build --show-bin-path)/switchback" demo --all >/dev/null
 log "switchback demo --all: every preset signed in"
 
+# Every benchmark section in a smoke run (a fraction of a second per row; the figures mean nothing here,
+# BENCHMARKS.md has the measured ones), so that a benchmark cannot stop running unnoticed.
+BENCH_SECONDS=0.05 "$(swift build --show-bin-path)/SwitchbackBenchmarks" >/dev/null
+log "benchmarks: every section ran (smoke mode)"
+
 # The README's getting-started code, against the emulator.
 "$(swift build --show-bin-path)/GettingStarted" 2>/dev/null
 log "GettingStarted: signed in"

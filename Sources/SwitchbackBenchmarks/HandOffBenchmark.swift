@@ -135,13 +135,16 @@ enum HandOffBenchmark {
         return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) / Double(count) * 1000
     }
 
-    /// One simulated phone with the app, signing in again and again.
+    /// One simulated phone with the app, signing in again and again. It keeps the device: the app's seams
+    /// hold it weakly, so without this reference it is gone before the first sign-in.
     final class DeviceSignIn: Sendable {
+        let device: SimulatedDevice
         let app: RunningApp
         let request: SignInRequest
 
         init(issuer: String) async throws {
             let device = SimulatedDevice()
+            self.device = device
             let issuerURL = try CodeFlowBenchmark.url(issuer)
             await device.installAuthenticator(scheme: "uaepassstg", backend: issuerURL)
             let configuration = ClientConfiguration(clientID: "native-rs", redirectURI: try CodeFlowBenchmark.url("com.example.app:/oauth/callback"))
