@@ -28,7 +28,7 @@ public enum UserAgentStrategy: String, Sendable, Codable, CaseIterable, CustomSt
     public var sharesSafariCookies: Bool { self == .systemBrowser }
 }
 
-/// How the authenticator app brings the user back (seed 000).
+/// How the authenticator app brings the user back.
 public enum ReturnPattern: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
     /// A: an https page on the provider's domain, opened by the system in Safari.
     case providerPage = "provider-page"

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The WebView rewrite trick (seed 000): an authenticator deep link whose return URLs point at the
+/// The WebView rewrite: an authenticator deep link whose return URLs point at the
 /// provider is rewritten so the authenticator returns to the app instead, and the provider's URLs are
 /// kept to be loaded again, in the same WebView, when the app comes back.
 ///

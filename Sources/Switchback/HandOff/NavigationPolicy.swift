@@ -68,7 +68,7 @@ public struct NavigationPolicy: Sendable {
     }
 
     /// What to do when a load failed before it started. WebViews report a custom-scheme navigation they
-    /// cannot route here instead of asking first on some paths (seed 000), and report the load the
+    /// cannot route here instead of asking first on some paths, and report the load the
     /// policy itself cancelled as "interrupted"; neither may fail the sign-in.
     public enum LoadFailureDecision: Sendable, Equatable {
         /// The failure carries the URL the policy would have acted on: act on it now.

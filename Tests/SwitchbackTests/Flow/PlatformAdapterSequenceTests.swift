@@ -20,7 +20,7 @@ struct PlatformAdapterSequenceTests {
         #expect(flow.handle(.navigationFailed(SignInFlowTests.link, cancelledByPolicy: interrupted)) == [])
     }
 
-    @Test("WKWebView: a custom-scheme load failing in didFailProvisionalNavigation without being asked is acted on (seed 000, iOS)")
+    @Test("WKWebView: a custom-scheme load failing in didFailProvisionalNavigation without being asked is acted on (iOS)")
     func webViewProvisionalFailure() throws {
         var flow = SignInFlow(SignInFlowTests.webViewPlan())
         _ = flow.handle(.start)

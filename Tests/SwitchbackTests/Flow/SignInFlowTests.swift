@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Switchback
 
-/// The sign-in state machine on its own: every edge case of seed 000 as a sequence of events and the
+/// The sign-in state machine on its own: every edge case of a hand-off sign-in as a sequence of events and the
 /// actions the flow answers with.
 @Suite("SignInFlow")
 struct SignInFlowTests {

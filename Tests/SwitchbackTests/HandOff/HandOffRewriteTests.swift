@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Switchback
 
-/// The WebView rewrite of authenticator deep links (seed 000), on link shapes real pages emit.
+/// The WebView rewrite of authenticator deep links, on link shapes real pages emit.
 @Suite("HandOffRewrite")
 struct HandOffRewriteTests {
     static let rule = AuthenticatorRule(

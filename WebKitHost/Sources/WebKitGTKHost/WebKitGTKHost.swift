@@ -30,8 +30,8 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     fileprivate let loop: MainLoop
     private let userAgent: String
-    /// Lets custom-scheme navigations through without asking the flow, as iOS's WKWebView sometimes does
-    /// (seed 000): the engine then fails the provisional load, and only the failure reaches the flow.
+    /// Lets custom-scheme navigations through without asking the flow, as iOS's WKWebView sometimes does:
+    /// the engine then fails the provisional load, and only the failure reaches the flow.
     /// For tests of that fallback path; off in any real use.
     let customSchemesSkipPolicy: Bool
     private let lock = NSLock()

@@ -135,7 +135,7 @@ struct WebKitGTKHostTests {
 
     @Test("a custom-scheme load that is not put to the policy fails its provisional load; the failure alone carries the flow on")
     func customSchemeLoadFailure() async throws {
-        // WebKitGTK asks before every navigation; iOS sometimes does not (seed 000). The host lets custom
+        // WebKitGTK asks before every navigation; iOS sometimes does not. The host lets custom
         // schemes through unasked, so the real engine fails those loads and only the failure reaches the core.
         let host = try WebKitGTKHost(customSchemesSkipPolicy: true)
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, environment: .staging), host: host)
