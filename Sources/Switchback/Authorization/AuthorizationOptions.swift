@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How the provider returns the authorization response.
 public enum ResponseMode: String, Sendable, Codable, Equatable {

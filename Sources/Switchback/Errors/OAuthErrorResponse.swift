@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An OAuth 2.0 error response (RFC 6749 §4.1.2.1 and §5.2), as sent by the provider.
 public struct OAuthErrorResponse: Sendable, Equatable, Codable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Sign-ins the backend companion runs (``CompanionRoute``): starting them at the companion, and for
 /// backend completion, collecting the companion's answer.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Logging
 
 /// Runs sign-ins: performs what each ``SignInFlow`` asks (show the user agent, open the authenticator,

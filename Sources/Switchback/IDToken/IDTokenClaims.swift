@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The registered claims of an ID token (OpenID Connect Core §2), as sent.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Any JSON value, for claims whose shape the core does not know in advance.
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {

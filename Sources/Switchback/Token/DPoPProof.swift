@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+package import Foundation
 
 /// Checks DPoP proofs (RFC 9449 §4.3): an ES256 JWT of type `dpop+jwt` carrying its public key,
 /// naming this request (`htm`, `htu`), fresh (`iat`), unique (`jti`, checked by the caller), and bound

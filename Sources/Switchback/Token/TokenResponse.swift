@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A successful token endpoint response (RFC 6749 §5.1).
 public struct TokenResponse: Sendable, Equatable, Decodable {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Switchback
 
 /// The app links a domain vouches for: which apps may open which paths of it as universal links (Apple's

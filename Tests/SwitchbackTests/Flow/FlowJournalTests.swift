@@ -9,7 +9,7 @@ struct FlowJournalTests {
         var flow = SignInFlowTests.handedOff()
         if exchanging {
             _ = flow.handle(.openedURL(SignInFlowTests.returnURL("success")))
-            _ = flow.handle(.navigation(try #require(URL(string: "com.example.app:/oauth/callback?code=THE-CODE-VALUE&state=S"))))
+            _ = flow.handle(.navigation(URL(string: "com.example.app:/oauth/callback?code=THE-CODE-VALUE&state=S")!))
         }
         let session = AuthorizationSession(
             issuer: "https://stg-id.uaepass.ae", clientID: "app", redirectURI: SignInFlowTests.redirectURI, state: "S", nonce: "N",

@@ -66,7 +66,7 @@ struct PlatformAdapterSequenceTests {
     @Test("Authentication session with app_callback_uri: the universal link arriving while the session is up leaves it up")
     func universalLinkKeepsSession() throws {
         var plan = SignInFlowTests.browserPlan(providerPage: false)
-        plan.appReturnURL = try #require(URL(string: "https://app.example.com/appswitch"))
+        plan.appReturnURL = URL(string: "https://app.example.com/appswitch")!
         var flow = SignInFlow(plan)
         _ = flow.handle(.start)
         _ = flow.handle(.enteredBackground)

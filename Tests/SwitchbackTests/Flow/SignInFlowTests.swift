@@ -202,7 +202,7 @@ struct SignInFlowTests {
     @Test("the provider's app return URL brings the app forward; the page goes on")
     func appReturn() throws {
         var plan = Self.browserPlan(.safariView, providerPage: false)
-        plan.appReturnURL = try #require(URL(string: "https://app.example.com/appswitch"))
+        plan.appReturnURL = URL(string: "https://app.example.com/appswitch")!
         var flow = SignInFlow(plan)
         _ = flow.handle(.start)
         _ = flow.handle(.enteredBackground)

@@ -87,7 +87,7 @@ struct CompanionSignInTests {
         // Opened as a link, it belongs to no running sign-in: the app handles it as any other link.
         #expect(try await coordinator.handle(url: attackersCallback) == false)
         // Caught by the authentication session, it is checked and refused before the companion sees it.
-        await try #require(host.events).callback(.redirect(attackersCallback))
+        try await #require(host.events).callback(.redirect(attackersCallback))
         await expectCode(.stateMismatch) { _ = try await task.value }
         // The attacker's sign-in is still unused at the companion: the app did not relay it.
         let redeemed = try await CompanionClient(rig.companion.baseURL).exchange(callback: attackersCallback, binding: attackersBinding)
