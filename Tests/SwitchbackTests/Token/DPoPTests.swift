@@ -40,6 +40,19 @@ struct DPoPTests {
         #expect(DPoPKey.thumbprint(of: .object(jwk)) == key.thumbprint)
     }
 
+    @Test("the thumbprint of RFC 9449's example key (Figure 2) is the jkt RFC 9449 publishes for it (Figure 9), in any member order and with extra members")
+    func publishedThumbprint() {
+        let members: [String: JSONValue] = [
+            "kty": .string("EC"), "crv": .string("P-256"),
+            "x": .string("l8tFrhx-34tV3hRICRDY9zCkDlpBhF42UQUfWVAWBFs"), "y": .string("9VE4jf_Ok_o64zbTTlcuNJajHmt6v9TDVrU0CdvGRDA"),
+        ]
+        #expect(DPoPKey.thumbprint(of: .object(members)) == "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I")
+        var extended = members
+        extended["kid"] = .string("k1")
+        extended["use"] = .string("sig")
+        #expect(DPoPKey.thumbprint(of: .object(extended)) == "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I", "only the required members count (RFC 7638 §3.2)")
+    }
+
     @Test("the thumbprint is RFC 7638's: stable across a PEM round trip, different per key, nil for non-P-256 keys")
     func thumbprint() throws {
         let key = DPoPKey()
