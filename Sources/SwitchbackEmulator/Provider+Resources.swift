@@ -82,6 +82,8 @@ extension Provider {
             ]
             // RFC 9449 §6.2: introspection of a bound token names the key's thumbprint.
             if let bound = grant.boundKey { answer["cnf"] = .object(["jkt": .string(bound)]) }
+            // RFC 7662 §2.2: a human-readable identifier of the resource owner.
+            if let user = configuration.users.first(where: { $0.subject == grant.subject }) { answer["username"] = .string(user.username) }
             return Reply.json(.object(answer))
         }
     }

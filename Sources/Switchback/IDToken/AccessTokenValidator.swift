@@ -15,9 +15,11 @@ public struct AccessTokenValidator: Sendable {
         /// `cnf.jkt` (RFC 9449 §6.1): the thumbprint of the DPoP key the token is bound to. Any other
         /// `cnf` member (mTLS) is kept as an empty, unmatchable thumbprint: the token is still bound.
         public let confirmationThumbprint: String?
+        /// `preferred_username` (OpenID Connect Core §5.1), when the provider puts it in its access tokens.
+        public let preferredUsername: String?
 
         private enum CodingKeys: String, CodingKey {
-            case sub, client_id, azp, scope, exp, cnf
+            case sub, client_id, azp, scope, exp, cnf, preferred_username
         }
 
         private struct Confirmation: Decodable {
@@ -32,6 +34,7 @@ public struct AccessTokenValidator: Sendable {
             scope = try container.decodeIfPresent(String.self, forKey: .scope)
             exp = try container.decode(Double.self, forKey: .exp)
             confirmationThumbprint = container.contains(.cnf) ? ((try? container.decode(Confirmation.self, forKey: .cnf))?.jkt ?? "") : nil
+            preferredUsername = try? container.decodeIfPresent(String.self, forKey: .preferred_username)
         }
     }
 

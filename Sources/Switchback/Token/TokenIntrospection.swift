@@ -14,11 +14,14 @@ public struct TokenIntrospection: Sendable, Equatable, Decodable {
     public let tokenType: String?
     /// `cnf.jkt` (RFC 9449 §6.2): the thumbprint of the key the token is bound to.
     public let confirmationThumbprint: String?
+    /// `username` (RFC 7662 §2.2): a human-readable identifier of the resource owner, when the provider sends one.
+    public let username: String?
 
     public init(
         active: Bool, subject: String? = nil, clientID: String? = nil, issuer: String? = nil, scope: String? = nil, expiresAt: Date? = nil,
-        audience: [String]? = nil, tokenType: String? = nil, confirmationThumbprint: String? = nil
+        audience: [String]? = nil, tokenType: String? = nil, confirmationThumbprint: String? = nil, username: String? = nil
     ) {
+        self.username = username
         self.active = active
         self.subject = subject
         self.clientID = clientID
@@ -36,7 +39,7 @@ public struct TokenIntrospection: Sendable, Equatable, Decodable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case active, sub, client_id, iss, scope, exp, aud, token_type, cnf
+        case active, sub, client_id, iss, scope, exp, aud, token_type, cnf, username
     }
 
     private struct Confirmation: Decodable {
@@ -57,6 +60,7 @@ public struct TokenIntrospection: Sendable, Equatable, Decodable {
             audience = try container.decodeIfPresent(String.self, forKey: .aud).map { [$0] }
         }
         tokenType = try container.decodeIfPresent(String.self, forKey: .token_type)
+        username = try? container.decodeIfPresent(String.self, forKey: .username)
         // A `cnf` of another confirmation method (x5t#S256 for mTLS) still marks the token as bound; it
         // cannot be proven here, so it is kept as an unmatchable thumbprint.
         if container.contains(.cnf) {

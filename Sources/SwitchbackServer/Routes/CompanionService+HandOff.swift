@@ -14,6 +14,8 @@ extension CompanionService {
     struct TokenOwner {
         let subject: String
         let clientID: String
+        /// What the provider calls the account, for the redeem page.
+        let displayName: String?
         /// `cnf.jkt`, or `""` for a token bound by another method; nil for a Bearer token.
         let boundThumbprint: String?
     }
@@ -42,7 +44,10 @@ extension CompanionService {
         let owner = try await validate(accessToken: token, as: handOff)
         try await checkPossession(of: token, owner: owner, scheme: scheme, proof: request.headers[.init("DPoP")!])
         let now = clock.now()
-        let grant = HandOffGrant(subject: owner.subject, clientID: owner.clientID, issuedAt: now, expiresAt: now.addingTimeInterval(handOff.codeLifetime))
+        let grant = HandOffGrant(
+            subject: owner.subject, clientID: owner.clientID, issuedAt: now, expiresAt: now.addingTimeInterval(handOff.codeLifetime),
+            displayName: owner.displayName.map { String($0.prefix(120)) }
+        )
         let code = try await store.issue(grant, entropy: entropy)
         logger.info("hand-off code issued", metadata: ["lifetime": "\(Int(handOff.codeLifetime))", "client": "\(owner.clientID.prefix(80))"])
         var reply: [String: Any] = ["handoffotp": code, "expires_in": Int(handOff.codeLifetime)]
@@ -89,7 +94,10 @@ extension CompanionService {
             if let audience = answer.audience, accepted.union(handOff.audience.map { [$0] } ?? []).isDisjoint(with: audience) {
                 throw CompanionError(.invalidToken, "the access token is meant for another audience")
             }
-            return TokenOwner(subject: subject, clientID: clientID, boundThumbprint: answer.isSenderConstrained ? (answer.confirmationThumbprint ?? "") : nil)
+            return TokenOwner(
+                subject: subject, clientID: clientID, displayName: answer.username,
+                boundThumbprint: answer.isSenderConstrained ? (answer.confirmationThumbprint ?? "") : nil
+            )
         case .jwt:
             let claims: AccessTokenValidator.Claims
             do {
@@ -103,7 +111,7 @@ extension CompanionService {
             guard let clientID = named.first, named.allSatisfy(accepted.contains) else {
                 throw CompanionError(.invalidToken, "the access token was not issued to a client this server accepts")
             }
-            return TokenOwner(subject: claims.sub, clientID: clientID, boundThumbprint: claims.confirmationThumbprint)
+            return TokenOwner(subject: claims.sub, clientID: clientID, displayName: claims.preferredUsername, boundThumbprint: claims.confirmationThumbprint)
         }
     }
 
@@ -147,7 +155,9 @@ extension CompanionService {
             throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
         }
         let current = try await session(of: request)
-        return Self.redeemPage(action: url(Self.redeemPath), code: code, goto: goto, subject: grant.subject, destination: target, replacing: current?.subject)
+        return Self.redeemPage(
+            action: url(Self.redeemPath), code: code, goto: goto, account: Self.account(grant), subject: grant.subject, destination: target, replacing: current?.subject
+        )
     }
 
     /// `POST /handoff/redeem` from the interstitial: same-origin only; consumes the code once, replaces an
@@ -165,7 +175,10 @@ extension CompanionService {
         let currentRecord = try await current.asyncFlatMap { try await store.lookUp(.session, secret: $0, as: SessionRecord.self, now: now) }
         if let currentRecord, currentRecord.subject != preview.subject, form.fields["replace"] != currentRecord.subject {
             // Another account is signed in here and the user did not confirm replacing it: ask again.
-            var page = Self.redeemPage(action: url(Self.redeemPath), code: code, goto: goto, subject: preview.subject, destination: target, replacing: currentRecord.subject)
+            var page = Self.redeemPage(
+                action: url(Self.redeemPath), code: code, goto: goto, account: Self.account(preview), subject: preview.subject, destination: target,
+                replacing: currentRecord.subject
+            )
             page.status = .conflict
             return page
         }
@@ -210,17 +223,22 @@ extension CompanionService {
         return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)\(port.map { ":\($0)" } ?? "")"
     }
 
+    /// How the page names the account: the provider's name for it with the subject, or the subject alone.
+    static func account(_ grant: HandOffGrant) -> String {
+        grant.displayName.map { "\($0) (\(grant.subject))" } ?? grant.subject
+    }
+
     /// The interstitial: who the link signs in, where it goes, and what it replaces. No script.
-    static func redeemPage(action: URL, code: String, goto: String, subject: String, destination: URL, replacing current: String?) -> Response {
+    static func redeemPage(action: URL, code: String, goto: String, account: String, subject: String, destination: URL, replacing current: String?) -> Response {
         var fields = "<input type=\"hidden\" name=\"handoffotp\" value=\"\(Replies.escape(code))\">"
         fields += "<input type=\"hidden\" name=\"goto\" value=\"\(Replies.escape(goto))\">"
-        var message = "Continue to \(destination.host ?? "the web app") signed in as \(subject)."
+        var message = "Continue to \(destination.host ?? "the web app") signed in as \(account)."
         if let current, current != subject {
             message += " This browser is signed in as \(current); continuing signs that account out here."
             fields += "<input type=\"hidden\" name=\"replace\" value=\"\(Replies.escape(current))\">"
         }
         let form = "<form method=\"post\" action=\"\(Replies.escape(action.absoluteString))\" id=\"confirm\">\(fields)"
-            + "<button type=\"submit\" id=\"continue\">Continue as \(Replies.escape(subject))</button></form>"
+            + "<button type=\"submit\" id=\"continue\">Continue as \(Replies.escape(account))</button></form>"
         // The POST answers with a redirect to the destination, which `form-action` must allow.
         return Replies.page(status: .ok, title: "Continue signed in?", message: message, extra: form, formTargets: [origin(of: destination)])
     }

@@ -64,8 +64,12 @@ public struct HandOffGrant: Sendable, Codable, Equatable {
     public var clientID: String
     public var issuedAt: Date
     public var expiresAt: Date
+    /// A human-readable name of the account (introspection's `username`, a JWT's `preferred_username`),
+    /// shown on the redeem page beside the subject.
+    public var displayName: String?
 
-    public init(subject: String, clientID: String, issuedAt: Date, expiresAt: Date) {
+    public init(subject: String, clientID: String, issuedAt: Date, expiresAt: Date, displayName: String? = nil) {
+        self.displayName = displayName
         self.subject = subject
         self.clientID = clientID
         self.issuedAt = issuedAt

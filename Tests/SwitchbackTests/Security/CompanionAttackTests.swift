@@ -219,7 +219,7 @@ struct CompanionAttackTests {
         let page = try await rig.get(redeemURL)
         #expect(page.status == 200)
         #expect(page.headers["set-cookie"] == nil && page.headers["location"] == nil)
-        #expect(page.text.contains("Continue as 9b1f7c2e-alice"))
+        #expect(page.text.contains("Continue as alice (9b1f7c2e-alice)"), "the provider's username beside the subject")
         #expect(page.headers["content-security-policy"]?.contains("script-src 'none'") == true)
         // A hidden auto-submitting form on the attacker's site, and a client that sends no Origin.
         let fields = [("handoffotp", code), ("goto", CompanionRig.webApp)]
