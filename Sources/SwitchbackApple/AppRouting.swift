@@ -8,7 +8,9 @@ import UIKit
 public import UIKit
 #endif
 
-/// Wires the app's lifecycle and URL entry points into the coordinator, one call each.
+/// Wires the app's lifecycle and URL entry points into the coordinator, one call each. Events reach the
+/// coordinator one at a time in the order the system delivered them (a link that opened the app before
+/// `didBecomeActive` is handled before it).
 ///
 /// ```swift
 /// // SceneDelegate
@@ -21,37 +23,50 @@ public final class AppRouting {
     /// Called with links that belong to no sign-in, for the app's own handling.
     public var unhandled: (@MainActor (URL) -> Void)?
     private var observers: [any NSObjectProtocol] = []
+    private let events: AsyncStream<Event>.Continuation
+
+    enum Event: Sendable {
+        case becameActive, enteredBackground
+        case link(URL, universalLink: Bool)
+    }
 
     public init(coordinator: SignInCoordinator, notificationCenter: NotificationCenter = .default) {
         self.coordinator = coordinator
-        let pairs: [(Notification.Name, @Sendable (SignInCoordinator) async -> Void)] = [
-            (UIApplication.didBecomeActiveNotification, { await $0.appDidBecomeActive() }),
-            (UIApplication.didEnterBackgroundNotification, { await $0.appDidEnterBackground() }),
-        ]
-        for (name, action) in pairs {
-            observers.append(notificationCenter.addObserver(forName: name, object: nil, queue: .main) { _ in
-                Task { await action(coordinator) }
-            })
+        let (stream, events) = AsyncStream.makeStream(of: Event.self)
+        self.events = events
+        // One consumer, so the coordinator sees the events in the order they were posted; it ends with the stream.
+        Task { [weak self] in
+            for await event in stream {
+                switch event {
+                case .becameActive: await coordinator.appDidBecomeActive()
+                case .enteredBackground: await coordinator.appDidEnterBackground()
+                case .link(let url, let universalLink):
+                    let handled = (try? await universalLink ? coordinator.handle(userActivity: url) : coordinator.handle(url: url)) ?? true
+                    if !handled { self?.unhandled?(url) }
+                }
+            }
         }
+        let pairs: [(Notification.Name, Event)] = [
+            (UIApplication.didBecomeActiveNotification, .becameActive), (UIApplication.didEnterBackgroundNotification, .enteredBackground),
+        ]
+        for (name, event) in pairs {
+            observers.append(notificationCenter.addObserver(forName: name, object: nil, queue: .main) { _ in events.yield(event) })
+        }
+    }
+
+    deinit {
+        events.finish()
     }
 
     /// `application(_:open:options:)`, `scene(_:openURLContexts:)`, SwiftUI `onOpenURL`.
     public func open(_ urls: [URL]) {
-        for url in urls { route(url, universalLink: false) }
+        for url in urls { events.yield(.link(url, universalLink: false)) }
     }
 
     /// `scene(_:continue:)`, `application(_:continue:restorationHandler:)`, SwiftUI `onContinueUserActivity`.
     public func `continue`(_ userActivity: NSUserActivity) {
         guard userActivity.activityType == NSUserActivityTypeBrowsingWeb, let url = userActivity.webpageURL else { return }
-        route(url, universalLink: true)
-    }
-
-    private func route(_ url: URL, universalLink: Bool) {
-        let coordinator = coordinator
-        Task { @MainActor in
-            let handled = (try? await universalLink ? coordinator.handle(userActivity: url) : coordinator.handle(url: url)) ?? true
-            if !handled { unhandled?(url) }
-        }
+        events.yield(.link(url, universalLink: true))
     }
 }
 

@@ -216,13 +216,13 @@ extension UISceneDelegate {
 // Foundation on Apple platforms, absent from swift-corelibs-foundation: declared here so that the
 // adapters' `NSUserActivity` code type-checks.
 // https://developer.apple.com/documentation/foundation/nsuseractivity
-open class NSUserActivity: NSObject, @unchecked Sendable {  // @unchecked: a model with no mutable state.
+open class NSUserActivity: NSObject, @unchecked Sendable {  // @unchecked: set up once by the system before it is handed over.
     // https://developer.apple.com/documentation/foundation/nsuseractivity/init(activitytype:)
     public init(activityType: String) { self.activityType = activityType }
     // https://developer.apple.com/documentation/foundation/nsuseractivity/activitytype
     public let activityType: String
     // https://developer.apple.com/documentation/foundation/nsuseractivity/webpageurl
-    open var webpageURL: URL? { nil }
+    open var webpageURL: URL?
 }
 
 // https://developer.apple.com/documentation/foundation/nsuseractivitytypebrowsingweb

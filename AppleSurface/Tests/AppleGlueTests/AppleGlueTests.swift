@@ -211,6 +211,31 @@ struct SafariViewGlueTests {
     }
 }
 
+@Suite("App routing glue") @MainActor
+struct AppRoutingGlueTests {
+    /// Links only: a notification posted here from the main actor to an observer on the main queue would wait
+    /// for itself in swift-corelibs-foundation, so lifecycle notifications are not posted in this test.
+    @Test("links reach the coordinator one at a time in the order delivered; links of no sign-in go to unhandled in that order")
+    func order() async throws {
+        let center = NotificationCenter()
+        let routing = AppRouting(coordinator: Rig.coordinator(host: ApplePresenter(window: { Rig.window() })), notificationCenter: center)
+        var unhandled: [URL] = []
+        routing.unhandled = { unhandled.append($0) }
+        let links = (1...6).map { URL(string: "https://app.example.com/link/\($0)")! }
+        routing.open([links[0]])
+        let activity = NSUserActivity(activityType: NSUserActivityTypeBrowsingWeb)
+        activity.webpageURL = links[1]
+        routing.continue(activity)
+        routing.open(Array(links[2...4]))
+        routing.open([links[5]])
+        let other = NSUserActivity(activityType: "com.example.handoff")
+        other.webpageURL = URL(string: "https://app.example.com/not-a-link")
+        routing.continue(other)
+        try await Rig.until { unhandled.count == links.count }
+        #expect(unhandled == links)
+    }
+}
+
 @Suite("Keychain store glue", .serialized)
 struct KeychainGlueTests {
     static func journal(_ id: String) throws -> FlowJournal {
