@@ -18,7 +18,7 @@ public final class URLSessionTransport: HTTPTransport {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         self.init(
-            session: URLSession(configuration: configuration, delegate: NoRedirects(maximumResponseBytes: maximumResponseBytes), delegateQueue: nil),
+            session: URLSession(configuration: configuration, delegate: TransportDelegate(maximumResponseBytes: maximumResponseBytes), delegateQueue: nil),
             maximumResponseBytes: maximumResponseBytes
         )
     }
@@ -34,7 +34,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// cancelled once it passes the limit; a cancelled authentication challenge comes back as its `401`.
     private func perform(_ request: URLRequest) async throws -> (Data, URLResponse) {
         let started = StartedTask()
-        let delegate = session.delegate as? NoRedirects
+        let delegate = session.delegate as? TransportDelegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 if let delegate {
@@ -94,7 +94,7 @@ private struct ResponseTooLarge: Error {}
 /// `WWW-Authenticate` (which RFC 6749 §5.2 requires for a refused client_secret_basic) would otherwise be
 /// retried with stored credentials or, in FoundationNetworking, wait forever; the challenge is cancelled
 /// and its response handed back as the answer.
-private final class NoRedirects: NSObject, URLSessionDataDelegate, Sendable {
+private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let maximumResponseBytes: Int
     private let tasks = LockedTasks()
 

@@ -172,7 +172,8 @@ extension CompanionService {
             throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
         }
         let current = sessionID(of: request)
-        let currentRecord = try await current.asyncFlatMap { try await store.lookUp(.session, secret: $0, as: SessionRecord.self, now: now) }
+        var currentRecord: SessionRecord?
+        if let current { currentRecord = try await store.lookUp(.session, secret: current, as: SessionRecord.self, now: now) }
         if let currentRecord, currentRecord.subject != preview.subject, form.fields["replace"] != currentRecord.subject {
             // Another account is signed in here and the user did not confirm replacing it: ask again.
             var page = Self.redeemPage(
@@ -267,13 +268,5 @@ extension CompanionService {
         var headers = Replies.noStore
         headers[.setCookie] = expiredSessionCookie()
         return Response(status: .noContent, headers: headers)
-    }
-}
-
-extension Optional {
-    /// `flatMap` with an async transform.
-    fileprivate func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }
