@@ -266,7 +266,7 @@ struct CompanionAttackTests {
 
     // MARK: 6 and 7. Floods
 
-    @Test("the start routes answer 429 with Retry-After past the per-address limit, and past the cap on pending authorizations")
+    @Test("the start, exchange and hand-off routes answer 429 with Retry-After past the per-address limit, and starts past the cap on pending authorizations")
     func startFlood() async throws {
         let rig = try await CompanionRig.start(change: { $0.limits = .init(startsPerMinutePerAddress: 3, startsPerMinute: 100, pendingAuthorizations: 1000) })
         defer { Task { await rig.stop() } }
@@ -278,6 +278,9 @@ struct CompanionAttackTests {
         // The limit counts across the start routes.
         #expect(try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding]).response.status == 429)
         #expect(try await rig.post("/permission", ["app_callback_uri": "https://app.example.com/appswitch"]).response.status == 429)
+        // The routes that call the provider for an anonymous client count too.
+        #expect(try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer some-token-0123456789"]).response.status == 429)
+        #expect(try await rig.post("/exchange", ["callback_url": "com.example.app:/oauth/callback?code=c&state=s"]).response.status == 429)
         // A minute later the address may start again.
         rig.clock.advance(by: 61)
         #expect(try await rig.post("/bridge/start", body).response.status == 200)
