@@ -112,8 +112,8 @@ extension Provider {
         guard let client = configuration.client(clientID), client.authentication == .privateKeyJWT else {
             return refuse("the client is unknown or not registered for private_key_jwt")
         }
-        let base = issuer.issuer
-        switch await ClientAssertion.verify(assertion, jwks: client.jwks, clientID: clientID, audiences: [base, base + "/token", base + "/par"]) {
+        let policy = profile.fapi2 ? ClientAssertion.Policy.fapi2(issuer: issuer.issuer) : .lenient(issuer: issuer.issuer)
+        switch await ClientAssertion.verify(assertion, jwks: client.jwks, clientID: clientID, policy: policy) {
         case .failure(let refusal):
             return refuse(refusal.description)
         case .success(let verified):

@@ -28,17 +28,24 @@ extension ClientAuthentication: CustomStringConvertible {
     public var description: String { methodName }
 }
 
-/// Signs `private_key_jwt` client assertions with an RS256 or ES256 private key, through jwt-kit.
+/// Signs `private_key_jwt` client assertions with an RSA or ECDSA private key, through jwt-kit.
+///
+/// Every assertion is addressed to the provider's issuer identifier, as a single string, whichever
+/// endpoint it is sent to. That is what FAPI 2.0 (§5.3.2.1) and the OpenID Foundation's 2025 fix for
+/// audience injection require, and what Singpass checks; OpenID Connect Core's older advice (the token
+/// endpoint URL) let a malicious endpoint replay an assertion at the real one.
 public struct ClientAssertionSigner: Sendable {
-    /// The assertion's signature algorithm.
-    public enum Algorithm: String, Sendable {
+    /// The assertion's signature algorithm. FAPI 2.0 providers such as Singpass accept only the ECDSA ones.
+    public enum Algorithm: String, Sendable, CaseIterable {
         case rs256 = "RS256"
         case es256 = "ES256"
+        case es384 = "ES384"
+        case es512 = "ES512"
     }
 
     public let algorithm: Algorithm
     public let keyID: String?
-    /// How long an assertion is valid; short by design.
+    /// How long an assertion is valid: 1 to 120 seconds (Singpass refuses longer), 60 by default.
     public let lifetime: TimeInterval
     private let keys: JWTKeyCollection
 
@@ -52,17 +59,21 @@ public struct ClientAssertionSigner: Sendable {
                 await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: privateKeyPEM), digestAlgorithm: .sha256, kid: kid)
             case .es256:
                 await keys.add(ecdsa: try ES256PrivateKey(pem: privateKeyPEM), kid: kid)
+            case .es384:
+                await keys.add(ecdsa: try ES384PrivateKey(pem: privateKeyPEM), kid: kid)
+            case .es512:
+                await keys.add(ecdsa: try ES512PrivateKey(pem: privateKeyPEM), kid: kid)
             }
         } catch {
             throw SwitchbackError(.invalidConfiguration, "the client assertion key is not a valid \(algorithm.rawValue) private key")
         }
         self.algorithm = algorithm
         self.keyID = keyID
-        self.lifetime = min(max(lifetime, 1), 300)
+        self.lifetime = min(max(lifetime, 1), 120)
         self.keys = keys
     }
 
-    /// A fresh assertion for `clientID` addressed to `audience`, with a unique `jti`.
+    /// A fresh assertion for `clientID` addressed to `audience` (the issuer), with a unique `jti`.
     func assertion(clientID: String, audience: String, now: Date, entropy: any EntropySource) async throws -> String {
         let claims = ClientAssertionClaims(
             iss: clientID,

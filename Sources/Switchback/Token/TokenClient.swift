@@ -49,7 +49,7 @@ public struct TokenClient: Sendable {
             throw SwitchbackError(.parRequired, "the provider publishes no pushed_authorization_request_endpoint")
         }
         let fields = parameters.filter { $0.0 != "client_id" }
-        let response = try await post(endpoint, fields: fields, audience: metadata.issuer)
+        let response = try await post(endpoint, fields: fields)
         guard response.status == 201 || response.status == 200 else {
             throw Self.endpointError(response, code: .parFailed, what: "the pushed authorization request")
         }
@@ -68,7 +68,7 @@ public struct TokenClient: Sendable {
         guard let endpoint = metadata.introspectionEndpoint else {
             throw SwitchbackError(.invalidConfiguration, "the provider publishes no introspection_endpoint")
         }
-        let response = try await post(endpoint, fields: [("token", token), ("token_type_hint", "access_token")], audience: metadata.issuer)
+        let response = try await post(endpoint, fields: [("token", token), ("token_type_hint", "access_token")])
         guard response.status == 200 else { throw Self.endpointError(response, code: .tokenEndpointError, what: "the introspection request") }
         guard let introspection = try? JSONDecoder().decode(TokenIntrospection.self, from: response.body) else {
             throw SwitchbackError(.invalidTokenResponse, "the introspection answer is not RFC 7662 JSON", httpStatus: response.status)
@@ -79,11 +79,11 @@ public struct TokenClient: Sendable {
     /// Sends a form to another endpoint of the provider (a permission endpoint, say) with this client's
     /// authentication applied, and returns the answer as it is.
     public func sendAuthenticated(form fields: [(String, String)], to url: URL) async throws -> HTTPResponse {
-        try await post(url, fields: fields, audience: metadata.issuer)
+        try await post(url, fields: fields)
     }
 
     private func tokenRequest(_ fields: [(String, String)]) async throws -> TokenResponse {
-        let response = try await post(metadata.tokenEndpoint, fields: fields, audience: metadata.tokenEndpoint.absoluteString)
+        let response = try await post(metadata.tokenEndpoint, fields: fields)
         guard response.status == 200 else {
             throw Self.endpointError(response, code: .tokenEndpointError, what: "the token request")
         }
@@ -107,7 +107,7 @@ public struct TokenClient: Sendable {
     }
 
     /// Sends a form POST with the client authentication applied.
-    private func post(_ url: URL, fields: [(String, String)], audience: String) async throws -> HTTPResponse {
+    private func post(_ url: URL, fields: [(String, String)]) async throws -> HTTPResponse {
         var fields = fields
         var headers: [String: String] = [:]
         switch configuration.authentication {
@@ -120,7 +120,7 @@ public struct TokenClient: Sendable {
             fields.append(("client_id", configuration.clientID))
             fields.append(("client_secret", secret))
         case .privateKeyJWT(let signer):
-            let assertion = try await signer.assertion(clientID: configuration.clientID, audience: audience, now: clock.now(), entropy: entropy)
+            let assertion = try await signer.assertion(clientID: configuration.clientID, audience: metadata.issuer, now: clock.now(), entropy: entropy)
             fields.append(("client_id", configuration.clientID))
             fields.append(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
             fields.append(("client_assertion", assertion))

@@ -1,6 +1,7 @@
 // The emulator needs macOS 14 (Hummingbird 2) while the package's floor is macOS 13, so these tests
 // are compiled where CI runs them.
 #if os(Linux)
+import Crypto
 import Foundation
 import Testing
 @testable import Switchback
@@ -135,6 +136,50 @@ struct EmulatorSingpassTests {
                 Issue.record("Singpass must refuse an embedded WebView")
                 return
             }
+        }
+    }
+
+    /// A compact JWS over `claims` with the client's P-256 key, its header naming `alg`.
+    static func assertion(_ keys: EmulatorClientAssertionTests.Keys, alg: String = "ES256", claims: [String: JSONValue]) throws -> String {
+        let key = try P256.Signing.PrivateKey(pemRepresentation: keys.pem)
+        let header = Base64URL.encode(Data(JSONValue.object(["alg": .string(alg), "kid": .string("client-key-1"), "typ": .string("JWT")]).description.utf8))
+        let payload = Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+        let signature = try key.signature(for: Data("\(header).\(payload)".utf8))
+        return "\(header).\(payload).\(Base64URL.encode(signature.rawRepresentation))"
+    }
+
+    @Test("client assertions: aud is the issuer alone, ES256/ES384/ES512 only, at most 120 s; the core's signer meets all three")
+    func assertionRules() async throws {
+        try await Self.withEmulator { emulator, keys in
+            let now = Date().timeIntervalSince1970.rounded(.down)
+            func claims(aud: JSONValue = .string(emulator.issuer), lifetime: Double = 60) -> [String: JSONValue] {
+                ["iss": .string("singpass-app"), "sub": .string("singpass-app"), "aud": aud, "iat": .number(now), "exp": .number(now + lifetime),
+                 "jti": .string(UUID().uuidString)]
+            }
+            // The hand-made assertion is accepted when it follows the rules, so each refusal below is for its one difference.
+            // Client authentication comes first; an accepted assertion then meets the missing DPoP proof (400, not 401).
+            let good = try await EmulatorClientAssertionTests.post(emulator, assertion: try Self.assertion(keys, claims: claims()))
+            #expect(good.status == 400 && good.body.contains("invalid_dpop_proof"), "\(good.body)")
+            let refused: [(String, String)] = [
+                (try Self.assertion(keys, claims: claims(aud: .string(emulator.issuer + "/token"))), "another audience"),
+                (try Self.assertion(keys, claims: claims(aud: .array([.string(emulator.issuer), .string("https://elsewhere.example")]))), "single string"),
+                (try Self.assertion(keys, claims: claims(lifetime: 121)), "at most 120 seconds"),
+                (try Self.assertion(keys, alg: "RS256", claims: claims()), "ES256, ES384, ES512"),
+            ]
+            for (assertion, reason) in refused {
+                let response = try await EmulatorClientAssertionTests.post(emulator, assertion: assertion)
+                #expect(response.status == 401 && response.body.contains(reason), "\(reason): \(response.body)")
+            }
+            var withoutIssuedAt = claims()
+            withoutIssuedAt["iat"] = nil
+            let missing = try await EmulatorClientAssertionTests.post(emulator, assertion: try Self.assertion(keys, claims: withoutIssuedAt))
+            #expect(missing.status == 401 && missing.body.contains("must carry iat"), "\(missing.body)")
+            // The core's signer: aud is the issuer for the token endpoint too, and its lifetime is capped at 120 s.
+            let signer = try await ClientAssertionSigner(algorithm: .es256, privateKeyPEM: keys.pem, keyID: "client-key-1", lifetime: 600)
+            #expect(signer.lifetime == 120)
+            let fromCore = try await signer.assertion(clientID: "singpass-app", audience: emulator.issuer, now: Date(), entropy: SystemEntropy())
+            let accepted = try await EmulatorClientAssertionTests.post(emulator, assertion: fromCore)
+            #expect(accepted.status == 400 && accepted.body.contains("invalid_dpop_proof"), "\(accepted.body)")
         }
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import Testing
@@ -66,7 +67,7 @@ struct TokenClientTests {
         #expect(fields["scope"] == "openid")
     }
 
-    @Test("private_key_jwt: a signed assertion for this client and endpoint, short-lived, with a unique jti", arguments: [
+    @Test("private_key_jwt: a signed assertion for this client, addressed to the issuer alone (not the endpoint), short-lived, with a unique jti", arguments: [
         TestTokenSigner.Algorithm.rs256, .es256,
     ])
     func privateKeyJWT(algorithm: TestTokenSigner.Algorithm) async throws {
@@ -91,7 +92,7 @@ struct TokenClientTests {
             let claims = try JSONDecoder().decode([String: JSONValue].self, from: payload)
             #expect(claims["iss"] == .string("app client"))
             #expect(claims["sub"] == .string("app client"))
-            #expect(claims["aud"] == .string("https://id.example.test/token"))
+            #expect(claims["aud"] == .string("https://id.example.test"))
             guard case .number(let iat)? = claims["iat"], case .number(let exp)? = claims["exp"], case .string(let jti)? = claims["jti"] else {
                 Issue.record("iat, exp or jti missing: \(claims)")
                 continue
@@ -101,6 +102,20 @@ struct TokenClientTests {
             jtis.insert(jti)
         }
         #expect(jtis.count == 2)
+    }
+
+    @Test("ES384 and ES512 assertion keys sign with their own curve; a key of another curve is a configuration error")
+    func ecdsaCurves() async throws {
+        let p384 = P384.Signing.PrivateKey()
+        let p521 = P521.Signing.PrivateKey()
+        for (algorithm, pem, other) in [(ClientAssertionSigner.Algorithm.es384, p384.pemRepresentation, p521.pemRepresentation), (.es512, p521.pemRepresentation, p384.pemRepresentation)] {
+            let signer = try await ClientAssertionSigner(algorithm: algorithm, privateKeyPEM: pem)
+            let assertion = try await signer.assertion(clientID: "c", audience: "https://id.example.test", now: Date(), entropy: SystemEntropy())
+            let encodedHeader = try #require(assertion.split(separator: ".").first)
+            let header = try JSONDecoder().decode([String: JSONValue].self, from: try #require(Base64URL.decode(encodedHeader)))
+            #expect(header["alg"] == .string(algorithm.rawValue))
+            await expectCode(.invalidConfiguration) { try await ClientAssertionSigner(algorithm: algorithm, privateKeyPEM: other) }
+        }
     }
 
     @Test("a client assertion key that is not a private key of the algorithm is a configuration error")
