@@ -33,6 +33,8 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case invalidTokenResponse
             case idTokenMissing
             case idTokenMalformed
+            case idTokenDecryptionFailed
+            case idTokenNotEncrypted
             case unsupportedAlgorithm
             case unknownSigningKey
             case signatureInvalid
@@ -123,6 +125,12 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let idTokenMissing = Code(.idTokenMissing)
         /// The ID token is not a well-formed compact JWS.
         public static let idTokenMalformed = Code(.idTokenMalformed)
+        /// An encrypted ID token (JWE) names no key the client holds, or does not decrypt with it (wrong
+        /// key, or tampered).
+        public static let idTokenDecryptionFailed = Code(.idTokenDecryptionFailed)
+        /// The client expects encrypted ID tokens (it holds a decryption key) and the provider sent a
+        /// plain one; it is refused rather than accepted as a downgrade.
+        public static let idTokenNotEncrypted = Code(.idTokenNotEncrypted)
         /// The token's `alg` is not on the allow-list (`none` and HMAC never are).
         public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
         /// No key in the provider's JWKS can verify the token, even after one refetch.
