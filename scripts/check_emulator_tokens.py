@@ -5,7 +5,10 @@ Starts `switchback emulator --port 0`, signs in over HTTP the way a browser and 
 login form, code + PKCE S256 at the token endpoint) for the RS256 and the ES256 client, and verifies each
 ID token with joserfc against the published JWKS: signature, iss, aud, exp/iat, nonce, and at_hash and
 c_hash recomputed here. Then switches on the bad-signature fault and expects joserfc to refuse, so the
-check is shown able to fail. Prints one line per check; exits 1 on the first failure.
+check is shown able to fail. Last, a second emulator serves clients that registered encryption keys
+made here: joserfc decrypts each encrypted ID token (several key management and content encryption
+pairs, the Singpass one among them) and verifies the signed token inside; a token decrypted with
+another key must fail. Prints one line per check; exits 1 on the first failure.
 
 usage: check_emulator_tokens.py PATH/TO/switchback
 """
@@ -19,9 +22,12 @@ import subprocess
 import sys
 import urllib.parse
 
-from joserfc import jwt
-from joserfc.errors import BadSignatureError
-from joserfc.jwk import KeySet
+import os
+import tempfile
+
+from joserfc import jwe, jwt
+from joserfc.errors import BadSignatureError, DecodeError
+from joserfc.jwk import ECKey, KeySet, RSAKey
 
 REDIRECT_URI = "com.example.app:/oauth/callback"
 
@@ -35,8 +41,8 @@ def half_hash(value: str) -> str:
 
 
 class Emulator:
-    def __init__(self, binary: str):
-        self.process = subprocess.Popen([binary, "emulator", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    def __init__(self, binary: str, *arguments: str):
+        self.process = subprocess.Popen([binary, "emulator", "--port", "0", *arguments], stdout=subprocess.PIPE, text=True)
         self.issuer = None
         for line in self.process.stdout:
             if line.startswith("issuer: "):
@@ -112,9 +118,56 @@ def verify(emulator: Emulator, client_id: str, algorithm: str):
     return token
 
 
+# (client, key, key management, content encryption): Singpass's documented pair first.
+ENCRYPTING_CLIENTS = [
+    ("enc-singpass", ECKey.generate_key("P-256", parameters={"kid": "enc-p256", "use": "enc"}), "ECDH-ES+A256KW", "A256CBC-HS512"),
+    ("enc-direct", ECKey.generate_key("P-384", parameters={"kid": "enc-p384", "use": "enc"}), "ECDH-ES", "A128GCM"),
+    ("enc-kw128", ECKey.generate_key("P-521", parameters={"kid": "enc-p521", "use": "enc"}), "ECDH-ES+A128KW", "A128CBC-HS256"),
+    ("enc-rsa", RSAKey.generate_key(2048, parameters={"kid": "enc-rsa", "use": "enc"}), "RSA-OAEP-256", "A256GCM"),
+]
+JWE_ALGORITHMS = ["ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A256KW", "RSA-OAEP-256", "A128GCM", "A256GCM", "A128CBC-HS256", "A256CBC-HS512"]
+
+
+def check_encryption(binary: str):
+    clients = []
+    for client_id, key, alg, enc in ENCRYPTING_CLIENTS:
+        public = dict(key.as_dict(private=False), alg=alg)
+        clients.append({"clientID": client_id, "redirectURIs": [REDIRECT_URI], "idTokenAlgorithm": "ES256", "jwks": {"keys": [public]}, "idTokenEncryption": enc})
+    users = [{"username": "alice", "password": "Secret-123", "subject": "9b1f7c2e-alice", "name": "Alice Example", "email": "alice@example.com"}]
+    handle, path = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(handle, "w") as file:
+        json.dump({"clients": clients, "users": users}, file)
+    emulator = Emulator(binary, "--config", path)
+    try:
+        status, _, body = emulator.request("GET", "/jwks")
+        assert status == 200
+        signing_keys = KeySet.import_key_set(json.loads(body))
+        for client_id, key, alg, enc in ENCRYPTING_CLIENTS:
+            tokens, _, nonce = sign_in(emulator, client_id)
+            assert tokens["id_token"].count(".") == 4, f"{client_id}: the ID token is not a compact JWE"
+            decrypted = jwe.decrypt_compact(tokens["id_token"], key, algorithms=JWE_ALGORITHMS)
+            header = decrypted.protected
+            assert (header["alg"], header["enc"], header.get("cty"), header.get("kid")) == (alg, enc, "JWT", key.kid), f"{client_id}: header {header}"
+            inner = jwt.decode(decrypted.plaintext.decode(), signing_keys, algorithms=["ES256"])
+            assert inner.claims["nonce"] == nonce and inner.claims["aud"] == client_id, f"{client_id}: inner claims differ"
+            print(f"check: joserfc decrypts the emulator's {alg} / {enc} ID token to its key {key.kid} and verifies the ES256 token inside")
+        stranger = ECKey.generate_key("P-256")
+        tokens, _, _ = sign_in(emulator, "enc-singpass")
+        try:
+            jwe.decrypt_compact(tokens["id_token"], stranger, algorithms=JWE_ALGORITHMS)
+        except (DecodeError, ValueError):
+            print("check: joserfc refuses to decrypt the token with another P-256 key")
+        else:
+            raise AssertionError("joserfc decrypted an ID token with a key it was not encrypted to")
+    finally:
+        emulator.stop()
+        os.unlink(path)
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
+    check_encryption(sys.argv[1])
     emulator = Emulator(sys.argv[1])
     try:
         for client_id, algorithm in [("native-rs", "RS256"), ("native-es", "ES256")]:

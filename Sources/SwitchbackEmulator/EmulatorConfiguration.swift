@@ -24,8 +24,14 @@ public struct EmulatorConfiguration: Sendable, Codable {
         public var idTokenAlgorithm: String
         /// Faults switched on for this client from the start (see ``Fault``).
         public var faults: [Fault]
-        /// The client's public keys (a JWKS document, each key with a `kid`) for `private_key_jwt`.
+        /// The client's public keys (a JWKS document, each key with a `kid`): `use: sig` keys verify
+        /// `private_key_jwt` assertions; a `use: enc` key makes the emulator encrypt ID tokens to it.
         public var jwks: JSONValue?
+        /// `id_token_encrypted_response_enc` (OpenID Connect Dynamic Registration): the content
+        /// encryption of ID tokens, `A256CBC-HS512` when unset (Singpass's documented choice). The key
+        /// management algorithm is the encryption key's `alg`, `ECDH-ES+A256KW` (EC) or `RSA-OAEP-256`
+        /// (RSA) when it names none.
+        public var idTokenEncryption: String?
         /// Where `end_session` may send the user agent afterwards, matched exactly.
         public var postLogoutRedirectURIs: [String]
         /// The app's own links an authenticator app may return to (MitID's app-switch URL, Singpass's
@@ -35,8 +41,9 @@ public struct EmulatorConfiguration: Sendable, Codable {
         public init(
             clientID: String, secret: String? = nil, authentication: Authentication = .none, redirectURIs: [String],
             idTokenAlgorithm: String = "RS256", faults: [Fault] = [], jwks: JSONValue? = nil, postLogoutRedirectURIs: [String] = [],
-            appReturnURLs: [String] = []
+            appReturnURLs: [String] = [], idTokenEncryption: String? = nil
         ) {
+            self.idTokenEncryption = idTokenEncryption
             self.clientID = clientID
             self.secret = secret
             self.authentication = authentication
@@ -60,7 +67,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
                 faults: try container.decodeIfPresent([Fault].self, forKey: .faults) ?? [],
                 jwks: try container.decodeIfPresent(JSONValue.self, forKey: .jwks),
                 postLogoutRedirectURIs: try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? [],
-                appReturnURLs: try container.decodeIfPresent([String].self, forKey: .appReturnURLs) ?? []
+                appReturnURLs: try container.decodeIfPresent([String].self, forKey: .appReturnURLs) ?? [],
+                idTokenEncryption: try container.decodeIfPresent(String.self, forKey: .idTokenEncryption)
             )
         }
     }
@@ -163,4 +171,22 @@ public struct EmulatorConfiguration: Sendable, Codable {
     public static let defaultPostLogoutRedirectURIs = ["com.example.app:/oauth/signed-out", "https://app.example.com/signed-out"]
 
     func client(_ id: String) -> Client? { clients.first { $0.clientID == id } }
+}
+
+extension EmulatorConfiguration.Client {
+    /// The client's keys of one use: `sig` (or unmarked) keys verify its assertions, `enc` keys receive
+    /// encrypted ID tokens.
+    func keys(use: String) -> [[String: JSONValue]] {
+        guard case .object(let document)? = jwks, case .array(let keys)? = document["keys"] else { return [] }
+        return keys.compactMap { key -> [String: JSONValue]? in
+            guard case .object(let object) = key else { return nil }
+            let marked: String? = if case .string(let value)? = object["use"] { value } else { nil }
+            return (marked ?? "sig") == use ? object : nil
+        }
+    }
+
+    /// The signing keys alone, as a JWKS document, for jwt-kit.
+    var signingJWKS: JSONValue? {
+        jwks == nil ? nil : .object(["keys": .array(keys(use: "sig").map(JSONValue.object))])
+    }
 }

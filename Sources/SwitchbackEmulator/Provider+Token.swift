@@ -113,7 +113,7 @@ extension Provider {
             return refuse("the client is unknown or not registered for private_key_jwt")
         }
         let policy = profile.fapi2 ? ClientAssertion.Policy.fapi2(issuer: issuer.issuer) : .lenient(issuer: issuer.issuer)
-        switch await ClientAssertion.verify(assertion, jwks: client.jwks, clientID: clientID, policy: policy) {
+        switch await ClientAssertion.verify(assertion, jwks: client.signingJWKS, clientID: clientID, policy: policy) {
         case .failure(let refusal):
             return refuse(refusal.description)
         case .success(let verified):
@@ -274,11 +274,20 @@ extension Provider {
             return input + "." + Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: key))
         }
         if faults.contains(.rotateKeys) { try await keys.rotate() }
-        let signed = try await keys.sign(claims, algorithm: client.idTokenAlgorithm)
-        guard faults.contains(.badSignature), let dot = signed.lastIndex(of: "."), var signature = Base64URL.decode(String(signed[signed.index(after: dot)...])), !signature.isEmpty else {
-            return signed
+        var signed = try await keys.sign(claims, algorithm: client.idTokenAlgorithm)
+        if faults.contains(.badSignature), let dot = signed.lastIndex(of: "."), var signature = Base64URL.decode(String(signed[signed.index(after: dot)...])), !signature.isEmpty {
+            signature[signature.startIndex] ^= 0x01
+            signed = signed[...dot] + Base64URL.encode(signature)
         }
-        signature[signature.startIndex] ^= 0x01
-        return signed[...dot] + Base64URL.encode(signature)
+        return try encryptIfRegistered(signed, client: client)
+    }
+
+    /// Signed, then encrypted (OpenID Connect Core §10.2) to the client's `use: enc` key when it
+    /// registered one, as Singpass encrypts every ID token; the JWE header names the key's `kid` and
+    /// `cty: JWT`.
+    func encryptIfRegistered(_ signed: String, client: EmulatorConfiguration.Client) throws -> String {
+        guard let key = client.keys(use: "enc").first else { return signed }
+        let alg: String = if case .string(let named)? = key["alg"] { named } else if key["kty"] == .string("RSA") { "RSA-OAEP-256" } else { "ECDH-ES+A256KW" }
+        return try CompactJWE.encrypt(Data(signed.utf8), to: key, alg: alg, enc: client.idTokenEncryption ?? "A256CBC-HS512", header: ["cty": .string("JWT")])
     }
 }

@@ -104,6 +104,8 @@ struct Provider: Sendable {
                 (profile.fapi2 ? ["private_key_jwt"] : ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]).map(JSONValue.string)
             ),
             "require_pushed_authorization_requests": .bool(profile.fapi2),
+            "id_token_encryption_alg_values_supported": .array(CompactJWE.keyManagementAlgorithms.sorted().map(JSONValue.string)),
+            "id_token_encryption_enc_values_supported": .array(CompactJWE.contentEncryptions.sorted().map(JSONValue.string)),
             "dpop_signing_alg_values_supported": .array([.string("ES256")]),
             "token_endpoint_auth_signing_alg_values_supported": .array(["RS256", "ES256"].map(JSONValue.string)),
             "scopes_supported": .array(["openid", "profile", "email"].map(JSONValue.string)),

@@ -29,6 +29,9 @@ public struct ClientConfiguration: Sendable {
     /// DPoP proof with every token request and userinfo call. A provider answering with a Bearer token
     /// is then refused.
     public var dpop: DPoPKey?
+    /// The client's keys for encrypted ID tokens and userinfo (JWE), whose public halves are registered
+    /// with the provider (Singpass encrypts every ID token). When any is set, a plain token is refused.
+    public var decryptionKeys: [DecryptionKey]
 
     public init(
         clientID: String,
@@ -40,8 +43,10 @@ public struct ClientConfiguration: Sendable {
         requiredACRValues: Set<String> = [],
         pushedAuthorization: PARPolicy = .whenOffered,
         jwksRefetchInterval: TimeInterval = 60,
-        dpop: DPoPKey? = nil
+        dpop: DPoPKey? = nil,
+        decryptionKeys: [DecryptionKey] = []
     ) {
+        self.decryptionKeys = decryptionKeys
         self.clientID = clientID
         self.redirectURI = redirectURI
         self.authentication = authentication

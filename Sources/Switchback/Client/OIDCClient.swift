@@ -82,6 +82,7 @@ public actor OIDCClient {
             allowedAlgorithms: allowed,
             clockSkew: configuration.clockSkew,
             requiredACRValues: configuration.requiredACRValues,
+            decryptionKeys: configuration.decryptionKeys,
             keys: keyCache(for: metadata.jwksURI),
             clock: clock
         )

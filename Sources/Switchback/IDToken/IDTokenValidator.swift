@@ -40,6 +40,8 @@ public struct IDTokenValidator: Sendable {
     public let allowedAlgorithms: Set<String>
     public let clockSkew: TimeInterval
     public let requiredACRValues: Set<String>
+    /// The client's keys for encrypted ID tokens; when any is set, a plain (unencrypted) ID token is refused.
+    public let decryptionKeys: [DecryptionKey]
     private let keys: JWKSCache
     private let clock: any WallClock
 
@@ -51,9 +53,11 @@ public struct IDTokenValidator: Sendable {
         allowedAlgorithms: Set<String>,
         clockSkew: TimeInterval = 60,
         requiredACRValues: Set<String> = [],
+        decryptionKeys: [DecryptionKey] = [],
         keys: JWKSCache,
         clock: any WallClock
     ) {
+        self.decryptionKeys = decryptionKeys
         self.issuer = issuer
         self.clientID = clientID
         self.allowedAlgorithms = allowedAlgorithms.intersection(SigningAlgorithms.asymmetric)
@@ -63,8 +67,10 @@ public struct IDTokenValidator: Sendable {
         self.clock = clock
     }
 
-    /// Verifies the signature and every claim, returning the validated token.
+    /// Decrypts the token when it is a JWE, then verifies the signature and every claim of the signed
+    /// token inside, returning it validated (its ``IDToken/rawValue`` is the signed token).
     public func validate(_ token: String, expectations: Expectations) async throws -> IDToken {
+        let token = try signedToken(token, malformed: .idTokenMalformed, requireEncryption: !decryptionKeys.isEmpty)
         let jws = try CompactJWS(token, malformed: .idTokenMalformed)
         try Self.checkExplicitType(jws.header.typ)
         try await verifySignature(jws, allowed: allowedAlgorithms)
@@ -80,9 +86,31 @@ public struct IDTokenValidator: Sendable {
 
     /// Verifies a JWS signature with the provider's keys and returns its payload (used for signed userinfo).
     func verifiedPayload(of token: String, allowed: Set<String>, malformed: SwitchbackError.Code) async throws -> Data {
-        let jws = try CompactJWS(token, malformed: malformed)
+        let jws = try CompactJWS(try signedToken(token, malformed: malformed, requireEncryption: false), malformed: malformed)
         try await verifySignature(jws, allowed: allowed.intersection(SigningAlgorithms.asymmetric))
         return jws.payload
+    }
+
+    /// The signed token: `token` itself when it is a JWS, the JWS inside it when it is a JWE (OpenID
+    /// Connect Core §10.2: signed, then encrypted). A plain token when `requireEncryption`, and an
+    /// encrypted one for a client that holds no decryption key, are refused.
+    private func signedToken(_ token: String, malformed: SwitchbackError.Code, requireEncryption: Bool) throws -> String {
+        guard CompactJWE.isEncrypted(token) else {
+            guard !requireEncryption else {
+                throw SwitchbackError(.idTokenNotEncrypted, "the client expects encrypted tokens and the provider sent a plain one")
+            }
+            return token
+        }
+        guard !decryptionKeys.isEmpty else {
+            throw SwitchbackError(.idTokenDecryptionFailed, "the provider sent an encrypted token and the client has no decryption key (ClientConfiguration.decryptionKeys)")
+        }
+        let (header, plaintext) = try CompactJWE.decrypt(token, keys: decryptionKeys)
+        if let cty = header["cty"], cty != .string("JWT"), cty != .string("jwt") {
+            throw SwitchbackError(malformed, "the encrypted token's content type is not a nested JWT")
+        }
+        let inner = String(decoding: plaintext, as: UTF8.self)
+        guard !CompactJWE.isEncrypted(inner) else { throw SwitchbackError(malformed, "the encrypted token holds another encrypted token, not a signed one") }
+        return inner
     }
 
     /// RFC 8725 §3.11: a JWT typed for another profile (`at+jwt`, `logout+jwt`, `dpop+jwt`, any

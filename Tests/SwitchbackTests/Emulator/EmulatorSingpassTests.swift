@@ -14,23 +14,29 @@ import SwitchbackTesting
 struct EmulatorSingpassTests {
     static let launchURL = "https://app.example.com/appswitch"
 
+    /// The client's encryption key: Singpass encrypts every ID token to the `use: enc` key the client registered.
+    static let decryptionKey = DecryptionKey.generateP256(keyID: "client-enc-1")
+
     static func withEmulator(
         profile: Profile = .singpass, _ body: (Emulator, EmulatorClientAssertionTests.Keys) async throws -> Void
     ) async throws {
         let keys = try await EmulatorClientAssertionTests.keys()
+        guard case .object(let signing) = keys.jwks, case .array(let signingKeys)? = signing["keys"] else { throw CancellationError() }
         var configuration = EmulatorConfiguration.defaults
         configuration.clients.append(.init(
             clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"], idTokenAlgorithm: "ES256",
-            jwks: keys.jwks, appReturnURLs: [launchURL]
+            jwks: .object(["keys": .array(signingKeys + [.object(decryptionKey.publicJWK(algorithm: "ECDH-ES+A256KW"))])]), appReturnURLs: [launchURL]
         ))
         try await EmulatorProviderTests.withEmulator(profile: profile, configuration: configuration) { try await body($0, keys) }
     }
 
-    static func client(_ emulator: Emulator, keys: EmulatorClientAssertionTests.Keys, dpop: DPoPKey? = DPoPKey()) throws -> OIDCClient {
+    static func client(
+        _ emulator: Emulator, keys: EmulatorClientAssertionTests.Keys, dpop: DPoPKey? = DPoPKey(), decryptionKeys: [DecryptionKey] = [decryptionKey]
+    ) throws -> OIDCClient {
         OIDCClient(
             configuration: ClientConfiguration(
                 clientID: "singpass-app", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback")),
-                authentication: .privateKeyJWT(keys.signer), dpop: dpop
+                authentication: .privateKeyJWT(keys.signer), dpop: dpop, decryptionKeys: decryptionKeys
             ),
             provider: .discovery(issuer: emulator.issuer)
         )
@@ -180,6 +186,41 @@ struct EmulatorSingpassTests {
             let fromCore = try await signer.assertion(clientID: "singpass-app", audience: emulator.issuer, now: Date(), entropy: SystemEntropy())
             let accepted = try await EmulatorClientAssertionTests.post(emulator, assertion: fromCore)
             #expect(accepted.status == 400 && accepted.body.contains("invalid_dpop_proof"), "\(accepted.body)")
+        }
+    }
+
+    @Test("ID tokens are signed then encrypted (ECDH-ES+A256KW, A256CBC-HS512, cty JWT) to the registered key; no key or another key fails typed")
+    func encryptedIDTokens() async throws {
+        try await Self.withEmulator { emulator, keys in
+            let client = try Self.client(emulator, keys: keys)
+            let (session, tapped) = try await Self.signIn(emulator, client: client)
+            let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+            #expect(credential.subject == "9b1f7c2e-alice")
+            // The credential keeps the signed token from inside the JWE, which the provider's keys verify.
+            #expect(credential.idToken?.split(separator: ".", omittingEmptySubsequences: false).count == 3)
+
+            for (keys2, expected) in [([DecryptionKey](), SwitchbackError.Code.idTokenDecryptionFailed), ([.generateP256(keyID: "client-enc-1")], .idTokenDecryptionFailed)] {
+                let other = try Self.client(emulator, keys: keys, decryptionKeys: keys2)
+                let (session, tapped) = try await Self.signIn(emulator, client: other)
+                let error = await expectFailure("an ID token the client cannot decrypt must be refused") {
+                    try await other.completeAuthorization(.redirect(tapped), session: session)
+                }
+                #expect(error?.code == expected)
+            }
+        }
+    }
+
+    @Test("a client that holds a decryption key refuses a plain ID token (no silent downgrade)")
+    func plainIDTokenRefused() async throws {
+        try await EmulatorClientAssertionTests.withEmulator { emulator, keys in
+            let client = OIDCClient(
+                configuration: ClientConfiguration(
+                    clientID: "fapi", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")), authentication: .privateKeyJWT(keys.signer),
+                    pushedAuthorization: .always, decryptionKeys: [Self.decryptionKey]
+                ),
+                provider: .discovery(issuer: emulator.issuer)
+            )
+            await expectCode(.idTokenNotEncrypted) { _ = try await EmulatorFaultTests.signIn(client) }
         }
     }
 

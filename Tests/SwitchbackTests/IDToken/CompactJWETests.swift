@@ -48,6 +48,39 @@ struct CompactJWETests {
         }
     }
 
+    struct JoserfcFixture: Decodable {
+        struct Key: Decodable {
+            let kid: String
+            let pem: String
+        }
+
+        struct Token: Decodable {
+            let key: String
+            let alg: String
+            let enc: String
+            let jwe: String
+        }
+
+        let plaintext: String
+        let keys: [String: Key]
+        let tokens: [Token]
+    }
+
+    @Test("every pair as joserfc (an independent JOSE library) encrypts it decrypts to joserfc's plaintext (scripts/make_jwe_fixtures.py)")
+    func joserfc() throws {
+        let fixture = try JSONDecoder().decode(JoserfcFixture.self, from: Fixtures.data("joserfc-jwe.json"))
+        let keys = try fixture.keys.mapValues { try DecryptionKey(pem: $0.pem, keyID: $0.kid) }
+        #expect(fixture.tokens.count == 78)
+        var covered: Set<String> = []
+        for token in fixture.tokens {
+            let decrypted = try CompactJWE.decrypt(token.jwe, keys: Array(keys.values))
+            #expect(String(decoding: decrypted.plaintext, as: UTF8.self) == fixture.plaintext, "\(token.key) \(token.alg) \(token.enc)")
+            #expect(decrypted.header["kid"] == .string(try #require(keys[token.key]?.keyID)))
+            covered.insert("\(token.alg) \(token.enc)")
+        }
+        #expect(covered.count == Self.pairs.count)
+    }
+
     static let pairs: [(String, String)] = CompactJWE.keyManagementAlgorithms.sorted().flatMap { alg in
         CompactJWE.contentEncryptions.sorted().map { (alg, $0) }
     }

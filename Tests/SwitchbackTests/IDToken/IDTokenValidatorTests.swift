@@ -273,12 +273,18 @@ struct IDTokenValidatorTests {
         await expectCode(.unknownSigningKey) { try await provider.validator().validate(token, expectations: .init(nonce: nil)) }
     }
 
-    @Test("rejects garbage, an encrypted token and critical headers as malformed", arguments: [
-        "not-a-jwt", "a.b", "a.b.c.d.e", "eyJhbGciOiJSUzI1NiJ9.!!!.sig",
+    @Test("rejects garbage as malformed", arguments: [
+        "not-a-jwt", "a.b", "eyJhbGciOiJSUzI1NiJ9.!!!.sig",
     ])
     func rejectsMalformed(token: String) async throws {
         let provider = try await StubProvider()
         await expectCode(.idTokenMalformed) { try await provider.validator().validate(token, expectations: .init(nonce: nil)) }
+    }
+
+    @Test("an encrypted token (five parts) for a client without a decryption key fails as undecryptable, not as a signature error")
+    func rejectsEncryptedWithoutKey() async throws {
+        let provider = try await StubProvider()
+        await expectCode(.idTokenDecryptionFailed) { try await provider.validator().validate("a.b.c.d.e", expectations: .init(nonce: nil)) }
     }
 
     @Test("rejects a header marking an extension critical")
