@@ -74,7 +74,7 @@ enum AuthorizationRequest {
         let responseMode = parameters["response_mode"] ?? defaultMode
         let redirect = AuthorizationRedirect(
             redirectURI: redirectURI, mode: profile.responseModes.contains(responseMode) ? responseMode : defaultMode, state: parameters["state"],
-            issuer: issuer, tapToReturn: profile.tapToReturn
+            issuer: issuer, tapToReturn: profile.returnPage.tapToReturn(parameters)
         )
         func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
             .failure(.redirect(redirect, error: error, description: description))
@@ -111,7 +111,7 @@ enum AuthorizationRequest {
             responseType: implicit ? "id_token token" : "code", codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
             acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
             loginHint: parameters["login_hint"], appReturnURL: profile.appReturnParameter.flatMap { parameters[$0] },
-            permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"]
+            permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"], tapToReturn: profile.returnPage.tapToReturn(parameters)
         ))
     }
 }

@@ -21,9 +21,9 @@ public struct Profile: Sendable {
     public var refusesEmbeddedWebViews: Bool
     /// How the hand-off page sends the user agent to the authenticator's deep link.
     public var handOffDelivery: HandOffDelivery
-    /// The authorization response is a page with a link the user taps, not a redirect: a universal
-    /// link reached by redirects alone would not open the app (MitID brokers, Singpass).
-    public var tapToReturn: Bool
+    /// Whether the authorization response is a redirect or a page with a link the user taps: a
+    /// universal link reached by redirects alone would not open the app.
+    public var returnPage: ReturnPage
     /// FAPI 2.0 requirements: authorization requests only by PAR, clients only by `private_key_jwt`,
     /// tokens only DPoP-bound.
     public var fapi2: Bool
@@ -33,7 +33,7 @@ public struct Profile: Sendable {
     public init(
         name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"], responseTypes: [String] = ["code"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
-        tapToReturn: Bool = false, fapi2: Bool = false, codeLifetime: TimeInterval? = nil
+        returnPage: ReturnPage = .redirect, fapi2: Bool = false, codeLifetime: TimeInterval? = nil
     ) {
         self.name = name
         self.summary = summary
@@ -43,9 +43,30 @@ public struct Profile: Sendable {
         self.strictRedirects = strictRedirects
         self.refusesEmbeddedWebViews = refusesEmbeddedWebViews
         self.handOffDelivery = handOffDelivery
-        self.tapToReturn = tapToReturn
+        self.returnPage = returnPage
         self.fapi2 = fapi2
         self.codeLifetime = codeLifetime
+    }
+
+    /// How the authorization response reaches the redirect URI.
+    public enum ReturnPage: Sendable, Equatable {
+        /// A `302` (or the form_post page), as most providers send it.
+        case redirect
+        /// Always a page with a link the user taps: MitID brokers put a button on the last page because
+        /// the final redirect would not trigger the app switch (Signaturgruppen's MitID iOS guidance).
+        case tapPage
+        /// A tap page only when the request carries `parameter=value`, a redirect otherwise: Singpass
+        /// shows its interstitial for `redirect_uri_https_type=app_claimed_https` and redirects for the
+        /// default `standard_https` (Singpass "1. The Authorization Request").
+        case tapPageWhen(parameter: String, value: String)
+
+        func tapToReturn(_ parameters: [String: String]) -> Bool {
+            switch self {
+            case .redirect: false
+            case .tapPage: true
+            case .tapPageWhen(let parameter, let value): parameters[parameter] == value
+            }
+        }
     }
 
     /// How a hand-off reaches the deep link. The page always carries a link the user can tap.
@@ -133,7 +154,7 @@ public struct Profile: Sendable {
     public static let mitID = Profile(
         name: "mitid",
         summary: "MitID-via-broker-like: app switch back by a parameterless universal link, then the broker's code on a tap-to-return page; no embedded WebViews",
-        handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, tapToReturn: true
+        handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, returnPage: .tapPage
     )
 
     /// Swedish BankID through a broker.
@@ -145,11 +166,14 @@ public struct Profile: Sendable {
         )
     }
 
-    /// Singpass (FAPI 2.0).
+    /// Singpass (FAPI 2.0), as its FAPI integration guide documents it: https redirect URIs only (no
+    /// custom schemes), PAR with a DPoP proof (or `dpop_jkt`), codes that live 60 seconds, and the
+    /// interstitial tap page only for `redirect_uri_https_type=app_claimed_https`.
     public static let singpass = Profile(
         name: "singpass",
-        summary: "Singpass-like FAPI 2.0: PAR, PKCE S256, private_key_jwt, DPoP-bound tokens, 2-minute codes, registered app_launch_url, tap-to-return page; no embedded WebViews",
-        handOff: .singpass, refusesEmbeddedWebViews: true, tapToReturn: true, fapi2: true, codeLifetime: 120
+        summary: "Singpass-like FAPI 2.0: PAR with DPoP, PKCE S256, private_key_jwt (aud = issuer, ES256/384/512, <= 120 s), DPoP-bound tokens, encrypted ID tokens, 60-second codes, registered app_launch_url, a tap page only for app_claimed_https; no embedded WebViews",
+        handOff: .singpass, strictRedirects: true, refusesEmbeddedWebViews: true,
+        returnPage: .tapPageWhen(parameter: "redirect_uri_https_type", value: "app_claimed_https"), fapi2: true, codeLifetime: 60
     )
 
     /// Every named profile, with its default options.

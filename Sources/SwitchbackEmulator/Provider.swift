@@ -191,6 +191,10 @@ struct Provider: Sendable {
                 return Reply.oauthError(.badRequest, "invalid_dpop_proof", refusal.description)
             }
         }
+        // Singpass (FAPI 2.0): a DPoP proof at PAR, or dpop_jkt when the request carries no proof.
+        if profile.fapi2, parameters["dpop_jkt"] == nil {
+            return Reply.oauthError(.badRequest, "invalid_dpop_proof", "a DPoP proof (or dpop_jkt) is required at the pushed authorization request")
+        }
         switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):
             let uri = await state.push(pending, lifetime: Self.pushedRequestLifetime)
@@ -251,7 +255,7 @@ struct Provider: Sendable {
         if faults.contains(.wrongIssuerParameter) { responseIssuer = Self.foreignIssuer }
         if faults.contains(.missingIssuerParameter) { responseIssuer = nil }
         return AuthorizationRedirect(
-            redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer, tapToReturn: profile.tapToReturn
+            redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer, tapToReturn: pending.tapToReturn
         )
     }
 

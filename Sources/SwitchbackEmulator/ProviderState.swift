@@ -25,6 +25,8 @@ actor ProviderState {
         let permissionToken: String?
         /// The DPoP key the code is bound to (`dpop_jkt`, RFC 9449 §10).
         let dpopJKT: String?
+        /// The authorization response is a page the user taps rather than a redirect (see ``Profile/ReturnPage``).
+        let tapToReturn: Bool
     }
 
     /// An authenticator-app hand-off: the provider's page waits while the app decides.

@@ -55,13 +55,17 @@ extension ProviderPreset {
         appLinks: ["bankid": URL(string: "https://app.bankid.com/")!]
     )
 
-    /// Singpass (FAPI 2.0): PAR, private_key_jwt and DPoP on the client configuration; a registered
-    /// `app_launch_url` brings the user back; WebViews are no longer supported.
+    /// Singpass (FAPI 2.0): PAR, private_key_jwt, DPoP and an encryption key on the client
+    /// configuration; a registered `app_launch_url` (a universal link; FAPI allows no custom schemes)
+    /// brings the user back from the Singpass app; `redirect_uri_https_type=app_claimed_https` asks for
+    /// the tap page without which a redirect to the app's universal link would stay in the browser.
+    /// WebViews are no longer supported (since 8 November 2024).
     public static let singpass = ProviderPreset(
         name: "singpass",
         strategies: [.systemBrowser, .safariView, .ephemeralBrowser],
         unusable: [.init(.webView, because: "Singpass discontinued WebView support")],
-        appReturn: AppReturn(.parameter("app_launch_url"), patterns: [.universalLink])
+        appReturn: AppReturn(.parameter("app_launch_url"), patterns: [.universalLink]),
+        authorizationParameters: [("redirect_uri_https_type", "app_claimed_https")]
     )
 
     /// ID.me: a standard code flow with PKCE in any user agent.

@@ -29,14 +29,18 @@ public struct ProviderPreset: Sendable {
     public var withoutReturn: SignInFlow.Plan.WithoutReturn
     /// Custom schemes of the provider's apps that also have an https universal-link form, tried first.
     public var appLinks: [String: URL]
+    /// Authorization parameters every request to this provider carries (Singpass's
+    /// `redirect_uri_https_type=app_claimed_https`, which gets the tap page a universal link needs).
+    public var authorizationParameters: [(String, String)]
 
     public init(
         name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [], appReturn: AppReturn? = nil,
         authenticatorACR: String? = nil, withoutAuthenticatorACR: String? = nil,
         permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait,
-        appLinks: [String: URL] = [:]
+        appLinks: [String: URL] = [:], authorizationParameters: [(String, String)] = []
     ) {
         self.appLinks = appLinks
+        self.authorizationParameters = authorizationParameters
         self.name = name
         self.authenticator = authenticator
         self.strategies = strategies
@@ -144,6 +148,9 @@ public struct ProviderPreset: Sendable {
             throw SwitchbackError(.strategyNotSupported, "returning by \(pattern) needs the app's \(pattern == .appScheme ? "scheme URL" : "universal link")")
         }
         var options = options
+        for (name, value) in authorizationParameters where !options.extraParameters.contains(where: { $0.0 == name }) {
+            options.extraParameters.append((name, value))
+        }
         if let acr = authenticatorInstalled ? authenticatorACR : withoutAuthenticatorACR, !options.acrValues.contains(acr) {
             options.acrValues.append(acr)
         }

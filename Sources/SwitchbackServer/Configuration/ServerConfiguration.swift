@@ -408,7 +408,7 @@ extension ServerConfiguration.Provider {
     }
 
     /// The app return link Singpass registers.
-    public static let defaultForwardedParameters = ["app_launch_url"]
+    public static let defaultForwardedParameters = ["app_launch_url", "redirect_uri_https_type"]
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)

@@ -42,8 +42,8 @@ struct EmulatorSingpassTests {
         )
     }
 
-    static func launchOptions(_ url: String = launchURL) -> AuthorizationOptions {
-        AuthorizationOptions(extraParameters: [("app_launch_url", url)])
+    static func launchOptions(_ url: String = launchURL, httpsType: String? = "app_claimed_https") -> AuthorizationOptions {
+        AuthorizationOptions(extraParameters: [("app_launch_url", url)] + (httpsType.map { [("redirect_uri_https_type", $0)] } ?? []))
     }
 
     /// Signs in through the Singpass app and the tap-to-return page; returns the session and the tapped URL.
@@ -104,13 +104,12 @@ struct EmulatorSingpassTests {
     @Test("FAPI 2.0 refusals: no DPoP at the token endpoint, a front-channel request without PAR, a client secret, an unregistered app_launch_url, a WebView")
     func refusals() async throws {
         try await Self.withEmulator { emulator, keys in
-            // Without DPoP the code (requested without dpop_jkt) cannot be redeemed.
+            // Without DPoP the pushed request itself is refused (a proof or dpop_jkt is required at PAR).
             let withoutDPoP = try Self.client(emulator, keys: keys, dpop: nil)
-            let (session, tapped) = try await Self.signIn(emulator, client: withoutDPoP)
-            let error = await expectFailure("a token request without a DPoP proof must be refused") {
-                try await withoutDPoP.completeAuthorization(.redirect(tapped), session: session)
+            let error = await expectFailure("a pushed request without a DPoP proof must be refused") {
+                try await withoutDPoP.prepareAuthorization(Self.launchOptions())
             }
-            #expect(error?.code == .tokenEndpointError)
+            #expect(error?.code == .parFailed)
             #expect(error?.oauthError?.error == "invalid_dpop_proof")
 
             let frontChannel = OIDCClient(
@@ -224,9 +223,31 @@ struct EmulatorSingpassTests {
         }
     }
 
+    @Test("redirect_uri_https_type: app_claimed_https gets the tap page, standard_https (or none) a plain 302 to the redirect URI")
+    func redirectHTTPSType() async throws {
+        try await Self.withEmulator { emulator, keys in
+            let client = try Self.client(emulator, keys: keys)
+            for httpsType in ["standard_https", nil] {
+                let session = try await client.prepareAuthorization(Self.launchOptions(httpsType: httpsType))
+                let browser = EmulatorBrowser()
+                let (link, page) = try await browser.handOff(session.authorizationURL)
+                _ = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .approve())
+                let answer = try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer))
+                guard case .redirect(let target) = answer, let location = URL(string: target) else {
+                    Issue.record("\(httpsType ?? "no type"): expected a 302, got \(answer)")
+                    continue
+                }
+                #expect(target.hasPrefix("https://app.example.com/oauth/callback?code="))
+                let credential = try await client.completeAuthorization(.redirect(location), session: session)
+                #expect(credential.subject == "9b1f7c2e-alice")
+            }
+            #expect(ProviderPreset.singpass.authorizationParameters.contains { $0 == ("redirect_uri_https_type", "app_claimed_https") })
+        }
+    }
+
     @Test("the profile's short code lifetime wins over the configuration's: an expired code is invalid_grant")
     func codeLifetime() async throws {
-        #expect(Profile.singpass.codeLifetime == 120)
+        #expect(Profile.singpass.codeLifetime == 60)
         var profile = Profile.singpass
         profile.codeLifetime = 1
         try await Self.withEmulator(profile: profile) { emulator, keys in
