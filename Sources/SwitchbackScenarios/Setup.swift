@@ -16,8 +16,14 @@ struct Setup: Sendable {
     let backendClient: (clientID: String, secret: String)?
     /// How the companion runs the sign-in, when it does: the app then has no client at the provider.
     let companionRoute: CompanionRoute?
-    /// The companion's private_key_jwt and DPoP keys (Singpass), written for its configuration.
-    let backendKeys: (clientKey: String, dpopKey: String)?
+    /// The companion's private_key_jwt, DPoP and ID-token decryption keys (Singpass), written for its configuration.
+    let backendKeys: BackendKeys?
+
+    struct BackendKeys: Sendable {
+        let clientKey: String
+        let dpopKey: String
+        let decryptionKey: String
+    }
     let profile: Profile
     let configuration: EmulatorConfiguration
     let client: ClientConfiguration
@@ -37,7 +43,7 @@ struct Setup: Sendable {
         var preset: ProviderPreset
         var backendClient: (clientID: String, secret: String)?
         var companionRoute: CompanionRoute?
-        var backendKeys: (clientKey: String, dpopKey: String)?
+        var backendKeys: BackendKeys?
         let profileName: String
         switch scenario.provider {
         case "uaepass":
@@ -73,12 +79,15 @@ struct Setup: Sendable {
         case "singpass":
             let key = P256.Signing.PrivateKey()
             let jwk: JSONValue = .object(PublicJWK.p256(key.publicKey).merging(["kid": .string("app-key-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
+            // Singpass encrypts every ID token to the client's registered use:enc key.
+            let encryption = P256.KeyAgreement.PrivateKey()
+            let encryptionJWK = try DecryptionKey(pem: encryption.pemRepresentation, keyID: "app-enc-1").publicJWK(algorithm: "ECDH-ES+A256KW")
             configuration.clients.append(.init(
                 clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: [Self.universalRedirect.absoluteString], idTokenAlgorithm: "ES256",
-                jwks: .object(["keys": .array([jwk])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
+                jwks: .object(["keys": .array([jwk, .object(encryptionJWK)])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
             ))
-            // The FAPI client (private_key_jwt, PAR, DPoP) is the companion; the app relays the response.
-            backendKeys = (key.pemRepresentation, DPoPKey().privateKeyPEM)
+            // The FAPI client (private_key_jwt, PAR, DPoP, decryption) is the companion; the app relays the response.
+            backendKeys = BackendKeys(clientKey: key.pemRepresentation, dpopKey: DPoPKey().privateKeyPEM, decryptionKey: encryption.pemRepresentation)
             companionRoute = .exchange(redirectURI: Self.universalRedirect)
             preset = .singpass
             profileName = "singpass"
@@ -137,12 +146,17 @@ struct Setup: Sendable {
         if let keys = backendKeys, case .exchange(let redirectURI) = companionRoute {
             let clientKey = directory.appendingPathComponent("client-key.pem")
             let dpopKey = directory.appendingPathComponent("dpop-key.pem")
+            let decryptionKey = directory.appendingPathComponent("decryption-key.pem")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try keys.clientKey.write(to: clientKey, atomically: true, encoding: .utf8)
             try keys.dpopKey.write(to: dpopKey, atomically: true, encoding: .utf8)
+            try keys.decryptionKey.write(to: decryptionKey, atomically: true, encoding: .utf8)
             return ServerConfiguration(
                 port: 0,
-                provider: .init(issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1", dpopKeyFile: dpopKey.path),
+                provider: .init(
+                    issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1", dpopKeyFile: dpopKey.path,
+                    decryptionKeyFile: decryptionKey.path, decryptionKeyID: "app-enc-1"
+                ),
                 exchange: .init(redirectURIs: [redirectURI.absoluteString], returns: .session), associations: associations
             )
         }

@@ -29,7 +29,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var clientID: String
         /// `client_secret_basic` with this secret, unless a private key is given.
         public var clientSecret: String?
-        /// A PEM file with the key for `private_key_jwt` (RS256 or ES256 by ``keyAlgorithm``).
+        /// A PEM file with the key for `private_key_jwt` (RS256, ES256, ES384 or ES512 by ``keyAlgorithm``).
         public var privateKeyFile: String?
         public var keyAlgorithm: String?
         public var keyID: String?
@@ -39,6 +39,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// A PEM file with the P-256 key for DPoP. Without it each instance makes its own key, which only
         /// works for one instance: a code is bound to the key of the instance that pushed the request.
         public var dpopKeyFile: String?
+        /// A PEM file with the private key the provider encrypts ID tokens to (EC or RSA; Singpass
+        /// encrypts every ID token). With it, a plain ID token is refused.
+        public var decryptionKeyFile: String?
+        /// The `kid` of the decryption key, as registered.
+        public var decryptionKeyID: String?
         /// Authorization parameters an app may give `POST /exchange/start` and `POST /completion/start`
         /// (`parameters`), forwarded as they are; any other name is refused. The provider checks the values
         /// against the client's registration (Singpass's `app_launch_url`).
@@ -50,8 +55,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, keyAlgorithm: String? = nil,
             keyID: String? = nil, dpop: Bool = false, dpopKeyFile: String? = nil, forwardedParameters: [String] = Self.defaultForwardedParameters,
-            scopes: [String] = ["openid"], acrValues: [String] = []
+            scopes: [String] = ["openid"], acrValues: [String] = [], decryptionKeyFile: String? = nil, decryptionKeyID: String? = nil
         ) {
+            self.decryptionKeyFile = decryptionKeyFile
+            self.decryptionKeyID = decryptionKeyID
             self.forwardedParameters = forwardedParameters
             self.dpop = dpop || dpopKeyFile != nil
             self.dpopKeyFile = dpopKeyFile
@@ -328,8 +335,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             guard (provider.clientSecret == nil) != (provider.privateKeyFile == nil) else {
                 throw fail("give the provider either clientSecret (client_secret_basic) or privateKeyFile (private_key_jwt)")
             }
-            if provider.privateKeyFile != nil, !["RS256", "ES256"].contains(provider.keyAlgorithm ?? "ES256") {
-                throw fail("provider.keyAlgorithm must be RS256 or ES256")
+            if provider.privateKeyFile != nil, ClientAssertionSigner.Algorithm(rawValue: provider.keyAlgorithm ?? "ES256") == nil {
+                throw fail("provider.keyAlgorithm must be one of \(ClientAssertionSigner.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if let reserved = provider.forwardedParameters.first(where: AuthorizationOptions.reservedNames.contains) {
                 throw fail("provider.forwardedParameters cannot hold \(reserved): the server sets it")
@@ -405,9 +412,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 extension ServerConfiguration.Provider {
     private enum Keys: String, CodingKey {
         case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, dpop, dpopKeyFile, forwardedParameters, scopes, acrValues
+        case decryptionKeyFile, decryptionKeyID
     }
 
-    /// The app return link Singpass registers.
+    /// Singpass's app return link, and the redirect type that asks for its tap page.
     public static let defaultForwardedParameters = ["app_launch_url", "redirect_uri_https_type"]
 
     public init(from decoder: any Decoder) throws {
@@ -418,7 +426,8 @@ extension ServerConfiguration.Provider {
             keyAlgorithm: try c.decodeIfPresent(String.self, forKey: .keyAlgorithm), keyID: try c.decodeIfPresent(String.self, forKey: .keyID),
             dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false, dpopKeyFile: try c.decodeIfPresent(String.self, forKey: .dpopKeyFile),
             forwardedParameters: try c.decodeIfPresent([String].self, forKey: .forwardedParameters) ?? Self.defaultForwardedParameters,
-            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"], acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? []
+            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"], acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? [],
+            decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile), decryptionKeyID: try c.decodeIfPresent(String.self, forKey: .decryptionKeyID)
         )
     }
 }

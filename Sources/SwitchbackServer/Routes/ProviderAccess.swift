@@ -8,6 +8,7 @@ actor ProviderAccess {
     let configuration: ServerConfiguration.Provider
     private let authentication: ClientAuthentication
     private let dpop: DPoPKey?
+    private let decryptionKeys: [DecryptionKey]
     private let transport: any HTTPTransport
     private let clock: any WallClock
     private let entropy: any EntropySource
@@ -39,6 +40,14 @@ actor ProviderAccess {
         } else {
             dpop = configuration.dpop ? DPoPKey() : nil
         }
+        if let file = configuration.decryptionKeyFile {
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw SwitchbackError(.invalidConfiguration, "the decryption key file \(file) could not be read")
+            }
+            decryptionKeys = [try DecryptionKey(pem: pem, keyID: configuration.decryptionKeyID)]
+        } else {
+            decryptionKeys = []
+        }
         self.transport = transport
         self.clock = clock
         self.entropy = entropy
@@ -51,7 +60,7 @@ actor ProviderAccess {
         let client = OIDCClient(
             configuration: ClientConfiguration(
                 clientID: configuration.clientID, redirectURI: redirectURI, authentication: authentication, scopes: configuration.scopes,
-                requiredACRValues: Set(configuration.acrValues), dpop: dpop
+                requiredACRValues: Set(configuration.acrValues), dpop: dpop, decryptionKeys: decryptionKeys
             ),
             provider: .discovery(issuer: configuration.issuer), transport: transport, clock: clock, entropy: entropy, logger: logger
         )
