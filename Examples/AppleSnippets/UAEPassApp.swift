@@ -13,7 +13,7 @@ struct UAEPassExampleApp: App {
     // The persistent data store keeps UAE Pass's session cookie if iOS terminates the app while the user
     // is in the UAE Pass app; the saved page then resumes in a WebView with the same cookies.
     let coordinator = makeUAEPassCoordinator(
-        issuer: "https://stg-id.uaepass.ae",
+        endpoints: .uaePass(.staging), companion: CompanionClient(URL(string: "https://api.example.com")!),
         host: ApplePresenter(window: { UIApplication.shared.connectedScenes.compactMap { ($0 as? UIWindowScene)?.keyWindow }.first }, dataStore: .default()),
         opener: ApplicationURLOpener(), journal: KeychainFlowJournalStore()
     )

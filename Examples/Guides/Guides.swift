@@ -6,15 +6,21 @@ import Switchback
 
 // MARK: UAE Pass
 
-/// At launch: the coordinator is the app's sign-in engine and the router for its return links.
+/// At launch: the coordinator is the app's sign-in engine and the router for its return links. UAE Pass
+/// publishes no discovery document (its endpoints are documented), authenticates the client with a secret
+/// (the app's backend companion redeems the code), and issues no ID token (the identity is its userinfo).
 func makeUAEPassCoordinator(
-    issuer: String, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
+    endpoints: ProviderMetadata, companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore,
+    clock: any FlowClock = SystemClock()
 ) -> SignInCoordinator {
     let client = OIDCClient(
-        configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
-        provider: .discovery(issuer: issuer)
+        configuration: ClientConfiguration(
+            clientID: "backend", redirectURI: URL(string: "com.example.app:/oauth/callback")!, pushedAuthorization: .never,
+            identitySource: .userInfo, requiredClaims: ["userType": ["SOP2", "SOP3"]]
+        ),
+        provider: .static(endpoints)
     )
-    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock)
+    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock, exchange: .companion(companion))
 }
 
 /// The sign-in button: the WebView strategy, the UAE Pass app's return rewritten to the app's scheme.

@@ -54,8 +54,16 @@ func report(_ guide: String, on device: SimulatedDevice, _ signIn: () async thro
 }
 
 // The presets name the real providers' hosts; the emulator serves the same pages from loopback.
-let (uaePassApp, stopUAEPass, uaePassPhone) = try await phone(profile: "uaepass", variants: ["staging-bug"], authenticator: "uaepassstg") { issuer, _, device in
-    makeUAEPassCoordinator(issuer: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
+let (uaePassApp, stopUAEPass, uaePassPhone) = try await phone(profile: "uaepass", variants: ["staging-bug"], authenticator: "uaepassstg", companion: { issuer, configuration in
+    // The confidential client: the code exchange with client_secret_basic, the identity from userinfo.
+    let endpoints = ProviderMetadata.uaePass(base: URL(string: issuer)!)
+    configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret", identitySource: .userInfo, metadata: endpoints)
+    configuration.exchange = .init(redirectURIs: ["com.example.app:/oauth/callback"], returns: .tokens)
+}) { issuer, companionURL, device in
+    makeUAEPassCoordinator(
+        endpoints: .uaePass(base: URL(string: issuer)!), companion: CompanionClient(companionURL, transport: device.network), host: device.host,
+        opener: device.opener, journal: device.journal, clock: device.clock
+    )
 }
 try await report("UAE Pass", on: uaePassPhone) {
     .credential(try await signInWithUAEPass(uaePassApp.coordinator, environment: .staging, preset: ProviderPreset.uaePass.serving(from: ["127.0.0.1"])))

@@ -24,7 +24,8 @@ enum HandOffBenchmark {
             print("the emulator needs macOS 14")
             return
         }
-        let uaePass = try ChildEmulator(profile: "uaepass", variants: ["staging-bug"])
+        // The hand-off path is what is measured: a public client and an ID token keep the app-side sign-in self-contained.
+        let uaePass = try ChildEmulator(profile: "uaepass", variants: ["staging-bug", "public-client", "id-token", "discovery"])
         defer { uaePass.stop() }
         let generic = try ChildEmulator(profile: "generic", variants: [])
         defer { generic.stop() }

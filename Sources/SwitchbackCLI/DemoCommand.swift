@@ -103,8 +103,8 @@ enum Narration {
         }
         switch result.outcome {
         case .success(.credential(let credential)):
-            let claims = credential.idTokenClaims
-            lines.append("Signed in: sub \(claims?.sub ?? "?"), assurance \(claims?.acr ?? "none reported"); token type \(credential.tokenType), access token \(Redaction.secret(credential.accessToken)).")
+            let identity = credential.identitySource == .userInfo ? " (identity from userinfo: the provider issues no ID token)" : ""
+            lines.append("Signed in: sub \(credential.subject ?? "?"), assurance \(credential.acr ?? "none reported")\(identity); token type \(credential.tokenType), access token \(Redaction.secret(credential.accessToken)).")
         case .success(.companion(let signIn)):
             let grant = signIn.session.map { "companion session \(Redaction.secret($0))" } ?? signIn.tokens.map { "tokens from the companion, access token \(Redaction.secret($0.accessToken))" } ?? "nothing"
             lines.append("Signed in through the companion: sub \(signIn.subject), assurance \(signIn.acr ?? "none reported"); \(grant).")

@@ -134,13 +134,21 @@ public struct Profile: Sendable {
         name: "strict-redirects", summary: "redirect URIs must be registered exactly, https, without a query", strictRedirects: true
     )
 
-    /// UAE Pass with the given options (production by default).
+    /// UAE Pass with the given options (production by default), as its documentation describes it: no
+    /// discovery document (the endpoints are also served under `/idshub/`), client_secret_basic at the
+    /// token endpoint, no ID token in the token response, the identity (`uuid`, `userType`, `acr`)
+    /// from userinfo.
     public static func uaePass(_ options: UAEPassOptions = UAEPassOptions()) -> Profile {
         Profile(
             name: "uaepass",
-            summary: "UAE-Pass-like WebView rewrite provider: the page navigates to uaepass://digitalid (uaepassstg:// in staging) with https successurl/failureurl on the provider",
+            summary: "UAE-Pass-like WebView rewrite provider: the page navigates to uaepass://digitalid (uaepassstg:// in staging) with https successurl/failureurl on the provider; no discovery, client_secret_basic, no ID token (identity from userinfo)",
             handOff: .uaePass(options)
         )
+    }
+
+    /// The UAE Pass options, when this is the uaepass profile.
+    var uaePassOptions: UAEPassOptions? {
+        if case .uaePass(let options) = handOff { options } else { nil }
     }
 
     /// Norwegian BankID with biometrics.
@@ -254,6 +262,17 @@ public struct UAEPassOptions: Sendable, Equatable {
     public var decline: Decline = .accessDenied
     /// A tampered page: `successurl` points at a host that is not the provider's.
     public var foreignSuccessURL = false
+    /// The documented token response carries no `id_token` (UAE Pass "Obtaining the access token"): the
+    /// identity comes from userinfo. `id-token` switches one on, as an OpenID provider would.
+    public var issuesIDToken = false
+    /// UAE Pass publishes no discovery document; `discovery` serves one anyway.
+    public var servesDiscovery = false
+    /// The token endpoint authenticates the client with HTTP Basic (a client secret); `public-client`
+    /// lets a public client redeem, which the real provider does not document.
+    public var requiresClientSecret = true
+    /// The account's `userType` in userinfo: `SOP1` (basic, unverified), `SOP2` (verified) or `SOP3`
+    /// (verified in person) (UAE Pass "User Account Types").
+    public var accountType = "SOP3"
 
     public init() {}
 
@@ -274,6 +293,11 @@ public struct UAEPassOptions: Sendable, Equatable {
         case declineCancelled = "decline-cancelled"
         case declineNever = "decline-never"
         case foreignSuccessURL = "foreign-successurl"
+        case idToken = "id-token"
+        case discovery
+        case publicClient = "public-client"
+        case basicAccount = "sop1"
+        case verifiedAccount = "sop2"
     }
 
     public mutating func apply(_ variant: Variant) {
@@ -289,6 +313,11 @@ public struct UAEPassOptions: Sendable, Equatable {
         case .declineCancelled: decline = .cancelled
         case .declineNever: decline = .never
         case .foreignSuccessURL: foreignSuccessURL = true
+        case .idToken: issuesIDToken = true
+        case .discovery: servesDiscovery = true
+        case .publicClient: requiresClientSecret = false
+        case .basicAccount: accountType = "SOP1"
+        case .verifiedAccount: accountType = "SOP2"
         }
     }
 

@@ -113,6 +113,14 @@ extension Provider {
             return Reply.bearerError()
         }
         var claims: [String: JSONValue] = ["sub": .string(user.subject)]
+        if let options = profile.uaePassOptions {
+            // UAE Pass "Obtaining authenticated user information": the identity a client reads here.
+            claims["uuid"] = .string(user.subject)
+            claims["userType"] = .string(options.accountType)
+            claims["fullnameEN"] = .string(user.name)
+            claims["email"] = .string(user.email)
+            if let acr = grant.acr { claims["acr"] = .string(acr) }
+        }
         if grant.scope.contains("profile") { claims["name"] = .string(user.name) }
         if grant.scope.contains("email") {
             claims["email"] = .string(user.email)

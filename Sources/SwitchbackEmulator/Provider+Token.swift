@@ -21,6 +21,9 @@ extension Provider {
         case .success(let authenticated): client = authenticated
         case .failure(let failure): return failure.response
         }
+        if profile.uaePassOptions?.requiresClientSecret == true, client.authentication == .none {
+            return Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients with client_secret_basic; a public client cannot redeem")
+        }
         var proofKey: String?
         if dpop != nil || profile.fapi2 {
             switch await checkProof(dpop, method: "POST", path: "/token", accessToken: nil) {
@@ -193,6 +196,8 @@ extension Provider {
             "access_token": .string(tokens.access), "token_type": .string(proofKey == nil ? "Bearer" : "DPoP"),
             "expires_in": .number(configuration.tokenLifetime), "id_token": .string(idToken), "scope": .string(grant.scope.joined(separator: " ")),
         ]
+        // UAE Pass's documented token response: access_token, scope, token_type, expires_in (no ID token).
+        if profile.uaePassOptions?.issuesIDToken == false { body["id_token"] = nil }
         if let refreshToken = tokens.refresh { body["refresh_token"] = .string(refreshToken) }
         return Reply.json(.object(body))
     }

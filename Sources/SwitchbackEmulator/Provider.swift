@@ -17,7 +17,13 @@ struct Provider: Sendable {
 
     func router() -> Router<BasicRequestContext> {
         let router = Router()
-        router.get("/.well-known/openid-configuration") { _, _ in Reply.json(discoveryDocument()) }
+        router.get("/.well-known/openid-configuration") { _, _ in
+            // UAE Pass documents its endpoints and publishes no discovery document.
+            guard profile.uaePassOptions.map(\.servesDiscovery) ?? true else {
+                return Reply.oauthError(.notFound, "not_found", "this provider publishes no discovery document; its endpoints are documented under /idshub/")
+            }
+            return Reply.json(discoveryDocument())
+        }
         router.get("/jwks") { _, _ in Reply.json(await keys.jwks(withUnparseableKey: await faults.anyClient(has: .unparseableJWK))) }
         router.get("/authorize") { request, _ in await authorize(query: request.uri.query ?? "", userAgent: request.headers[.userAgent]) }
         router.post("/login") { request, _ in
@@ -48,6 +54,17 @@ struct Provider: Sendable {
             var request = request
             return await introspect(form: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
         }
+        // UAE Pass's documented paths (https://id.uaepass.ae/idshub/{authorize,token,userinfo,logout}).
+        router.get("/idshub/authorize") { request, _ in await authorize(query: request.uri.query ?? "", userAgent: request.headers[.userAgent]) }
+        router.post("/idshub/token") { request, _ in
+            var request = request
+            let body = try? await request.collectBody(upTo: Self.maximumBody)
+            return await token(form: body, authorization: request.headers[.authorization], dpop: Self.dpopHeader(request.headers))
+        }
+        router.get("/idshub/userinfo") { request, _ in
+            await userInfo(method: "GET", authorization: request.headers[.authorization], dpop: Self.dpopHeader(request.headers), form: nil)
+        }
+        router.get("/idshub/logout") { request, _ in await endSession(query: request.uri.query ?? "") }
         addHandOffRoutes(to: router)
         router.get("/end_session") { request, _ in await endSession(query: request.uri.query ?? "") }
         router.post("/emulator/rotate-keys") { _, _ in

@@ -175,7 +175,7 @@ public enum ScenarioRunner {
                     companion: backend, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger
                 )
             }
-            let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: emulator.issuer), logger: logger)
+            let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
             return SignInCoordinator(
                 client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger,
                 exchange: backend.map { .companion($0) } ?? .client

@@ -29,6 +29,9 @@ struct Setup: Sendable {
     let client: ClientConfiguration
     /// Authenticator schemes, and whether each is the production app.
     let authenticatorSchemes: [(String, Bool)]
+    /// The provider's endpoints are documented rather than discovered (UAE Pass): the app and the
+    /// companion are given them.
+    let documentedEndpoints: Bool
 
     static let nativeRedirect = URL(string: "com.example.app:/oauth/callback")!
     /// The domains authenticator apps claim as universal links, by their scheme.
@@ -44,9 +47,16 @@ struct Setup: Sendable {
         var backendClient: (clientID: String, secret: String)?
         var companionRoute: CompanionRoute?
         var backendKeys: BackendKeys?
+        var documentedEndpoints = false
         let profileName: String
         switch scenario.provider {
         case "uaepass":
+            // As UAE Pass documents it: the token endpoint authenticates the client with a secret, so the
+            // app's companion redeems the code; the token response has no ID token, so the identity comes
+            // from userinfo; there is no discovery document, so the documented endpoints are given.
+            client = ClientConfiguration(clientID: "backend", redirectURI: Self.nativeRedirect, pushedAuthorization: .never, identitySource: .userInfo)
+            backendClient = ("backend", "backend-secret")
+            documentedEndpoints = true
             preset = .uaePass
             profileName = "uaepass"
             if scenario.environment == .staging { variants.insert(scenario.stagingSchemeBug ? "staging-bug" : "staging", at: 0) }
@@ -107,8 +117,16 @@ struct Setup: Sendable {
         self.backendClient = backendClient
         self.companionRoute = companionRoute
         self.backendKeys = backendKeys
+        self.documentedEndpoints = documentedEndpoints
         self.configuration = configuration
         self.client = client
+    }
+
+    /// Where the app and the companion find the provider's metadata: discovery, or UAE Pass's documented
+    /// endpoint layout on the emulator.
+    func providerSource(issuer: String) -> ProviderSource {
+        guard documentedEndpoints, let base = URL(string: issuer) else { return .discovery(issuer: issuer) }
+        return .static(.uaePass(base: base))
     }
 
     func authenticatorName(_ scheme: String) -> String {
@@ -167,8 +185,11 @@ struct Setup: Sendable {
                 completion: .init(appLink: Self.completionLink, returns: .session, maximumWait: 5), associations: associations
             )
         }
+        var metadata: ProviderMetadata?
+        if case .static(let documented) = providerSource(issuer: issuer) { metadata = documented }
         return ServerConfiguration(
-            port: 0, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
+            port: 0,
+            provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret, identitySource: client.identitySource, metadata: metadata),
             exchange: .init(redirectURIs: [Self.nativeRedirect.absoluteString], returns: .tokens),
             permission: .init(endpoint: issuer + "/permissions", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs),
             associations: associations

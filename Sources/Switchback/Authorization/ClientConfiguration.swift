@@ -32,6 +32,13 @@ public struct ClientConfiguration: Sendable {
     /// The client's keys for encrypted ID tokens and userinfo (JWE), whose public halves are registered
     /// with the provider (Singpass encrypts every ID token). When any is set, a plain token is refused.
     public var decryptionKeys: [DecryptionKey]
+    /// Where the identity comes from: a validated ID token (the default), or the userinfo endpoint for a
+    /// provider documented to issue no ID token (UAE Pass). Never a fallback: see ``IdentitySource``.
+    public var identitySource: IdentitySource
+    /// Claims the identity must carry, each with one of the listed values, or the sign-in fails with
+    /// ``SwitchbackError/Code/identityRequirementNotMet``: for example UAE Pass's verified accounts,
+    /// `["userType": ["SOP2", "SOP3"]]`, which refuses unverified SOP1 accounts.
+    public var requiredClaims: [String: Set<String>]
 
     public init(
         clientID: String,
@@ -44,8 +51,12 @@ public struct ClientConfiguration: Sendable {
         pushedAuthorization: PARPolicy = .whenOffered,
         jwksRefetchInterval: TimeInterval = 60,
         dpop: DPoPKey? = nil,
-        decryptionKeys: [DecryptionKey] = []
+        decryptionKeys: [DecryptionKey] = [],
+        identitySource: IdentitySource = .idToken,
+        requiredClaims: [String: Set<String>] = [:]
     ) {
+        self.identitySource = identitySource
+        self.requiredClaims = requiredClaims
         self.decryptionKeys = decryptionKeys
         self.clientID = clientID
         self.redirectURI = redirectURI

@@ -193,14 +193,48 @@ public actor OIDCClient {
     /// The credential for tokens redeemed for `code`, once their ID token is valid for this request.
     private func credential(fromRedeemed tokens: TokenResponse, code: String, nonce: String, maxAge: Int?, metadata: ProviderMetadata) async throws -> Credential {
         guard let rawIDToken = tokens.idToken else {
-            throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
+            guard configuration.identitySource == .userInfo else {
+                throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
+            }
+            return try await credentialFromUserInfo(tokens, metadata: metadata)
         }
         let idToken = try await idTokenValidator().validate(
             rawIDToken,
             expectations: .init(nonce: nonce, maxAge: maxAge, accessToken: tokens.accessToken, code: code)
         )
+        if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: idToken.allClaims) }
         logger.info("sign-in completed", metadata: ["token": "\(idToken)"])
         return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+    }
+
+    /// A provider that issues no ID token (``IdentitySource/userInfo``): the identity is the userinfo
+    /// answer for the access token just redeemed, which must name a subject.
+    private func credentialFromUserInfo(_ tokens: TokenResponse, metadata: ProviderMetadata) async throws -> Credential {
+        var credential = credential(from: tokens, idToken: nil, previous: nil, issuer: metadata.issuer)
+        let claims = try await userInfo(for: credential)
+        try Self.checkRequiredClaims(configuration.requiredClaims, in: claims)
+        credential.identitySource = .userInfo
+        credential.userInfoClaims = claims
+        logger.info("sign-in completed with the identity from userinfo", metadata: ["subject": "\(credential.subject ?? "?")"])
+        return credential
+    }
+
+    /// Every claim in `required` must be present with one of its allowed values (strings, or numbers and
+    /// booleans as their JSON text).
+    static func checkRequiredClaims(_ required: [String: Set<String>], in claims: [String: JSONValue]) throws {
+        for (name, allowed) in required.sorted(by: { $0.key < $1.key }) {
+            let value: String? = switch claims[name] {
+            case .string(let text)?: text
+            case .number?, .bool?: claims[name]?.description
+            default: nil
+            }
+            guard let value, allowed.contains(value) else {
+                throw SwitchbackError(
+                    .identityRequirementNotMet,
+                    "the identity's \(name) is \(value.map { "\"\($0.prefix(40))\"" } ?? "missing"); required: \(allowed.sorted().joined(separator: ", "))"
+                )
+            }
+        }
     }
 
     /// The code of a callback whose redemption is someone else's (the app's backend, as the confidential
@@ -355,7 +389,9 @@ public actor OIDCClient {
             idToken: idToken?.rawValue ?? previous?.idToken,
             idTokenClaims: idToken?.claims ?? previous?.idTokenClaims,
             expiresAt: tokens.expiresIn.map { clock.now().addingTimeInterval(TimeInterval($0)) },
-            scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? previous?.scopes ?? configuration.scopes
+            scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? previous?.scopes ?? configuration.scopes,
+            identitySource: idToken == nil ? previous?.identitySource ?? .idToken : .idToken,
+            userInfoClaims: idToken == nil ? previous?.userInfoClaims : nil
         )
     }
 }

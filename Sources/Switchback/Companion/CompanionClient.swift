@@ -169,6 +169,7 @@ public struct CompanionClient: Sendable {
         var fields: [String: Any] = [:]
         if !options.acrValues.isEmpty { fields["acr_values"] = options.acrValues }
         if let loginHint = options.loginHint { fields["login_hint"] = loginHint }
+        if !options.uiLocales.isEmpty { fields["ui_locales"] = options.uiLocales }
         if !options.extraParameters.isEmpty {
             fields["parameters"] = Dictionary(options.extraParameters, uniquingKeysWith: { _, last in last })
         }

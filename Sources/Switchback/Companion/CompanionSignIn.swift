@@ -128,7 +128,7 @@ public enum SignInResult: Sendable, Equatable {
 
     public var acr: String? {
         switch self {
-        case .credential(let credential): credential.idTokenClaims?.acr
+        case .credential(let credential): credential.acr
         case .companion(let signIn): signIn.acr
         }
     }

@@ -51,6 +51,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case codeHashInvalid
             case authTimeInvalid
             case acrNotSatisfied
+            case identityRequirementNotMet
             case refreshedIDTokenMismatch
             case userInfoSubjectMismatch
             case userInfoInvalid
@@ -163,6 +164,9 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let authTimeInvalid = Code(.authTimeInvalid)
         /// The ID token's `acr` is not one of the required assurance levels.
         public static let acrNotSatisfied = Code(.acrNotSatisfied)
+        /// The identity lacks a claim value ``ClientConfiguration/requiredClaims`` asks for (an unverified
+        /// UAE Pass account, say).
+        public static let identityRequirementNotMet = Code(.identityRequirementNotMet)
         /// A refreshed ID token changed `iss`, `sub` or `aud`, or newly carries `azp`.
         public static let refreshedIDTokenMismatch = Code(.refreshedIDTokenMismatch)
         /// The userinfo `sub` differs from the ID token's.

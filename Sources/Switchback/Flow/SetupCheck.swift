@@ -41,7 +41,11 @@ public struct SetupCheck: Sendable {
     /// The problems `request` would meet, given the preset's authenticator and the app's redirect URI.
     public func problems(for request: SignInRequest, preset: ProviderPreset, redirectURI: URL) -> [Problem] {
         var problems: [Problem] = []
-        for scheme in Set(preset.authenticator?.schemes.values.map { $0 } ?? []).sorted() where !queriedSchemes.contains(scheme) {
+        // The production app's scheme, and the scheme of the environment this request hands off in (the
+        // staging or QA app): an app built for production need not declare the test apps' schemes.
+        let environments: Set<AuthenticatorRule.Environment> = [.production, request.rewrite?.environment ?? .production]
+        let schemes = Set(environments.compactMap { preset.authenticator?.schemes[$0] })
+        for scheme in schemes.sorted() where !queriedSchemes.contains(scheme) {
             problems.append(.authenticatorSchemeNotQueried(scheme))
         }
         for url in [redirectURI, request.rewrite?.returnTo, request.appReturnURL].compactMap({ $0 }) {

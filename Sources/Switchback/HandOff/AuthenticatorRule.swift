@@ -25,6 +25,8 @@ public struct AuthenticatorRule: Sendable, Equatable, Codable {
 
         public static let production = Environment("production")
         public static let staging = Environment("staging")
+        /// A provider's test environment beside staging (UAE Pass's QA app, `uaepassqa://`).
+        public static let qa = Environment("qa")
     }
 
     /// The authenticator's URL scheme per environment.

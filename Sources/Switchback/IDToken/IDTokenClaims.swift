@@ -73,7 +73,7 @@ public struct IDTokenClaims: Sendable, Equatable, Codable {
 
 /// A validated ID token: its claims, its header's algorithm and key, and the raw JWT.
 public struct IDToken: Sendable, Equatable {
-    /// The compact JWT as received; a bearer credential, never log it.
+    /// The signed compact JWT (for an encrypted ID token, the JWS it held); a bearer credential, never log it.
     public let rawValue: String
     public let algorithm: String
     public let keyID: String?

@@ -44,6 +44,15 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var decryptionKeyFile: String?
         /// The `kid` of the decryption key, as registered.
         public var decryptionKeyID: String?
+        /// The provider's endpoints, for a provider that publishes no discovery document (UAE Pass); its
+        /// `issuer` must equal ``issuer``. Without it the metadata is discovered.
+        public var metadata: ProviderMetadata?
+        /// `userinfo` for a provider documented to issue no ID token (UAE Pass): the identity is read from
+        /// the userinfo endpoint with the access token just redeemed. `id_token` (the default) otherwise.
+        public var identitySource: IdentitySource
+        /// Claims the identity must carry, each with one of the listed values (UAE Pass:
+        /// `{"userType": ["SOP2", "SOP3"]}` refuses unverified accounts).
+        public var requiredClaims: [String: [String]]
         /// Authorization parameters an app may give `POST /exchange/start` and `POST /completion/start`
         /// (`parameters`), forwarded as they are; any other name is refused. The provider checks the values
         /// against the client's registration (Singpass's `app_launch_url`).
@@ -55,8 +64,12 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, keyAlgorithm: String? = nil,
             keyID: String? = nil, dpop: Bool = false, dpopKeyFile: String? = nil, forwardedParameters: [String] = Self.defaultForwardedParameters,
-            scopes: [String] = ["openid"], acrValues: [String] = [], decryptionKeyFile: String? = nil, decryptionKeyID: String? = nil
+            scopes: [String] = ["openid"], acrValues: [String] = [], decryptionKeyFile: String? = nil, decryptionKeyID: String? = nil,
+            identitySource: IdentitySource = .idToken, requiredClaims: [String: [String]] = [:], metadata: ProviderMetadata? = nil
         ) {
+            self.metadata = metadata
+            self.identitySource = identitySource
+            self.requiredClaims = requiredClaims
             self.decryptionKeyFile = decryptionKeyFile
             self.decryptionKeyID = decryptionKeyID
             self.forwardedParameters = forwardedParameters
@@ -338,6 +351,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             if provider.privateKeyFile != nil, ClientAssertionSigner.Algorithm(rawValue: provider.keyAlgorithm ?? "ES256") == nil {
                 throw fail("provider.keyAlgorithm must be one of \(ClientAssertionSigner.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))")
             }
+            if let metadata = provider.metadata, metadata.issuer != provider.issuer {
+                throw fail("provider.metadata.issuer must equal provider.issuer")
+            }
             if let reserved = provider.forwardedParameters.first(where: AuthorizationOptions.reservedNames.contains) {
                 throw fail("provider.forwardedParameters cannot hold \(reserved): the server sets it")
             }
@@ -412,7 +428,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 extension ServerConfiguration.Provider {
     private enum Keys: String, CodingKey {
         case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, dpop, dpopKeyFile, forwardedParameters, scopes, acrValues
-        case decryptionKeyFile, decryptionKeyID
+        case decryptionKeyFile, decryptionKeyID, identitySource, requiredClaims, metadata
     }
 
     /// Singpass's app return link, and the redirect type that asks for its tap page.
@@ -427,7 +443,10 @@ extension ServerConfiguration.Provider {
             dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false, dpopKeyFile: try c.decodeIfPresent(String.self, forKey: .dpopKeyFile),
             forwardedParameters: try c.decodeIfPresent([String].self, forKey: .forwardedParameters) ?? Self.defaultForwardedParameters,
             scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"], acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? [],
-            decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile), decryptionKeyID: try c.decodeIfPresent(String.self, forKey: .decryptionKeyID)
+            decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile), decryptionKeyID: try c.decodeIfPresent(String.self, forKey: .decryptionKeyID),
+            identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
+            requiredClaims: try c.decodeIfPresent([String: [String]].self, forKey: .requiredClaims) ?? [:],
+            metadata: try c.decodeIfPresent(ProviderMetadata.self, forKey: .metadata)
         )
     }
 }

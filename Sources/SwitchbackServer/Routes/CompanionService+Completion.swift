@@ -16,6 +16,7 @@ extension CompanionService {
         let response_mode: ResponseMode?
         let acr_values: [String]?
         let login_hint: String?
+        let ui_locales: [String]?
         let parameters: [String: String]?
     }
 
@@ -50,7 +51,7 @@ extension CompanionService {
         let digest = Secrets.digest(body.flow_id)
         let key = RecordSealing.encode(RecordSealing.key(for: body.flow_id, kind: .completion))
         let expiresAt = clock.now().addingTimeInterval(Self.authorizationLifetime)
-        let options = try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
+        let options = try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales, parameters: body.parameters)
         do {
             try await store.insert(.completion, secret: body.flow_id, CompletionRecord(status: .pending), expiresAt: expiresAt)
         } catch {

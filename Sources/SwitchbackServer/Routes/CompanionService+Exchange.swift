@@ -13,6 +13,8 @@ extension CompanionService {
         let binding: String
         let acr_values: [String]?
         let login_hint: String?
+        /// Languages for the provider's pages (`ui_locales`; UAE Pass takes `en` or `ar`).
+        let ui_locales: [String]?
         let parameters: [String: String]?
     }
 
@@ -29,7 +31,7 @@ extension CompanionService {
         }
         let session = try await startAuthorization(
             redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding)),
-            options: try options(acrValues: body.acr_values, loginHint: body.login_hint, parameters: body.parameters)
+            options: try options(acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales, parameters: body.parameters)
         )
         return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime)])
     }

@@ -89,11 +89,15 @@ struct CompanionService: Sendable {
 
     // MARK: Sign-in completion shared by exchange, bridge and completion
 
-    /// The authorization options an app asked for: its acr values and login hint, and the parameters the
-    /// configuration lets it forward.
+    /// The authorization options an app asked for: its acr values, login hint and page languages, and the
+    /// parameters the configuration lets it forward.
     func options(
-        responseMode: ResponseMode? = nil, acrValues: [String]?, loginHint: String?, parameters: [String: String]?
+        responseMode: ResponseMode? = nil, acrValues: [String]?, loginHint: String?, uiLocales: [String]? = nil, parameters: [String: String]?
     ) throws -> AuthorizationOptions {
+        let uiLocales = uiLocales ?? []
+        guard uiLocales.count <= 8, uiLocales.allSatisfy({ (1...35).contains($0.utf8.count) && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } }) else {
+            throw CompanionError(.invalidRequest, "ui_locales must be up to eight BCP 47 language tags")
+        }
         let allowed = try requireProvider().configuration.forwardedParameters
         var extra: [(String, String)] = []
         for (name, value) in (parameters ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -103,7 +107,7 @@ struct CompanionService: Sendable {
             guard value.utf8.count <= 2048 else { throw CompanionError(.invalidRequest, "the parameter \(name.prefix(40)) is too long") }
             extra.append((name, value))
         }
-        return AuthorizationOptions(responseMode: responseMode, acrValues: acrValues ?? [], loginHint: loginHint, extraParameters: extra)
+        return AuthorizationOptions(responseMode: responseMode, acrValues: acrValues ?? [], uiLocales: uiLocales, loginHint: loginHint, extraParameters: extra)
     }
 
     /// Starts an authorization whose answer comes back to `redirectURI`, and keeps it under its `state`.
@@ -247,7 +251,7 @@ struct SignInOutcome: Codable, Sendable {
 
     init(_ credential: Credential) {
         self.init(
-            subject: credential.subject ?? "", acr: credential.idTokenClaims?.acr,
+            subject: credential.subject ?? "", acr: credential.acr,
             tokens: Tokens(
                 accessToken: credential.accessToken, tokenType: credential.tokenType, idToken: credential.idToken, refreshToken: credential.refreshToken,
                 expiresAt: credential.expiresAt

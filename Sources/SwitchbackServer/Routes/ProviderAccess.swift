@@ -60,9 +60,10 @@ actor ProviderAccess {
         let client = OIDCClient(
             configuration: ClientConfiguration(
                 clientID: configuration.clientID, redirectURI: redirectURI, authentication: authentication, scopes: configuration.scopes,
-                requiredACRValues: Set(configuration.acrValues), dpop: dpop, decryptionKeys: decryptionKeys
+                requiredACRValues: Set(configuration.acrValues), dpop: dpop, decryptionKeys: decryptionKeys,
+                identitySource: configuration.identitySource, requiredClaims: configuration.requiredClaims.mapValues(Set.init)
             ),
-            provider: .discovery(issuer: configuration.issuer), transport: transport, clock: clock, entropy: entropy, logger: logger
+            provider: configuration.metadata.map(ProviderSource.static) ?? .discovery(issuer: configuration.issuer), transport: transport, clock: clock, entropy: entropy, logger: logger
         )
         clients[redirectURI] = client
         return client

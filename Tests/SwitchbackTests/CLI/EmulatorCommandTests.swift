@@ -6,8 +6,8 @@ import SwitchbackTesting
 /// `switchback emulator`, run as the built executable.
 @Suite("switchback emulator")
 struct EmulatorCommandTests {
-    @Test("prints the profile, issuer, clients and users, serves discovery there, and stops cleanly on SIGINT", arguments: [
-        ([String](), "profile generic:"), (["--profile", "uaepass", "--variant", "staging-bug"], "profile uaepass (staging-bug):"),
+    @Test("prints the profile, issuer, clients and users, serves discovery there (UAE Pass only when asked: it publishes none), and stops cleanly on SIGINT", arguments: [
+        ([String](), "profile generic:"), (["--profile", "uaepass", "--variant", "staging-bug", "--variant", "discovery"], "profile uaepass (staging-bug, discovery):"),
         (["--profile", "singpass"], "profile singpass:"),
     ])
     func runsUntilInterrupted(arguments: [String], banner expected: String) async throws {
@@ -30,6 +30,25 @@ struct EmulatorCommandTests {
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self).contains(#""issuer":"\#(issuer)""#))
 
+        process.send(SIGINT)
+        #expect(await process.wait() == 0)
+    }
+
+    @Test("the uaepass profile publishes no discovery document, as UAE Pass documents none; its endpoints answer under /idshub/")
+    func uaePassWithoutDiscovery() async throws {
+        let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["emulator", "--port", "0", "--profile", "uaepass"])
+        defer { process.send(SIGKILL) }
+        var banner = ""
+        while !banner.contains("Ctrl-C stops it.") {
+            let chunk = process.output.availableData
+            guard !chunk.isEmpty else { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        let issuer = try #require(banner.split(separator: "\n").first { $0.hasPrefix("issuer: ") }?.dropFirst("issuer: ".count))
+        let discovery = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(issuer)/.well-known/openid-configuration"))))
+        #expect(discovery.status == 404)
+        let userinfo = try await URLSessionTransport().send(HTTPRequest(method: .get, url: ProviderMetadata.uaePass(base: try #require(URL(string: String(issuer)))).userinfoEndpoint!))
+        #expect(userinfo.status == 401, "the documented userinfo path answers (without a token: 401)")
         process.send(SIGINT)
         #expect(await process.wait() == 0)
     }

@@ -112,7 +112,7 @@ struct EndToEndTests {
     @Test("BankID SE from a WebView: the app opens https://app.bankid.com/ first, and bankid:/// only when no app claims it", arguments: [true, false])
     func universalLinkFirst(claimed: Bool) async throws {
         let result = try await Self.run(Scenario(provider: "bankid-se", strategy: .webView, pattern: .universalLink, authenticatorUniversalLinks: claimed))
-        #expect(try Self.credential(result).idTokenClaims?.acr == BankIDSweden.loa3ACR)
+        #expect(try Self.credential(result).acr == BankIDSweden.loa3ACR)
         #expect(Self.said(result, "opens https://app.bankid.com/?autostarttoken="), "the universal link is tried first")
         #expect(Self.said(result, "opens BankID by its universal link") == claimed)
         #expect(Self.said(result, "finds no app claiming app.bankid.com") == !claimed)
@@ -148,7 +148,7 @@ struct EndToEndTests {
     ])
     func uaePassVariant(_ variant: String) async throws {
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, variants: [variant]))
-        #expect(try Self.credential(result).idTokenClaims?.acr == UAEPassOptions.onDeviceACR)
+        #expect(try Self.credential(result).acr == UAEPassOptions.onDeviceACR)
     }
 
     @Test("decline in the authenticator: the provider's failure page answers access_denied (or its cancelled variant)", arguments: [
@@ -184,7 +184,7 @@ struct EndToEndTests {
     @Test("authenticator not installed: the preset asks for the web sign-in instead, at the web assurance level")
     func authenticatorNotInstalled() async throws {
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, authenticatorInstalled: false))
-        #expect(try Self.credential(result).idTokenClaims?.acr == UAEPassOptions.webACR)
+        #expect(try Self.credential(result).acr == UAEPassOptions.webACR)
         #expect(Self.said(result, "signs in with username and password"))
     }
 

@@ -12,8 +12,13 @@ import SwitchbackTesting
 /// integrator's part (keep the https successurl, load it again in the same browser) by hand here.
 @Suite("Emulator: uaepass profile")
 struct EmulatorUAEPassTests {
+    /// These tests drive the hand-off pages with the emulator's public OpenID client, so they switch on
+    /// what UAE Pass itself does not offer (a public client, an ID token, discovery);
+    /// ``documentedShape()`` tests the provider as documented.
+    static let openIDShape: [UAEPassOptions.Variant] = [.publicClient, .idToken, .discovery]
+
     static func withEmulator(_ variants: [UAEPassOptions.Variant] = [], _ body: (Emulator) async throws -> Void) async throws {
-        try await EmulatorProviderTests.withEmulator(profile: try Profile.named("uaepass", variants: variants.map(\.rawValue)).get(), body)
+        try await EmulatorProviderTests.withEmulator(profile: try Profile.named("uaepass", variants: (openIDShape + variants).map(\.rawValue)).get(), body)
     }
 
     static func onDevice(faults: [Fault] = []) -> AuthorizationOptions {
@@ -157,11 +162,61 @@ struct EmulatorUAEPassTests {
         }
     }
 
+    @Test("as documented: no discovery, client_secret_basic (a public client is refused), no ID token, the identity from userinfo; SOP1 refused when verified accounts are required")
+    func documentedShape() async throws {
+        for accountType in [[UAEPassOptions.Variant](), [.basicAccount]] {
+            let emulator = try await Emulator.start(profile: try Profile.named("uaepass", variants: accountType.map(\.rawValue)).get())
+            let base = try #require(URL(string: emulator.issuer))
+            func client(_ clientID: String, _ authentication: ClientAuthentication, identity: IdentitySource, required: [String: Set<String>] = [:]) -> OIDCClient {
+                OIDCClient(
+                    configuration: ClientConfiguration(
+                        clientID: clientID, redirectURI: URL(string: "com.example.app:/oauth/callback")!, authentication: authentication, pushedAuthorization: .never,
+                        identitySource: identity, requiredClaims: required
+                    ),
+                    provider: .static(.uaePass(base: base))
+                )
+            }
+            await expectCode(.discoveryFailed) {
+                try await OIDCClient(configuration: ClientConfiguration(clientID: "backend", redirectURI: URL(string: "com.example.app:/oauth/callback")!), provider: .discovery(issuer: emulator.issuer)).metadata()
+            }
+            let secret = ClientAuthentication.clientSecretBasic(secret: "backend-secret")
+            let verified = ["userType": Set(["SOP2", "SOP3"])]
+            // A public client cannot redeem; one expecting an ID token is refused, not silently downgraded.
+            for (candidate, code) in [(client("native-rs", .none, identity: .userInfo), SwitchbackError.Code.tokenEndpointError), (client("backend", secret, identity: .idToken), .idTokenMissing)] {
+                let error = await expectFailure("\(code)") { try await Self.signInOnDevice(emulator, client: candidate) }
+                #expect(error?.code == code)
+            }
+            let candidate = client("backend", secret, identity: .userInfo, required: verified)
+            if accountType.isEmpty {
+                let credential = try await Self.signInOnDevice(emulator, client: candidate)
+                #expect(credential.identitySource == .userInfo && credential.idToken == nil)
+                #expect(credential.subject == "9b1f7c2e-alice")
+                #expect(credential.acr == UAEPassOptions.onDeviceACR)
+                #expect(credential.userInfoClaims?["userType"] == .string("SOP3"))
+                #expect(credential.userInfoClaims?["uuid"] == .string("9b1f7c2e-alice"))
+            } else {
+                let error = await expectFailure("an unverified SOP1 account must be refused") { try await Self.signInOnDevice(emulator, client: candidate) }
+                #expect(error?.code == .identityRequirementNotMet)
+                #expect(error?.message.contains("SOP1") == true)
+            }
+            await emulator.stop()
+        }
+    }
+
+    /// The on-device sign-in in one browser: hand-off, approval, the saved success URL, redemption.
+    static func signInOnDevice(_ emulator: Emulator, client: OIDCClient) async throws -> Credential {
+        let session = try await client.prepareAuthorization(Self.onDevice())
+        let browser = EmulatorBrowser()
+        let (link, _) = try await browser.handOff(session.authorizationURL)
+        let back = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
+        return try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(back)), session: session)
+    }
+
     @Test("hand-off delivery: script only, meta refresh, or 302 — what a user agent without script can follow", arguments: [
         (Profile.HandOffDelivery.script, false), (.metaRefresh, true), (.redirect, true),
     ])
     func delivery(delivery: Profile.HandOffDelivery, reachableWithoutScript: Bool) async throws {
-        var profile = Profile.uaePass()
+        var profile = try Profile.named("uaepass", variants: Self.openIDShape.map(\.rawValue)).get()
         profile.handOffDelivery = delivery
         let emulator = try await Emulator.start(profile: profile)
         let session = try await EmulatorProviderTests.client(emulator).prepareAuthorization(Self.onDevice())

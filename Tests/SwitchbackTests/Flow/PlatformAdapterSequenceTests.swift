@@ -93,9 +93,13 @@ struct PlatformAdapterSequenceTests {
 struct SetupCheckTests {
     static let links = ProviderPreset.AppLinks(scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
 
-    @Test("missing queried authenticator schemes, an unregistered return scheme, and the associated-domain reminder")
+    @Test("missing queried authenticator schemes (production, and the request's test environment), an unregistered return scheme, and the associated-domain reminder")
     func problems() async throws {
-        let request = try await ProviderPreset.uaePass.request(strategy: .webView, links: Self.links)
+        let production = try await ProviderPreset.uaePass.request(strategy: .webView, links: Self.links)
+        #expect(SetupCheck(queriedSchemes: ["uaepass"], urlSchemes: ["com.example.app"]).problems(
+            for: production, preset: .uaePass, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))
+        ).isEmpty, "a production request needs only the production app's scheme")
+        let request = try await ProviderPreset.uaePass.request(strategy: .webView, environment: .staging, links: Self.links)
         let info: [String: Any] = [
             "LSApplicationQueriesSchemes": ["uaepass"],
             "CFBundleURLTypes": [["CFBundleURLSchemes": ["other"]]],
