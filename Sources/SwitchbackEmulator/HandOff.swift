@@ -32,6 +32,9 @@ extension Provider {
         router.get("/bankid/collect") { request, _ in
             await collect(reference: request.uri.queryParameters["txn"].map(String.init))
         }
+        router.get("/bankid/qr") { request, _ in
+            await qrCode(reference: request.uri.queryParameters["txn"].map(String.init))
+        }
         for (path, action) in [("approve", AuthenticatorAction.approve), ("decline", .decline), ("ignore", .ignore)] {
             router.post("/authenticator/\(path)") { request, _ in
                 var request = request
@@ -43,13 +46,14 @@ extension Provider {
     /// Starts a transaction for `pending` and answers with the page (or 302) that opens the app.
     func startHandOff(
         _ pending: ProviderState.Pending, requestID: String, acr: String?, appName: String, link: (_ reference: String) -> String,
-        polls: Bool, statusPath: String = "/authenticator/transaction"
+        polls: Bool, statusPath: String = "/authenticator/transaction", qr: Bool = false
     ) async -> Response {
         let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: acr)
         let reference = transaction.reference
         var response = Reply.handOff(
             link(reference), delivery: profile.handOffDelivery, appName: appName,
-            poll: polls ? (status: "\(statusPath)?txn=\(reference)", next: "/continue?txn=\(reference)") : nil
+            poll: polls ? (status: "\(statusPath)?txn=\(reference)", next: "/continue?txn=\(reference)") : nil,
+            qr: qr ? "/bankid/qr?txn=\(reference)" : nil
         )
         response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax"
         return response
@@ -137,12 +141,15 @@ extension Provider {
     // MARK: Swedish BankID via a broker
 
     func bankIDSwedenHandOff(_ pending: ProviderState.Pending, requestID: String, options: BankIDSwedenOptions) async -> Response {
-        if let redirect = pending.appReturnURL, !isAppReturnURL(redirect, of: pending) {
-            return await refuse(requestID, pending, "bankid_redirect is not allow-listed for this client")
+        // Idura's form: `login_hint=appswitch:resumeUrl:<url>` (without `appswitch:ios` for Swedish BankID).
+        let prefix = "appswitch:resumeUrl:"
+        let resumeURL = pending.loginHint?.split(separator: " ").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+        if let resumeURL, !isAppReturnURL(resumeURL, of: pending) {
+            return await refuse(requestID, pending, "the app switch resumeUrl is not allow-listed for this client")
         }
         return await startHandOff(pending, requestID: requestID, acr: BankIDSweden.loa3ACR, appName: "BankID", link: { reference in
-            options.autostartLink(token: reference, redirect: pending.appReturnURL)
-        }, polls: true, statusPath: "/bankid/collect")
+            options.autostartLink(token: reference, redirect: resumeURL)
+        }, polls: true, statusPath: "/bankid/collect", qr: true)
     }
 
     /// `GET /bankid/collect?txn=`: the order's progress, as the BankID RP API's collect reports it.
@@ -151,17 +158,48 @@ extension Provider {
             return Reply.oauthError(.badRequest, "invalidParameters", "no such order")
         }
         var answer: [String: JSONValue] = ["orderRef": .string(reference)]
-        switch transaction.status {
-        case .pending, .ignored:
+        switch await bankIDStatus(transaction) {
+        case .pending(let hint):
             answer["status"] = .string("pending")
-            answer["hintCode"] = .string(transaction.opened ? "userSign" : "outstandingTransaction")
-        case .approved:
+            answer["hintCode"] = .string(hint)
+        case .complete:
             answer["status"] = .string("complete")
-        case .declined:
+        case .failed(let hint):
             answer["status"] = .string("failed")
-            answer["hintCode"] = .string("userCancel")
+            answer["hintCode"] = .string(hint)
         }
         return Reply.json(.object(answer))
+    }
+
+    /// An order's state in the RP API's terms: `pending` with `outstandingTransaction` (the app has not
+    /// opened it) or `userSign` (it has), `complete`, or `failed` with `userCancel` (declined in the app)
+    /// or `expiredTransaction` (past its lifetime).
+    enum BankIDOrderStatus: Equatable {
+        case pending(String)
+        case complete
+        case failed(String)
+    }
+
+    func bankIDStatus(_ transaction: ProviderState.Transaction) async -> BankIDOrderStatus {
+        let lifetime = if case .bankIDSweden(let options) = profile.handOff { options.orderLifetime } else { TimeInterval.infinity }
+        switch transaction.status {
+        case .approved: return .complete
+        case .declined: return .failed("userCancel")
+        case .pending, .ignored:
+            if await state.currentDate.timeIntervalSince(transaction.startedAt) > lifetime { return .failed("expiredTransaction") }
+            return .pending(transaction.opened ? "userSign" : "outstandingTransaction")
+        }
+    }
+
+    /// `GET /bankid/qr?txn=`: the animated QR code's current content, for a phone other than this one.
+    func qrCode(reference: String?) async -> Response {
+        guard let reference, let transaction = await state.transaction(reference) else {
+            return Reply.oauthError(.badRequest, "invalidParameters", "no such order")
+        }
+        let seconds = max(0, Int(await state.currentDate.timeIntervalSince(transaction.startedAt)))
+        return Reply.json(.object([
+            "qr": .string(BankIDSwedenOptions.qrCode(startToken: transaction.qrStartToken, startSecret: transaction.qrStartSecret, seconds: seconds)),
+        ]))
     }
 
     // MARK: Singpass
@@ -197,6 +235,12 @@ extension Provider {
                 .forbidden, title: "Session expired",
                 message: "This sign-in cannot continue here. Return to the app where it started and try again."
             )
+        }
+        if case .bankIDSweden = profile.handOff, case .failed(let hint) = await bankIDStatus(transaction) {
+            // The broker ends the sign-in with the order's hint code, so the app can tell them apart.
+            await state.endTransaction(reference)
+            let why = hint == "userCancel" ? "the user cancelled in the BankID app" : "the BankID order expired before the user answered"
+            return await refuse(transaction.requestID, pending, error: "access_denied", "\(hint): \(why)")
         }
         if cancelled || transaction.status == .declined {
             var decline = UAEPassOptions.Decline.accessDenied

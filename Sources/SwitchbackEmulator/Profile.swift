@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 import Switchback
 
 /// The provider an emulator plays: how the user authenticates (a password page, or a hand-off to an
@@ -95,9 +96,11 @@ public struct Profile: Sendable {
         /// https redirect URI (a second hop).
         case mitID
         /// Swedish-BankID-via-broker-like: the broker's page opens `bankid:///?autostarttoken=…&redirect=…`
-        /// (or the https app link form) and polls collect, whose hintCode moves from
-        /// `outstandingTransaction` to `userSign` once the app has opened the order; `redirect` is the
-        /// client's allow-listed return URL from `bankid_redirect`, or the literal `null`.
+        /// (or the https app link form), shows the animated QR code for another device, and polls collect,
+        /// whose hintCode moves from `outstandingTransaction` to `userSign` once the app has opened the
+        /// order, and ends `failed` with `userCancel` or `expiredTransaction`; `redirect` is the client's
+        /// allow-listed return URL given as `login_hint=appswitch:resumeUrl:<url>` (Idura's form), or
+        /// the literal `null`.
         case bankIDSweden(BankIDSwedenOptions)
         /// Singpass-like: the page opens `singpass://auth?txn=…&app_launch_url=…` (registered for the
         /// client), polls, and ends on a tap-to-return page.
@@ -108,9 +111,8 @@ public struct Profile: Sendable {
     var appReturnParameter: String? {
         switch handOff {
         case .bankIDNorway: "app_callback_uri"
-        case .bankIDSweden: "bankid_redirect"
         case .singpass: "app_launch_url"
-        case .uaePass, .mitID, nil: nil
+        case .uaePass, .mitID, .bankIDSweden, nil: nil
         }
     }
 
@@ -213,10 +215,13 @@ public struct Profile: Sendable {
                 options.apply(known)
                 profile.handOff = .uaePass(options)
             case .bankIDSweden(var options):
-                guard variant == "app-link" else {
-                    return .failure(UnknownProfile(description: "unknown bankid-se variant \"\(variant)\"; available: app-link, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"))
+                switch variant {
+                case "app-link": options.appLinkForm = true
+                case "short-order": options.orderLifetime = 2
+                case "continue-button": profile.returnPage = .tapPage
+                default:
+                    return .failure(UnknownProfile(description: "unknown bankid-se variant \"\(variant)\"; available: app-link, short-order, continue-button, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"))
                 }
-                options.appLinkForm = true
                 profile.handOff = .bankIDSweden(options)
             case nil, .bankIDNorway, .mitID, .singpass:
                 return .failure(UnknownProfile(description: "the \(name) profile has no variants but no-webview\(profile.handOff == nil ? "" : ", \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
@@ -341,6 +346,17 @@ public struct UAEPassOptions: Sendable, Equatable {
 public struct BankIDSwedenOptions: Sendable, Equatable {
     /// The autostart link as `https://app.bankid.com/?…` instead of `bankid:///?…`.
     public var appLinkForm = false
+    /// Seconds an order stays pending before collect reports `failed` with `expiredTransaction`. BankID
+    /// publishes no figure the review could confirm; three minutes is assumed (`short-order`: 2 s).
+    public var orderLifetime: TimeInterval = 180
+
+    /// The animated QR code's content at `seconds` since the order started (BankID RP API v6, "secure
+    /// start"): `bankid.<qrStartToken>.<seconds>.<qrAuthCode>`, the code being HMAC-SHA256 keyed with
+    /// `qrStartSecret` over the decimal seconds, in lowercase hex.
+    public static func qrCode(startToken: String, startSecret: String, seconds: Int) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Data(String(seconds).utf8), using: SymmetricKey(data: Data(startSecret.utf8)))
+        return "bankid.\(startToken).\(seconds).\(code.map { String(format: "%02x", $0) }.joined())"
+    }
 
     public init() {}
 

@@ -19,7 +19,7 @@ actor ProviderState {
         let acrValues: [String]
         let loginHint: String?
         /// Where the authenticator app returns to the client's app, from the parameter the profile
-        /// reads (`app_callback_uri`, `bankid_redirect`, `app_launch_url`).
+        /// reads (`app_callback_uri`, `app_launch_url`).
         let appReturnURL: String?
         /// Norwegian BankID: the upfront permission that allows an `app_callback_uri`.
         let permissionToken: String?
@@ -59,6 +59,11 @@ actor ProviderState {
         var status: Status
         /// The authenticator app has opened the transaction (the user is looking at it).
         var opened = false
+        /// When the order started, for its lifetime and the animated QR code's seconds.
+        let startedAt: Date
+        /// Swedish BankID's secure start: the QR code's public token and the secret its codes are keyed with.
+        let qrStartToken: String
+        let qrStartSecret: String
     }
 
     /// What a code or token was issued for.
@@ -154,13 +159,16 @@ actor ProviderState {
     func startTransaction(requestID: String, clientID: String, acr: String?) -> Transaction {
         let transaction = Transaction(
             reference: entropy.token(bytes: 16), requestID: requestID, clientID: clientID, session: entropy.token(bytes: 24), acr: acr,
-            status: .pending
+            status: .pending, startedAt: now(), qrStartToken: UUID().uuidString.lowercased(), qrStartSecret: UUID().uuidString.lowercased()
         )
         transactions[transaction.reference] = transaction
         return transaction
     }
 
     func transaction(_ reference: String) -> Transaction? { transactions[reference] }
+
+    /// The clock the state keeps time by.
+    var currentDate: Date { now() }
 
     /// The app opens the transaction; nil when it is unknown.
     func open(_ reference: String) -> Transaction? {

@@ -37,7 +37,9 @@ enum Reply {
     /// a 302 instead of the page, as the profile says), with a link the user can tap either way.
     /// With `poll`, the page asks `status` until the app has answered, then moves to `next` (the page
     /// stays open while the app is in front, as a browser tab does).
-    static func handOff(_ link: String, delivery: Profile.HandOffDelivery, appName: String, poll: (status: String, next: String)? = nil) -> Response {
+    static func handOff(
+        _ link: String, delivery: Profile.HandOffDelivery, appName: String, poll: (status: String, next: String)? = nil, qr: String? = nil
+    ) -> Response {
         if delivery == .redirect {
             return Response(status: .found, headers: [.location: link, .cacheControl: "no-store"])
         }
@@ -54,9 +56,19 @@ enum Reply {
                 }, 1500);
                 """
         }
+        var code = ""
+        if let qr {
+            // Secure start on another phone: the QR code changes every second (its content, not an image).
+            code = "<p>On another phone, scan: <code id=\"qr\"></code></p>"
+            script += """
+
+                const showQR = async () => { document.getElementById("qr").textContent = (await (await fetch(\(scriptString(qr)))).json()).qr; };
+                showQR(); setInterval(showQR, 1000);
+                """
+        }
         return html(.ok, """
             <h1>Continue in \(escape(appName))</h1>
-            <p><a id="handoff" href="\(escape(link))">Open \(escape(appName))</a></p>\(next)
+            <p><a id="handoff" href="\(escape(link))">Open \(escape(appName))</a></p>\(next)\(code)
             <script>\(script)</script>
             """, head: refresh)
     }
