@@ -34,7 +34,8 @@ func phone(
     // The phone resolves both names to the companion's loopback port.
     let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
     let device = SimulatedDevice(hosts: ["app.example.com": loopback, "api.example.com": loopback])
-    if let scheme { await device.installAuthenticator(scheme: scheme, backend: URL(string: emulator.issuer)!) }
+    // The MitID app claims its universal-link host: the page's "Open MitID app" is such a link.
+    if let scheme { await device.installAuthenticator(scheme: scheme, backend: URL(string: emulator.issuer)!, universalLinkHost: scheme == "mitid" ? MitID.appSwitchHost : nil) }
     let (issuer, companionURL) = (emulator.issuer, companion.baseURL)
     let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: ["app.example.com"]) {
         install(issuer, companionURL, $0)

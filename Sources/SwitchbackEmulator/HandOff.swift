@@ -131,8 +131,8 @@ extension Provider {
                 return await refuse(requestID, pending, "the app switch resumeUrl is missing or not allow-listed for this client")
             }
         }
-        return await startHandOff(pending, requestID: requestID, acr: MitID.substantialACR, appName: "MitID", link: { reference in
-            var link = "mitid://authenticate?txn=\(reference)"
+        return await startHandOff(pending, requestID: requestID, acr: MitID.substantialACR, appName: "MitID app", link: { reference in
+            var link = "https://\(MitID.appSwitchHost)/authenticate?txn=\(reference)"
             if let resumeURL { link += "&app_switch_url=" + FormEncoding.escape(resumeURL) }
             return link
         }, polls: true)
@@ -331,6 +331,11 @@ enum UserAgent {
         let iOS = userAgent.contains("iPhone") || userAgent.contains("iPad")
         return iOS && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
     }
+}
+
+extension MitID {
+    /// The MitID app's universal-link host (Idura's app detection names it).
+    public static let appSwitchHost = "appswitch.mitid.nets.eu"
 }
 
 /// The acr the Singpass profile reports.

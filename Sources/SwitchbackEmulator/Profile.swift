@@ -78,6 +78,9 @@ public struct Profile: Sendable {
         case metaRefresh = "handoff-meta-refresh"
         /// A `302` straight to the deep link, without a page.
         case redirect = "handoff-302"
+        /// No navigation by the page: the user taps "Open …" (MitID's web client shows an "Open MitID
+        /// app" button; a universal link opens its app only from a tap).
+        case tap = "handoff-tap"
     }
 
     /// How the provider's page sends the user to the authenticator app.
@@ -160,11 +163,12 @@ public struct Profile: Sendable {
         handOff: .bankIDNorway
     )
 
-    /// MitID through a broker.
+    /// MitID through a broker: the MitID web client opens the MitID app by a universal link on
+    /// `appswitch.mitid.nets.eu` behind the user's tap on "Open MitID app" (Idura's app-switch guide).
     public static let mitID = Profile(
         name: "mitid",
-        summary: "MitID-via-broker-like: app switch back by a parameterless universal link, then the broker's code on a tap-to-return page; no embedded WebViews",
-        handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, returnPage: .tapPage
+        summary: "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link, then the broker's code on a tap-to-return page; no embedded WebViews",
+        handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap, returnPage: .tapPage
     )
 
     /// Swedish BankID through a broker.

@@ -44,7 +44,7 @@ enum Reply {
             return Response(status: .found, headers: [.location: link, .cacheControl: "no-store"])
         }
         let refresh = delivery == .metaRefresh ? "<meta http-equiv=\"refresh\" content=\"0;url=\(escape(link))\">" : ""
-        var script = "window.location.href = \(scriptString(link));"
+        var script = delivery == .tap ? "" : "window.location.href = \(scriptString(link));"
         var next = ""
         if let poll {
             next = "<p><a id=\"continue\" href=\"\(escape(poll.next))\">I have answered in \(escape(appName))</a></p>"

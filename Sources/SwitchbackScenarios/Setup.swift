@@ -35,7 +35,7 @@ struct Setup: Sendable {
 
     static let nativeRedirect = URL(string: "com.example.app:/oauth/callback")!
     /// The domains authenticator apps claim as universal links, by their scheme.
-    static let universalLinkHosts = ["bankid": "app.bankid.com"]
+    static let universalLinkHosts = ["bankid": "app.bankid.com", "mitid": MitID.appSwitchHost]
     static let universalRedirect = URL(string: "https://app.example.com/oauth/callback")!
 
     init(_ scenario: Scenario) async throws {

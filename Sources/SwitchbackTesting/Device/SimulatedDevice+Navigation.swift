@@ -155,6 +155,12 @@ extension SimulatedDevice {
                 record(.user, tab.actor, "taps \"Return to the app\"")
                 request = HTTPRequest(method: .get, url: link)
                 gesture = true
+            } else if let handOff = page.tapHandOff, !tappedHandOffs.contains(handOff.url) {
+                // The user taps the page's "Open …" button once; a universal link opens its app only so.
+                tappedHandOffs.insert(handOff.url)
+                record(.user, tab.actor, "taps \"\(handOff.label)\"")
+                request = HTTPRequest(method: .get, url: handOff.url)
+                gesture = true
             } else {
                 return
             }
@@ -186,7 +192,8 @@ extension SimulatedDevice {
                 _ = await open(url, from: .page(from, userGesture: userGesture))
                 return false
             }
-            return true
+            // A tapped universal link of an authenticator app (MitID's) leaves the session for that app.
+            return !(await openAuthenticatorUniversalLink(url, from: .page(from, userGesture: userGesture)))
         case .safariView, .safari:
             if !web {
                 _ = await open(url, from: .page(from, userGesture: userGesture))

@@ -22,6 +22,7 @@ extension SimulatedDevice {
                 record(.device, .app, "routes the universal link \(Redaction.describe(url)) to the app")
                 return await bringForward(app.appID, with: .userActivity(url))
             }
+            if await openAuthenticatorUniversalLink(url, from: source) { return true }
             if case .page = source { return false }
             record(.device, .safari, "opens \(Redaction.describe(url)) in Safari")
             previous = foreground
@@ -40,6 +41,16 @@ extension SimulatedDevice {
             return false
         }
         record(.device, .authenticator, "opens \(authenticator.name)")
+        return await launchAuthenticator(scheme, with: url)
+    }
+
+    /// An authenticator app that claims the https link's host gets it, under the universal-link rule
+    /// (``universalLinkAllowed(_:from:)``); false when none does or the rule keeps it in the browser.
+    func openAuthenticatorUniversalLink(_ url: URL, from source: Source) async -> Bool {
+        guard Self.universalLinkAllowed(url, from: source), let host = url.host?.lowercased(),
+            let (scheme, authenticator) = authenticators.first(where: { $0.value.universalLinkHost == host })
+        else { return false }
+        record(.device, .authenticator, "opens \(authenticator.name) by its universal link")
         return await launchAuthenticator(scheme, with: url)
     }
 

@@ -43,6 +43,8 @@ public actor SimulatedDevice {
     /// Every URL a user agent was asked to load, the system was asked to open, or an app was handed,
     /// in order and unredacted: what a test searches for leaked secrets.
     public internal(set) var navigationLog: [URL] = []
+    /// Hand-off buttons the user has tapped: each once, as a person would not keep tapping.
+    var tappedHandOffs: Set<URL> = []
 
     /// The app's persistent storage: flow journals written here survive a kill.
     public nonisolated let storage: FileFlowJournalStore

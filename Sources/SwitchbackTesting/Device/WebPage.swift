@@ -82,6 +82,19 @@ public struct WebPage: Sendable {
     /// A link the user taps to go back to the app (a tap-to-return page).
     public var returnLink: URL? { anchor(id: "return") }
 
+    /// A hand-off the page leaves to the user: an "Open …" link (`id="handoff"`) that no script or
+    /// refresh follows, as MitID's "Open MitID app" button.
+    public var tapHandOff: (url: URL, label: String)? {
+        guard handOffLink() == nil, let link = anchor(id: "handoff") else { return nil }
+        var label = "Open"
+        if let start = html.range(of: "id=\"handoff\" href=\""), let close = html[start.upperBound...].range(of: "\">"),
+            let end = html[close.upperBound...].range(of: "</a>")
+        {
+            label = Self.unescape(String(html[close.upperBound..<end.lowerBound]))
+        }
+        return (link, label)
+    }
+
     /// A reload after a delay (a provider page waiting for the app's answer).
     public var refreshDelay: TimeInterval? {
         guard let refresh = metaRefresh, refresh.delay > 0, refresh.url == nil else { return nil }

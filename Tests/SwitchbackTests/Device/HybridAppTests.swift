@@ -131,7 +131,7 @@ struct HybridAppTests {
         let rig = try await Self.start(profile: .mitID)
         defer { Task { await rig.stop() } }
         // The authenticator is opened and the user leaves it without answering, then switches back.
-        await rig.device.installAuthenticator(scheme: "mitid", backend: URL(string: rig.emulator.issuer)!, behaviour: .init(.ignore))
+        await rig.device.installAuthenticator(scheme: "mitid", backend: URL(string: rig.emulator.issuer)!, behaviour: .init(.ignore), universalLinkHost: MitID.appSwitchHost)
         await rig.device.userTaps(linkWithID: "sign-in")
         try await Self.settle(rig.device) { $0.transcript.contains { $0.text == "switches back by hand" } }
         let bridge = try #require(await rig.device.app?.bridge)

@@ -42,9 +42,18 @@ struct EmulatorMitIDTests {
         try await Self.withEmulator { emulator, client in
             let session = try await client.prepareAuthorization(Self.appSwitch(Self.resumeURL))
             let browser = EmulatorBrowser()
-            let (link, page) = try await browser.handOff(session.authorizationURL)
+            // The page does not navigate by itself: the user taps "Open MitID app", a universal link.
+            guard case .page(200, let page) = try await browser.open(session.authorizationURL) else {
+                Issue.record("the MitID page must wait for the user's tap")
+                return
+            }
+            let shown = WebPage(url: try #require(URL(string: emulator.issuer)), html: page)
+            let link = try #require(shown.tapHandOff)
+            #expect(link.label == "Open MitID app")
+            #expect(link.url.absoluteString.hasPrefix("https://\(MitID.appSwitchHost)/authenticate?txn="))
+            #expect(shown.handOffLink() == nil, "no script navigation")
+            let back = try #require(try await EmulatorUAEPassTests.app(emulator).respond(to: link.url, with: .approve()))
             // Hop 1: the universal link, without a single parameter.
-            let back = try #require(try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .approve()))
             #expect(back.absoluteString == Self.resumeURL)
             #expect(back.query == nil && back.fragment == nil)
             // Hop 2: the browser (brought forward by the app) finishes; the code arrives only on a tap.
