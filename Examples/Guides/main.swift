@@ -94,7 +94,7 @@ let (bankIDApp, stopBankID, bankIDPhone) = try await phone(profile: "bankid-no",
     // The confidential client: the permission proxy and the code exchange, returning tokens to the app.
     configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret")
     configuration.exchange = .init(redirectURIs: ["com.example.app:/oauth/callback"], returns: .tokens)
-    configuration.permission = .init(endpoint: issuer + "/permissions", appCallbackURIs: ["https://app.example.com/appswitch"])
+    configuration.permission = .init(server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"])
 }) { issuer, companionURL, device in
     let companion = CompanionClient(companionURL, transport: device.network)
     bankIDCompanion.withLock { $0 = companion }

@@ -18,9 +18,19 @@ extension Provider {
         router.get("/continue") { request, _ in
             await continueTransaction(request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie], cancelled: false)
         }
-        router.post("/permissions") { request, _ in
+        // Norwegian BankID's biometrics server: its own discovery document names its permissions endpoint.
+        router.get("/biometrics/.well-known/openid-configuration") { _, _ in
+            guard case .bankIDNorway = profile.handOff else { return Reply.oauthError(.notFound, "not_found", "this profile has no biometrics server") }
+            let base = issuer.issuer + "/biometrics"
+            return Reply.json(.object(["issuer": .string(base), "permissions_endpoint": .string(base + "/permissions")]))
+        }
+        router.post("/biometrics/permissions") { request, _ in
             var request = request
-            return await registerPermission(form: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
+            return await registerPermission(json: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
+        }
+        router.post("/bankid-no/webauthn") { request, _ in
+            var request = request
+            return await completeWebAuthn(form: try? await request.collectBody(upTo: Self.maximumBody), cookie: request.headers[.cookie])
         }
         router.get("/authenticator/transaction") { request, _ in
             await describeTransaction(reference: request.uri.queryParameters["txn"].map(String.init))
@@ -70,36 +80,81 @@ extension Provider {
 
     // MARK: Norwegian BankID
 
+    /// The method the request selects: `acr_values=urn:bankid:bis` (BankID with biometrics) or
+    /// `urn:bankid:bid` (BankID, the default); the legacy `login_hint` BIS/BID still counts when no acr is
+    /// asked for (BankID "Identity Providers").
+    static func bankIDNorwayMethod(_ pending: ProviderState.Pending) -> String {
+        if pending.acrValues.contains(BankIDNorway.bisRequest) { return BankIDNorway.bisACR }
+        if pending.acrValues.contains(BankIDNorway.bidRequest) { return BankIDNorway.bidACR }
+        return pending.loginHint?.uppercased().hasPrefix("BIS") == true ? BankIDNorway.bisACR : BankIDNorway.bidACR
+    }
+
     func bankIDNorwayHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
+        if Self.bankIDNorwayMethod(pending) == BankIDNorway.bisACR {
+            // BankID with biometrics completes in the browser with a passkey (WebAuthn); no app switch.
+            let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: BankIDNorway.bisACR)
+            var response = Reply.confirmPage(
+                title: "BankID with biometrics", message: "Confirm with your passkey (Face ID or Touch ID) on this device.",
+                action: "/bankid-no/webauthn", fields: [("txn", transaction.reference)], button: "Use passkey"
+            )
+            response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax"
+            return response
+        }
         if let callback = pending.appReturnURL {
             let refusal: String? =
                 if !callback.hasPrefix("https://") || URL(string: callback)?.host == nil {
                     "app_callback_uri must be an https URL (a universal link)"
-                } else if let token = pending.permissionToken, await state.takePermission(token, clientID: pending.clientID) {
+                } else if let token = pending.permissionToken, await state.takePermission(token, clientID: pending.clientID, callback: callback) {
                     nil
                 } else {
-                    "app_callback_uri needs a valid permission_token registered upfront at /permissions"
+                    "app_callback_uri needs a permission_token granted upfront for it by the biometrics server's permissions endpoint"
                 }
             if let refusal { return await refuse(requestID, pending, refusal) }
         }
-        let acr = pending.loginHint?.uppercased().hasPrefix("BIS") == true ? BankIDNorway.bisACR : BankIDNorway.bidACR
-        return await startHandOff(pending, requestID: requestID, acr: acr, appName: "BankID", link: { reference in
+        return await startHandOff(pending, requestID: requestID, acr: BankIDNorway.bidACR, appName: "BankID", link: { reference in
             var link = "bankid-no://authenticate?txn=\(reference)"
             if let callback = pending.appReturnURL { link += "&app_callback_uri=" + FormEncoding.escape(callback) }
             return link
         }, polls: true)
     }
 
-    /// `POST /permissions`: a confidential client registers a permission upfront and gets its token.
-    func registerPermission(form body: ByteBuffer?, authorization: String?) async -> Response {
-        guard case .bankIDNorway = profile.handOff else { return Reply.oauthError(.notFound, "not_found", "this profile has no permissions endpoint") }
-        switch await confidentialClient(form: body, authorization: authorization, purpose: "permissions are registered") {
-        case .failure(let refusal):
-            return refusal.response
-        case .success(let (client, _)):
-            let token = await state.issuePermission(clientID: client.clientID, lifetime: 300)
-            return Reply.json(.object(["permissionToken": .string(token), "expires_in": .number(300)]), status: .created)
+    /// `POST /bankid-no/webauthn`: the passkey assertion made in the browser (modelled as the user's
+    /// confirmation); only the browser that started the sign-in can finish it.
+    func completeWebAuthn(form body: ByteBuffer?, cookie: String?) async -> Response {
+        guard let form = Self.transactionForm(body), let reference = form["txn"], let user = configuration.users.first,
+            await state.decide(reference, .approved(subject: user.subject))
+        else {
+            return Reply.page(.badRequest, title: "Invalid request", message: "This passkey confirmation is unknown or already used.")
         }
+        return await continueTransaction(reference, cookie: cookie, cancelled: false)
+    }
+
+    /// `POST /biometrics/permissions` on the biometrics server: with a client-credentials access token whose
+    /// scope holds `permissions/client`, a JSON permission (here for an `app_callback_uri` allow-listed for
+    /// the client); answers `id`, `permissionToken` and `bindingMessage` (the shape of BankID's public
+    /// examples). How the token is carried to `/authorize` is not documented; the emulator reads
+    /// `permission_token`.
+    func registerPermission(json body: ByteBuffer?, authorization: String?) async -> Response {
+        guard case .bankIDNorway = profile.handOff else { return Reply.oauthError(.notFound, "not_found", "this profile has no permissions endpoint") }
+        guard let authorization, authorization.lowercased().hasPrefix("bearer "),
+            let client = await state.clientToken(String(authorization.dropFirst(7))), client.scopes.contains("permissions/client")
+        else {
+            return Reply.bearerError()
+        }
+        guard let body, case .object(let permission)? = try? JSONDecoder().decode(JSONValue.self, from: Data(String(buffer: body).utf8)) else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the permission must be a JSON object")
+        }
+        var callback: String?
+        if case .string(let uri)? = permission["app_callback_uri"] {
+            guard configuration.client(client.clientID)?.appReturnURLs.contains(uri) == true else {
+                return Reply.oauthError(.badRequest, "invalid_request", "the app_callback_uri is not registered for this client")
+            }
+            callback = uri
+        }
+        let token = await state.issuePermission(clientID: client.clientID, callback: callback, lifetime: 300)
+        return Reply.json(.object([
+            "id": .string(UUID().uuidString.lowercased()), "permissionToken": .string(token), "bindingMessage": .string("Sign in to \(client.clientID)"),
+        ]), status: .created)
     }
 
     /// Parses a form body and authenticates a confidential client (a public client is refused) for
@@ -355,10 +410,13 @@ public enum MitID {
 
 /// Norwegian BankID's acr values.
 public enum BankIDNorway {
-    /// BankID (`login_hint` BID, the default).
+    /// BankID (`acr_values=urn:bankid:bid`, the default): the ID token's acr.
     public static let bidACR = "urn:bankid:bid;LOA=4"
-    /// BankID substantial (`login_hint` BIS).
+    /// BankID with biometrics (`acr_values=urn:bankid:bis`): the ID token's acr.
     public static let bisACR = "urn:bankid:bis;LOA=3"
+    /// The `acr_values` that select each method (without the LOA suffix the ID token carries).
+    public static let bidRequest = "urn:bankid:bid"
+    public static let bisRequest = "urn:bankid:bis"
 }
 
 extension UAEPassOptions {

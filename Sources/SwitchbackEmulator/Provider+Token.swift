@@ -53,7 +53,8 @@ extension Provider {
         switch form["grant_type"] {
         case "authorization_code": return await redeemCode(form: form, client: client, faults: faults, proofKey: proofKey)
         case "refresh_token": return await refresh(form: form, client: client, faults: faults, proofKey: proofKey)
-        default: return Reply.oauthError(.badRequest, "unsupported_grant_type", "use authorization_code or refresh_token")
+        case "client_credentials": return await clientCredentials(form: form, client: client)
+        default: return Reply.oauthError(.badRequest, "unsupported_grant_type", "use authorization_code, refresh_token or client_credentials")
         }
     }
 
@@ -149,6 +150,20 @@ extension Provider {
             return Reply.oauthError(.badRequest, "invalid_grant", "the code is bound to another DPoP key (dpop_jkt)")
         }
         return await issue(grant, client: client, code: code, faults: faults, proofKey: proofKey)
+    }
+
+    /// `grant_type=client_credentials` for a confidential client: an access token for the client itself,
+    /// with the scopes asked for (Norwegian BankID's `openid permissions/client` for its permissions API).
+    func clientCredentials(form: [String: String], client: EmulatorConfiguration.Client) async -> Response {
+        guard client.authentication != .none else {
+            return Reply.oauthError(.unauthorized, "unauthorized_client", "client_credentials is for confidential clients")
+        }
+        let scopes = Set((form["scope"] ?? "").split(separator: " ").map(String.init))
+        let token = await state.issueClientToken(clientID: client.clientID, scopes: scopes, lifetime: configuration.tokenLifetime)
+        return Reply.json(.object([
+            "access_token": .string(token), "token_type": .string("Bearer"), "expires_in": .number(configuration.tokenLifetime),
+            "scope": .string(scopes.sorted().joined(separator: " ")),
+        ]))
     }
 
     func refresh(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>, proofKey: String?) async -> Response {

@@ -100,7 +100,9 @@ actor ProviderState {
     private var transactions: [String: Transaction] = [:]
     /// Single-use identifiers seen (client assertions, DPoP proofs), kept until they expire.
     private var usedIDs: [String: Date] = [:]
-    private var permissions: [String: (clientID: String, expires: Date)] = [:]
+    private var permissions: [String: (clientID: String, callback: String?, expires: Date)] = [:]
+    /// Client-credentials access tokens (no user): the client and the scopes they carry.
+    private var clientTokens: [String: (clientID: String, scopes: Set<String>, expires: Date)] = [:]
 
     init(entropy: any EntropySource, now: @escaping @Sendable () -> Date) {
         self.entropy = entropy
@@ -187,17 +189,31 @@ actor ProviderState {
     func endTransaction(_ reference: String) { transactions[reference] = nil }
 
     /// Registers an upfront permission for a client and returns its token.
-    func issuePermission(clientID: String, lifetime: TimeInterval) -> String {
+    func issuePermission(clientID: String, callback: String?, lifetime: TimeInterval) -> String {
         let token = entropy.token(bytes: 24)
-        permissions[token] = (clientID, now().addingTimeInterval(lifetime))
+        permissions[token] = (clientID, callback, now().addingTimeInterval(lifetime))
         return token
     }
 
-    /// Uses a permission token up; false when it is unknown, expired, used or another client's.
-    func takePermission(_ token: String, clientID: String) -> Bool {
+    /// Uses a permission token up; false when it is unknown, expired, used, another client's, or granted
+    /// for another `app_callback_uri`.
+    func takePermission(_ token: String, clientID: String, callback: String) -> Bool {
         guard let entry = permissions[token], entry.clientID == clientID else { return false }
         permissions[token] = nil
-        return entry.expires > now()
+        return entry.expires > now() && entry.callback == callback
+    }
+
+    /// An access token for the client itself (`grant_type=client_credentials`).
+    func issueClientToken(clientID: String, scopes: Set<String>, lifetime: TimeInterval) -> String {
+        let token = entropy.token(bytes: 32)
+        clientTokens[token] = (clientID, scopes, now().addingTimeInterval(lifetime))
+        return token
+    }
+
+    /// The client and scopes of an unexpired client-credentials token.
+    func clientToken(_ token: String) -> (clientID: String, scopes: Set<String>)? {
+        guard let entry = clientTokens[token], entry.expires > now() else { return nil }
+        return (entry.clientID, entry.scopes)
     }
 
     /// Records a single-use identifier (a client assertion's or a DPoP proof's `jti`) within `scope` (the

@@ -73,6 +73,16 @@ enum Reply {
             """, head: refresh)
     }
 
+    /// A page the user confirms with a button (`<form id="confirm">`, button `id="continue"`), posting
+    /// `fields` to `action`: the shape the simulated device taps.
+    static func confirmPage(title: String, message: String, action: String, fields: [(String, String)], button: String) -> Response {
+        let hidden = fields.map { "<input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }.joined()
+        return html(.ok, """
+            <h1>\(escape(title))</h1><p>\(escape(message))</p>
+            <form method="post" action="\(escape(action))" id="confirm">\(hidden)<button type="submit" id="continue">\(escape(button))</button></form>
+            """)
+    }
+
     /// A waiting page; with `refreshAfter`, it reloads itself (a provider polling for the app's answer).
     static func spinner(title: String, message: String, refreshAfter seconds: Int? = nil) -> Response {
         let refresh = seconds.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" } ?? ""

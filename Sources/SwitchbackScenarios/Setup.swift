@@ -191,7 +191,7 @@ struct Setup: Sendable {
             port: 0,
             provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret, identitySource: client.identitySource, metadata: metadata),
             exchange: .init(redirectURIs: [Self.nativeRedirect.absoluteString], returns: .tokens),
-            permission: .init(endpoint: issuer + "/permissions", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs),
+            permission: .init(server: issuer + "/biometrics", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs),
             associations: associations
         )
     }

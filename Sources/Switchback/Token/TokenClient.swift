@@ -43,6 +43,13 @@ public struct TokenClient: Sendable {
         return try await tokenRequest(fields)
     }
 
+    /// An access token for the client itself (RFC 6749 §4.4, `grant_type=client_credentials`), as a
+    /// backend asks Norwegian BankID for one with scope `openid permissions/client` before registering
+    /// a permission.
+    public func clientCredentials(scopes: [String]) async throws -> TokenResponse {
+        try await tokenRequest([("grant_type", "client_credentials"), ("scope", scopes.joined(separator: " "))])
+    }
+
     /// Pushes the authorization parameters (RFC 9126) and returns the `request_uri` and its lifetime.
     public func pushAuthorizationRequest(_ parameters: [(String, String)]) async throws -> (requestURI: String, expiresIn: Int) {
         guard let endpoint = metadata.pushedAuthorizationRequestEndpoint else {

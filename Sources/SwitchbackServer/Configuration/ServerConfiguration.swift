@@ -107,15 +107,40 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     }
 
     /// The upfront permission proxy (Norwegian BankID).
+    /// Norwegian BankID's upfront permission ("Authorization Code flow for upfront permissions"): a
+    /// client-credentials token from the provider with ``scope``, then a permission registered at the
+    /// `permissions_endpoint` the biometrics server's own discovery document names.
     public struct Permission: Sendable, Codable, Equatable {
-        /// The provider's permission endpoint.
-        public var endpoint: String
+        /// The biometrics server's issuer (`https://app.bankid.no`; test
+        /// `https://current.aletheia-test.idtech.no`), whose `/.well-known/openid-configuration` names
+        /// its `permissions_endpoint`.
+        public var server: String
+        /// The client-credentials scope the permissions API takes.
+        public var scope: String
         /// The exact `app_callback_uri` values the app may ask a permission for.
         public var appCallbackURIs: [String]
 
-        public init(endpoint: String, appCallbackURIs: [String]) {
-            self.endpoint = endpoint
+        public init(server: String, scope: String = "openid permissions/client", appCallbackURIs: [String]) {
+            self.server = server
+            self.scope = scope
             self.appCallbackURIs = appCallbackURIs
+        }
+
+        private enum Keys: String, CodingKey { case server, scope, appCallbackURIs }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Keys.self)
+            self.init(
+                server: try c.decode(String.self, forKey: .server), scope: try c.decodeIfPresent(String.self, forKey: .scope) ?? "openid permissions/client",
+                appCallbackURIs: try c.decode([String].self, forKey: .appCallbackURIs)
+            )
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(server, forKey: .server)
+            try c.encode(scope, forKey: .scope)
+            try c.encode(appCallbackURIs, forKey: .appCallbackURIs)
         }
     }
 
@@ -367,7 +392,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             }
         }
         if let permission {
-            guard let endpoint = URL(string: permission.endpoint), EndpointSecurity.isAcceptable(endpoint) else { throw fail("permission.endpoint must be an https URL") }
+            guard let server = URL(string: permission.server), EndpointSecurity.isAcceptable(server) else { throw fail("permission.server must be the biometrics server's https issuer URL") }
             guard !permission.appCallbackURIs.isEmpty, permission.appCallbackURIs.allSatisfy({ URL(string: $0).map(EndpointSecurity.isAcceptable) ?? false }) else {
                 throw fail("permission.appCallbackURIs must list https universal links")
             }

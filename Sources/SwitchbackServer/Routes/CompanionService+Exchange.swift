@@ -122,35 +122,69 @@ extension CompanionService {
         let app_callback_uri: String
     }
 
-    /// `POST /permission`: asks the provider for an upfront permission for one allow-listed
-    /// `app_callback_uri`, as this server's confidential client, and hands the permission token to the app.
+    /// `POST /permission`: asks Norwegian BankID for an upfront permission for one allow-listed
+    /// `app_callback_uri`, as this server's confidential client: a client-credentials token with the
+    /// permissions scope, the biometrics server's `permissions_endpoint` from its discovery document, and
+    /// the permission posted there; the permission token goes to the app.
     func permission(_ request: Request) async throws -> Response {
         guard let permission = configuration.permission else { throw CompanionError(.notConfigured, "the permission proxy is off") }
         let body = try await decode(PermissionRequest.self, from: request)
-        guard permission.appCallbackURIs.contains(body.app_callback_uri), let endpoint = URL(string: permission.endpoint) else {
+        guard permission.appCallbackURIs.contains(body.app_callback_uri) else {
             throw CompanionError(.notAllowed, "the app_callback_uri is not one of this server's allowed app callbacks")
         }
-        let tokens: TokenClient
+        let provider = try requireProvider()
+        let token: TokenResponse
+        let endpoint: URL
+        do {
+            token = try await provider.anyClient().tokenClient().clientCredentials(scopes: permission.scope.split(separator: " ").map(String.init))
+            endpoint = try await permissionsEndpoint(of: permission.server, through: provider)
+        } catch let error as SwitchbackError {
+            throw CompanionError(.providerFailed, "the permission could not be asked for: \(error.message)")
+        }
+        let statement = try JSONSerialization.data(withJSONObject: ["type": "app_callback", "app_callback_uri": body.app_callback_uri])
         let answer: Switchback.HTTPResponse
         do {
-            tokens = try await requireProvider().anyClient().tokenClient()
-            answer = try await tokens.sendAuthenticated(form: [("app_callback_uri", body.app_callback_uri)], to: endpoint)
-        } catch let error as SwitchbackError {
-            throw CompanionError(.providerFailed, "the permission endpoint could not be reached: \(error.message)")
+            answer = try await provider.send(Switchback.HTTPRequest(
+                method: .post, url: endpoint,
+                headers: ["Authorization": "Bearer \(token.accessToken)", "Content-Type": "application/json", "Accept": "application/json"], body: statement
+            ))
+        } catch {
+            throw CompanionError(.providerFailed, "the permissions endpoint could not be reached")
         }
         struct Granted: Decodable {
-            let permissionToken: String?
-            let permission_token: String?
-            let expires_in: Int?
+            let permissionToken: String
         }
-        guard (200...201).contains(answer.status), let granted = try? JSONDecoder().decode(Granted.self, from: answer.body),
-            let token = granted.permissionToken ?? granted.permission_token
-        else {
+        guard (200...201).contains(answer.status), let granted = try? JSONDecoder().decode(Granted.self, from: answer.body) else {
             logger.notice("permission refused by the provider", metadata: ["status": "\(answer.status)"])
             throw CompanionError(.providerFailed, "the provider refused the permission (HTTP \(answer.status))")
         }
-        var reply: [String: Any] = ["permission_token": token]
-        if let expiresIn = granted.expires_in { reply["expires_in"] = expiresIn }
-        return Replies.json(reply, status: .created)
+        return Replies.json(["permission_token": granted.permissionToken], status: .created)
+    }
+
+    /// The `permissions_endpoint` the biometrics server's discovery document names; the document must name
+    /// the configured issuer, and the endpoint must be https (or loopback).
+    private func permissionsEndpoint(of server: String, through provider: ProviderAccess) async throws -> URL {
+        let root = server.hasSuffix("/") ? String(server.dropLast()) : server
+        guard let discovery = URL(string: root + "/.well-known/openid-configuration") else {
+            throw SwitchbackError(.invalidConfiguration, "permission.server is not a URL")
+        }
+        let answer: Switchback.HTTPResponse
+        do {
+            answer = try await provider.send(Switchback.HTTPRequest(method: .get, url: discovery, headers: ["Accept": "application/json"]))
+        } catch {
+            throw SwitchbackError(.discoveryFailed, "the biometrics server's discovery document could not be fetched")
+        }
+        struct Document: Decodable {
+            let issuer: String
+            let permissions_endpoint: String
+        }
+        guard answer.status == 200, let document = try? JSONDecoder().decode(Document.self, from: answer.body) else {
+            throw SwitchbackError(.discoveryFailed, "the biometrics server's discovery document answered HTTP \(answer.status) without a permissions_endpoint")
+        }
+        guard document.issuer == root else { throw SwitchbackError(.issuerMismatch, "the biometrics server's discovery document names another issuer") }
+        guard let endpoint = URL(string: document.permissions_endpoint), EndpointSecurity.isAcceptable(endpoint) else {
+            throw SwitchbackError(.insecureEndpoint, "the permissions_endpoint is not an https URL")
+        }
+        return endpoint
     }
 }

@@ -69,6 +69,12 @@ actor ProviderAccess {
         return client
     }
 
+    /// Sends a request to another server of the provider's (Norwegian BankID's biometrics server) through
+    /// the same transport.
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await transport.send(request)
+    }
+
     /// Any of the clients, for calls that do not depend on a redirect URI (introspection, permissions).
     func anyClient() -> OIDCClient {
         client(for: clients.keys.first ?? URL(string: "https://switchback.invalid/unused")!)

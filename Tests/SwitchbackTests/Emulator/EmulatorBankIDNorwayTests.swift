@@ -14,7 +14,11 @@ struct EmulatorBankIDNorwayTests {
     static let callback = "https://app.example.com/bankid-return"
 
     static func withEmulator(_ body: (Emulator) async throws -> Void) async throws {
-        try await EmulatorProviderTests.withEmulator(profile: .bankIDNorway, body)
+        var configuration = EmulatorConfiguration.defaults
+        for index in configuration.clients.indices where configuration.clients[index].clientID == "backend" {
+            configuration.clients[index].appReturnURLs = [callback]
+        }
+        try await EmulatorProviderTests.withEmulator(profile: .bankIDNorway, configuration: configuration, body)
     }
 
     /// The merchant's confidential client: it registers permissions and, here, also signs in (in an app
@@ -23,11 +27,26 @@ struct EmulatorBankIDNorwayTests {
         EmulatorProviderTests.client(emulator, clientID: "backend", authentication: .clientSecretBasic(secret: "backend-secret"))
     }
 
-    /// The merchant backend's call: the confidential client registers a permission.
-    static func permission(_ emulator: Emulator, secret: String = "backend-secret") async throws -> (status: Int, token: String?) {
+    /// The merchant backend's calls, in the shape BankID documents for upfront permissions: a
+    /// client-credentials token with scope `openid permissions/client`, the biometrics server's discovery
+    /// document, and the permission posted as JSON to its `permissions_endpoint` with that token.
+    static func permission(_ emulator: Emulator, secret: String = "backend-secret", callback: String = callback) async throws -> (status: Int, token: String?) {
+        let transport = URLSessionTransport()
         let credentials = Data("backend:\(secret)".utf8).base64EncodedString()
-        let response = try await URLSessionTransport().send(.form(
-            try #require(URL(string: emulator.issuer + "/permissions")), [("purpose", "sign-in")], headers: ["Authorization": "Basic \(credentials)"]
+        let tokenAnswer = try await transport.send(.form(
+            try #require(URL(string: emulator.issuer + "/token")), [("grant_type", "client_credentials"), ("scope", "openid permissions/client")],
+            headers: ["Authorization": "Basic \(credentials)"]
+        ))
+        guard case .object(let tokens)? = try? JSONDecoder().decode(JSONValue.self, from: tokenAnswer.body), case .string(let accessToken)? = tokens["access_token"] else {
+            return (tokenAnswer.status, nil)
+        }
+        let discovery = try await transport.send(HTTPRequest(method: .get, url: try #require(URL(string: emulator.issuer + "/biometrics/.well-known/openid-configuration"))))
+        guard case .object(let document)? = try? JSONDecoder().decode(JSONValue.self, from: discovery.body), case .string(let endpoint)? = document["permissions_endpoint"] else {
+            return (discovery.status, nil)
+        }
+        let response = try await transport.send(HTTPRequest(
+            method: .post, url: try #require(URL(string: endpoint)), headers: ["Authorization": "Bearer \(accessToken)", "Content-Type": "application/json"],
+            body: Data(JSONValue.object(["type": .string("app_callback"), "app_callback_uri": .string(callback)]).description.utf8)
         ))
         guard case .object(let body)? = try? JSONDecoder().decode(JSONValue.self, from: response.body), case .string(let token)? = body["permissionToken"] else {
             return (response.status, nil)
@@ -35,8 +54,8 @@ struct EmulatorBankIDNorwayTests {
         return (response.status, token)
     }
 
-    static func options(loginHint: String? = nil, callback: String? = nil, permission: String? = nil) -> AuthorizationOptions {
-        var options = AuthorizationOptions(loginHint: loginHint)
+    static func options(acr: String? = nil, loginHint: String? = nil, callback: String? = nil, permission: String? = nil) -> AuthorizationOptions {
+        var options = AuthorizationOptions(acrValues: acr.map { [$0] } ?? [], loginHint: loginHint)
         if let callback { options.extraParameters.append(("app_callback_uri", callback)) }
         if let permission { options.extraParameters.append(("permission_token", permission)) }
         return options
@@ -55,7 +74,7 @@ struct EmulatorBankIDNorwayTests {
             let permission = try await Self.permission(emulator)
             #expect(permission.status == 201)
             let client = Self.merchant(emulator)
-            let session = try await client.prepareAuthorization(Self.options(loginHint: "BIS", callback: Self.callback, permission: permission.token))
+            let session = try await client.prepareAuthorization(Self.options(acr: BankIDNorway.bidRequest, callback: Self.callback, permission: permission.token))
             let browser = EmulatorBrowser()
             // Page script opens the app; the page itself stays, polling.
             let (link, html) = try await browser.handOff(session.authorizationURL)
@@ -70,6 +89,28 @@ struct EmulatorBankIDNorwayTests {
                 return
             }
             let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(continued)), session: session)
+            #expect(credential.idTokenClaims?.acr == BankIDNorway.bidACR)
+        }
+    }
+
+    @Test("acr_values=urn:bankid:bis (or the legacy login_hint BIS): BankID with biometrics completes in the browser with a passkey, no app switch", arguments: [
+        (BankIDNorway.bisRequest as String?, nil as String?), (nil, "BIS"),
+    ])
+    func biometricsInBrowser(acr: String?, loginHint: String?) async throws {
+        try await Self.withEmulator { emulator in
+            let client = EmulatorProviderTests.client(emulator)
+            let session = try await client.prepareAuthorization(Self.options(acr: acr, loginHint: loginHint))
+            let browser = EmulatorBrowser()
+            guard case .page(200, let html) = try await browser.open(session.authorizationURL) else {
+                Issue.record("BankID with biometrics must show its passkey page")
+                return
+            }
+            let page = WebPage(url: try #require(URL(string: emulator.issuer)), html: html)
+            let confirm = try #require(page.confirmForm)
+            #expect(confirm.label == "Use passkey")
+            #expect(!html.contains("bankid-no://"), "no app switch")
+            let landing = try await browser.post(confirm.action, confirm.fields)
+            let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
             #expect(credential.idTokenClaims?.acr == BankIDNorway.bisACR)
         }
     }
@@ -111,9 +152,15 @@ struct EmulatorBankIDNorwayTests {
         }
     }
 
-    @Test("a permission token is single-use, and only a confidential client with the right secret gets one")
+    @Test("a permission token is single-use and for its own app_callback_uri; only a confidential client with the right secret, and a callback registered for it, gets one")
     func permissionTokens() async throws {
         try await Self.withEmulator { emulator in
+            let other = try #require(try await Self.permission(emulator).token)
+            let merchant = Self.merchant(emulator)
+            let elsewhere = try await merchant.prepareAuthorization(Self.options(callback: "https://app.example.com/other", permission: other))
+            let refused = try await EmulatorBrowser().open(elsewhere.authorizationURL)
+            await expectCode(.authorizationError) { try await merchant.completeAuthorization(try EmulatorBrowser.callback(refused), session: elsewhere) }
+            #expect(try await Self.permission(emulator, callback: "https://evil.example/return").status == 400)
             let token = try #require(try await Self.permission(emulator).token)
             let client = Self.merchant(emulator)
             let first = try await client.prepareAuthorization(Self.options(callback: Self.callback, permission: token))

@@ -52,6 +52,11 @@ final class EmulatorBrowser {
         return (link, page)
     }
 
+    /// Submits a form (the user's tap on its button) and follows the provider's redirects.
+    func post(_ url: URL, _ fields: [(String, String)]) async throws -> Landing {
+        try await navigate(.form(url, fields))
+    }
+
     /// Loads `url` and follows the provider's redirects.
     func open(_ url: URL) async throws -> Landing {
         try await navigate(HTTPRequest(method: .get, url: url))

@@ -26,7 +26,7 @@ struct CompanionRig {
             port: 0,
             provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
             exchange: .init(redirectURIs: [appRedirect], returns: returns),
-            permission: .init(endpoint: issuer + "/permissions", appCallbackURIs: ["https://app.example.com/appswitch"]),
+            permission: .init(server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"]),
             bridge: .init(schemes: ["myapp"], returns: returns),
             handOff: .init(allowedRedirects: [webApp, "https://shop.example.com/"]),
             completion: .init(appLink: appLink, returns: returns, maximumWait: 5),
@@ -41,6 +41,7 @@ struct CompanionRig {
         var emulatorConfiguration = EmulatorConfiguration.defaults
         for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
             emulatorConfiguration.clients[index].redirectURIs += ["http://127.0.0.1/bridge/callback", "http://127.0.0.1/complete"]
+            emulatorConfiguration.clients[index].appReturnURLs = ["https://app.example.com/appswitch"]
         }
         changeEmulator(&emulatorConfiguration)
         let emulator = try await Emulator.start(profile: profile, configuration: emulatorConfiguration, logger: Logger(label: "emulator") { _ in SwiftLogNoOpLogHandler() })
