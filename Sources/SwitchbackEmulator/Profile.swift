@@ -28,14 +28,17 @@ public struct Profile: Sendable {
     /// FAPI 2.0 requirements: authorization requests only by PAR, clients only by `private_key_jwt`,
     /// tokens only DPoP-bound.
     public var fapi2: Bool
-    /// Seconds a code lives, when the profile sets it (Singpass: 2 minutes); else the configuration's.
+    /// Seconds a code lives, when the profile sets it (Singpass: 60 seconds); else the configuration's.
     public var codeLifetime: TimeInterval?
+    /// Seconds an access token lives, when the profile sets it (ID.me: 5 minutes); else the configuration's.
+    public var accessTokenLifetime: TimeInterval?
 
     public init(
         name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"], responseTypes: [String] = ["code"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
-        returnPage: ReturnPage = .redirect, fapi2: Bool = false, codeLifetime: TimeInterval? = nil
+        returnPage: ReturnPage = .redirect, fapi2: Bool = false, codeLifetime: TimeInterval? = nil, accessTokenLifetime: TimeInterval? = nil
     ) {
+        self.accessTokenLifetime = accessTokenLifetime
         self.name = name
         self.summary = summary
         self.handOff = handOff
@@ -190,9 +193,17 @@ public struct Profile: Sendable {
         returnPage: .tapPageWhen(parameter: "redirect_uri_https_type", value: "app_claimed_https"), fapi2: true, codeLifetime: 60
     )
 
+    /// ID.me, as its documentation describes it: a standard code flow with PKCE and RS256 ID tokens,
+    /// access tokens that expire after five minutes (so refresh is exercised) and codes that live five
+    /// minutes (docs.id.me, "Token expiration" and "Authorization duration").
+    public static let idMe = Profile(
+        name: "idme", summary: "ID.me-like: code + PKCE, RS256 ID tokens, 5-minute access tokens and codes, refresh tokens",
+        codeLifetime: 300, accessTokenLifetime: 300
+    )
+
     /// Every named profile, with its default options.
     public static let all: [Profile] = [
-        .generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway, .mitID, .bankIDSweden(), .singpass,
+        .generic, .appleFormPost, .legacyImplicit, .strictRedirect, .uaePass(), .bankIDNorway, .mitID, .bankIDSweden(), .singpass, .idMe,
     ]
 
     /// The profile called `name`, with `variants` applied; fails naming what is unknown.

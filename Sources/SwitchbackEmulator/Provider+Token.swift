@@ -159,9 +159,9 @@ extension Provider {
             return Reply.oauthError(.unauthorized, "unauthorized_client", "client_credentials is for confidential clients")
         }
         let scopes = Set((form["scope"] ?? "").split(separator: " ").map(String.init))
-        let token = await state.issueClientToken(clientID: client.clientID, scopes: scopes, lifetime: configuration.tokenLifetime)
+        let token = await state.issueClientToken(clientID: client.clientID, scopes: scopes, lifetime: accessTokenLifetime)
         return Reply.json(.object([
-            "access_token": .string(token), "token_type": .string("Bearer"), "expires_in": .number(configuration.tokenLifetime),
+            "access_token": .string(token), "token_type": .string("Bearer"), "expires_in": .number(accessTokenLifetime),
             "scope": .string(scopes.sorted().joined(separator: " ")),
         ]))
     }
@@ -183,13 +183,16 @@ extension Provider {
         let now = Date().timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
             "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(audience), "client_id": .string(client.clientID),
-            "iat": .number(now), "exp": .number(now + configuration.tokenLifetime), "jti": .string(UUID().uuidString),
+            "iat": .number(now), "exp": .number(now + accessTokenLifetime), "jti": .string(UUID().uuidString),
             "scope": .string(grant.scope.joined(separator: " ")),
         ]
         // RFC 9449 §6.1: a DPoP-bound JWT access token names its key's thumbprint.
         if let bound = grant.boundKey { claims["cnf"] = .object(["jkt": .string(bound)]) }
         return try await keys.sign(claims, algorithm: client.idTokenAlgorithm, type: "at+jwt")
     }
+
+    /// Seconds an access token lives: the profile's (ID.me: 5 minutes), else the configuration's.
+    var accessTokenLifetime: TimeInterval { profile.accessTokenLifetime ?? configuration.tokenLifetime }
 
     /// The issuer that faults put where the emulator's own belongs.
     static let foreignIssuer = "https://issuer.invalid"
@@ -202,14 +205,14 @@ extension Provider {
         let tokens: (access: String, refresh: String?)
         do {
             let access = try await jwtAccessToken(grant, client: client)
-            tokens = await state.issueTokens(for: grant, code: code, lifetime: configuration.tokenLifetime, refresh: true, access: access)
+            tokens = await state.issueTokens(for: grant, code: code, lifetime: accessTokenLifetime, refresh: true, access: access)
             idToken = try await signIDToken(idTokenClaims(grant, client: client, accessToken: tokens.access, code: code, faults: faults), client: client, faults: faults)
         } catch {
             return Reply.oauthError(.internalServerError, "server_error", "the ID token could not be signed")
         }
         var body: [String: JSONValue] = [
             "access_token": .string(tokens.access), "token_type": .string(proofKey == nil ? "Bearer" : "DPoP"),
-            "expires_in": .number(configuration.tokenLifetime), "id_token": .string(idToken), "scope": .string(grant.scope.joined(separator: " ")),
+            "expires_in": .number(accessTokenLifetime), "id_token": .string(idToken), "scope": .string(grant.scope.joined(separator: " ")),
         ]
         // UAE Pass's documented token response: access_token, scope, token_type, expires_in (no ID token).
         if profile.uaePassOptions?.issuesIDToken == false { body["id_token"] = nil }
@@ -226,12 +229,12 @@ extension Provider {
         let faults = await faults(for: pending)
         do {
             let access = try await jwtAccessToken(grant, client: client)
-            let tokens = await state.issueTokens(for: grant, code: nil, lifetime: configuration.tokenLifetime, refresh: false, access: access)
+            let tokens = await state.issueTokens(for: grant, code: nil, lifetime: accessTokenLifetime, refresh: false, access: access)
             let idToken = try await signIDToken(
                 idTokenClaims(grant, client: client, accessToken: tokens.access, code: nil, implicit: true, faults: faults), client: client, faults: faults
             )
             return redirect.success([
-                ("access_token", tokens.access), ("token_type", "Bearer"), ("id_token", idToken), ("expires_in", String(Int(configuration.tokenLifetime))),
+                ("access_token", tokens.access), ("token_type", "Bearer"), ("id_token", idToken), ("expires_in", String(Int(accessTokenLifetime))),
             ])
         } catch {
             return redirect.error("server_error", "the ID token could not be signed")
@@ -246,7 +249,7 @@ extension Provider {
         let now = Date().timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
             "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(client.clientID),
-            "iat": .number(now), "exp": .number(now + configuration.tokenLifetime),
+            "iat": .number(now), "exp": .number(now + accessTokenLifetime),
             "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "at_hash": halfHash(accessToken),
         ]
         if let acr = grant.acr { claims["acr"] = .string(acr) }

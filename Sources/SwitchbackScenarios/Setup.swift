@@ -104,7 +104,7 @@ struct Setup: Sendable {
             authenticatorSchemes = [("singpass", true)]
         case "idme", "generic":
             preset = scenario.provider == "idme" ? .idMe : .generic
-            profileName = "generic"
+            profileName = scenario.provider
             authenticatorSchemes = []
         default:
             throw SwitchbackError(.invalidConfiguration, "unknown provider \(scenario.provider); known: \(Scenario.providers.joined(separator: ", "))")
