@@ -50,6 +50,20 @@ enum Glewlwyd {
         let description: String
     }
 
+    /// Adds `redirectURI` to `client`'s registration through glewlwyd's admin API (admin/password, the
+    /// package's initial data), keeping the others.
+    static func addRedirectURI(_ redirectURI: String, client: String, peer: Peer) async throws {
+        let script = """
+            set -euo pipefail
+            API=${1%/oidc}; J=$(mktemp); trap 'rm -f "$J"' EXIT
+            curl -sf -c "$J" -o /dev/null -X POST "$API/auth/" -H 'Content-Type: application/json' --data '{"username":"admin","password":"password"}'
+            curl -sf -b "$J" "$API/client/$2" | python3 -c 'import json,sys; c=json.load(sys.stdin); c.pop("source",None); c["redirect_uri"]+=[] if sys.argv[1] in c["redirect_uri"] else [sys.argv[1]]; print(json.dumps(c))' "$3" \
+              | curl -sf -b "$J" -o /dev/null -X PUT "$API/client/$2" -H 'Content-Type: application/json' --data-binary @-
+            """
+        let outcome = try await ChildProcess.run("/bin/bash", ["-c", script, "add-redirect", peer.issuer, client, redirectURI])
+        guard outcome.status == 0 else { throw PeerMissing(description: "glewlwyd's admin API refused the redirect URI: \(outcome.stderr.prefix(300))") }
+    }
+
     /// Lets alice sign in and consent, as a browser would; returns where glewlwyd sends the browser.
     static func login(_ authorizationURL: URL, peer: Peer) async throws -> String {
         let outcome = try await ChildProcess.run("/bin/bash", [peer.loginScript, authorizationURL.absoluteString])
