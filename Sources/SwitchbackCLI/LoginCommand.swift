@@ -26,7 +26,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-id"), help: "The client ID registered with the provider.")
     var clientID: String
 
-    @Option(name: .customLong("client-secret"), help: "A client secret (client_secret_basic).")
+    @Option(name: .customLong("client-secret"), help: "A client secret (client_secret_basic). Prefer SWITCHBACK_CLIENT_SECRET in the environment: a command line shows in ps and the shell's history.")
     var clientSecret: String?
 
     @Option(name: .customLong("private-key"), help: "A PEM file with the private_key_jwt key (ES256, ES384, ES512 or RS256, told apart by the key).")
@@ -77,7 +77,7 @@ struct LoginCommand: AsyncParsableCommand {
     func validate() throws {
         guard clientSecret == nil || privateKey == nil else { throw ValidationError("give --client-secret or --private-key, not both") }
         guard (0...65535).contains(redirectPort) else { throw ValidationError("--redirect-port must be 0 to 65535") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
     }
 
     func run() async throws {
@@ -103,14 +103,14 @@ struct LoginCommand: AsyncParsableCommand {
         let session = try await client.prepareAuthorization(options)
         FileHandle.standardError.write(Data("Waiting for the provider at \(listener.redirectURI.absoluteString) (opening the browser)…\n".utf8))
         try openBrowser(session.authorizationURL)
-        let callback = try await listener.callback(timeout: timeout)
+        let callback = try await listener.callback(state: session.state, timeout: timeout)
         let credential = try await client.completeAuthorization(callback, session: session)
         return try await claims(of: credential, client: client)
     }
 
     private func clientConfiguration(redirectURI: URL) async throws -> ClientConfiguration {
         let authentication: ClientAuthentication
-        if let clientSecret {
+        if let clientSecret = clientSecret ?? ProcessInfo.processInfo.environment["SWITCHBACK_CLIENT_SECRET"], privateKey == nil {
             authentication = .clientSecretBasic(secret: clientSecret)
         } else if let privateKey {
             let pem = try Self.read(privateKey, what: "private key")
@@ -194,10 +194,10 @@ actor LoopbackRedirect {
     }
 
     static func start(port: Int, logger: Logger) async throws -> LoopbackRedirect {
-        let (callbacks, delivery) = AsyncStream<AuthorizationCallback>.makeStream(bufferingPolicy: .bufferingOldest(1))
+        let (callbacks, delivery) = AsyncStream<AuthorizationCallback>.makeStream(bufferingPolicy: .bufferingOldest(16))
         let (ports, bound) = AsyncStream<Int>.makeStream()
         let router = Router()
-        let page = "<!doctype html><title>Signed in</title><p>The sign-in reached the terminal; you can close this window.</p>"
+        let page = "<!doctype html><title>Switchback login</title><p>The provider's answer reached the terminal, which says whether it signed in. You can close this window.</p>"
         router.get("/callback") { request, _ in
             // The Host header names the port; only the loopback address is listened on.
             if let url = URL(string: "http://127.0.0.1:\(Self.port(request))\(request.uri.description)") { delivery.yield(.redirect(url)) }
@@ -231,13 +231,14 @@ actor LoopbackRedirect {
         request.head.authority.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } } ?? 80
     }
 
-    /// The provider's answer, or ``SwitchbackError/Code/timedOut``.
-    func callback(timeout: Double) async throws -> AuthorizationCallback {
+    /// The provider's answer for `state` (answers for any other state are ignored), or
+    /// ``SwitchbackError/Code/timedOut``.
+    func callback(state: String, timeout: Double) async throws -> AuthorizationCallback {
         let received = self.received
         return try await withThrowingTaskGroup(of: AuthorizationCallback?.self) { group in
             group.addTask {
-                var iterator = received.makeAsyncIterator()
-                return await iterator.next()
+                for await callback in received where Self.state(of: callback) == state { return callback }
+                return nil
             }
             group.addTask {
                 try await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
@@ -249,6 +250,15 @@ actor LoopbackRedirect {
             }
             return callback
         }
+    }
+
+    private static func state(of callback: AuthorizationCallback) -> String? {
+        let encoded: String?
+        switch callback {
+        case .redirect(let url): encoded = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery
+        case .formPost(_, let body): encoded = String(decoding: body, as: UTF8.self)
+        }
+        return FormEncoding.decode(encoded ?? "", plusIsSpace: true)?.first { $0.0 == "state" }?.1
     }
 
     func stop() async {

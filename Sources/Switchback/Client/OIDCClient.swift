@@ -148,6 +148,7 @@ public actor OIDCClient {
             let idToken = try await idTokenValidator().validate(
                 tokens.idToken ?? "", expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, requireAccessTokenHash: true)
             )
+            if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: idToken.allClaims) }
             logger.info("sign-in completed from an implicit response", metadata: ["token": "\(idToken)"])
             return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
         }
@@ -213,6 +214,12 @@ public actor OIDCClient {
         var credential = credential(from: tokens, idToken: nil, previous: nil, issuer: metadata.issuer)
         let claims = try await userInfo(for: credential)
         try Self.checkRequiredClaims(configuration.requiredClaims, in: claims)
+        // The acr requirement holds for this identity too: a web sign-in at a low level must not pass as the app's.
+        if !configuration.requiredACRValues.isEmpty {
+            guard case .string(let acr)? = claims["acr"], configuration.requiredACRValues.contains(acr) else {
+                throw SwitchbackError(.acrNotSatisfied, "the userinfo acr is not one of the required values (\(configuration.requiredACRValues.sorted().joined(separator: ", ")))")
+            }
+        }
         credential.identitySource = .userInfo
         credential.userInfoClaims = claims
         logger.info("sign-in completed with the identity from userinfo", metadata: ["subject": "\(credential.subject ?? "?")"])
@@ -268,7 +275,11 @@ public actor OIDCClient {
             let validated = try await idTokenValidator().validate(raw, expectations: .init(nonce: nil, accessToken: tokens.accessToken))
             if let previous = credential.idTokenClaims {
                 try IDTokenValidator.checkRefreshed(validated.claims, previous: previous)
+            } else if validated.claims.sub != credential.subject {
+                // An identity read from userinfo keeps its subject across refreshes too.
+                throw SwitchbackError(.refreshedIDTokenMismatch, "the refreshed ID token names another subject than the sign-in")
             }
+            if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: validated.allClaims) }
             idToken = validated
         }
         logger.info("credential refreshed", metadata: ["newIDToken": "\(idToken != nil)"])

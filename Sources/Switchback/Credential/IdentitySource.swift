@@ -1,5 +1,3 @@
-public import Foundation
-
 /// Where a sign-in's identity (the subject and its claims) comes from.
 ///
 /// OpenID providers issue an ID token: signed by the provider, addressed to this client, bound to this

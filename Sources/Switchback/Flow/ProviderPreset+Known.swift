@@ -4,7 +4,9 @@ extension ProviderPreset {
     /// UAE Pass: the page opens `uaepass://digitalid` (`uaepassstg://` for the staging app, `uaepassqa://`
     /// for the QA app) with https `successurl`/`failureurl` on the provider, and no authorize parameter to
     /// change them. The vendor's guidance is an embedded WebView that rewrites the link and reloads the
-    /// saved success URL, so the WebView comes first; the system browser can work through pattern A only
+    /// saved success URL, so the WebView comes first (an embedded WebView lets the app see what the user
+    /// types on the provider's page, RFC 8252 §8.12: the reason most providers forbid it; UAE Pass asks
+    /// for it); the system browser can work through pattern A only
     /// while the login cookie Safari holds is a persistent one (an authentication session shares only
     /// persistent cookies with Safari). Test environments' pages emit the production scheme, so only the
     /// WebView works there. The token endpoint takes a client secret (client_secret_basic), which cannot

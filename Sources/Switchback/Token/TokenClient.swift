@@ -83,12 +83,6 @@ public struct TokenClient: Sendable {
         return introspection
     }
 
-    /// Sends a form to another endpoint of the provider (a permission endpoint, say) with this client's
-    /// authentication applied, and returns the answer as it is.
-    public func sendAuthenticated(form fields: [(String, String)], to url: URL) async throws -> HTTPResponse {
-        try await post(url, fields: fields)
-    }
-
     private func tokenRequest(_ fields: [(String, String)]) async throws -> TokenResponse {
         let response = try await post(metadata.tokenEndpoint, fields: fields)
         guard response.status == 200 else {

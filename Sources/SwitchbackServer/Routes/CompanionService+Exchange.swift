@@ -182,8 +182,11 @@ extension CompanionService {
             throw SwitchbackError(.discoveryFailed, "the biometrics server's discovery document answered HTTP \(answer.status) without a permissions_endpoint")
         }
         guard document.issuer == root else { throw SwitchbackError(.issuerMismatch, "the biometrics server's discovery document names another issuer") }
-        guard let endpoint = URL(string: document.permissions_endpoint), EndpointSecurity.isAcceptable(endpoint) else {
-            throw SwitchbackError(.insecureEndpoint, "the permissions_endpoint is not an https URL")
+        // The client's access token goes only to the server configured, never to a host a document names.
+        guard let endpoint = URL(string: document.permissions_endpoint), EndpointSecurity.isAcceptable(endpoint),
+            endpoint.host?.lowercased() == URL(string: root)?.host?.lowercased(), endpoint.port == URL(string: root)?.port
+        else {
+            throw SwitchbackError(.insecureEndpoint, "the permissions_endpoint is not an https URL on the biometrics server's own host")
         }
         return endpoint
     }

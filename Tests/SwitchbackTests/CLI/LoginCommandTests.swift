@@ -83,6 +83,26 @@ struct LoginCommandTests {
         }
     }
 
+    @Test("a callback with another state (a local process or a web page posting first) is ignored; the real one still signs in")
+    func foreignCallbackIgnored() async throws {
+        var configuration = EmulatorConfiguration.defaults
+        configuration.clients[0].redirectURIs.append("http://127.0.0.1/callback")
+        // The "browser" first delivers a forged answer to the loopback port, then signs in for real.
+        let browser = try Self.script("""
+            import re, sys, urllib.parse, urllib.request
+            url = sys.argv[-1]
+            redirect = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("redirect_uri", [None])[0]
+            if redirect: urllib.request.urlopen(redirect + "?code=forged&state=forged").read()
+            """ + "\n" + Self.emulatorBrowser, name: "browser.py")
+        try await EmulatorProviderTests.withEmulator(configuration: configuration) { emulator in
+            let outcome = try await Self.login([
+                "--issuer", emulator.issuer, "--client-id", "native-rs", "--par", "never", "--browser-command", "python3 \(browser)", "--timeout", "30",
+            ])
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stdout.contains("9b1f7c2e-alice"))
+        }
+    }
+
     @Test("a browser that never reaches the callback ends with a typed timeout, exit 1")
     func timeout() async throws {
         var configuration = EmulatorConfiguration.defaults

@@ -198,6 +198,23 @@ struct OIDCClientTests {
         #expect(String(decoding: request.body ?? Data(), as: UTF8.self) == "access_token=at-SlAV32hkKG")
     }
 
+    @Test("a userinfo identity keeps its subject across a refresh: an ID token there for another subject is rejected")
+    func refreshedUserInfoIdentity() async throws {
+        let provider = try await StubProvider()
+        let client = provider.client()
+        let (_, signedIn) = try await Self.signIn(provider, client: client)
+        var credential = signedIn
+        credential.idToken = nil
+        credential.idTokenClaims = nil
+        credential.identitySource = .userInfo
+        credential.userInfoClaims = ["sub": .string("user-1")]
+        var claims = provider.validClaims()
+        claims["nonce"] = nil
+        claims["sub"] = .string("someone-else")
+        try await provider.setTokens(claims: claims, accessToken: "at-2")
+        await expectCode(.refreshedIDTokenMismatch) { try await client.refresh(credential) }
+    }
+
     @Test("a refreshed ID token that changed sub is rejected; one that kept it replaces the old")
     func refreshedIDToken() async throws {
         let provider = try await StubProvider()

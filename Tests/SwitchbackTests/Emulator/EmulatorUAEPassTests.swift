@@ -203,6 +203,25 @@ struct EmulatorUAEPassTests {
         }
     }
 
+    @Test("an acr requirement holds for a userinfo identity too: the web sign-in (level low) is refused where the app's level is required")
+    func userInfoACRRequirement() async throws {
+        let emulator = try await Emulator.start(profile: .uaePass())
+        let base = try #require(URL(string: emulator.issuer))
+        let client = OIDCClient(
+            configuration: ClientConfiguration(
+                clientID: "backend", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")), authentication: .clientSecretBasic(secret: "backend-secret"),
+                requiredACRValues: [UAEPassOptions.onDeviceACR], pushedAuthorization: .never, identitySource: .userInfo
+            ),
+            provider: .static(.uaePass(base: base))
+        )
+        let onDevice = try await Self.signInOnDevice(emulator, client: client)
+        #expect(onDevice.acr == UAEPassOptions.onDeviceACR)
+        let session = try await client.prepareAuthorization(AuthorizationOptions(acrValues: [UAEPassOptions.webACR]))
+        let landing = try await EmulatorBrowser().signIn(session.authorizationURL)
+        await expectCode(.acrNotSatisfied) { try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session) }
+        await emulator.stop()
+    }
+
     /// The on-device sign-in in one browser: hand-off, approval, the saved success URL, redemption.
     static func signInOnDevice(_ emulator: Emulator, client: OIDCClient) async throws -> Credential {
         let session = try await client.prepareAuthorization(Self.onDevice())
