@@ -12,8 +12,9 @@ let package = Package(
         .library(name: "SwitchbackTesting", targets: ["SwitchbackTesting"]),
         .library(name: "SwitchbackEmulator", targets: ["SwitchbackEmulator"]),
         .library(name: "SwitchbackServer", targets: ["SwitchbackServer"]),
-        // The demo's scenarios, for the WebKitGTK package's tests (WebKitHost/).
-        .library(name: "SwitchbackScenarios", targets: ["SwitchbackScenarios"]),
+        // The demo's scenarios, only for this repository's WebKitGTK package (WebKitHost/): the leading
+        // underscore marks the product unsupported for anyone else, as swift-crypto's _CryptoExtras is.
+        .library(name: "_SwitchbackScenarios", targets: ["SwitchbackScenarios"]),
         .library(name: "SwitchbackApple", targets: ["SwitchbackApple"]),
         .executable(name: "switchback", targets: ["SwitchbackCLI"]),
     ],

@@ -28,7 +28,7 @@ let package = Package(
                 .product(name: "Switchback", package: "Switchback"),
                 .product(name: "SwitchbackTesting", package: "Switchback"),
                 .product(name: "SwitchbackEmulator", package: "Switchback"),
-                .product(name: "SwitchbackScenarios", package: "Switchback"),
+                .product(name: "_SwitchbackScenarios", package: "Switchback"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

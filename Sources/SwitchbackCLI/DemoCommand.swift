@@ -116,7 +116,7 @@ enum Narration {
 
     static func mermaid(_ result: ScenarioResult) -> String {
         var lines = ["sequenceDiagram"]
-        let used = SimulatedDevice.Actor.allCases.filter { actor in result.transcript.contains { $0.from == actor || $0.to == actor } }
+        let used = SimulatedDevice.Participant.allCases.filter { participant in result.transcript.contains { $0.from == participant || $0.to == participant } }
         for actor in used { lines.append("    participant \(actor.rawValue)") }
         for step in result.transcript {
             let text = step.text.replacingOccurrences(of: ";", with: ",").replacingOccurrences(of: "#", with: "").replacingOccurrences(of: "\"", with: "'")

@@ -67,7 +67,7 @@ extension SimulatedDevice {
     @discardableResult
     public func userTaps(linkWithID id: String) async -> Bool {
         guard let tabID = visibleTabs.last(where: { tab($0)?.page?.link(id: id) != nil }), let tab = tab(tabID), let link = tab.page?.link(id: id) else { return false }
-        record(.user, tab.actor, "taps \"\(id)\"")
+        record(.user, tab.participant, "taps \"\(id)\"")
         await navigate(tabID, to: link, userGesture: true)
         return true
     }
@@ -115,7 +115,7 @@ extension SimulatedDevice {
             do {
                 response = try await fetch(id, request)
             } catch {
-                record(tab.actor, tab.actor, "cannot load \(Redaction.describe(request.url))")
+                record(tab.participant, tab.participant, "cannot load \(Redaction.describe(request.url))")
                 if case .webView(let events) = tab.kind { await events.loadFailed(request.url, cancelledByPolicy: false) }
                 return
             }
@@ -123,7 +123,7 @@ extension SimulatedDevice {
             if (300..<400).contains(response.status), let location = response.headers["location"],
                 let next = URL(string: location, relativeTo: request.url)?.absoluteURL
             {
-                record(.provider, tab.actor, "redirects to \(Redaction.describe(next))")
+                record(.provider, tab.participant, "redirects to \(Redaction.describe(next))")
                 request = HTTPRequest(method: .get, url: next)
                 gesture = false
                 continue
@@ -134,7 +134,7 @@ extension SimulatedDevice {
             }
             let page = WebPage(url: request.url, status: response.status, html: String(decoding: response.body, as: UTF8.self))
             setPage(page, of: id)
-            record(.provider, tab.actor, "shows \"\(page.heading)\" (HTTP \(response.status))")
+            record(.provider, tab.participant, "shows \"\(page.heading)\" (HTTP \(response.status))")
             if let move = page.automaticMove {
                 switch move {
                 case .navigate(let target):
@@ -144,21 +144,21 @@ extension SimulatedDevice {
                 }
                 gesture = false
             } else if let login = page.loginForm {
-                record(.user, tab.actor, "signs in with username and password")
+                record(.user, tab.participant, "signs in with username and password")
                 request = .form(login.action, login.fields + [("username", user.username), ("password", user.password)])
                 gesture = true
             } else if let confirm = page.confirmForm {
-                record(.user, tab.actor, "taps \"\(confirm.label)\"")
+                record(.user, tab.participant, "taps \"\(confirm.label)\"")
                 request = .form(confirm.action, confirm.fields)
                 gesture = true
             } else if let link = page.returnLink {
-                record(.user, tab.actor, "taps \"Return to the app\"")
+                record(.user, tab.participant, "taps \"Return to the app\"")
                 request = HTTPRequest(method: .get, url: link)
                 gesture = true
             } else if let handOff = page.tapHandOff, !tappedHandOffs.contains(handOff.url) {
                 // The user taps the page's "Open …" button once; a universal link opens its app only so.
                 tappedHandOffs.insert(handOff.url)
-                record(.user, tab.actor, "taps \"\(handOff.label)\"")
+                record(.user, tab.participant, "taps \"\(handOff.label)\"")
                 request = HTTPRequest(method: .get, url: handOff.url)
                 gesture = true
             } else {
@@ -300,7 +300,7 @@ struct ResolvingTransport: HTTPTransport {
 
 extension SimulatedDevice.Tab {
     /// Who the tab is in the narration.
-    var actor: SimulatedDevice.Actor {
+    var participant: SimulatedDevice.Participant {
         if case .safari = kind { return .safari }
         return .userAgent
     }

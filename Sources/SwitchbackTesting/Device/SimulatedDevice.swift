@@ -282,8 +282,8 @@ public actor SimulatedDevice {
 
     // MARK: Transcript
 
-    /// Who did something, for the narration and the sequence diagram.
-    public enum Actor: String, Sendable, CaseIterable {
+    /// Who did something, for the narration and the sequence diagram (named so as not to hide Swift's `Actor`).
+    public enum Participant: String, Sendable, CaseIterable {
         case user = "User"
         case app = "App"
         case userAgent = "UserAgent"
@@ -294,13 +294,13 @@ public actor SimulatedDevice {
     }
 
     public struct Step: Sendable, Equatable {
-        public let from: Actor
-        public let to: Actor
+        public let from: Participant
+        public let to: Participant
         /// What happened; URLs are redacted.
         public let text: String
     }
 
-    func record(_ from: Actor, _ to: Actor, _ text: String) {
+    func record(_ from: Participant, _ to: Participant, _ text: String) {
         transcript.append(Step(from: from, to: to, text: text))
     }
 

@@ -55,7 +55,7 @@ struct LoginCommandTests {
         let browser = try Self.script(Self.emulatorBrowser, name: "browser.py")
         try await EmulatorProviderTests.withEmulator(configuration: configuration) { emulator in
             let public_ = try await Self.login([
-                "--issuer", emulator.issuer, "--client-id", "native-rs", "--scope", "openid profile", "--browser-command", "python3 \(browser)", "--timeout", "30",
+                "--issuer", emulator.issuer, "--client-id", "native-rs", "--scope", "openid profile", "--browser-command", "python3 \(browser)", "--timeout", "120",
             ])
             #expect(public_.status == 0, "\(public_.stderr)")
             let claims = try JSONDecoder().decode([String: JSONValue].self, from: Data(public_.stdout.utf8))
@@ -63,7 +63,7 @@ struct LoginCommandTests {
 
             let fapi = try await Self.login([
                 "--issuer", emulator.issuer, "--client-id", "cli-fapi", "--private-key", keyFile.path, "--key-id", "sig-1", "--decryption-key", decryptionFile.path,
-                "--dpop", "--par", "always", "--browser-command", "python3 \(browser)", "--timeout", "30",
+                "--dpop", "--par", "always", "--browser-command", "python3 \(browser)", "--timeout", "120",
             ])
             #expect(fapi.status == 0, "\(fapi.stderr)")
             let fapiClaims = try JSONDecoder().decode([String: JSONValue].self, from: Data(fapi.stdout.utf8))
@@ -75,7 +75,7 @@ struct LoginCommandTests {
             // Without the decryption key the encrypted ID token is refused: a typed error on stderr, exit 1.
             let refused = try await Self.login([
                 "--issuer", emulator.issuer, "--client-id", "cli-fapi", "--private-key", keyFile.path, "--key-id", "sig-1",
-                "--browser-command", "python3 \(browser)", "--timeout", "30",
+                "--browser-command", "python3 \(browser)", "--timeout", "120",
             ])
             #expect(refused.status == 1)
             #expect(refused.stderr.contains("error: idTokenDecryptionFailed"), "\(refused.stderr)")
@@ -96,7 +96,7 @@ struct LoginCommandTests {
             """ + "\n" + Self.emulatorBrowser, name: "browser.py")
         try await EmulatorProviderTests.withEmulator(configuration: configuration) { emulator in
             let outcome = try await Self.login([
-                "--issuer", emulator.issuer, "--client-id", "native-rs", "--par", "never", "--browser-command", "python3 \(browser)", "--timeout", "30",
+                "--issuer", emulator.issuer, "--client-id", "native-rs", "--par", "never", "--browser-command", "python3 \(browser)", "--timeout", "120",
             ])
             #expect(outcome.status == 0, "\(outcome.stderr)")
             #expect(outcome.stdout.contains("9b1f7c2e-alice"))
@@ -128,7 +128,7 @@ struct LoginCommandTests {
             """, name: "browser.sh")
         let outcome = try await Self.login([
             "--issuer", peer.issuer, "--client-id", "native-rs", "--scope", "openid profile email", "--redirect-port", String(port),
-            "--browser-command", "bash \(browser)", "--timeout", "30",
+            "--browser-command", "bash \(browser)", "--timeout", "120",
         ])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let claims = try JSONDecoder().decode([String: JSONValue].self, from: Data(outcome.stdout.utf8))

@@ -98,9 +98,13 @@ struct EmulatorBankIDSwedenTests {
             let browser = EmulatorBrowser()
             let (link, page) = try await browser.handOff(session.authorizationURL)
             let reference = try AuthenticatorApp.parse(link).reference
-            #expect(try await Self.collect(emulator, reference)["hintCode"] == .string("outstandingTransaction"))
-            try await Task.sleep(for: .milliseconds(2300))
-            let collected = try await Self.collect(emulator, reference)
+            // Pending (outstandingTransaction, checked in signIn()) until the 2-second lifetime passes; polled
+            // as the page does, so a slow machine only waits longer.
+            var collected = try await Self.collect(emulator, reference)
+            for _ in 0..<40 where collected["status"] == .string("pending") {
+                try await Task.sleep(for: .milliseconds(250))
+                collected = try await Self.collect(emulator, reference)
+            }
             #expect(collected["status"] == .string("failed") && collected["hintCode"] == .string("expiredTransaction"))
             let landing = try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer))
             let error = await expectFailure("an expired order must not sign in") {

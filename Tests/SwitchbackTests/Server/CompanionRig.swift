@@ -29,7 +29,7 @@ struct CompanionRig {
             permission: .init(server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"]),
             bridge: .init(schemes: ["myapp"], returns: returns),
             handOff: .init(allowedRedirects: [webApp, "https://shop.example.com/"]),
-            completion: .init(appLink: appLink, returns: returns, maximumWait: 5),
+            completion: .init(appLink: appLink, returns: returns, maximumWait: 30),
             associations: [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/signed-in*"])]
         )
     }

@@ -256,8 +256,9 @@ struct CompanionRoutesTests {
         #expect(pending.response.status == 202)
         #expect(pending.json["status"] as? String == "pending")
 
-        // The app waits while the user signs in in the browser.
-        async let waiting = rig.post("/completion/status", ["flow_id": flowID, "wait": 5])
+        // The app waits while the user signs in in the browser; the wait ends as soon as the provider
+        // answers, and is long enough for a loaded machine.
+        async let waiting = rig.post("/completion/status", ["flow_id": flowID, "wait": 30])
         guard case .redirect(let location) = try await rig.signIn(url) else {
             Issue.record("no redirect to the server")
             return
