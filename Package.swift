@@ -138,7 +138,7 @@ let package = Package(
         // The README's getting-started code, compiled and run against the emulator (scripts/test.sh runs it).
         .executableTarget(
             name: "GettingStarted",
-            dependencies: ["Switchback", "SwitchbackTesting", "SwitchbackEmulator"],
+            dependencies: ["Switchback", "SwitchbackTesting", "SwitchbackEmulator", "SwitchbackServer"],
             path: "Examples/GettingStarted",
             swiftSettings: swiftSettings
         ),

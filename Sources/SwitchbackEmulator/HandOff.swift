@@ -65,7 +65,8 @@ extension Provider {
             poll: polls ? (status: "\(statusPath)?txn=\(reference)", next: "/continue?txn=\(reference)") : nil,
             qr: qr ? "/bankid/qr?txn=\(reference)" : nil
         )
-        response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax"
+        let lifetime = profile.uaePassOptions?.loginCookieLifetime.map { "; Max-Age=\($0)" } ?? ""
+        response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax\(lifetime)"
         return response
     }
 

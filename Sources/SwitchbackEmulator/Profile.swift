@@ -290,6 +290,10 @@ public struct UAEPassOptions: Sendable, Equatable {
     /// The token endpoint authenticates the client with HTTP Basic (a client secret); `public-client`
     /// lets a public client redeem, which the real provider does not document.
     public var requiresClientSecret = true
+    /// Seconds the login cookie lives (`Max-Age`), nil for a session cookie (`session-cookie`). Whether
+    /// the system browser can return through Safari depends on it: an authentication session shares only
+    /// persistent cookies with Safari. UAE Pass does not document it; persistent is assumed.
+    public var loginCookieLifetime: Int? = 600
     /// The account's `userType` in userinfo: `SOP1` (basic, unverified), `SOP2` (verified) or `SOP3`
     /// (verified in person) (UAE Pass "User Account Types").
     public var accountType = "SOP3"
@@ -318,6 +322,7 @@ public struct UAEPassOptions: Sendable, Equatable {
         case publicClient = "public-client"
         case basicAccount = "sop1"
         case verifiedAccount = "sop2"
+        case sessionCookie = "session-cookie"
     }
 
     public mutating func apply(_ variant: Variant) {
@@ -338,6 +343,7 @@ public struct UAEPassOptions: Sendable, Equatable {
         case .publicClient: requiresClientSecret = false
         case .basicAccount: accountType = "SOP1"
         case .verifiedAccount: accountType = "SOP2"
+        case .sessionCookie: loginCookieLifetime = nil
         }
     }
 

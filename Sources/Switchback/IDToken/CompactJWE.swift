@@ -4,7 +4,7 @@ import _CryptoExtras
 
 /// A private key the client decrypts encrypted ID tokens with (JWE, RFC 7516): an EC key for the
 /// `ECDH-ES` family (P-256, P-384, P-521) or an RSA key of 2048 bits or more for `RSA-OAEP-256`. The
-/// provider encrypts to its public half, which the client registers (``publicJWK``).
+/// provider encrypts to its public half, which the client registers (``publicJWK(algorithm:)``).
 public struct DecryptionKey: Sendable {
     enum Material: Sendable {
         case p256(P256.KeyAgreement.PrivateKey)

@@ -19,7 +19,9 @@ public struct StoredCookie: Sendable, Equatable {
 struct CookieJar: Sendable {
     private var cookies: [StoredCookie] = []
 
-    mutating func store(_ setCookie: String?, from url: URL, now: Date) {
+    /// Keeps the cookie `setCookie` sets; with `onlyPersistent`, only when it has a lifetime (`Max-Age`),
+    /// as Safari takes the cookies an authentication session sets.
+    mutating func store(_ setCookie: String?, from url: URL, now: Date, onlyPersistent: Bool = false) {
         guard let setCookie, let host = url.host?.lowercased() else { return }
         let parts = setCookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let pair = parts.first, let equals = pair.firstIndex(of: "="), equals != pair.startIndex else { return }
@@ -47,6 +49,7 @@ struct CookieJar: Sendable {
             name: name, value: String(pair[pair.index(after: equals)...]), host: host, path: path, secure: secure, httpOnly: httpOnly, sameSite: sameSite, expires: expires
         )
         if let expires, expires <= now { return }
+        if onlyPersistent, expires == nil { return }
         cookies.append(cookie)
     }
 
@@ -61,8 +64,19 @@ struct CookieJar: Sendable {
     }
 
     func header(for url: URL, now: Date) -> String? {
-        let found = matching(url, now: now)
-        return found.isEmpty ? nil : found.map { "\($0.name)=\($0.value)" }.sorted().joined(separator: "; ")
+        Self.header(matching(url, now: now))
+    }
+
+    /// The `Cookie` header of an authentication session: its own cookies, and Safari's persistent ones
+    /// (not Safari's session cookies); its own win on a name clash.
+    static func sessionHeader(own: CookieJar?, safari: CookieJar?, for url: URL, now: Date) -> String? {
+        let mine = own?.matching(url, now: now) ?? []
+        let shared = (safari?.matching(url, now: now) ?? []).filter { cookie in cookie.expires != nil && !mine.contains { $0.name == cookie.name } }
+        return header(mine + shared)
+    }
+
+    private static func header(_ found: [StoredCookie]) -> String? {
+        found.isEmpty ? nil : found.map { "\($0.name)=\($0.value)" }.sorted().joined(separator: "; ")
     }
 
     /// Every cookie kept for `host`, whatever its path.

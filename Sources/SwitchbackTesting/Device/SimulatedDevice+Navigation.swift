@@ -16,7 +16,8 @@ extension SimulatedDevice {
         let jar: String
         switch strategy {
         case .systemBrowser:
-            (kind, jar) = (.authenticationSession(redirectURI: redirectURI, events: events), "safari")
+            // Shares Safari's persistent cookies, not its session cookies (see fetch).
+            (kind, jar) = (.authenticationSession(redirectURI: redirectURI, events: events), Self.sessionJar())
         case .ephemeralBrowser:
             (kind, jar) = (.authenticationSession(redirectURI: redirectURI, events: events), "ephemeral-\(UUID().uuidString)")
         case .safariView:
@@ -55,7 +56,7 @@ extension SimulatedDevice {
         switch kind {
         case .authenticationSession:
             record(.app, .userAgent, "shows the sign-in in an authentication session at \(Redaction.describe(url))")
-            _ = presentTab(.authenticationSession(redirectURI: callback, events: events), jar: "safari", at: url)
+            _ = presentTab(.authenticationSession(redirectURI: callback, events: events), jar: Self.sessionJar(), at: url)
         case .safariView:
             record(.app, .userAgent, "shows the sign-in in a Safari view at \(Redaction.describe(url))")
             _ = presentTab(.safariView(events: events), jar: "app-safari-view", at: url)
@@ -213,6 +214,11 @@ extension SimulatedDevice {
         return url.host?.lowercased() == redirectURI.host?.lowercased() && url.path == redirectURI.path
     }
 
+    /// An authentication session's own cookie store: Apple documents that it shares persistent cookies
+    /// with Safari, so session cookies set in it stay in it, and Safari's session cookies do not reach it.
+    static let sessionJarPrefix = "authentication-session-"
+    static func sessionJar() -> String { sessionJarPrefix + UUID().uuidString }
+
     /// Sends `request` with the tab's cookies and User-Agent, resolving names through ``hosts``.
     func fetch(_ id: Int, _ request: HTTPRequest) async throws -> HTTPResponse {
         guard let tab = tab(id) else { throw CancellationError() }
@@ -220,13 +226,18 @@ extension SimulatedDevice {
         let original = request.url
         request.url = resolve(original)
         if case .webView = tab.kind { request.headers["User-Agent"] = Self.webViewUserAgent } else { request.headers["User-Agent"] = Self.safariUserAgent }
-        if let cookie = jars[tab.jar]?.header(for: original, now: clock.now()) { request.headers["Cookie"] = cookie }
+        let shared = tab.jar.hasPrefix(Self.sessionJarPrefix)
+        let cookie = shared
+            ? CookieJar.sessionHeader(own: jars[tab.jar], safari: jars["safari"], for: original, now: clock.now())
+            : jars[tab.jar]?.header(for: original, now: clock.now())
+        if let cookie { request.headers["Cookie"] = cookie }
         // A browser names the origin of the page that sent a form (the Fetch standard's Origin header).
         if request.method == .post, let from = tab.page?.url, let scheme = from.scheme, let host = from.host {
             request.headers["Origin"] = "\(scheme)://\(host)\(from.port.map { ":\($0)" } ?? "")"
         }
         let response = try await transport.send(request)
         jars[tab.jar, default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now())
+        if shared { jars["safari", default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now(), onlyPersistent: true) }
         return response
     }
 

@@ -181,6 +181,18 @@ struct EndToEndTests {
         #expect(Self.error(result)?.code == .timedOut)
     }
 
+    @Test("UAE Pass pattern A through the system browser needs a persistent login cookie: with a session cookie Safari opens the success URL without it (an authentication session shares only persistent cookies) and the user is stuck until closing the sheet; the WebView works")
+    func sessionCookieStrandsSystemBrowser() async throws {
+        let stranded = try await Self.run(Scenario(provider: "uaepass", strategy: .systemBrowser, environment: .production, variants: ["session-cookie"])) { rig in
+            let expired = try await rig.waitFor("shows \"Session expired\"")
+            #expect(expired, "Safari shows the provider's expired-session page")
+            await rig.device.userClosesUserAgent()
+        }
+        #expect(Self.error(stranded)?.code == .userCancelled)
+        let webView = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, environment: .production, variants: ["session-cookie"]))
+        #expect(try Self.credential(webView).acr == UAEPassOptions.onDeviceACR)
+    }
+
     @Test("authenticator not installed: the preset asks for the web sign-in instead, at the web assurance level")
     func authenticatorNotInstalled() async throws {
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, authenticatorInstalled: false))
