@@ -172,18 +172,19 @@ struct EmulatorFaultTests {
     @Test("a token endpoint slower than the client's timeout is a transport failure, not a hang")
     func tokenEndpointSlow() async throws {
         var configuration = EmulatorConfiguration.defaults
-        configuration.slowResponseDelay = 6
+        configuration.slowResponseDelay = 20
         configuration.clients[0].faults = [.tokenSlow]
         try await EmulatorProviderTests.withEmulator(configuration: configuration) { emulator in
             func client(_ clientID: String) throws -> OIDCClient {
                 OIDCClient(
                     configuration: ClientConfiguration(clientID: clientID, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))),
                     provider: .discovery(issuer: emulator.issuer),
-                    transport: URLSessionTransport(timeout: 2)
+                    transport: URLSessionTransport(timeout: 8)
                 )
             }
-            // The same 2 s timeout is enough without the fault; with it the server would answer after 6 s
-            // (successfully), so the error can only come from the client's own timeout.
+            // The same 8 s timeout is enough without the fault, even on a loaded machine (2 s was not, once in
+            // CI); with it the server would answer after 20 s (successfully), so the error can only come from
+            // the client's own timeout.
             let control = try await Self.signIn(try client("native-es"))
             #expect(control.subject == "9b1f7c2e-alice")
             await expectCode(.transportFailed) { try await Self.signIn(try client("native-rs")) }
