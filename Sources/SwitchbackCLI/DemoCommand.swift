@@ -43,6 +43,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "The authenticator app is not installed.")
     var noAuthenticator = false
 
+    @Flag(help: "The authenticator app is on another phone: the user scans the page's QR code there (bankid-se, singpass, mitid) or picks the page's number in the request sent there (uaepass).")
+    var otherPhone = false
+
     @Flag(help: "mitid only: the broker answers the app's companion, which completes the sign-in and links back to the app (MitID's backend completion).")
     var backendCompletion = false
 
@@ -62,6 +65,10 @@ struct DemoCommand: AsyncParsableCommand {
         }
         if let environment, !["production", "staging"].contains(environment) { throw ValidationError("--environment is production or staging") }
         if backendCompletion, all || provider != "mitid" { throw ValidationError("--backend-completion goes with --provider mitid") }
+        if otherPhone, all || !Self.otherPhoneProviders.contains(provider) {
+            throw ValidationError("--other-phone goes with --provider \(Self.otherPhoneProviders.joined(separator: ", ")): their pages offer another phone")
+        }
+        if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
     }
 
     func run() async throws {
@@ -82,13 +89,17 @@ struct DemoCommand: AsyncParsableCommand {
         if failed > 0 { throw ExitCode(1) }
     }
 
+    /// The presets whose pages offer a phone other than the one signing in.
+    static let otherPhoneProviders = ["uaepass", "mitid", "bankid-se", "singpass"]
+
     private func scenario(provider: String) -> Scenario {
         var strategy = self.strategy.flatMap(UserAgentStrategy.init(rawValue:))
         if strategy == nil, provider == "uaepass" { strategy = .webView }
         return Scenario(
             provider: provider, strategy: all ? (provider == "uaepass" ? .webView : nil) : strategy, pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
             environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
-            authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion
+            authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
+            otherPhone: otherPhone
         )
     }
 }
@@ -97,7 +108,7 @@ struct DemoCommand: AsyncParsableCommand {
 enum Narration {
     static func text(_ result: ScenarioResult) -> String {
         let scenario = result.scenario
-        var lines = ["== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "") =="]
+        var lines = ["== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "") =="]
         for (number, step) in result.transcript.enumerated() {
             lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")
         }

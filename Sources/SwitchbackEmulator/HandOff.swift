@@ -45,7 +45,21 @@ extension Provider {
         router.get("/bankid/qr") { request, _ in
             await qrCode(reference: request.uri.queryParameters["txn"].map(String.init))
         }
-        for (path, action) in [("approve", AuthenticatorAction.approve), ("decline", .decline), ("ignore", .ignore)] {
+        router.post("/authenticator/scan") { request, _ in
+            var request = request
+            return await scan(form: try? await request.collectBody(upTo: Self.maximumBody))
+        }
+        router.get("/authenticator/inbox") { request, _ in
+            await inbox(username: request.uri.queryParameters["username"].map(String.init))
+        }
+        router.get("/qr") { request, _ in
+            await otherPhoneQR(reference: request.uri.queryParameters["txn"].map(String.init))
+        }
+        router.post("/otherdevice") { request, _ in
+            var request = request
+            return await sendToOtherPhone(form: try? await request.collectBody(upTo: Self.maximumBody), cookie: request.headers[.cookie])
+        }
+        for (path, action) in [("approve", AuthenticatorAction.approve), ("decline", .decline), ("ignore", .ignore), ("fail", .fail)] {
             router.post("/authenticator/\(path)") { request, _ in
                 var request = request
                 return await authenticator(action, form: try? await request.collectBody(upTo: Self.maximumBody))
@@ -56,18 +70,23 @@ extension Provider {
     /// Starts a transaction for `pending` and answers with the page (or 302) that opens the app.
     func startHandOff(
         _ pending: ProviderState.Pending, requestID: String, acr: String?, appName: String, link: (_ reference: String) -> String,
-        polls: Bool, statusPath: String = "/authenticator/transaction", qr: Bool = false
+        polls: Bool, statusPath: String = "/authenticator/transaction", otherPhone: (_ reference: String) -> Reply.OtherPhone? = { _ in nil }
     ) async -> Response {
         let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: acr)
         let reference = transaction.reference
         var response = Reply.handOff(
             link(reference), delivery: profile.handOffDelivery, appName: appName,
             poll: polls ? (status: "\(statusPath)?txn=\(reference)", next: "/continue?txn=\(reference)") : nil,
-            qr: qr ? "/bankid/qr?txn=\(reference)" : nil
+            otherPhone: otherPhone(reference)
         )
+        setSessionCookie(transaction, on: &response)
+        return response
+    }
+
+    /// Binds the browser to the transaction: only the browser holding this cookie can finish it.
+    func setSessionCookie(_ transaction: ProviderState.Transaction, on response: inout Response) {
         let lifetime = profile.uaePassOptions?.loginCookieLifetime.map { "; Max-Age=\($0)" } ?? ""
         response.headers[.setCookie] = "\(Self.sessionCookie)=\(transaction.session); Path=/; HttpOnly; SameSite=Lax\(lifetime)"
-        return response
     }
 
     // MARK: UAE Pass
@@ -191,7 +210,7 @@ extension Provider {
             var link = "https://\(MitID.appSwitchHost)/authenticate?txn=\(reference)"
             if let resumeURL { link += "&app_switch_url=" + FormEncoding.escape(resumeURL) }
             return link
-        }, polls: true)
+        }, polls: true, otherPhone: { .identifier(reference: $0, label: "MitID app on another device? Your user ID") })
     }
 
     // MARK: Swedish BankID via a broker
@@ -205,7 +224,7 @@ extension Provider {
         }
         return await startHandOff(pending, requestID: requestID, acr: BankIDSweden.loa3ACR, appName: "BankID", link: { reference in
             options.autostartLink(token: reference, redirect: resumeURL)
-        }, polls: true, statusPath: "/bankid/collect", qr: true)
+        }, polls: true, statusPath: "/bankid/collect", otherPhone: { .qrCode(source: "/bankid/qr?txn=\($0)") })
     }
 
     /// `GET /bankid/collect?txn=`: the order's progress, as the BankID RP API's collect reports it.
@@ -228,8 +247,10 @@ extension Provider {
     }
 
     /// An order's state in the RP API's terms: `pending` with `outstandingTransaction` (the app has not
-    /// opened it) or `userSign` (it has), `complete`, or `failed` with `userCancel` (declined in the app)
-    /// or `expiredTransaction` (past its lifetime).
+    /// opened it), `started` (opened without a usable BankID) or `userSign`; `complete`; or `failed` with
+    /// `userCancel` (declined in the app), `startFailed` (no app opened it in time), `expiredTransaction`
+    /// (past its lifetime), or the code the app reported (`certificateErr`) or a newer order for the same
+    /// user set (`cancelled`).
     enum BankIDOrderStatus: Equatable {
         case pending(String)
         case complete
@@ -237,15 +258,28 @@ extension Provider {
     }
 
     func bankIDStatus(_ transaction: ProviderState.Transaction) async -> BankIDOrderStatus {
-        let lifetime = if case .bankIDSweden(let options) = profile.handOff { options.orderLifetime } else { TimeInterval.infinity }
+        let options = if case .bankIDSweden(let options) = profile.handOff { options } else { BankIDSwedenOptions() }
         switch transaction.status {
         case .approved: return .complete
         case .declined: return .failed("userCancel")
+        case .failed(let hint): return .failed(hint)
         case .pending, .ignored:
-            if await state.currentDate.timeIntervalSince(transaction.startedAt) > lifetime { return .failed("expiredTransaction") }
-            return .pending(transaction.opened ? "userSign" : "outstandingTransaction")
+            let elapsed = await state.currentDate.timeIntervalSince(transaction.startedAt)
+            if !transaction.opened, elapsed > options.startLifetime { return .failed("startFailed") }
+            if elapsed > options.orderLifetime { return .failed("expiredTransaction") }
+            if !transaction.opened { return .pending("outstandingTransaction") }
+            return .pending(transaction.withoutUsableID ? "started" : "userSign")
         }
     }
+
+    /// What each failed hint code means, for the broker's `error_description` (in the emulator's words).
+    static let bankIDFailures: [String: String] = [
+        "userCancel": "the user cancelled in the BankID app",
+        "expiredTransaction": "the BankID order expired before the user answered",
+        "startFailed": "no BankID app started the order in time",
+        "certificateErr": "the user's BankID is blocked, revoked or not valid",
+        "cancelled": "a newer order for the same user replaced this one",
+    ]
 
     /// `GET /bankid/qr?txn=`: the animated QR code's current content, for a phone other than this one.
     func qrCode(reference: String?) async -> Response {
@@ -268,7 +302,7 @@ extension Provider {
             var link = "singpass://auth?txn=\(reference)"
             if let launch = pending.appReturnURL { link += "&app_launch_url=" + FormEncoding.escape(launch) }
             return link
-        }, polls: true)
+        }, polls: true, otherPhone: { .qrCode(source: "/qr?txn=\($0)") })
     }
 
     /// Whether `url` is one of the client's registered app return URLs (exact match).
@@ -295,8 +329,11 @@ extension Provider {
         if case .bankIDSweden = profile.handOff, case .failed(let hint) = await bankIDStatus(transaction) {
             // The broker ends the sign-in with the order's hint code, so the app can tell them apart.
             await state.endTransaction(reference)
-            let why = hint == "userCancel" ? "the user cancelled in the BankID app" : "the BankID order expired before the user answered"
-            return await refuse(transaction.requestID, pending, error: "access_denied", "\(hint): \(why)")
+            return await refuse(transaction.requestID, pending, error: "access_denied", "\(hint): \(Self.bankIDFailures[hint] ?? "the BankID order failed")")
+        }
+        if case .failed(let hint) = transaction.status {
+            await state.endTransaction(reference)
+            return await refuse(transaction.requestID, pending, error: "access_denied", "\(hint): the authenticator app refused the request")
         }
         if cancelled || transaction.status == .declined {
             var decline = UAEPassOptions.Decline.accessDenied
@@ -319,8 +356,11 @@ extension Provider {
     // MARK: The authenticator app's endpoints
 
     enum AuthenticatorAction {
-        case approve, decline, ignore
+        case approve, decline, ignore, fail
     }
+
+    /// The failure codes an authenticator app may report (`POST /authenticator/fail` with `hintCode`).
+    static let reportableFailures: Set<String> = ["certificateErr", "userDeclinedCall", "notSupportedByUserApp"]
 
     /// `GET /authenticator/transaction?txn=`: what the app shows before the user decides.
     func describeTransaction(reference: String?) async -> Response {
@@ -332,10 +372,111 @@ extension Provider {
         ]))
     }
 
-    /// `POST /authenticator/open` with `txn`: the app shows the request to the user.
+    /// `POST /authenticator/open` with `txn` (and `username`; `usable=false` when the app has no usable
+    /// identity yet): the app shows the request to the user. In Swedish BankID a second order opened by
+    /// the same user fails the first with `cancelled`.
     func openTransaction(form body: ByteBuffer?) async -> Response {
         guard let form = Self.transactionForm(body), let reference = form["txn"] else { return Self.missingTransaction }
-        return await describeTransaction(reference: await state.open(reference)?.reference)
+        return await describeTransaction(reference: await open(reference, form: form)?.reference)
+    }
+
+    func open(_ reference: String, form: [String: String]) async -> ProviderState.Transaction? {
+        let replacing: String? = if case .bankIDSweden = profile.handOff { "cancelled" } else { nil }
+        let user = form["username"] ?? configuration.users.first?.username
+        return await state.open(reference, user: user, usableID: form["usable"] != "false", replacing: replacing)
+    }
+
+    /// `POST /authenticator/scan` with `qr` (and `username`): the app on another phone scanned the code
+    /// the browser shows and opens that request. A Swedish BankID code must verify (HMAC over its
+    /// seconds) and be at most `BankIDSwedenOptions.qrCodeAge` old, so a code relayed from elsewhere is
+    /// stale; Singpass's and MitID's codes are single-use and live `OtherPhone.qrLifetime`.
+    func scan(form body: ByteBuffer?) async -> Response {
+        guard let form = Self.transactionForm(body), let content = form["qr"] else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form with qr")
+        }
+        guard let transaction = await scannedTransaction(content) else {
+            return Reply.oauthError(.badRequest, "invalid_qr", "the QR code is unknown, expired or not valid")
+        }
+        return await describeTransaction(reference: await open(transaction.reference, form: form)?.reference)
+    }
+
+    func scannedTransaction(_ content: String) async -> ProviderState.Transaction? {
+        let now = await state.currentDate
+        if case .bankIDSweden = profile.handOff {
+            let parts = content.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 4, parts[0] == "bankid", let seconds = Int(parts[2]),
+                let transaction = await state.transaction(qrStartToken: parts[1])
+            else { return nil }
+            let elapsed = Int(now.timeIntervalSince(transaction.startedAt))
+            let expected = BankIDSwedenOptions.qrCode(startToken: transaction.qrStartToken, startSecret: transaction.qrStartSecret, seconds: seconds)
+            guard ConstantTime.equals(expected, content), seconds <= elapsed, elapsed - seconds <= BankIDSwedenOptions.qrCodeAge else { return nil }
+            return transaction
+        }
+        guard content.hasPrefix(Self.qrPrefix), let transaction = await state.transaction(scanToken: String(content.dropFirst(Self.qrPrefix.count))),
+            !transaction.opened, now.timeIntervalSince(transaction.startedAt) <= Self.qrLifetime
+        else { return nil }
+        return transaction
+    }
+
+    /// The QR content of Singpass's and MitID's other-device codes in the emulator (their real content is
+    /// not public).
+    static let qrPrefix = "switchback-emulator-qr:"
+    /// How long such a code can be scanned: two minutes, as an archived Singpass login page script sets
+    /// (MockPass's copy; Singpass documents no figure).
+    static let qrLifetime: TimeInterval = 120
+
+    /// `GET /qr?txn=`: the QR code another phone scans (Singpass; MitID once the user ID is known).
+    func otherPhoneQR(reference: String?) async -> Response {
+        guard let reference, let transaction = await state.transaction(reference), transaction.status == .pending else {
+            return Reply.oauthError(.badRequest, "invalid_request", "no such request")
+        }
+        return Reply.json(.object(["qr": .string(Self.qrPrefix + transaction.scanToken)]))
+    }
+
+    /// `POST /otherdevice` with `txn` and `identifier`, from the browser that started the sign-in: the
+    /// request goes to that user's app on another phone. UAE Pass then shows a number the user picks in
+    /// the app; MitID shows a QR code the app scans before the user swipes.
+    func sendToOtherPhone(form body: ByteBuffer?, cookie: String?) async -> Response {
+        guard let form = Self.transactionForm(body), let reference = form["txn"], let transaction = await state.transaction(reference),
+            let session = Self.cookie(Self.sessionCookie, in: cookie), ConstantTime.equals(session, transaction.session)
+        else {
+            return Reply.page(.forbidden, title: "Session expired", message: "This sign-in cannot continue here. Return to the app where it started and try again.")
+        }
+        guard let identifier = form["identifier"], let user = configuration.users.first(where: { $0.username == identifier }) else {
+            return Reply.page(.badRequest, title: "Unknown user", message: "No account has this identifier.")
+        }
+        let poll = (status: "/authenticator/transaction?txn=\(reference)", next: "/continue?txn=\(reference)")
+        if case .uaePass = profile.handOff {
+            let code = String(Int.random(in: 10...99))
+            guard await state.send(reference, to: user.username, matchCode: code) != nil else { return Self.decidedPage }
+            return Reply.waiting(
+                title: "Confirm in UAE Pass", lead: "<p>We sent a request to your UAE Pass app.</p>", appName: "UAE Pass", poll: poll,
+                otherPhone: .matchCode(code)
+            )
+        }
+        guard await state.send(reference, to: user.username, matchCode: nil) != nil else { return Self.decidedPage }
+        return Reply.waiting(
+            title: "Scan with the MitID app", lead: "<p>Scan the code with the MitID app, then swipe to approve.</p>", appName: "MitID app",
+            poll: poll, otherPhone: .qrCode(source: "/qr?txn=\(reference)")
+        )
+    }
+
+    static var decidedPage: Response { Reply.page(.conflict, title: "Already answered", message: "This request has already been answered.") }
+
+    /// `GET /authenticator/inbox?username=`: the requests waiting in that user's app (push notifications),
+    /// each with the numbers offered when the provider matches one (the right one among two others).
+    func inbox(username: String?) async -> Response {
+        guard let username else { return Reply.oauthError(.badRequest, "invalid_request", "username is required") }
+        let requests = await state.inbox(of: username).map { transaction -> JSONValue in
+            var entry: [String: JSONValue] = ["txn": .string(transaction.reference), "client_id": .string(transaction.clientID)]
+            if let match = transaction.matchCode, let value = Int(match) {
+                var choices: Set<Int> = [value]
+                while choices.count < 3 { choices.insert(Int.random(in: 10...99)) }
+                entry["choices"] = .array(choices.sorted().map { .string(String($0)) })
+            }
+            return .object(entry)
+        }
+        return Reply.json(.object(["requests": .array(requests)]))
     }
 
     /// `POST /authenticator/{approve,decline,ignore}` with `txn` (and `username` to approve as someone
@@ -351,6 +492,18 @@ extension Provider {
             status = .approved(subject: user.subject)
         case .decline: status = .declined
         case .ignore: status = .ignored
+        case .fail:
+            guard let hint = form["hintCode"], Self.reportableFailures.contains(hint) else {
+                return Reply.oauthError(.badRequest, "invalid_request", "hintCode must be one of \(Self.reportableFailures.sorted().joined(separator: ", "))")
+            }
+            status = .failed(hint: hint)
+        }
+        // Number matching: approving with the wrong number (or none) refuses the request.
+        if case .approved = status, let expected = await state.transaction(reference)?.matchCode {
+            guard let chosen = form["match"], ConstantTime.equals(chosen, expected) else {
+                _ = await state.decide(reference, .declined)
+                return Reply.oauthError(.badRequest, "wrong_match", "the number chosen is not the one the browser shows; the request is refused")
+            }
         }
         guard await state.decide(reference, status) else {
             return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is unknown or already decided")

@@ -232,7 +232,7 @@ public struct Profile: Sendable {
             case .bankIDSweden(var options):
                 switch variant {
                 case "app-link": options.appLinkForm = true
-                case "short-order": options.orderLifetime = 2
+                case "short-order": (options.orderLifetime, options.startLifetime) = (2, 2)
                 case "continue-button": profile.returnPage = .tapPage
                 default:
                     return .failure(UnknownProfile(description: "unknown bankid-se variant \"\(variant)\"; available: app-link, short-order, continue-button, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"))
@@ -370,6 +370,13 @@ public struct BankIDSwedenOptions: Sendable, Equatable {
     /// Seconds an order stays pending before collect reports `failed` with `expiredTransaction`. BankID
     /// publishes no figure the review could confirm; three minutes is assumed (`short-order`: 2 s).
     public var orderLifetime: TimeInterval = 180
+    /// Seconds an order waits for an app to open it (by autostart or by scanning the QR code) before
+    /// collect reports `failed` with `startFailed`: 30 s, the window Pointsharp's BankID guide gives for
+    /// scanning (secondary; `short-order`: 2 s).
+    public var startLifetime: TimeInterval = 30
+    /// How old, in seconds, a scanned QR code may be: the code changes every second, so only the
+    /// current one and the one before pass (assumed; BankID publishes no figure).
+    public static let qrCodeAge = 2
 
     /// The animated QR code's content at `seconds` since the order started (BankID RP API v6, "secure
     /// start"): `bankid.<qrStartToken>.<seconds>.<qrAuthCode>`, the code being HMAC-SHA256 keyed with

@@ -177,7 +177,14 @@ struct Provider: Sendable {
             return await bankIDSwedenHandOff(pending, requestID: requestID, options: options)
         case .singpass:
             return await singpassHandOff(pending, requestID: requestID)
-        case .uaePass, nil:
+        case .uaePass:
+            // The web sign-in: a password (the emulator's convenience), or the identifier and a push to the
+            // app on the user's phone with a number to match (UAE Pass's documented web flow).
+            let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: UAEPassOptions.webACR)
+            var response = Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: false, otherPhone: transaction.reference)
+            setSessionCookie(transaction, on: &response)
+            return response
+        case nil:
             return Reply.loginPage(requestID: requestID, clientID: pending.clientID, failed: false)
         }
     }

@@ -37,6 +37,9 @@ actor ProviderState {
             case declined
             /// The app will never answer.
             case ignored
+            /// The app reported a failure of its own (Swedish BankID's `certificateErr`), or a newer order
+            /// for the same user replaced this one (`cancelled`): the hint code collect reports.
+            case failed(hint: String)
 
             /// The name the authenticator endpoints report.
             var name: String {
@@ -45,6 +48,7 @@ actor ProviderState {
                 case .approved: "approved"
                 case .declined: "declined"
                 case .ignored: "ignored"
+                case .failed: "failed"
                 }
             }
         }
@@ -59,6 +63,15 @@ actor ProviderState {
         var status: Status
         /// The authenticator app has opened the transaction (the user is looking at it).
         var opened = false
+        /// The app opened it but found no usable identity yet (Swedish BankID's `started`).
+        var withoutUsableID = false
+        /// The user who opened it in the app, or whose identifier the browser sent (the other-device path).
+        var user: String?
+        /// The code the browser shows and the user picks in the app (UAE Pass's number matching); nil when
+        /// the transaction needs none.
+        var matchCode: String?
+        /// The content of the QR code another phone scans (Singpass, MitID after the user ID), single-use.
+        let scanToken: String
         /// When the order started, for its lifetime and the animated QR code's seconds.
         let startedAt: Date
         /// Swedish BankID's secure start: the QR code's public token and the secret its codes are keyed with.
@@ -161,7 +174,8 @@ actor ProviderState {
     func startTransaction(requestID: String, clientID: String, acr: String?) -> Transaction {
         let transaction = Transaction(
             reference: entropy.token(bytes: 16), requestID: requestID, clientID: clientID, session: entropy.token(bytes: 24), acr: acr,
-            status: .pending, startedAt: now(), qrStartToken: UUID().uuidString.lowercased(), qrStartSecret: UUID().uuidString.lowercased()
+            status: .pending, scanToken: entropy.token(bytes: 16), startedAt: now(), qrStartToken: UUID().uuidString.lowercased(),
+            qrStartSecret: UUID().uuidString.lowercased()
         )
         transactions[transaction.reference] = transaction
         return transaction
@@ -172,10 +186,45 @@ actor ProviderState {
     /// The clock the state keeps time by.
     var currentDate: Date { now() }
 
-    /// The app opens the transaction; nil when it is unknown.
-    func open(_ reference: String) -> Transaction? {
+    /// The app opens the transaction as `user` (nil: not said), with or without a usable identity; nil when
+    /// it is unknown. With `replacing`, another undecided transaction the same user opened earlier fails
+    /// with that hint code (Swedish BankID's `cancelled`: a new order for the same user).
+    func open(_ reference: String, user: String?, usableID: Bool = true, replacing hint: String? = nil) -> Transaction? {
+        guard transactions[reference] != nil else { return nil }
+        if let user, let hint {
+            for (other, transaction) in transactions
+            where other != reference && transaction.user == user && transaction.opened && transaction.status == .pending {
+                transactions[other]?.status = .failed(hint: hint)
+            }
+        }
         transactions[reference]?.opened = true
+        transactions[reference]?.withoutUsableID = !usableID
+        if let user { transactions[reference]?.user = user }
         return transactions[reference]
+    }
+
+    /// The transaction whose QR code (Singpass, MitID) carries `token`.
+    func transaction(scanToken token: String) -> Transaction? {
+        transactions.values.first { ConstantTime.equals($0.scanToken, token) }
+    }
+
+    /// The Swedish BankID order whose animated QR code names `qrStartToken`.
+    func transaction(qrStartToken token: String) -> Transaction? {
+        transactions.values.first { $0.qrStartToken == token }
+    }
+
+    /// The browser sent the user's identifier (the other-device path): the request now waits in that
+    /// user's app, with `matchCode` for the user to pick when the provider matches numbers.
+    func send(_ reference: String, to user: String, matchCode: String?) -> Transaction? {
+        guard transactions[reference]?.status == .pending else { return nil }
+        transactions[reference]?.user = user
+        transactions[reference]?.matchCode = matchCode
+        return transactions[reference]
+    }
+
+    /// The undecided requests waiting in `user`'s app (a push notification each), oldest first.
+    func inbox(of user: String) -> [Transaction] {
+        transactions.values.filter { $0.user == user && $0.status == .pending }.sorted { $0.startedAt < $1.startedAt }
     }
 
     /// Records the authenticator's answer; false when the transaction is unknown or already decided.

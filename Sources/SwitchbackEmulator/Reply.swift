@@ -36,15 +36,41 @@ enum Reply {
     /// Sends the user agent to an authenticator app's deep link: by page script (and a meta refresh, or
     /// a 302 instead of the page, as the profile says), with a link the user can tap either way.
     /// With `poll`, the page asks `status` until the app has answered, then moves to `next` (the page
-    /// stays open while the app is in front, as a browser tab does).
+    /// stays open while the app is in front, as a browser tab does). `otherPhone` is what the page offers
+    /// a user whose app is on another phone.
     static func handOff(
-        _ link: String, delivery: Profile.HandOffDelivery, appName: String, poll: (status: String, next: String)? = nil, qr: String? = nil
+        _ link: String, delivery: Profile.HandOffDelivery, appName: String, poll: (status: String, next: String)? = nil,
+        otherPhone: OtherPhone? = nil
     ) -> Response {
         if delivery == .redirect {
             return Response(status: .found, headers: [.location: link, .cacheControl: "no-store"])
         }
         let refresh = delivery == .metaRefresh ? "<meta http-equiv=\"refresh\" content=\"0;url=\(escape(link))\">" : ""
-        var script = delivery == .tap ? "" : "window.location.href = \(scriptString(link));"
+        let navigation = delivery == .tap ? "" : "window.location.href = \(scriptString(link));"
+        return waiting(
+            title: "Continue in \(appName)", lead: "<p><a id=\"handoff\" href=\"\(escape(link))\">Open \(escape(appName))</a></p>",
+            appName: appName, script: navigation, poll: poll, otherPhone: otherPhone, head: refresh
+        )
+    }
+
+    /// What a provider's page offers a user whose authenticator app is on another phone.
+    enum OtherPhone {
+        /// A QR code the other phone scans, its content fetched from `source` every second (Swedish
+        /// BankID's animated code changes each second; the others keep theirs).
+        case qrCode(source: String)
+        /// A form for the user's identifier (`POST /otherdevice`), after which the request waits in the
+        /// user's app (UAE Pass, MitID).
+        case identifier(reference: String, label: String)
+        /// The number the user picks in the app (UAE Pass's number matching).
+        case matchCode(String)
+    }
+
+    /// A page that waits for an app: `lead` first, then the polling link and what is offered for another phone.
+    static func waiting(
+        title: String, lead: String, appName: String, script: String = "", poll: (status: String, next: String)?, otherPhone: OtherPhone?,
+        head: String = ""
+    ) -> Response {
+        var script = script
         var next = ""
         if let poll {
             next = "<p><a id=\"continue\" href=\"\(escape(poll.next))\">I have answered in \(escape(appName))</a></p>"
@@ -56,21 +82,30 @@ enum Reply {
                 }, 1500);
                 """
         }
-        var code = ""
-        if let qr {
-            // Secure start on another phone: the QR code changes every second (its content, not an image).
-            code = "<p>On another phone, scan: <code id=\"qr\"></code></p>"
+        var other = ""
+        switch otherPhone {
+        case .qrCode(let source):
+            other = "<p>On another phone, scan: <code id=\"qr\"></code></p>"
             script += """
 
-                const showQR = async () => { document.getElementById("qr").textContent = (await (await fetch(\(scriptString(qr)))).json()).qr; };
+                const showQR = async () => { document.getElementById("qr").textContent = (await (await fetch(\(scriptString(source)))).json()).qr; };
                 showQR(); setInterval(showQR, 1000);
                 """
+        case .identifier(let reference, let label):
+            other = """
+                <form id="other-device" method="post" action="/otherdevice"><input type="hidden" name="txn" value="\(escape(reference))">\
+                <label>\(escape(label)) <input name="identifier" autocomplete="username"></label><button type="submit">Continue</button></form>
+                """
+        case .matchCode(let code):
+            other = "<p>Open \(escape(appName)) on your phone and select <output id=\"match\">\(escape(code))</output>.</p>"
+        case nil:
+            break
         }
         return html(.ok, """
-            <h1>Continue in \(escape(appName))</h1>
-            <p><a id="handoff" href="\(escape(link))">Open \(escape(appName))</a></p>\(next)\(code)
+            <h1>\(escape(title))</h1>
+            \(lead)\(next)\(other)
             <script>\(script)</script>
-            """, head: refresh)
+            """, head: head)
     }
 
     /// A page the user confirms with a button (`<form id="confirm">`, button `id="continue"`), posting
@@ -98,8 +133,16 @@ enum Reply {
         html(status, "<h1>\(escape(title))</h1><p>\(message)</p>")
     }
 
-    static func loginPage(requestID: String, clientID: String, failed: Bool) -> Response {
+    static func loginPage(requestID: String, clientID: String, failed: Bool, otherPhone: String? = nil) -> Response {
         let notice = failed ? "<p role=\"alert\">Wrong username or password.</p>" : ""
+        // UAE Pass's web sign-in: the user's identifier, then a push to the app with a number to match.
+        let other = otherPhone.map {
+            """
+            <form id="other-device" method="post" action="/otherdevice"><input type="hidden" name="txn" value="\(escape($0))">\
+            <label>Emirates ID, email or mobile number <input name="identifier" autocomplete="username"></label>\
+            <button type="submit">Sign in with the app</button></form>
+            """
+        } ?? ""
         return html(failed ? .unauthorized : .ok, """
             <h1>Sign in to \(escape(clientID))</h1>\(notice)
             <form method="post" action="/login">
@@ -107,7 +150,7 @@ enum Reply {
             <label>Username <input name="username" autocomplete="username"></label>
             <label>Password <input name="password" type="password" autocomplete="current-password"></label>
             <button type="submit">Sign in</button>
-            </form>
+            </form>\(other)
             """)
     }
 

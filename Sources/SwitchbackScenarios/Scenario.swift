@@ -32,13 +32,18 @@ public struct Scenario: Sendable {
     /// MitID only: the broker answers the companion, which completes the sign-in (MitID's backend
     /// completion) and links back to the app.
     public var backendCompletion: Bool
+    /// The user's authenticator app is on another phone, not on this one: the user scans the page's QR
+    /// code there (Swedish BankID, Singpass, MitID after the user ID) or picks the page's number in the
+    /// request sent there (UAE Pass).
+    public var otherPhone: Bool
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
-        backendCompletion: Bool = false
+        backendCompletion: Bool = false, otherPhone: Bool = false
     ) {
+        self.otherPhone = otherPhone
         self.backendCompletion = backendCompletion
         self.authenticatorUniversalLinks = authenticatorUniversalLinks
         self.emulatorProfile = emulatorProfile
@@ -153,7 +158,10 @@ public enum ScenarioRunner {
         // The companion answers for the app's domain (its association file) and for its own public name.
         let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
         let device = SimulatedDevice(hosts: [appDomain: loopback, "api.example.com": loopback])
-        if scenario.authenticatorInstalled {
+        if scenario.otherPhone {
+            let user = setup.configuration.users.first?.username ?? "alice"
+            await device.setOtherPhone(OtherPhone(app: AuthenticatorApp(issuer: issuer), username: user, decision: scenario.decision))
+        } else if scenario.authenticatorInstalled {
             for (scheme, isProduction) in setup.authenticatorSchemes {
                 // In staging, the production app talks to production, which knows nothing of staging's requests.
                 let backend = isProduction && scenario.environment == .staging ? URL(string: "http://127.0.0.1:9")! : issuer

@@ -41,6 +41,9 @@ public struct AuthenticatorApp: Sendable {
         case decline
         /// Never answers: the provider's page keeps waiting.
         case ignore
+        /// The app fails with its own reason, reported to the provider as `hintCode` (Swedish BankID's
+        /// `certificateErr`: a blocked, revoked or invalid BankID).
+        case fail(hintCode: String)
     }
 
     /// Reads a deep link; fails with ``AuthenticatorAppError/notALaunchLink`` when it is not one.
@@ -68,25 +71,67 @@ public struct AuthenticatorApp: Sendable {
     /// an approval, the failure URL after a decline, nil when the user ignores the request.
     public func respond(to deepLink: URL, with decision: Decision) async throws -> URL? {
         let launch = try Self.parse(deepLink)
-        let (path, fields): (String, [(String, String)]) =
-            switch decision {
-            case .approve(let username): ("approve", [("txn", launch.reference)] + (username.map { [("username", $0)] } ?? []))
-            case .decline: ("decline", [("txn", launch.reference)])
-            case .ignore: ("ignore", [("txn", launch.reference)])
-            }
         // The app opens the request first (the user sees what they approve), then answers.
-        let authenticator = issuer.appendingPathComponent("authenticator")
-        let opened = try await transport.send(.form(authenticator.appendingPathComponent("open"), [("txn", launch.reference)]))
-        guard opened.status == 200 else { throw AuthenticatorAppError.providerRefused(status: opened.status) }
-        let response = try await transport.send(.form(authenticator.appendingPathComponent(path), fields))
-        guard response.status == 200 else {
-            throw AuthenticatorAppError.providerRefused(status: response.status)
-        }
+        try await post("open", [("txn", launch.reference)] + Self.user(decision))
+        try await decide(reference: launch.reference, decision)
         switch decision {
         case .approve: return launch.successURL
-        case .decline: return launch.failureURL
+        case .decline, .fail: return launch.failureURL
         case .ignore: return nil
         }
+    }
+
+    /// Sends the user's decision on the request `reference` (already open in the app); `match` is the
+    /// number the user picked when the provider matches numbers.
+    public func decide(reference: String, _ decision: Decision, match: String? = nil) async throws {
+        let user = Self.user(decision)
+        switch decision {
+        case .approve: try await post("approve", [("txn", reference)] + user + (match.map { [("match", $0)] } ?? []))
+        case .decline: try await post("decline", [("txn", reference)])
+        case .ignore: try await post("ignore", [("txn", reference)])
+        case .fail(let hintCode): try await post("fail", [("txn", reference), ("hintCode", hintCode)])
+        }
+    }
+
+    /// Scans a QR code a provider's page shows (on another phone): the request it names opens in the app.
+    /// Returns its reference.
+    public func scan(_ content: String, as username: String? = nil) async throws -> String {
+        let body = try await post("scan", [("qr", content)] + (username.map { [("username", $0)] } ?? []))
+        guard case .object(let answer) = try JSONDecoder().decode(JSONValue.self, from: body), case .string(let reference)? = answer["txn"] else {
+            throw AuthenticatorAppError.providerRefused(status: 200)
+        }
+        return reference
+    }
+
+    /// The requests waiting for `username` (push notifications): each reference with the numbers offered
+    /// when the provider matches one.
+    public func inbox(of username: String) async throws -> [(reference: String, choices: [String])] {
+        var components = URLComponents(url: issuer.appendingPathComponent("authenticator/inbox"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "username", value: username)]
+        guard let url = components?.url else { throw AuthenticatorAppError.notALaunchLink }
+        let response = try await transport.send(HTTPRequest(method: .get, url: url))
+        guard response.status == 200, case .object(let answer) = try JSONDecoder().decode(JSONValue.self, from: response.body),
+            case .array(let requests)? = answer["requests"]
+        else { throw AuthenticatorAppError.providerRefused(status: response.status) }
+        return requests.compactMap { request in
+            guard case .object(let fields) = request, case .string(let reference)? = fields["txn"] else { return nil }
+            var choices: [String] = []
+            if case .array(let offered)? = fields["choices"] {
+                choices = offered.compactMap { if case .string(let choice) = $0 { choice } else { nil } }
+            }
+            return (reference, choices)
+        }
+    }
+
+    private static func user(_ decision: Decision) -> [(String, String)] {
+        if case .approve(let username?) = decision { [("username", username)] } else { [] }
+    }
+
+    @discardableResult
+    private func post(_ action: String, _ fields: [(String, String)]) async throws -> Data {
+        let response = try await transport.send(.form(issuer.appendingPathComponent("authenticator").appendingPathComponent(action), fields))
+        guard response.status == 200 else { throw AuthenticatorAppError.providerRefused(status: response.status) }
+        return response.body
     }
 }
 

@@ -107,6 +107,11 @@ extension SimulatedDevice {
     }
 
     func navigate(_ id: Int, to url: URL, post fields: [(String, String)]? = nil, userGesture: Bool = false) async {
+        await load(id, to: url, post: fields, userGesture: userGesture)
+        await offerToOtherPhone(id)
+    }
+
+    private func load(_ id: Int, to url: URL, post fields: [(String, String)]?, userGesture: Bool) async {
         var request = fields.map { HTTPRequest.form(url, $0) } ?? HTTPRequest(method: .get, url: url)
         var gesture = userGesture
         for _ in 0..<25 {
@@ -144,6 +149,10 @@ extension SimulatedDevice {
                     request = .form(action, fields)
                 }
                 gesture = false
+            } else if let phone = otherPhone, let form = page.otherDeviceForm {
+                record(.user, tab.participant, "types their user ID, to answer on their other phone")
+                request = .form(form.action, form.fields + [("identifier", phone.username)])
+                gesture = true
             } else if let login = page.loginForm {
                 record(.user, tab.participant, "signs in with username and password")
                 request = .form(login.action, login.fields + [("username", user.username), ("password", user.password)])
@@ -166,6 +175,39 @@ extension SimulatedDevice {
                 return
             }
         }
+    }
+
+    /// When the page in tab `id` waits for an app the user has on another phone: the QR code it shows is
+    /// scanned there, or the number it shows is picked there; then the page sees the answer.
+    private func offerToOtherPhone(_ id: Int) async {
+        guard let phone = otherPhone, let page = tab(id)?.page, let poll = page.poll, !otherPhoneAnswered.contains(poll.status) else { return }
+        if let source = page.qrCodeSource {
+            // The page's script fetches the code it shows (Swedish BankID's changes every second).
+            guard let response = try? await fetch(id, HTTPRequest(method: .get, url: source)),
+                case .object(let answer)? = try? JSONDecoder().decode(JSONValue.self, from: response.body), case .string(let content)? = answer["qr"]
+            else { return }
+            otherPhoneAnswered.insert(poll.status)
+            record(.user, .otherPhone, "scans the QR code with the app on the other phone")
+            background { device in
+                await device.answerOnOtherPhone(phone) { try await phone.scan(content) }
+            }
+        } else if let match = page.matchCode {
+            otherPhoneAnswered.insert(poll.status)
+            record(.user, .otherPhone, "opens the app's request on the other phone and picks the number the page shows")
+            background { device in
+                await device.answerOnOtherPhone(phone) { try await phone.answerRequest(matching: match) }
+            }
+        }
+    }
+
+    private func answerOnOtherPhone(_ phone: OtherPhone, _ answer: @Sendable () async throws -> Void) async {
+        do {
+            try await answer()
+            record(.otherPhone, .provider, Self.decisionText(phone.decision))
+        } catch {
+            record(.otherPhone, .otherPhone, "cannot answer the request (\(error))")
+        }
+        await pollVisibleTabs()
     }
 
     /// The user agent's rule for one navigation: true to fetch it.

@@ -121,6 +121,7 @@ extension SimulatedDevice {
         case .approve: "the user approves with biometrics"
         case .decline: "the user declines"
         case .ignore: "the user leaves without answering"
+        case .fail(let hintCode): "the app fails (\(hintCode))"
         }
     }
 

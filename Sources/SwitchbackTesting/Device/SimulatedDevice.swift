@@ -45,6 +45,10 @@ public actor SimulatedDevice {
     public internal(set) var navigationLog: [URL] = []
     /// Hand-off buttons the user has tapped: each once, as a person would not keep tapping.
     var tappedHandOffs: Set<URL> = []
+    /// The user's authenticator app on another phone, when it is there rather than on this one.
+    public private(set) var otherPhone: OtherPhone?
+    /// The requests the other phone has answered (by the status URL their page polls), each once.
+    var otherPhoneAnswered: Set<URL> = []
 
     /// The app's persistent storage: flow journals written here survive a kill.
     public nonisolated let storage: FileFlowJournalStore
@@ -105,6 +109,12 @@ public actor SimulatedDevice {
         authenticators[scheme.lowercased()] = Authenticator(
             name: name ?? "\(scheme) app", backend: backend, behaviour: behaviour, universalLinkHost: universalLinkHost?.lowercased()
         )
+    }
+
+    /// Puts the user's authenticator app on another phone: pages that offer a QR code or ask for the
+    /// user's identifier are then answered from there.
+    public func setOtherPhone(_ phone: OtherPhone?) {
+        otherPhone = phone
     }
 
     public func setKillAppOnHandOff(_ kill: Bool) {
@@ -290,6 +300,7 @@ public actor SimulatedDevice {
         case safari = "Safari"
         case provider = "Provider"
         case authenticator = "Authenticator"
+        case otherPhone = "OtherPhone"
         case device = "iOS"
     }
 

@@ -95,6 +95,29 @@ public struct WebPage: Sendable {
         return (link, label)
     }
 
+    /// A form for the user's identifier, for an authenticator app on another phone (`<form
+    /// id="other-device" …>` with an `identifier` field): the action and its hidden fields.
+    public var otherDeviceForm: (action: URL, fields: [(String, String)])? {
+        guard let open = html.range(of: "<form id=\"other-device\" method=\"post\" action=\"") else { return nil }
+        return form(from: open.upperBound)
+    }
+
+    /// Where the page's script fetches the QR code it shows (`<code id="qr">`) for another phone to scan.
+    public var qrCodeSource: URL? {
+        guard html.contains("<code id=\"qr\">"), let fetch = html.range(of: "document.getElementById(\"qr\").textContent = (await (await fetch(\"") else {
+            return nil
+        }
+        let rest = html[fetch.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return URL(string: String(rest[..<end]).replacingOccurrences(of: "\\/", with: "/"), relativeTo: url)?.absoluteURL
+    }
+
+    /// The number the page asks the user to pick in the app (`<output id="match">`).
+    public var matchCode: String? {
+        guard let start = html.range(of: "<output id=\"match\">"), let end = html[start.upperBound...].range(of: "</output>") else { return nil }
+        return Self.unescape(String(html[start.upperBound..<end.lowerBound]))
+    }
+
     /// A reload after a delay (a provider page waiting for the app's answer).
     public var refreshDelay: TimeInterval? {
         guard let refresh = metaRefresh, refresh.delay > 0, refresh.url == nil else { return nil }
@@ -132,11 +155,18 @@ public struct WebPage: Sendable {
     }
 
     private func form() -> (action: URL, fields: [(String, String)])? {
-        guard let open = html.range(of: "<form method=\"post\" action=\""), let end = html[open.upperBound...].firstIndex(of: "\""),
-            let action = URL(string: Self.unescape(String(html[open.upperBound..<end])), relativeTo: url)?.absoluteURL
+        guard let open = html.range(of: "<form method=\"post\" action=\"") else { return nil }
+        return form(from: open.upperBound)
+    }
+
+    /// The form whose action starts at `start`: the action and the hidden fields up to its end.
+    private func form(from start: String.Index) -> (action: URL, fields: [(String, String)])? {
+        guard let end = html[start...].firstIndex(of: "\""),
+            let action = URL(string: Self.unescape(String(html[start..<end])), relativeTo: url)?.absoluteURL
         else { return nil }
         var fields: [(String, String)] = []
-        var rest = html[end...]
+        let close = html[end...].range(of: "</form>")?.lowerBound ?? html.endIndex
+        var rest = html[end..<close]
         while let input = rest.range(of: "<input type=\"hidden\" name=\"") {
             let afterName = rest[input.upperBound...]
             guard let nameEnd = afterName.firstIndex(of: "\""), let valueStart = afterName.range(of: "value=\"") else { break }

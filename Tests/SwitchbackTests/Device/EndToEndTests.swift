@@ -200,6 +200,27 @@ struct EndToEndTests {
         #expect(Self.said(result, "signs in with username and password"))
     }
 
+    @Test("the authenticator on another phone: the page's QR code is scanned there (BankID, Singpass, MitID after the user ID) or its number picked there (UAE Pass); the waiting page then continues", arguments: [
+        "uaepass", "mitid", "bankid-se", "singpass",
+    ])
+    func otherPhone(provider: String) async throws {
+        let result = try await Self.run(Scenario(provider: provider, strategy: provider == "uaepass" ? .webView : nil, otherPhone: true))
+        let signedIn = try Self.signedIn(result)
+        #expect(signedIn.acr == (provider == "uaepass" ? UAEPassOptions.webACR : Self.expectedACR[provider] ?? nil))
+        #expect(Self.said(result, provider == "uaepass" ? "picks the number the page shows" : "scans the QR code with the app on the other phone"))
+        #expect(result.transcript.contains { $0.from == .otherPhone && $0.text == "the user approves with biometrics" })
+        #expect(!result.transcript.contains { $0.from == .authenticator || $0.to == .authenticator }, "no authenticator on this phone")
+        #expect(Self.said(result, "the waiting page sees the app has answered and continues"))
+    }
+
+    @Test("declined on the other phone: the waiting page continues to the provider's refusal, access_denied", arguments: ["uaepass", "bankid-se"])
+    func otherPhoneDeclines(provider: String) async throws {
+        let result = try await Self.run(Scenario(provider: provider, strategy: provider == "uaepass" ? .webView : nil, decision: .decline, otherPhone: true))
+        let error = Self.error(result)
+        #expect(error?.oauthError?.error == "access_denied")
+        if provider == "bankid-se" { #expect(error.flatMap(BankIDHintCode.init(failure:)) == .userCancel) }
+    }
+
     @Test("kill and relaunch while in the authenticator: the WebView flow and pattern A continue from the journal")
     func killSurvives() async throws {
         for scenario in [

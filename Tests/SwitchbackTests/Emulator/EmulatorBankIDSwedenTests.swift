@@ -90,7 +90,7 @@ struct EmulatorBankIDSwedenTests {
         }
     }
 
-    @Test("an order nobody answers expires: collect reports failed/expiredTransaction and the broker ends with access_denied naming it")
+    @Test("an order the app opened but nobody answers expires: collect reports failed/expiredTransaction and the broker ends with access_denied naming it")
     func expiredOrder() async throws {
         try await Self.withEmulator(["short-order"]) { emulator in
             let client = EmulatorProviderTests.client(emulator)
@@ -98,8 +98,11 @@ struct EmulatorBankIDSwedenTests {
             let browser = EmulatorBrowser()
             let (link, page) = try await browser.handOff(session.authorizationURL)
             let reference = try AuthenticatorApp.parse(link).reference
-            // Pending (outstandingTransaction, checked in signIn()) until the 2-second lifetime passes; polled
-            // as the page does, so a slow machine only waits longer.
+            // The app opens the order and the user walks away (an unopened order fails with startFailed,
+            // EmulatorOtherPhoneTests.bankIDStartFailed).
+            _ = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .ignore)
+            // Pending (userSign) until the 2-second lifetime passes; polled as the page does, so a slow
+            // machine only waits longer.
             var collected = try await Self.collect(emulator, reference)
             for _ in 0..<40 where collected["status"] == .string("pending") {
                 try await Task.sleep(for: .milliseconds(250))
