@@ -126,6 +126,21 @@ extension Provider {
             claims["email"] = .string(user.email)
             claims["email_verified"] = .bool(true)
         }
+        // Singpass ("5. Requesting for userinfo"): for a client with an encryption key, userinfo is a JWS
+        // inside a JWE, as the ID token is, carrying iss, aud and iat.
+        if case .singpass = profile.handOff, let client = configuration.client(grant.clientID), !client.keys(use: "enc").isEmpty {
+            claims["iss"] = .string(issuer.issuer)
+            claims["aud"] = .string(client.clientID)
+            claims["iat"] = .number(Double(Int(await state.currentDate.timeIntervalSince1970)))
+            do {
+                let token = try encryptIfRegistered(try await keys.sign(claims, algorithm: client.idTokenAlgorithm), client: client)
+                return Response(
+                    status: .ok, headers: [.contentType: "application/jwt", .cacheControl: "no-store"], body: ResponseBody(byteBuffer: ByteBuffer(string: token))
+                )
+            } catch {
+                return Reply.oauthError(.internalServerError, "server_error", "the userinfo response could not be signed and encrypted")
+            }
+        }
         return Reply.json(.object(claims))
     }
 }

@@ -209,6 +209,29 @@ struct EmulatorSingpassTests {
         }
     }
 
+    @Test("userinfo is a JWS inside a JWE (application/jwt) for a client with an encryption key; the client decrypts and verifies it, iss and aud included")
+    func encryptedUserInfo() async throws {
+        try await Self.withEmulator { emulator, keys in
+            let key = DPoPKey()
+            let client = try Self.client(emulator, keys: keys, dpop: key)
+            let (session, tapped) = try await Self.signIn(emulator, client: client)
+            let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+            let userinfo = try #require(URL(string: emulator.issuer + "/userinfo"))
+            let proof = try key.proof(method: "GET", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "userinfo-raw")
+            let raw = try await URLSessionTransport().send(HTTPRequest(
+                method: .get, url: userinfo, headers: ["Authorization": "DPoP \(credential.accessToken)", "DPoP": proof]
+            ))
+            #expect(raw.mediaType == "application/jwt")
+            let token = String(decoding: raw.body, as: UTF8.self)
+            #expect(CompactJWE.isEncrypted(token) && token.split(separator: ".", omittingEmptySubsequences: false).count == 5)
+            #expect(!token.contains("alice"), "nothing readable without the key")
+
+            let claims = try await client.userInfo(for: credential)
+            #expect(claims["sub"] == .string("9b1f7c2e-alice"))
+            #expect(claims["iss"] == .string(emulator.issuer) && claims["aud"] == .string("singpass-app"))
+        }
+    }
+
     @Test("a client that holds a decryption key refuses a plain ID token (no silent downgrade)")
     func plainIDTokenRefused() async throws {
         try await EmulatorClientAssertionTests.withEmulator { emulator, keys in
