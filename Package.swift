@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "_SwitchbackScenarios", targets: ["SwitchbackScenarios"]),
         .library(name: "SwitchbackApple", targets: ["SwitchbackApple"]),
         .executable(name: "switchback", targets: ["SwitchbackCLI"]),
+        // The production companion alone: no emulator, simulated device or demo in its image.
+        .executable(name: "switchback-companion", targets: ["SwitchbackCompanion"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -114,6 +116,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "SwitchbackCompanion",
+            dependencies: [
+                "Switchback",
+                "SwitchbackServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],

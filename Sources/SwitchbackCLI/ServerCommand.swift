@@ -64,18 +64,12 @@ struct ServerCommand: AsyncParsableCommand {
             await emulator?.stop()
             throw ValidationError(error.message)
         }
-        var lines = ["Switchback server on \(companion.baseURL.absoluteString), store: \(configuration.postgresURL == nil ? "memory" : "PostgreSQL")"]
+        var notes: [String] = []
         if let emulator {
-            lines.append("WARNING: --with-emulator: the provider is a FAKE local emulator at \(emulator.issuer) (client \"backend\", user alice).")
-            lines.append("WARNING: anyone can sign in as alice; never expose this server. The permission proxy is off.")
-        } else if let provider = configuration.provider {
-            lines.append("provider: \(provider.issuer) (client \(provider.clientID), \(provider.clientSecret == nil ? "private_key_jwt" : "client_secret_basic"))")
+            notes.append("WARNING: --with-emulator: the provider is a FAKE local emulator at \(emulator.issuer) (client \"backend\", user alice).")
+            notes.append("WARNING: anyone can sign in as alice; never expose this server. The permission proxy is off.")
         }
-        lines.append("limits: \(configuration.limits.summary)")
-        lines.append("routes:")
-        lines += companion.routes.map { "  \($0)" }
-        lines.append("Ctrl-C stops it.")
-        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        FileHandle.standardOutput.write(Data((companion.banner(configuration, notes: notes) + "Ctrl-C stops it.\n").utf8))
         try await companion.waitUntilStopped()
         await emulator?.stop()
     }

@@ -97,6 +97,19 @@ public final class ChildProcess: Sendable {
 
     public func closeInput() { try? input.close() }
 
+    /// Reads what the child prints on stdout after `text` until `marker` appears, or until the child
+    /// closes stdout (with nil, or when the marker never comes); returns `text` and everything read.
+    /// Blocks the calling thread while the child is silent.
+    public func readOutput(until marker: String? = nil, after text: String = "") -> String {
+        var text = text
+        while marker.map({ !text.contains($0) }) ?? true {
+            let chunk = output.availableData
+            guard !chunk.isEmpty else { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        return text
+    }
+
     /// Runs to the end, feeding `stdin`, and returns the exit status with everything it printed.
     public static func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> Outcome {
         let child = try ChildProcess(executable, arguments, environment: environment)

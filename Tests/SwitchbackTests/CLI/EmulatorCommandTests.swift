@@ -14,12 +14,7 @@ struct EmulatorCommandTests {
         let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["emulator", "--port", "0"] + arguments)
         defer { process.send(SIGKILL) }
 
-        var banner = ""
-        while !banner.contains("Ctrl-C stops it.") {
-            let chunk = process.output.availableData
-            guard !chunk.isEmpty else { break }
-            banner += String(decoding: chunk, as: UTF8.self)
-        }
+        let banner = process.readOutput(until: "Ctrl-C stops it.")
         #expect(banner.contains(expected))
         #expect(banner.contains("client: native-rs (public, ID token RS256)"))
         #expect(banner.contains("user: alice"))
@@ -38,12 +33,7 @@ struct EmulatorCommandTests {
     func uaePassWithoutDiscovery() async throws {
         let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["emulator", "--port", "0", "--profile", "uaepass"])
         defer { process.send(SIGKILL) }
-        var banner = ""
-        while !banner.contains("Ctrl-C stops it.") {
-            let chunk = process.output.availableData
-            guard !chunk.isEmpty else { break }
-            banner += String(decoding: chunk, as: UTF8.self)
-        }
+        let banner = process.readOutput(until: "Ctrl-C stops it.")
         let issuer = try #require(banner.split(separator: "\n").first { $0.hasPrefix("issuer: ") }?.dropFirst("issuer: ".count))
         let discovery = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(issuer)/.well-known/openid-configuration"))))
         #expect(discovery.status == 404)

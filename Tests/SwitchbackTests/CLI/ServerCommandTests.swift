@@ -21,12 +21,7 @@ struct ServerCommandTests {
         let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["server", "--with-emulator", "--port", "0"])
         defer { process.send(SIGKILL) }
 
-        var banner = ""
-        while !banner.contains("Ctrl-C stops it.") {
-            let chunk = process.output.availableData
-            guard !chunk.isEmpty else { break }
-            banner += String(decoding: chunk, as: UTF8.self)
-        }
+        let banner = process.readOutput(until: "Ctrl-C stops it.")
         #expect(banner.contains("store: memory"))
         #expect(banner.contains("WARNING: --with-emulator: the provider is a FAKE"))
         #expect(banner.contains("limits: starts, exchanges and hand-offs 30/min per address"))

@@ -55,12 +55,8 @@ struct TransportLimitTests {
     static func fetch(total: Int, declare: Bool, kind: Kind = .urlSession) async throws -> (Result<HTTPResponse, any Error>, written: Int) {
         let process = try ChildProcess("/usr/bin/env", ["python3", "-c", server, String(total), declare ? "length" : "chunked"])
         defer { process.send(SIGKILL) }
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = process.output.availableData
-            guard !chunk.isEmpty else { throw ServerDidNotStart() }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        var text = process.readOutput(until: "\n")
+        guard text.contains("\n") else { throw ServerDidNotStart() }
         let port = try #require(Int(text.split(separator: "\n")[0]))
         // A long read timeout: under the whole suite's load this task may wait for a thread for a while,
         // and AsyncHTTPClient's 30 s read timeout then fired before the limit did (seen twice in CI).
@@ -73,11 +69,7 @@ struct TransportLimitTests {
             result = .failure(error)
         }
         await server?.shutdown()
-        while !text.contains("sent ") {
-            let chunk = process.output.availableData
-            guard !chunk.isEmpty else { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        text = process.readOutput(until: "sent ", after: text)
         let written = text.split(separator: "\n").first { $0.hasPrefix("sent ") }.flatMap { Int($0.dropFirst(5)) } ?? -1
         return (result, written)
     }

@@ -406,12 +406,7 @@ struct CompanionAttackTests {
                 data += chunk
             print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "0")
             """, String(port), target])
-        var text = ""
-        while true {
-            let chunk = process.output.availableData
-            guard !chunk.isEmpty else { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let text = process.readOutput()
         _ = await process.wait()
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }

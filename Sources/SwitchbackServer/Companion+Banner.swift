@@ -1,0 +1,18 @@
+import Foundation
+
+extension Companion {
+    /// What a deployment's log shows once the companion listens: its address and store, the provider
+    /// and how the client authenticates (never the secret), the limits and the routes; `notes` follow
+    /// the first line.
+    public func banner(_ configuration: ServerConfiguration, notes: [String] = []) -> String {
+        var lines = ["Switchback companion on \(baseURL.absoluteString), store: \(configuration.postgresURL == nil ? "memory" : "PostgreSQL")"]
+        lines += notes
+        if let provider = configuration.provider {
+            lines.append("provider: \(provider.issuer) (client \(provider.clientID), \(provider.clientSecret == nil ? "private_key_jwt" : "client_secret_basic"))")
+        }
+        lines.append("limits: \(configuration.limits.summary)")
+        lines.append("routes:")
+        lines += routes.map { "  \($0)" }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
