@@ -12,6 +12,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Switchback", path: ".."),
+        .package(name: "SwitchbackTools", path: "../Tools"),
     ],
     targets: [
         .systemLibrary(name: "CWebKitGTK", pkgConfig: "webkit2gtk-4.1", providers: [.apt(["libwebkit2gtk-4.1-dev"])]),
@@ -27,8 +28,8 @@ let package = Package(
                 "WebKitGTKHost",
                 .product(name: "Switchback", package: "Switchback"),
                 .product(name: "SwitchbackTesting", package: "Switchback"),
-                .product(name: "SwitchbackEmulator", package: "Switchback"),
-                .product(name: "_SwitchbackScenarios", package: "Switchback"),
+                .product(name: "SwitchbackEmulator", package: "SwitchbackTools"),
+                .product(name: "_SwitchbackScenarios", package: "SwitchbackTools"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

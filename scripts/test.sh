@@ -71,40 +71,52 @@ fi
 # API (AppleSurface/), warnings as errors, and their glue tests: a core change that breaks them fails here.
 bash scripts/apple-typecheck.sh
 
+# Two packages share one build directory: the app-side library (this folder) and the tools (Tools/: the
+# companion, the emulator, the demo, the CLI, the benchmarks), which depends on it by path.
+tools=(--package-path Tools --scratch-path "$root/.build")
+
 # Our own targets build without warnings (dependencies' warnings are theirs); a fresh clone compiles
 # every file, so CI sees every warning.
 build_log=$(mktemp /tmp/switchback-build.XXXXXX)
 cleanup+=("rm -f '$build_log'")
 swift build --build-tests 2>&1 | tee "$build_log"
-if grep -E "^$root/(Sources|Tests|Examples)/[^:]+:[0-9]+:[0-9]+: warning:" "$build_log" >&2; then
+swift build --build-tests "${tools[@]}" 2>&1 | tee -a "$build_log"
+if grep -E "^$root/(Sources|Tests|Examples|Tools/Sources|Tools/Tests|Tools/Examples)/[^:]+:[0-9]+:[0-9]+: warning:" "$build_log" >&2; then
   log "the build above warns in the project's own code"
   exit 1
 fi
 swift test --skip-build "$@"
+swift test --skip-build "${tools[@]}" "$@"
+bin="$(swift build --show-bin-path "${tools[@]}")"
 
 # A third-party check: the emulator's ID tokens verified by joserfc, a JOSE library written by others.
 if ! python3 -c 'import joserfc' 2>/dev/null; then
   log "installing joserfc from PyPI"
   python3 -m pip install --quiet --disable-pip-version-check 'joserfc==1.6.5' >&2
 fi
-python3 scripts/check_emulator_tokens.py "$(swift build --show-bin-path)/switchback"
+python3 scripts/check_emulator_tokens.py "$bin/switchback"
 
 # The main job, for every provider preset: each must sign in.
-"$(swift build --show-bin-path)/switchback" demo --all >/dev/null
+"$bin/switchback" demo --all >/dev/null
 log "switchback demo --all: every preset signed in"
 
 # Every benchmark section in a smoke run (a fraction of a second per row; the figures mean nothing here,
 # BENCHMARKS.md has the measured ones), so that a benchmark cannot stop running unnoticed.
-BENCH_SECONDS=0.05 "$(swift build --show-bin-path)/SwitchbackBenchmarks" >/dev/null
+BENCH_SECONDS=0.05 "$bin/SwitchbackBenchmarks" >/dev/null
 log "benchmarks: every section ran (smoke mode)"
 
 # The README's getting-started code, against the emulator.
-"$(swift build --show-bin-path)/GettingStarted" 2>/dev/null
+"$bin/GettingStarted" 2>/dev/null
 log "GettingStarted: signed in"
 
 # The provider guides' app-side code (Sources/SwitchbackApple/Documentation.docc), against the emulator.
-"$(swift build --show-bin-path)/Guides" 2>/dev/null
+"$bin/Guides" 2>/dev/null
 log "Guides: UAE Pass, MitID (app and backend completion), Norwegian BankID, OpenID Connect and Singpass signed in"
+
+# An app that depends on Switchback resolves only the app-side products' dependencies (the README's figure).
+app_check=$(mktemp -d /tmp/switchback-app.XXXXXX)
+cleanup+=("rm -rf '$app_check'")
+bash scripts/app-dependencies.sh "$app_check"
 
 # The DocC catalogs: every symbol and article link resolves (warnings are errors). The symbol graphs come
 # from this build; the Apple module compiles to nothing here, so its catalog is checked as articles.

@@ -1,5 +1,5 @@
 // The Norwegian BankID guide's Apple wiring (a SwiftUI app). Compiled by scripts/apple-typecheck.sh against
-// the Apple API model (AppleSurface); the functions it calls are Examples/Guides/Guides.swift, which runs
+// the Apple API model (AppleSurface); the functions it calls are Tools/Examples/Guides/Guides.swift, which runs
 // on Linux against the emulator.
 #if canImport(SwiftUI) && canImport(UIKit)
 import Switchback

@@ -1,5 +1,5 @@
 // The MitID guide's Apple wiring (a UIKit scene delegate). Compiled by scripts/apple-typecheck.sh against
-// the Apple API model (AppleSurface); the functions it calls are Examples/Guides/Guides.swift, which runs
+// the Apple API model (AppleSurface); the functions it calls are Tools/Examples/Guides/Guides.swift, which runs
 // on Linux against the emulator.
 #if canImport(UIKit)
 import Switchback

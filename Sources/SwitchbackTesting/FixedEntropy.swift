@@ -1,4 +1,4 @@
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 
 /// Deterministic "random" bytes: a counter mixed into a seed, so that successive calls differ.

@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A clock that moves only when the test moves it. Sleepers wake when ``advance(by:)`` passes their
 /// deadline, so timers (a grace period, a sign-in's time limit) fire exactly when a test says.

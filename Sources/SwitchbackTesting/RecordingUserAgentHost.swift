@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A user agent that shows nothing: it records what the flow asks of it and hands the test the
 /// ``UserAgentEvents`` to report navigations, callbacks and dismissals by hand.

@@ -1,5 +1,5 @@
 import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 
 /// A transport that answers from a closure and records every request, for unit tests of one type.

@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 import Crypto
 import _CryptoExtras
 import JWTKit

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// `SwitchbackError.Code` on the wire (journals, logs): known codes round-trip, and a code a newer version
 /// wrote reads as `unknown` instead of failing the whole document.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 @Suite("PKCE")

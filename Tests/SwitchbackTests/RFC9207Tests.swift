@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 @Suite("RFC 9207 iss response parameter and callback checks")
 struct RFC9207Tests {

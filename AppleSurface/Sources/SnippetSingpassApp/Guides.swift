@@ -1,1 +1,1 @@
-../../../Examples/Guides/Guides.swift
+../../../Tools/Examples/Guides/Guides.swift

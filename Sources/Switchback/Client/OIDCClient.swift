@@ -29,7 +29,7 @@ public actor OIDCClient {
     private var claimedStates: [String: Date] = [:]
 
     /// How long after it was prepared an authorization session can still be completed.
-    package static let authorizationLifetime: Double = 3600
+    @_spi(SwitchbackInternals) public static let authorizationLifetime: Double = 3600
 
     /// Creates a client. Every collaborator is injectable; the defaults are URLSession, the system clock
     /// and the system's secure random generator.
@@ -164,7 +164,7 @@ public actor OIDCClient {
     }
 
     /// How many claimed states this client still remembers (for tests of its bound).
-    package var claimedStateCount: Int { claimedStates.count }
+    @_spi(SwitchbackInternals) public var claimedStateCount: Int { claimedStates.count }
 
     private func claim(_ session: AuthorizationSession) throws {
         let oldest = clock.now().addingTimeInterval(-Self.authorizationLifetime)

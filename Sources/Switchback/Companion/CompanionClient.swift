@@ -101,7 +101,7 @@ public struct CompanionClient: Sendable {
     }
 
     /// Where a backend completion stands.
-    package enum CompletionProgress: Sendable {
+    @_spi(SwitchbackInternals) public enum CompletionProgress: Sendable {
         /// The provider has not answered the companion yet.
         case running
         /// The provider answered; the result waits for the app link's one-time value.
@@ -110,7 +110,7 @@ public struct CompanionClient: Sendable {
     }
 
     /// ``completionStatus(flowSecret:result:wait:)`` with the companion's progress kept apart.
-    package func completionProgress(flowSecret: String, result: String?, wait: TimeInterval) async throws -> CompletionProgress {
+    @_spi(SwitchbackInternals) public func completionProgress(flowSecret: String, result: String?, wait: TimeInterval) async throws -> CompletionProgress {
         var body: [String: Any] = ["flow_id": flowSecret, "wait": wait]
         if let result { body["result"] = result }
         let (status, delivered) = try await post("completion/status", body, expecting: [200, 202], as: Delivered.self)

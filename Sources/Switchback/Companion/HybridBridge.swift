@@ -211,7 +211,7 @@ public actor HybridBridge {
 
     /// `/`-rooted, letters, digits, `-`, `_`, `.` and `/`, no empty or dot segments: the same rule the
     /// companion applies, so the path cannot leave the web origin.
-    package static func isSafePath(_ path: String) -> Bool {
+    @_spi(SwitchbackInternals) public static func isSafePath(_ path: String) -> Bool {
         guard path.hasPrefix("/"), path.utf8.count <= 256 else { return false }
         if path == "/" { return true }
         return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).allSatisfy { segment in

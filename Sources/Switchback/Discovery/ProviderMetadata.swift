@@ -121,8 +121,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
 }
 
 /// HTTPS everywhere except loopback.
-package enum EndpointSecurity {
-    package static func isAcceptable(_ url: URL) -> Bool {
+@_spi(SwitchbackInternals) public enum EndpointSecurity {
+    @_spi(SwitchbackInternals) public static func isAcceptable(_ url: URL) -> Bool {
         switch url.scheme?.lowercased() {
         case "https": return true
         case "http": return isLoopback(url.host)
@@ -132,7 +132,7 @@ package enum EndpointSecurity {
 
     /// Exactly `localhost`, an IPv4 literal in 127.0.0.0/8 (four decimal octets, no leading zeros), or
     /// the IPv6 literal `::1` (bracketed or not). A name such as `127.attacker.example` is not loopback.
-    package static func isLoopback(_ host: String?) -> Bool {
+    @_spi(SwitchbackInternals) public static func isLoopback(_ host: String?) -> Bool {
         guard let host = host?.lowercased() else { return false }
         if host == "localhost" || host == "::1" || host == "[::1]" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)

@@ -22,7 +22,7 @@ public struct SystemEntropy: EntropySource {
 
 extension EntropySource {
     /// A base64url string (no padding) of `bytes` random bytes; 32 bytes give 256 bits.
-    package func token(bytes: Int = 32) -> String {
+    @_spi(SwitchbackInternals) public func token(bytes: Int = 32) -> String {
         Base64URL.encode(randomBytes(count: bytes))
     }
 }

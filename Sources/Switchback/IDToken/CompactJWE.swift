@@ -1,4 +1,4 @@
-package import Foundation
+public import Foundation
 import Crypto
 import _CryptoExtras
 
@@ -102,17 +102,17 @@ public struct DecryptionKey: Sendable {
 /// key management `ECDH-ES`, `ECDH-ES+A128KW`, `ECDH-ES+A192KW`, `ECDH-ES+A256KW` and `RSA-OAEP-256`;
 /// content `A128GCM`, `A192GCM`, `A256GCM`, `A128CBC-HS256`, `A192CBC-HS384` and `A256CBC-HS512`.
 /// Compression (`zip`) and critical extensions (`crit`) are refused.
-package enum CompactJWE {
-    package static let keyManagementAlgorithms: Set<String> = ["ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A192KW", "ECDH-ES+A256KW", "RSA-OAEP-256"]
-    package static let contentEncryptions: Set<String> = ["A128GCM", "A192GCM", "A256GCM", "A128CBC-HS256", "A192CBC-HS384", "A256CBC-HS512"]
+@_spi(SwitchbackInternals) public enum CompactJWE {
+    @_spi(SwitchbackInternals) public static let keyManagementAlgorithms: Set<String> = ["ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A192KW", "ECDH-ES+A256KW", "RSA-OAEP-256"]
+    @_spi(SwitchbackInternals) public static let contentEncryptions: Set<String> = ["A128GCM", "A192GCM", "A256GCM", "A128CBC-HS256", "A192CBC-HS384", "A256CBC-HS512"]
 
     /// A compact JWE has five parts; a compact JWS three.
-    package static func isEncrypted(_ token: String) -> Bool {
+    @_spi(SwitchbackInternals) public static func isEncrypted(_ token: String) -> Bool {
         token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count == 4
     }
 
     /// The plaintext and the protected header of `token`, decrypted with whichever of `keys` it names.
-    package static func decrypt(_ token: String, keys: [DecryptionKey]) throws -> (header: [String: JSONValue], plaintext: Data) {
+    @_spi(SwitchbackInternals) public static func decrypt(_ token: String, keys: [DecryptionKey]) throws -> (header: [String: JSONValue], plaintext: Data) {
         func malformed(_ why: String) -> SwitchbackError { SwitchbackError(.idTokenMalformed, "the encrypted ID token is malformed: \(why)") }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 5 else { throw malformed("a compact JWE has five parts") }
@@ -184,7 +184,7 @@ package enum CompactJWE {
     /// Encrypts `plaintext` to the public JWK `recipient` (EC for the ECDH-ES family, RSA for
     /// RSA-OAEP-256), with `header` fields added to the protected header. The emulator issues encrypted
     /// ID tokens with it; the core itself only decrypts.
-    package static func encrypt(_ plaintext: Data, to recipient: [String: JSONValue], alg: String, enc: String, header extra: [String: JSONValue] = [:]) throws -> String {
+    @_spi(SwitchbackInternals) public static func encrypt(_ plaintext: Data, to recipient: [String: JSONValue], alg: String, enc: String, header extra: [String: JSONValue] = [:]) throws -> String {
         guard keyManagementAlgorithms.contains(alg), let content = ContentEncryption(enc) else {
             throw SwitchbackError(.unsupportedAlgorithm, "unsupported encryption \(alg) / \(enc)")
         }

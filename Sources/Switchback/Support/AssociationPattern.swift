@@ -3,8 +3,8 @@ import Foundation
 /// The path patterns of app-link association files (`apple-app-site-association` components):
 /// `*` matches any run of characters, `?` exactly one. Shared by the companion that serves the file and
 /// the simulated device that reads it.
-package enum AssociationPattern {
-    package static func matches(_ path: String, pattern: String) -> Bool {
+@_spi(SwitchbackInternals) public enum AssociationPattern {
+    @_spi(SwitchbackInternals) public static func matches(_ path: String, pattern: String) -> Bool {
         let regex = "^" + pattern.map { character -> String in
             switch character {
             case "*": ".*"

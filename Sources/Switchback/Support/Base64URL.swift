@@ -1,12 +1,12 @@
-package import Foundation
+public import Foundation
 
 /// Base64url without padding (RFC 7515 §2), coded directly on bytes: tokens are decoded on every
 /// validation, and going through Foundation's base64 with character replacement cost more than the
 /// signature check itself.
-package enum Base64URL {
+@_spi(SwitchbackInternals) public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    @_spi(SwitchbackInternals) public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var output: [UInt8] = []
         var buffer: UInt32 = 0
         var bits = 0
@@ -24,11 +24,11 @@ package enum Base64URL {
 
     /// Decodes strict base64url: no padding, no whitespace, no characters outside the alphabet, and
     /// unused trailing bits zero (so one value has exactly one encoding).
-    package static func decode(_ text: some StringProtocol) -> Data? {
+    @_spi(SwitchbackInternals) public static func decode(_ text: some StringProtocol) -> Data? {
         decode(bytes: text.utf8)
     }
 
-    package static func decode(bytes input: some Collection<UInt8>) -> Data? {
+    @_spi(SwitchbackInternals) public static func decode(bytes input: some Collection<UInt8>) -> Data? {
         guard input.count % 4 != 1 else { return nil }
         var output: [UInt8] = []
         output.reserveCapacity(input.count * 3 / 4)

@@ -1,10 +1,10 @@
 /// Comparisons whose duration does not depend on where two secrets differ.
-package enum ConstantTime {
-    package static func equals(_ lhs: String, _ rhs: String) -> Bool {
+@_spi(SwitchbackInternals) public enum ConstantTime {
+    @_spi(SwitchbackInternals) public static func equals(_ lhs: String, _ rhs: String) -> Bool {
         equals(Array(lhs.utf8), Array(rhs.utf8))
     }
 
-    package static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    @_spi(SwitchbackInternals) public static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         // The lengths are compared at full width: folding their difference into the byte accumulator
         // would let lengths that differ by a multiple of 256 (padded with NULs) compare equal.
         let lengthsDiffer = lhs.count != rhs.count

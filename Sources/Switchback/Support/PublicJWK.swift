@@ -1,10 +1,10 @@
-package import Crypto
+public import Crypto
 
 /// Public keys written as JWK members (RFC 7518 §6), for every place that publishes one: DPoP proofs,
 /// the emulator's JWKS, the testing product's signer.
-package enum PublicJWK {
+@_spi(SwitchbackInternals) public enum PublicJWK {
     /// `kty`, `crv`, `x` and `y` of a P-256 key.
-    package static func p256(_ key: P256.Signing.PublicKey) -> [String: JSONValue] {
+    @_spi(SwitchbackInternals) public static func p256(_ key: P256.Signing.PublicKey) -> [String: JSONValue] {
         let point = key.x963Representation
         return [
             "kty": .string("EC"), "crv": .string("P-256"),

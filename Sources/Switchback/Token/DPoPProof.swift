@@ -1,27 +1,27 @@
 import Crypto
-package import Foundation
+public import Foundation
 
 /// Checks DPoP proofs (RFC 9449 §4.3): an ES256 JWT of type `dpop+jwt` carrying its public key,
 /// naming this request (`htm`, `htu`), fresh (`iat`), unique (`jti`, checked by the caller), and bound
 /// to the access token presented with it (`ath`). The emulator (as the provider) and the companion (as
 /// the resource server of a hand-off) check proofs with it; each keeps its own record of used `jti`s.
-package enum DPoPProof {
-    package struct Verified: Sendable {
+@_spi(SwitchbackInternals) public enum DPoPProof {
+    @_spi(SwitchbackInternals) public struct Verified: Sendable {
         /// The key's RFC 7638 thumbprint, which tokens are bound to.
-        package let thumbprint: String
-        package let jti: String
-        package let issuedAt: Date
+        @_spi(SwitchbackInternals) public let thumbprint: String
+        @_spi(SwitchbackInternals) public let jti: String
+        @_spi(SwitchbackInternals) public let issuedAt: Date
     }
 
-    package struct Refusal: Error, Sendable, CustomStringConvertible {
-        package let description: String
-        package init(_ description: String) { self.description = description }
+    @_spi(SwitchbackInternals) public struct Refusal: Error, Sendable, CustomStringConvertible {
+        @_spi(SwitchbackInternals) public let description: String
+        @_spi(SwitchbackInternals) public init(_ description: String) { self.description = description }
     }
 
     /// How far `iat` may be from the verifier's clock.
-    package static let window: TimeInterval = 60
+    @_spi(SwitchbackInternals) public static let window: TimeInterval = 60
 
-    package static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<Verified, Refusal> {
+    @_spi(SwitchbackInternals) public static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<Verified, Refusal> {
         guard let proof else { return .failure(Refusal("a DPoP proof is required")) }
         let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),

@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// Plays an authenticator app (the UAE Pass app, say) against an emulator: reads the deep link the
 /// provider's page opened, tells the provider what the user decided, and says which URL the app opens

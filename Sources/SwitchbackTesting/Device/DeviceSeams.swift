@@ -1,5 +1,5 @@
 import Foundation
-import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 /// The app's user agents on the simulated device; a terminated launch's calls do nothing. The seams hold
 /// the device weakly: the device holds the running app, which holds them.

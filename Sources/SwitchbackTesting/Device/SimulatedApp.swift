@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// The app under test: its identity on the device and how it builds its coordinator at each launch.
 public struct SimulatedApp: Sendable {

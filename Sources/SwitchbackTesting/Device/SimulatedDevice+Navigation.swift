@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// How the simulated user agents load pages: each navigation is first put to the user agent's own rules
 /// (the WebView asks the app; the authentication session watches for its callback; browsers hand other

@@ -1,5 +1,5 @@
 import Foundation
-import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 /// The operating system's URL routing: custom schemes go to the app that registered them, https links
 /// to the app whose association file claims them (when the rules allow), anything else to Safari.

@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A phone, simulated over real HTTP: the operating system's URL routing (custom schemes per installed
 /// app, universal links from real `apple-app-site-association` files, user-gesture rules), Safari with

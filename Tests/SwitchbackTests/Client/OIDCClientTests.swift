@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// The client end to end against a scripted provider: request, callback, exchange, refresh, userinfo.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 @Suite("Credential stores")
 struct CredentialStoreTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The provider guides' code is real: every Swift block in the Apple module's DocC articles is part of a
-/// file that is compiled and run against the emulator (Examples/Guides, Examples/GettingStarted) or
+/// file that is compiled and run against the emulator (Tools/Examples/Guides, Tools/Examples/GettingStarted) or
 /// parse-checked (Examples/AppleSnippets) by scripts/test.sh.
 @Suite("Guides: every code block is real code")
 struct GuideSnippetTests {
@@ -36,7 +36,7 @@ struct GuideSnippetTests {
 
     @Test("each Swift block of each guide appears, line for line, in an example that runs or parses")
     func blocksAreReal() throws {
-        let sources = try ["Examples/Guides", "Examples/GettingStarted", "Examples/AppleSnippets"].flatMap { try Self.files(in: $0, extension: "swift") }
+        let sources = try ["Tools/Examples/Guides", "Tools/Examples/GettingStarted", "Examples/AppleSnippets"].flatMap { try Self.files(in: $0, extension: "swift") }
         let code = try sources.map { Self.normalized(try String(contentsOf: $0, encoding: .utf8)) }
         let guides = try Self.files(in: "Sources/SwitchbackApple/Documentation.docc", extension: "md")
         #expect(guides.count >= 4, "the catalog and its guides are found")

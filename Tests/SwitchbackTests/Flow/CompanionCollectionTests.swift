@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// How the coordinator collects a backend completion's answer when the companion misbehaves: a stub

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// The coordinator's bookkeeping where order matters: which unclaimed result is dropped first, and a

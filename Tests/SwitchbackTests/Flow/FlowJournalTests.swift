@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// Flow journals on disk: what survives the app being killed, and what never goes there.
 @Suite("FlowJournal")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// The platform event sequences the Apple adapters pass along, mapped through the core: what a
 /// `WKNavigationDelegate`, an `ASWebAuthenticationSession` completion and an `SFSafariViewController`

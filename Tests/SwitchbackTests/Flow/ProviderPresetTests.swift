@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// Provider presets: which user agents and return patterns each allows, and the requests they build.
 @Suite("ProviderPreset")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// The sign-in state machine on its own: every edge case of a hand-off sign-in as a sequence of events and the
 /// actions the flow answers with.

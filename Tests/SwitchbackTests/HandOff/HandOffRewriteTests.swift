@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// The WebView rewrite of authenticator deep links, on link shapes real pages emit.
 @Suite("HandOffRewrite")

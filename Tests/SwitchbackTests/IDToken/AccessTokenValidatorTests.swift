@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// RFC 9068 JWT access tokens, as the companion's hand-off checks them in `jwt` mode.

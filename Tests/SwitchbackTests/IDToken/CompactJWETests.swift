@@ -2,7 +2,7 @@ import Crypto
 import _CryptoExtras
 import Foundation
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// Encrypted ID tokens (RFC 7516 compact JWE): RFC 7520's published examples decrypt to their published
 /// plaintext, every supported algorithm pair round-trips, and tampering or a wrong key fails typed.

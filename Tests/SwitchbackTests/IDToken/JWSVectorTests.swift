@@ -3,7 +3,7 @@ import Foundation
 import JWTKit
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// The published JWS examples of RFC 7515 Appendix A and RFC 7520 §4, verified through the same

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// Key rotation and the JWKS refetch rate limit (conformance.md, "Key rotation").

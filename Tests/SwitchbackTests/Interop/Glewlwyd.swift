@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SwitchbackTesting
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// The glewlwyd peer (`../shared/peers/glewlwyd/`), a real OpenID provider started by `scripts/test.sh`.
 enum Glewlwyd {
@@ -31,11 +31,10 @@ enum Glewlwyd {
         """
 
     private static var loginScript: String? {
+        // scripts/test.sh exports GLEWLWYD_LOGIN with the peer's other lines; SWITCHBACK_PEERS names the folder by hand.
         if let script = environment["GLEWLWYD_LOGIN"] { return script }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        return [packageRoot.appendingPathComponent("../shared/peers/glewlwyd/login.sh").standardized.path, "/work/shared/peers/glewlwyd/login.sh"]
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
+        return environment["SWITCHBACK_PEERS"].map { URL(fileURLWithPath: $0).appendingPathComponent("glewlwyd/login.sh").path }
+            .flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
     }
 
     /// The peer, or a recorded failure explaining why it is missing (only reachable under CI).

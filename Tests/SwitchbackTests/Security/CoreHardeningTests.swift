@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// The core's URL, comparison and token rules an independent review attacked (issue 19, findings 8, 9,

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 
 /// Reads the files in `Tests/SwitchbackTests/Fixtures`.
 enum Fixtures {

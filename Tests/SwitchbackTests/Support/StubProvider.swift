@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// A scripted provider on a StubTransport: metadata, a JWKS that tests can rotate, and a token

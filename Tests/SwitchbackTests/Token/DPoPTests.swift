@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 /// The core's DPoP key and proofs (RFC 9449), without a server; the emulator's singpass tests verify

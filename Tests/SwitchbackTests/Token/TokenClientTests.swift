@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import Testing
-@testable import Switchback
+@_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
 @Suite("Token client")

@@ -1,0 +1,48 @@
+// The README's getting-started code, run for real: the app-side part is exactly what an iOS app writes,
+// with the simulated device standing in for `ApplePresenter`, `ApplicationURLOpener` and the Keychain
+// journal store, the emulator standing in for UAE Pass staging, and the companion on loopback as the
+// app's backend (UAE Pass authenticates the client with a secret, which only the backend holds).
+import Foundation
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackEmulator
+import SwitchbackServer
+import SwitchbackTesting
+
+guard #available(macOS 14, iOS 17, *) else { fatalError("the emulator needs macOS 14") }
+let emulator = try await Emulator.start(profile: Profile.named("uaepass", variants: ["staging-bug"]).get())
+// UAE Pass publishes no discovery document: its documented endpoint layout, here on the emulator.
+let endpoints = ProviderMetadata.uaePass(base: URL(string: emulator.issuer)!)
+let companion = try await Companion.start(ServerConfiguration(
+    port: 0,
+    provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret", identitySource: .userInfo, metadata: endpoints),
+    exchange: .init(redirectURIs: ["com.example.app:/oauth/callback"], returns: .tokens)
+))
+let device = SimulatedDevice()
+await device.installAuthenticator(scheme: "uaepassstg", backend: URL(string: emulator.issuer)!)
+
+let app = await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { platform in
+    // --- the app's code, as in the README ---
+    let client = OIDCClient(
+        configuration: ClientConfiguration(
+            clientID: "backend", redirectURI: URL(string: "com.example.app:/oauth/callback")!, pushedAuthorization: .never, identitySource: .userInfo
+        ),
+        provider: .static(endpoints)
+    )
+    return SignInCoordinator(
+        client: client, host: platform.host, opener: platform.opener, journal: platform.journal, clock: platform.clock,
+        exchange: .companion(CompanionClient(companion.baseURL, transport: device.network))
+    )
+})
+
+// The preset's provider hosts are UAE Pass's; the emulator serves the same pages from loopback.
+let uaePass = ProviderPreset.uaePass.serving(from: ["127.0.0.1"])
+let request = try await uaePass.request(
+    strategy: .webView, environment: .staging,
+    links: .init(scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
+)
+let credential = try await app.coordinator.signIn(request)
+// --- end of the app's code ---
+
+print("signed in: sub \(credential.subject ?? "?"), acr \(credential.acr ?? "?"), identity from \(credential.identitySource)")
+await companion.stop()
+await emulator.stop()

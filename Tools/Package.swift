@@ -1,0 +1,163 @@
+// swift-tools-version:6.1
+// Switchback's server side and tools: the backend companion (library and `switchback-companion`), the
+// emulator, the demo's scenarios, the `switchback` CLI and the benchmarks. A package of its own so that an
+// app depending on Switchback (the package one level up) resolves none of their dependencies.
+import PackageDescription
+
+let package = Package(
+    name: "SwitchbackTools",
+    platforms: [
+        .macOS(.v13),
+        .iOS(.v16),
+    ],
+    products: [
+        .library(name: "SwitchbackEmulator", targets: ["SwitchbackEmulator"]),
+        .library(name: "SwitchbackServer", targets: ["SwitchbackServer"]),
+        // The demo's scenarios, only for this repository's WebKitGTK package (WebKitHost/): the leading
+        // underscore marks the product unsupported for anyone else, as swift-crypto's _CryptoExtras is.
+        .library(name: "_SwitchbackScenarios", targets: ["SwitchbackScenarios"]),
+        .executable(name: "switchback", targets: ["SwitchbackCLI"]),
+        // The production companion alone: no emulator, simulated device or demo in its image.
+        .executable(name: "switchback-companion", targets: ["SwitchbackCompanion"]),
+    ],
+    dependencies: [
+        .package(name: "Switchback", path: ".."),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
+        .target(
+            name: "SwitchbackEmulator",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SwitchbackServer",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SwitchbackScenarios",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "SwitchbackTesting", package: "Switchback"),
+                "SwitchbackEmulator",
+                "SwitchbackServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "SwitchbackCLI",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                "SwitchbackEmulator",
+                "SwitchbackServer",
+                .product(name: "SwitchbackTesting", package: "Switchback"),
+                "SwitchbackScenarios",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "SwitchbackCompanion",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                "SwitchbackServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "SwitchbackBenchmarks",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "SwitchbackTesting", package: "Switchback"),
+                "SwitchbackEmulator",
+                "SwitchbackServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "GettingStarted",
+            dependencies: [.product(name: "Switchback", package: "Switchback"), .product(name: "SwitchbackTesting", package: "Switchback"), "SwitchbackEmulator", "SwitchbackServer"],
+            path: "Examples/GettingStarted",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Guides",
+            dependencies: [.product(name: "Switchback", package: "Switchback"), .product(name: "SwitchbackTesting", package: "Switchback"), "SwitchbackEmulator", "SwitchbackServer", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Examples/Guides",
+            swiftSettings: swiftSettings
+        ),
+        // The tools' tests: the emulator, the companion, the end-to-end scenarios on the simulated device and
+        // the executables. Shared/ links the core tests' helpers (expectCode, StubProvider, Glewlwyd).
+        .testTarget(
+            name: "SwitchbackToolsTests",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "SwitchbackTesting", package: "Switchback"),
+                "SwitchbackEmulator",
+                "SwitchbackServer",
+                "SwitchbackScenarios",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+var swiftSettings: [SwiftSetting] {
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackEmulator
+import SwitchbackServer
+import SwitchbackTesting
+
+/// Session hand-off pairs (issue with a Bearer token, then redeem) per second and their p99 latency at
+/// 64 concurrent keep-alive connections on loopback: the memory store with local JWT validation and with
+/// introspection at the emulator, and the PostgreSQL store, side by side with a trivial Hummingbird route
+/// (the ceiling: two requests per pair, no work). The load comes from a second process (this executable
+/// with `companion-load`) over NIO, so the client shares neither event loops nor heap with the server.
+///
+/// Run with `BENCH_ONLY=companion swift run -c release --package-path Tools SwitchbackBenchmarks`; PostgreSQL is measured
+/// when `SWITCHBACK_POSTGRES_URL` is set (scripts/postgres.sh starts one).
+@available(macOS 14, iOS 17, *)
+enum CompanionBenchmark {
+    static let connections = 64
+    static let goto = "https://web.example.com/app"
+
+    static func run(seconds: Double) async throws {
+        let quiet = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        var emulatorConfiguration = EmulatorConfiguration.defaults
+        emulatorConfiguration.tokenLifetime = 3600
+        emulatorConfiguration.accessTokenAudience = "https://api.example.com"
+        let emulator = try await Emulator.start(configuration: emulatorConfiguration, logger: quiet)
+        let token = try await accessToken(emulator)
+        print("\nSession hand-off issue+redeem pairs at \(connections) connections from a second process, \(seconds) s per row")
+        print(pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + "of ceiling")
+
+        let ceiling = try await measureCeiling(seconds: seconds, logger: quiet)
+        print(pad("trivial route (ceiling)", 36) + pad(String(format: "%.0f", ceiling.rate), 12) + pad(ms(ceiling.p50), 10) + pad(ms(ceiling.p99), 10) + "100%")
+        var rows: [(String, any CompanionStore, ServerConfiguration.TokenValidation, PostgresCompanionStore?)] = [
+            ("memory store, JWT validation", InMemoryCompanionStore(), .jwt, nil),
+            ("memory store, introspection", InMemoryCompanionStore(), .introspection, nil),
+        ]
+        if let url = ProcessInfo.processInfo.environment["SWITCHBACK_POSTGRES_URL"] {
+            let postgres = try PostgresCompanionStore(url: url, table: "bench_records", logger: quiet)
+            try await postgres.start()
+            rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres))
+        }
+        for (name, store, validation, owned) in rows {
+            let companion = try await Companion.start(
+                ServerConfiguration(
+                    port: 0, provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
+                    handOff: .init(validation: validation, audience: "https://api.example.com", allowedRedirects: [goto]),
+                    // The load comes from one address: the per-address limits would measure the limiter.
+                    limits: .init(startsPerMinutePerAddress: 0, startsPerMinute: 0)
+                ), store: store, logger: quiet
+            )
+            let result = try await load(kind: "handoff", port: companion.baseURL.port ?? 0, token: token, seconds: seconds)
+            print(pad(name, 36) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10) + String(format: "%.0f%%", result.rate / ceiling.rate * 100))
+            await companion.stop()
+            await owned?.stop()
+        }
+        print("goals: memory store at least 50% of the ceiling; p99 under 10 ms")
+        await emulator.stop()
+    }
+
+    private static func measureCeiling(seconds: Double, logger: Logger) async throws -> (rate: Double, p50: Double, p99: Double) {
+        let router = Router()
+        router.get("/ping") { _, _ in "ok" }
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { channel in
+            continuation.yield(channel.localAddress?.port ?? 0)
+            continuation.finish()
+        }, logger: logger)
+        let server = Task { try await app.runService() }
+        var iterator = ports.makeAsyncIterator()
+        let port = await iterator.next() ?? 0
+        let result = try await load(kind: "ping", port: port, token: "-", seconds: seconds)
+        server.cancel()
+        _ = await server.result
+        return result
+    }
+
+    /// Runs the load generator in a child process against `port` and reads its figures.
+    private static func load(kind: String, port: Int, token: String, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double) {
+        let outcome = try await ChildProcess.run(ProcessInfo.processInfo.arguments[0], ["companion-load", kind, String(port), token, String(seconds)])
+        guard outcome.status == 0, let line = outcome.stdout.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }) else {
+            throw BenchmarkFailure("the load generator failed (\(outcome.status)): \(outcome.stderr.prefix(300))")
+        }
+        let figures = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard figures.count == 3 else { throw BenchmarkFailure("unexpected load output: \(line)") }
+        return (figures[0], figures[1], figures[2])
+    }
+
+    /// The child's side: `companion-load KIND PORT TOKEN SECONDS` drives 64 keep-alive connections and
+    /// prints `RESULT pairs/s p50 p99` (seconds).
+    static func generateLoad(_ arguments: [String]) async throws {
+        guard arguments.count == 4, let port = Int(arguments[1]), let seconds = Double(arguments[3]) else {
+            throw BenchmarkFailure("usage: companion-load ping|handoff PORT TOKEN SECONDS")
+        }
+        let kind = arguments[0]
+        let token = arguments[2]
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let start = ContinuousClock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<connections {
+                group.addTask {
+                    try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                        var samples: [Double] = []
+                        while ContinuousClock.now < deadline {
+                            let began = ContinuousClock.now
+                            if kind == "ping" {
+                                for _ in 0..<2 { _ = try await client.get("/ping") }
+                            } else {
+                                try await handOffPair(client, token: token, port: port)
+                            }
+                            samples.append((ContinuousClock.now - began).seconds)
+                        }
+                        return samples
+                    }
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
+        }
+        let elapsed = (ContinuousClock.now - start).seconds
+        guard !latencies.isEmpty else { throw BenchmarkFailure("no pair completed") }
+        let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
+        print("RESULT \(Double(latencies.count) / elapsed) \(latencies[latencies.count / 2]) \(p99)")
+    }
+
+    /// Issue, then the interstitial's confirmation (a same-origin POST); the page's GET is not measured.
+    private static func handOffPair(_ client: TestClient, token: String, port: Int) async throws {
+        let issued = try await client.execute(.init("/handoff", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: ByteBuffer(string: "{}")))
+        guard issued.status == .created, let body = issued.body,
+            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any], let code = object["handoffotp"] as? String
+        else {
+            throw BenchmarkFailure("issue answered \(issued.status.code)")
+        }
+        let redeemed = try await client.execute(
+            .init(
+                "/handoff/redeem", method: .post, headers: [.origin: "http://127.0.0.1:\(port)", .contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: "handoffotp=\(code)&goto=https%3A%2F%2Fweb.example.com%2Fapp")
+            )
+        )
+        guard redeemed.status == .seeOther else { throw BenchmarkFailure("redeem answered \(redeemed.status.code)") }
+    }
+
+    private static func accessToken(_ emulator: Emulator) async throws -> String {
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: "backend", redirectURI: URL(string: "http://127.0.0.1:8080/cb")!, authentication: .clientSecretBasic(secret: "backend-secret")),
+            provider: .discovery(issuer: emulator.issuer), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        )
+        let session = try await client.prepareAuthorization()
+        let transport = URLSessionTransport()
+        let page = try await transport.send(Switchback.HTTPRequest(method: .get, url: session.authorizationURL))
+        let html = String(decoding: page.body, as: UTF8.self)
+        guard let range = html.range(of: "name=\"request\" value=\""), let end = html[range.upperBound...].firstIndex(of: "\"") else {
+            throw BenchmarkFailure("no login form")
+        }
+        let login = try await transport.send(.form(URL(string: emulator.issuer + "/login")!, [("request", String(html[range.upperBound..<end])), ("username", "alice"), ("password", "Secret-123")]))
+        guard let location = login.headers["location"], let callback = URL(string: location) else { throw BenchmarkFailure("no redirect after login") }
+        return try await client.completeAuthorization(.redirect(callback), session: session).accessToken
+    }
+
+    private static func ms(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
+
+    private static func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
+}
+
+private struct BenchmarkFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Hummingbird
+@_spi(SwitchbackInternals) import Switchback
+
+/// Checks authorization request parameters, from the front channel or pushed (RFC 9126), the same way;
+/// also reads every form body the emulator accepts.
+@available(macOS 14, iOS 17, *)
+enum AuthorizationRequest {
+    /// Why a request was refused, and where the refusal may be sent.
+    enum Refusal: Error {
+        /// No trustworthy redirect URI: the user agent gets an error page (RFC 6749 §4.1.2.1).
+        case page(title: String, message: String)
+        /// The client and redirect URI are known: the error goes back to the client.
+        case redirect(AuthorizationRedirect, error: String, description: String)
+
+        var frontChannelResponse: Response {
+            switch self {
+            case .page(let title, let message): Reply.page(.badRequest, title: title, message: message)
+            case .redirect(let redirect, let error, let description): redirect.error(error, description)
+            }
+        }
+
+        /// At the PAR and token endpoints the error is a JSON body (RFC 9126 §2.3, RFC 6749 §5.2).
+        var jsonResponse: Response {
+            switch self {
+            case .page(_, let message): Reply.oauthError(.badRequest, "invalid_request", message)
+            case .redirect(_, let error, let description): Reply.oauthError(.badRequest, error, description)
+            }
+        }
+    }
+
+    /// Parameters from a query or form body; a repeated parameter is refused (RFC 6749 §3.1).
+    static func parameters(_ encoded: String) -> Result<[String: String], Refusal> {
+        guard let fields = FormEncoding.decode(encoded, plusIsSpace: true) else {
+            return .failure(.page(title: "Invalid request", message: "The request is not valid URL encoding."))
+        }
+        var parameters: [String: String] = [:]
+        for (name, value) in fields where parameters.updateValue(value, forKey: name) != nil {
+            return .failure(.page(title: "Invalid request", message: "The parameter \(Reply.escape(name)) is repeated."))
+        }
+        return .success(parameters)
+    }
+
+    /// Exact string match, except that a registered `http` loopback URI matches any port (RFC 8252 §7.3):
+    /// a native app or a local backend cannot know its port in advance.
+    static func matches(_ redirectURI: String, registered: String) -> Bool {
+        if redirectURI == registered { return true }
+        guard let presented = URLComponents(string: redirectURI), let expected = URLComponents(string: registered),
+            presented.scheme == "http", expected.scheme == "http", expected.port == nil,
+            let host = presented.host, host == expected.host, host == "127.0.0.1" || host == "[::1]" || host == "::1"
+        else { return false }
+        var withoutPort = presented
+        withoutPort.port = nil
+        return withoutPort.string == registered
+    }
+
+    static func validate(
+        _ parameters: [String: String], configuration: EmulatorConfiguration, profile: Profile, issuer: String
+    ) -> Result<ProviderState.Pending, Refusal> {
+        // Without a known client and one of its exact redirect URIs there is nowhere safe to send an error.
+        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+            return .failure(.page(title: "Unknown client", message: "The client_id is missing or not registered."))
+        }
+        guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(where: { registered in Self.matches(redirectURI, registered: registered) }) else {
+            return .failure(.page(title: "Invalid redirect URI", message: "The redirect_uri is missing or not registered for this client."))
+        }
+        if profile.strictRedirects, !redirectURI.hasPrefix("https://") || redirectURI.contains("?") || redirectURI.contains("#") {
+            return .failure(.page(title: "Invalid redirect URI", message: "This provider accepts only https redirect URIs without a query."))
+        }
+        let responseType = parameters["response_type"] ?? ""
+        let implicit = responseType == "id_token token" || responseType == "token id_token"
+        // Tokens never go in a query: an implicit response defaults to the fragment.
+        let defaultMode = implicit ? "fragment" : profile.responseModes.first ?? "query"
+        let responseMode = parameters["response_mode"] ?? defaultMode
+        let redirect = AuthorizationRedirect(
+            redirectURI: redirectURI, mode: profile.responseModes.contains(responseMode) ? responseMode : defaultMode, state: parameters["state"],
+            issuer: issuer, tapToReturn: profile.returnPage.tapToReturn(parameters)
+        )
+        func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
+            .failure(.redirect(redirect, error: error, description: description))
+        }
+        guard responseType == "code" || (implicit && profile.responseTypes.contains("id_token token")) else {
+            return refuse("unsupported_response_type", "response_type must be one of: \(profile.responseTypes.joined(separator: ", "))")
+        }
+        guard profile.responseModes.contains(responseMode) else {
+            return refuse("invalid_request", "response_mode \(responseMode) is not supported; use \(profile.responseModes.joined(separator: ", "))")
+        }
+        let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
+        var challenge: String?
+        if implicit {
+            guard responseMode != "query" else { return refuse("invalid_request", "tokens are never returned in the query; use fragment or form_post") }
+            guard let nonce = parameters["nonce"], !nonce.isEmpty else { return refuse("invalid_request", "nonce is required with response_type=id_token token") }
+        } else {
+            guard let presented = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
+                presented.utf8.count == 43, Base64URL.decode(presented) != nil
+            else {
+                return refuse("invalid_request", "PKCE with code_challenge_method=S256 is required")
+            }
+            challenge = presented
+        }
+        var faults: Set<Fault> = []
+        if let requested = parameters["emulator_fault"] {
+            switch Fault.list(requested) {
+            case .success(let listed): faults = listed
+            case .failure(let unknown): return refuse("invalid_request", unknown.description)
+            }
+        }
+        return .success(ProviderState.Pending(
+            clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
+            responseType: implicit ? "id_token token" : "code", codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
+            acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
+            loginHint: parameters["login_hint"], appReturnURL: profile.appReturnParameter.flatMap { parameters[$0] },
+            permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"], tapToReturn: profile.returnPage.tapToReturn(parameters)
+        ))
+    }
+}

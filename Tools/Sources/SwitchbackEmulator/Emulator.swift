@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import ServiceLifecycle
+public import UnixSignals
+public import Logging
+@_spi(SwitchbackInternals) import Switchback
+
+/// A local OpenID provider on loopback that behaves like the national eID providers, for offline
+/// development and for tests. It is a real provider over real HTTP: discovery, JWKS, authorize with
+/// HTML pages, token (PKCE S256, single-use short-lived codes), userinfo.
+///
+/// ```swift
+/// let emulator = try await Emulator.start()
+/// defer { Task { await emulator.stop() } }
+/// let client = OIDCClient(configuration: ..., provider: .discovery(issuer: emulator.issuer))
+/// ```
+@available(macOS 14, iOS 17, *)
+public final class Emulator: Sendable {
+    /// The issuer identifier, `http://127.0.0.1:PORT`.
+    public let issuer: String
+    /// The port the server listens on.
+    public let port: Int
+    public let configuration: EmulatorConfiguration
+    public let profile: Profile
+    private let group: ServiceGroup
+    private let server: Task<Void, any Error>
+    let keys: SigningKeys
+    private let faults: FaultBoard
+
+    private init(
+        issuer: String, port: Int, profile: Profile, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard, group: ServiceGroup,
+        server: Task<Void, any Error>
+    ) {
+        self.faults = faults
+        self.issuer = issuer
+        self.port = port
+        self.configuration = configuration
+        self.profile = profile
+        self.keys = keys
+        self.group = group
+        self.server = server
+    }
+
+    /// Starts an emulator on `host:port` (port 0 picks a free one) and returns once it accepts connections.
+    public static func start(
+        profile: Profile = .generic,
+        configuration: EmulatorConfiguration = .defaults,
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        shutdownSignals: [UnixSignal] = [],
+        logger: Logger = Logger(label: "switchback.emulator")
+    ) async throws -> Emulator {
+        let keys = try await SigningKeys(given: configuration.signingKeys)
+        let issuerBox = IssuerBox()
+        let state = ProviderState(entropy: SystemEntropy(), now: { Date() })
+        let faults = FaultBoard(configuration: configuration)
+        let provider = Provider(configuration: configuration, profile: profile, keys: keys, state: state, issuer: issuerBox, faults: faults)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: provider.router(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "switchback-emulator"),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? port)
+                continuation.finish()
+            },
+            logger: logger
+        )
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: shutdownSignals, logger: logger)
+        let server = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else {
+            server.cancel()
+            _ = await server.result
+            throw EmulatorStartError(description: "the emulator could not listen on \(host):\(port)")
+        }
+        let issuer = "http://\(host):\(bound)"
+        issuerBox.set(issuer)
+        return Emulator(issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, group: group, server: server)
+    }
+
+    /// Stops the server gracefully (in-flight requests finish) and waits until it has closed its socket.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await server.result
+    }
+
+    /// Waits until the server has stopped (after ``stop()`` or one of the shutdown signals).
+    public func waitUntilStopped() async throws {
+        try await server.value
+    }
+
+    /// Switches the faults on for one client, replacing those it had (an empty set switches them off).
+    public func setFaults(_ faults: Set<Fault>, forClient clientID: String) async {
+        await self.faults.set(faults, for: clientID)
+    }
+
+    /// Replaces the signing keys (new kids), as a provider rotating its keys does.
+    public func rotateKeys() async throws {
+        try await keys.rotate()
+    }
+}
+
+/// The emulator could not start.
+public struct EmulatorStartError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The issuer, known once the port is bound; read by every handler.
+final class IssuerBox: @unchecked Sendable {  // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value = ""
+
+    func set(_ issuer: String) { lock.withLock { value = issuer } }
+    var issuer: String { lock.withLock { value } }
+}

@@ -1,0 +1,250 @@
+import Foundation
+@_spi(SwitchbackInternals) public import Switchback
+public import SwitchbackTesting
+import SwitchbackEmulator
+import SwitchbackServer
+import Crypto
+public import Logging
+
+/// One complete sign-in on the simulated device against the in-process emulator: which provider preset,
+/// user agent, return pattern and environment, and what the user and the system do along the way.
+public struct Scenario: Sendable {
+    /// A preset name: uaepass, bankid-no, mitid, bankid-se, singpass, idme, generic.
+    public var provider: String
+    /// The user agent; nil takes the preset's first usable one.
+    public var strategy: UserAgentStrategy?
+    public var pattern: ReturnPattern?
+    public var environment: AuthenticatorRule.Environment
+    /// UAE Pass staging pages emit the production scheme (the seeds' bug); on by default in staging.
+    public var stagingSchemeBug: Bool
+    /// Extra emulator profile variants (see `switchback emulator --help`).
+    public var variants: [String]
+    public var decision: AuthenticatorApp.Decision
+    public var authenticatorInstalled: Bool
+    /// The system terminates the app while the user is in the authenticator.
+    public var killDuringHandOff: Bool
+    /// How many times the authenticator delivers its return URL (2: a duplicate that must be refused).
+    public var returnDeliveries: Int
+    /// Another emulator profile than the preset's (a provider behaving unlike its preset expects).
+    public var emulatorProfile: String?
+    /// Whether authenticator apps with a universal-link domain (BankID's app.bankid.com) claim it.
+    public var authenticatorUniversalLinks: Bool
+    /// MitID only: the broker answers the companion, which completes the sign-in (MitID's backend
+    /// completion) and links back to the app.
+    public var backendCompletion: Bool
+    /// The user's authenticator app is on another phone, not on this one: the user scans the page's QR
+    /// code there (Swedish BankID, Singpass, MitID after the user ID) or picks the page's number in the
+    /// request sent there (UAE Pass).
+    public var otherPhone: Bool
+
+    public init(
+        provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
+        stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
+        killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
+        backendCompletion: Bool = false, otherPhone: Bool = false
+    ) {
+        self.otherPhone = otherPhone
+        self.backendCompletion = backendCompletion
+        self.authenticatorUniversalLinks = authenticatorUniversalLinks
+        self.emulatorProfile = emulatorProfile
+        self.returnDeliveries = returnDeliveries
+        self.provider = provider
+        self.strategy = strategy
+        self.pattern = pattern
+        self.environment = environment ?? (provider == "uaepass" ? .staging : .production)
+        self.stagingSchemeBug = stagingSchemeBug
+        self.variants = variants
+        self.decision = decision
+        self.authenticatorInstalled = authenticatorInstalled
+        self.killDuringHandOff = killDuringHandOff
+    }
+
+    /// The preset names a scenario accepts.
+    public static let providers = ProviderPreset.all.map(\.name)
+}
+
+/// What a scenario ended with.
+public struct ScenarioResult: Sendable {
+    public let scenario: Scenario
+    public let strategy: UserAgentStrategy
+    /// The credential the app validated, or what the companion handed back for a sign-in it ran.
+    public let outcome: Result<SignInResult, SwitchbackError>
+    /// The run, step by step, secrets redacted.
+    public let transcript: [SimulatedDevice.Step]
+}
+
+/// Runs scenarios: starts the emulator with the preset's profile, the app's companion serving its
+/// association file, and a simulated device with the app and the authenticator installed.
+@available(macOS 14, iOS 17, *)
+public enum ScenarioRunner {
+    public static let appID = "A1B2C3D4E5.com.example.app"
+    public static let appDomain = "app.example.com"
+    public static let links = ProviderPreset.AppLinks(
+        scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch")
+    )
+
+    /// What a test can reach while a scenario runs.
+    public struct Rig: Sendable {
+        public let device: SimulatedDevice
+        /// The first launch of the app.
+        public let app: RunningApp
+
+        /// Waits (up to 30 s of real time) until the narration has a step containing `text` and the
+        /// device has nothing left to do by itself; false when it never comes.
+        @discardableResult
+        public func waitFor(_ text: String) async throws -> Bool {
+            for _ in 0..<3000 {
+                if await device.transcript.contains(where: { $0.text.contains(text) }), await device.isIdle { return true }
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            return false
+        }
+
+        /// Waits (up to 30 s) until `count` timers are armed on the device clock; a timer is armed by a
+        /// task of its own, shortly after the event that starts it.
+        @discardableResult
+        public func waitForTimers(_ count: Int) async throws -> Bool {
+            for _ in 0..<3000 {
+                if device.clock.sleeperCount >= count { return true }
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            return false
+        }
+    }
+
+    /// Runs `scenario`; `during`, when given, runs alongside the sign-in once it has started. `userAgent`
+    /// replaces the device's simulated user agents with a real one (a WebKit engine's WebView); the
+    /// device still routes links, runs the authenticator and the app's lifecycle.
+    public static func run(
+        _ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo"), userAgent: (any UserAgentHost)? = nil,
+        during: (@Sendable (Rig) async throws -> Void)? = nil
+    ) async throws -> ScenarioResult {
+        let setup = try await Setup(scenario)
+        let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
+        // The sign-in's return paths, and one of the app's other universal links.
+        let associations = [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/signed-in*", "/news/*"])]
+        let keys = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-scenario-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: keys) }
+        let companion: Companion
+        do {
+            companion = try await Companion.start(try setup.companionConfiguration(issuer: emulator.issuer, associations: associations, directory: keys), logger: quiet)
+        } catch {
+            await emulator.stop()
+            throw error
+        }
+        do {
+            let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger, userAgent: userAgent, during: during)
+            await emulator.stop()
+            await companion.stop()
+            return result
+        } catch {
+            await emulator.stop()
+            await companion.stop()
+            throw error
+        }
+    }
+
+    private static var quiet: Logger {
+        var logger = Logger(label: "switchback.demo.servers")
+        logger.logLevel = .error
+        return logger
+    }
+
+    private static func run(
+        _ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger, userAgent: (any UserAgentHost)?,
+        during: (@Sendable (Rig) async throws -> Void)?
+    ) async throws -> ScenarioResult {
+        guard let issuer = URL(string: emulator.issuer) else { throw SwitchbackError(.invalidURL, "the emulator's issuer is not a URL") }
+        // The companion answers for the app's domain (its association file) and for its own public name.
+        let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
+        let device = SimulatedDevice(hosts: [appDomain: loopback, "api.example.com": loopback])
+        if scenario.otherPhone {
+            let user = setup.configuration.users.first?.username ?? "alice"
+            await device.setOtherPhone(OtherPhone(app: AuthenticatorApp(issuer: issuer), username: user, decision: scenario.decision))
+        } else if scenario.authenticatorInstalled {
+            for (scheme, isProduction) in setup.authenticatorSchemes {
+                // In staging, the production app talks to production, which knows nothing of staging's requests.
+                let backend = isProduction && scenario.environment == .staging ? URL(string: "http://127.0.0.1:9")! : issuer
+                await device.installAuthenticator(
+                    scheme: scheme, name: setup.authenticatorName(scheme), backend: backend, behaviour: .init(scenario.decision, deliveries: scenario.returnDeliveries),
+                    universalLinkHost: scenario.authenticatorUniversalLinks ? Setup.universalLinkHosts[scheme] : nil
+                )
+            }
+        }
+        await device.setKillAppOnHandOff(scenario.killDuringHandOff)
+        let configuration = setup.client
+        // A confidential client's code is redeemed by the app's companion, which also asks for permissions;
+        // with a companion route the companion runs the whole sign-in and the app has no client.
+        let backend = setup.backendClient == nil && setup.companionRoute == nil ? nil : CompanionClient(companion.baseURL, transport: device.network, logger: logger)
+        let route = setup.companionRoute
+        let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
+            if route != nil, let backend {
+                return SignInCoordinator(
+                    companion: backend, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger
+                )
+            }
+            let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
+            return SignInCoordinator(
+                client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger,
+                exchange: backend.map { .companion($0) } ?? .client
+            )
+        })
+        let preset = setup.preset(issuer: issuer, companion: backend)
+        var installed = true
+        if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
+        let request: SignInRequest
+        do {
+            request = try await preset.request(
+                strategy: scenario.strategy, pattern: scenario.pattern, environment: scenario.environment, links: links, authenticatorInstalled: installed
+            )
+        } catch let error as SwitchbackError {
+            return ScenarioResult(scenario: scenario, strategy: scenario.strategy ?? .systemBrowser, outcome: .failure(error), transcript: await device.transcript)
+        }
+        let coordinator = app.coordinator
+        let first = FirstLaunch()
+        Task {
+            do {
+                if let route {
+                    await first.finish(.success(.companion(try await coordinator.signIn(request, through: route))))
+                } else {
+                    await first.finish(.success(.credential(try await coordinator.signIn(request))))
+                }
+            } catch {
+                await first.finish(.failure(error))
+            }
+        }
+        let hook = Task { try await during?(Rig(device: device, app: app)) }
+        let outcome: Result<SignInResult, SwitchbackError>
+        do {
+            outcome = .success(try await finish(first, device: device, firstApp: app))
+        } catch let error as SwitchbackError {
+            outcome = .failure(error)
+        }
+        try await hook.value
+        return ScenarioResult(scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript)
+    }
+
+    /// The credential, from the first launch or — when the app was terminated — from the launch that
+    /// restored the sign-in from its journal.
+    private static func finish(_ first: FirstLaunch, device: SimulatedDevice, firstApp: RunningApp) async throws -> SignInResult {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let result = await first.result { return try result.get() }
+            if let app = await device.app, app !== firstApp, let restored = app.restored {
+                guard let flowID = restored.first else {
+                    throw SwitchbackError(.flowInterrupted, "the app was relaunched but found no sign-in to continue")
+                }
+                return try await app.coordinator.result(of: flowID)
+            }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        throw SwitchbackError(.timedOut, "the scenario did not finish within 60 s")
+    }
+}
+
+/// The result of the sign-in started by the first launch, once it ends (it never does when the app is
+/// terminated first).
+private actor FirstLaunch {
+    var result: Result<SignInResult, any Error>?
+    func finish(_ result: Result<SignInResult, any Error>) { self.result = result }
+}

@@ -1,0 +1,198 @@
+import Foundation
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackEmulator
+import SwitchbackTesting
+import Crypto
+import SwitchbackServer
+
+/// What a scenario needs for one preset: the emulator profile that reproduces the provider, the client
+/// registered there, and the authenticator apps on the device.
+@available(macOS 14, iOS 17, *)
+struct Setup: Sendable {
+    private let basePreset: ProviderPreset
+    /// The confidential client the companion plays for presets whose code the app cannot redeem itself
+    /// (Norwegian BankID: permission and code exchange go through the companion), and for sign-ins the
+    /// companion runs (Singpass's FAPI client, backend completion).
+    let backendClient: (clientID: String, secret: String)?
+    /// How the companion runs the sign-in, when it does: the app then has no client at the provider.
+    let companionRoute: CompanionRoute?
+    /// The companion's private_key_jwt, DPoP and ID-token decryption keys (Singpass), written for its configuration.
+    let backendKeys: BackendKeys?
+
+    struct BackendKeys: Sendable {
+        let clientKey: String
+        let dpopKey: String
+        let decryptionKey: String
+    }
+    let profile: Profile
+    let configuration: EmulatorConfiguration
+    let client: ClientConfiguration
+    /// Authenticator schemes, and whether each is the production app.
+    let authenticatorSchemes: [(String, Bool)]
+    /// The provider's endpoints are documented rather than discovered (UAE Pass): the app and the
+    /// companion are given them.
+    let documentedEndpoints: Bool
+
+    static let nativeRedirect = URL(string: "com.example.app:/oauth/callback")!
+    /// The domains authenticator apps claim as universal links, by their scheme.
+    static let universalLinkHosts = ["bankid": "app.bankid.com", "mitid": MitID.appSwitchHost]
+    static let universalRedirect = URL(string: "https://app.example.com/oauth/callback")!
+
+    init(_ scenario: Scenario) async throws {
+        var configuration = EmulatorConfiguration.defaults
+        configuration.clients[0].appReturnURLs.append("com.example.app:/handoff")
+        var variants = scenario.variants
+        var client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.nativeRedirect)
+        var preset: ProviderPreset
+        var backendClient: (clientID: String, secret: String)?
+        var companionRoute: CompanionRoute?
+        var backendKeys: BackendKeys?
+        var documentedEndpoints = false
+        let profileName: String
+        switch scenario.provider {
+        case "uaepass":
+            // As UAE Pass documents it: the token endpoint authenticates the client with a secret, so the
+            // app's companion redeems the code; the token response has no ID token, so the identity comes
+            // from userinfo; there is no discovery document, so the documented endpoints are given.
+            client = ClientConfiguration(clientID: "backend", redirectURI: Self.nativeRedirect, pushedAuthorization: .never, identitySource: .userInfo)
+            backendClient = ("backend", "backend-secret")
+            documentedEndpoints = true
+            preset = .uaePass
+            profileName = "uaepass"
+            if scenario.environment == .staging { variants.insert(scenario.stagingSchemeBug ? "staging-bug" : "staging", at: 0) }
+            authenticatorSchemes = [("uaepass", true), ("uaepassstg", false)]
+        case "bankid-no":
+            // Permissions are registered, and codes redeemed, by a confidential client: the app's backend
+            // companion holds the secret. The app uses the client ID alone, without PAR (which needs the secret).
+            client = ClientConfiguration(clientID: "backend", redirectURI: Self.nativeRedirect, pushedAuthorization: .never)
+            configuration.clients[2].appReturnURLs = EmulatorConfiguration.defaultAppReturnURLs
+            preset = .bankIDNorway(permission: { _ in [] })
+            backendClient = ("backend", "backend-secret")
+            profileName = "bankid-no"
+            authenticatorSchemes = [("bankid-no", true)]
+        case "mitid":
+            preset = .mitID
+            profileName = "mitid"
+            client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.universalRedirect)
+            authenticatorSchemes = [("mitid", true)]
+            if scenario.backendCompletion {
+                // The broker answers the companion's page, which finishes the sign-in and links back to the app.
+                backendClient = ("backend", "backend-secret")
+                companionRoute = .completion
+                configuration.clients[2].appReturnURLs = EmulatorConfiguration.defaultAppReturnURLs
+                configuration.clients[2].redirectURIs.append(Self.companionURL + "/complete")
+            }
+        case "bankid-se":
+            preset = .bankIDSweden
+            profileName = "bankid-se"
+            authenticatorSchemes = [("bankid", true)]
+        case "singpass":
+            let key = P256.Signing.PrivateKey()
+            let jwk: JSONValue = .object(PublicJWK.p256(key.publicKey).merging(["kid": .string("app-key-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
+            // Singpass encrypts every ID token to the client's registered use:enc key.
+            let encryption = P256.KeyAgreement.PrivateKey()
+            let encryptionJWK = try DecryptionKey(pem: encryption.pemRepresentation, keyID: "app-enc-1").publicJWK(algorithm: "ECDH-ES+A256KW")
+            configuration.clients.append(.init(
+                clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: [Self.universalRedirect.absoluteString], idTokenAlgorithm: "ES256",
+                jwks: .object(["keys": .array([jwk, .object(encryptionJWK)])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
+            ))
+            // The FAPI client (private_key_jwt, PAR, DPoP, decryption) is the companion; the app relays the response.
+            backendKeys = BackendKeys(clientKey: key.pemRepresentation, dpopKey: DPoPKey().privateKeyPEM, decryptionKey: encryption.pemRepresentation)
+            companionRoute = .exchange(redirectURI: Self.universalRedirect)
+            preset = .singpass
+            profileName = "singpass"
+            authenticatorSchemes = [("singpass", true)]
+        case "idme", "generic":
+            preset = scenario.provider == "idme" ? .idMe : .generic
+            profileName = scenario.provider
+            authenticatorSchemes = []
+        default:
+            throw SwitchbackError(.invalidConfiguration, "unknown provider \(scenario.provider); known: \(Scenario.providers.joined(separator: ", "))")
+        }
+        switch Profile.named(scenario.emulatorProfile ?? profileName, variants: variants) {
+        case .success(let profile): self.profile = profile
+        case .failure(let unknown): throw SwitchbackError(.invalidConfiguration, unknown.description)
+        }
+        self.basePreset = preset
+        self.backendClient = backendClient
+        self.companionRoute = companionRoute
+        self.backendKeys = backendKeys
+        self.documentedEndpoints = documentedEndpoints
+        self.configuration = configuration
+        self.client = client
+    }
+
+    /// Where the app and the companion find the provider's metadata: discovery, or UAE Pass's documented
+    /// endpoint layout on the emulator.
+    func providerSource(issuer: String) -> ProviderSource {
+        guard documentedEndpoints, let base = URL(string: issuer) else { return .discovery(issuer: issuer) }
+        return .static(.uaePass(base: base))
+    }
+
+    func authenticatorName(_ scheme: String) -> String {
+        switch scheme {
+        case "uaepass": "UAE Pass (production app)"
+        case "uaepassstg": "UAE Pass (staging app)"
+        case "bankid-no", "bankid": "BankID"
+        case "mitid": "MitID"
+        case "singpass": "Singpass"
+        default: scheme
+        }
+    }
+
+    /// The preset for the emulator at `issuer`: its pages are on the issuer's host, and when the app's
+    /// code goes to a backend client the permission hook asks the companion for the permission, as the
+    /// app does.
+    func preset(issuer: URL, companion: CompanionClient?) -> ProviderPreset {
+        var preset = basePreset.serving(from: [issuer.host ?? "127.0.0.1"])
+        if backendClient != nil, companionRoute == nil, let companion {
+            preset.permission = { try await companion.permissionParameters(for: $0) }
+        }
+        return preset
+    }
+
+    /// Where the app's companion completion page links back to.
+    static let completionLink = "https://app.example.com/signed-in"
+    /// The companion's public address, which the device resolves to its loopback port: MitID brokers
+    /// accept only https redirect URIs.
+    static let companionURL = "https://api.example.com"
+
+    /// The companion's configuration: the app's association file, and for a backend client the
+    /// permission proxy and the code exchange (returning tokens to the app), or the route it runs sign-ins
+    /// through (returning a session). Key files go in `directory`.
+    func companionConfiguration(issuer: String, associations: [AppAssociation], directory: URL) throws -> ServerConfiguration {
+        if let keys = backendKeys, case .exchange(let redirectURI) = companionRoute {
+            let clientKey = directory.appendingPathComponent("client-key.pem")
+            let dpopKey = directory.appendingPathComponent("dpop-key.pem")
+            let decryptionKey = directory.appendingPathComponent("decryption-key.pem")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try keys.clientKey.write(to: clientKey, atomically: true, encoding: .utf8)
+            try keys.dpopKey.write(to: dpopKey, atomically: true, encoding: .utf8)
+            try keys.decryptionKey.write(to: decryptionKey, atomically: true, encoding: .utf8)
+            return ServerConfiguration(
+                port: 0,
+                provider: .init(
+                    issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1", dpopKeyFile: dpopKey.path,
+                    decryptionKeyFile: decryptionKey.path, decryptionKeyID: "app-enc-1"
+                ),
+                exchange: .init(redirectURIs: [redirectURI.absoluteString], returns: .session), associations: associations
+            )
+        }
+        guard let (clientID, secret) = backendClient else { return ServerConfiguration(port: 0, associations: associations) }
+        if companionRoute == .completion {
+            return ServerConfiguration(
+                port: 0, publicURL: Self.companionURL, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
+                completion: .init(appLink: Self.completionLink, returns: .session, maximumWait: 5), associations: associations
+            )
+        }
+        var metadata: ProviderMetadata?
+        if case .static(let documented) = providerSource(issuer: issuer) { metadata = documented }
+        return ServerConfiguration(
+            port: 0,
+            provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret, identitySource: client.identitySource, metadata: metadata),
+            exchange: .init(redirectURIs: [Self.nativeRedirect.absoluteString], returns: .tokens),
+            permission: .init(server: issuer + "/biometrics", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs),
+            associations: associations
+        )
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+@_spi(SwitchbackInternals) import Switchback
+
+/// The companion's request context: Hummingbird's core storage and the connection's remote address,
+/// which the start routes' rate limits key on.
+struct CompanionContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+@available(macOS 14, iOS 17, *)
+extension Companion {
+    /// Who reads a route's answer: an app (JSON errors) or a browser (an error page, never a redirect).
+    enum Audience {
+        case app
+        case browser
+    }
+
+    /// Registers the routes `configuration` turns on and returns their list.
+    static func register(
+        on router: Router<CompanionContext>, configuration: ServerConfiguration, limiter: RateLimiter, service: @escaping @Sendable () -> CompanionService
+    ) -> [Route] {
+        var routes: [Route] = []
+        func add(
+            _ method: HTTPRequest.Method, _ path: RouterPath, _ audience: Audience, _ purpose: String, limited: Bool = false,
+            _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
+        ) {
+            routes.append(Route(method: method.rawValue, path: path.description, purpose: purpose + (limited ? " [rate-limited]" : "")))
+            router.on(path, method: method) { request, context in
+                let service = service()
+                do {
+                    if limited, case .limited(let retryAfter) = await limiter.admit(clientAddress(request, context, limits: configuration.limits)) {
+                        service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
+                        throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(after: retryAfter)
+                    }
+                    return try await handler(service, request)
+                } catch let error as CompanionError {
+                    service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
+                    var response = audience == .app ? error.json : error.page
+                    if let retryAfter = error.retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
+                    return response
+                } catch let error as SwitchbackError {
+                    service.logger.error("store or provider failure", metadata: ["path": "\(request.uri.path.prefix(200))", "code": "\(error.code)"])
+                    let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
+                    return audience == .app ? failure.json : failure.page
+                } catch {
+                    service.logger.error("unexpected failure", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(type(of: error))"])
+                    let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
+                    return audience == .app ? failure.json : failure.page
+                }
+            }
+        }
+
+        let associations = configuration.associations
+        let apple = AppAssociation.appleDocument(associations).description
+        let android = AppAssociation.androidDocument(associations).description
+        add(.get, "/.well-known/apple-app-site-association", .app, "universal links and webcredentials for the configured apps") { _, _ in
+            Replies.json(raw: apple)
+        }
+        add(.get, "/.well-known/assetlinks.json", .app, "Android App Links statements") { _, _ in Replies.json(raw: android) }
+        add(.get, "/health", .app, "liveness") { _, _ in Replies.json(["status": "ok"]) }
+
+        if configuration.exchange != nil {
+            add(.post, "/exchange/start", .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) { try await $0.startExchange($1) }
+            add(.post, "/exchange", .app, "redeem the callback as a confidential client; tokens or a session", limited: true) { try await $0.exchange($1) }
+        }
+        if configuration.permission != nil {
+            add(.post, "/permission", .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true) { try await $0.permission($1) }
+        }
+        if configuration.bridge != nil {
+            add(.post, "/bridge/start", .app, "start a sign-in that returns to an allow-listed deep link", limited: true) { try await $0.startBridge($1) }
+            add(.get, "/bridge/callback", .browser, "provider answer (query; fragment through a forwarding page)") { try await $0.bridgeCallback($1) }
+            add(.post, "/bridge/callback", .browser, "provider answer (form_post)") { try await $0.bridgeFormPost($1) }
+            add(.post, "/bridge/fragment", .browser, "fragment forwarded by the page") { try await $0.bridgeFragment($1) }
+            add(.post, "/bridge/redeem", .app, "redeem the deep link's one-time code once") { try await $0.redeemBridge($1) }
+        }
+        if configuration.handOff != nil {
+            add(.post, "/handoff", .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: true) { try await $0.issueHandOff($1) }
+            add(.get, "/handoff/redeem", .browser, "?handoffotp&goto -> a page naming the account; nothing used up") { try await $0.showRedeem($1) }
+            add(.post, "/handoff/redeem", .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
+        }
+        if configuration.completion != nil {
+            add(.post, "/completion/start", .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true) { try await $0.startCompletion($1) }
+            add(.get, "/complete", .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
+            add(.post, "/complete", .browser, "provider answer (form_post)") { try await $0.completionCallback($1) }
+            add(.post, "/completion/status", .app, "long poll (one per flow) for the result; needs the app link's value") { try await $0.completionStatus($1) }
+        }
+        if configuration.exchange?.returns == .session || configuration.bridge?.returns == .session || configuration.completion?.returns == .session
+            || configuration.handOff != nil
+        {
+            add(.get, "/session", .app, "who the session cookie or Authorization: Session belongs to") { try await $0.describeSession($1) }
+            add(.post, "/session/logout", .app, "end the session (cookie: same-origin only) and clear the cookie") { try await $0.endSession($1) }
+        }
+        if !associations.isEmpty {
+            // A universal link that opened in a browser (typed, or reached by a redirect): say so, and offer
+            // a tap, which iOS does route to the app.
+            routes.append(Route(method: "GET", path: "/<app link paths>", purpose: "a universal link opened in a browser: a tap-to-open page"))
+            router.get("**") { request, _ -> Response in
+                guard associations.contains(where: { $0.claims(request.uri.path) }), let link = service().appLink(path: request.uri.path, query: request.uri.query) else {
+                    return Response(status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
+                }
+                return Replies.page(
+                    status: .ok, title: "Open the app", message: "This link belongs to the app.",
+                    extra: "<p><a id=\"return\" href=\"\(Replies.escape(link.absoluteString))\">Open it in the app</a></p>"
+                )
+            }
+        }
+        return routes
+    }
+}
+
+/// The client's address for the rate limits: with a proxy header configured, the entry `trustedHops` from
+/// its end (the address the outermost trusted proxy saw), else the connection's address. An IPv6 address
+/// counts by its /64, which one subscriber usually holds whole.
+@available(macOS 14, iOS 17, *)
+func clientAddress(_ request: Request, _ context: CompanionContext, limits: ServerConfiguration.Limits) -> String {
+    if let header = limits.clientAddressHeader, let name = HTTPField.Name(header), let value = request.headers[name] {
+        let entries = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+        let index = entries.count - limits.trustedHops
+        return index >= 0 ? RateLimiter.bucket(of: String(entries[index].prefix(64))) : "unknown"
+    }
+    return RateLimiter.bucket(of: context.remoteAddress?.ipAddress ?? "unknown")
+}
+
+extension Replies {
+    static func json(raw: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: raw)))
+    }
+}

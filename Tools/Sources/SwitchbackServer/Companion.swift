@@ -1,0 +1,215 @@
+public import Foundation
+import Hummingbird
+import ServiceLifecycle
+public import UnixSignals
+public import Logging
+@_spi(SwitchbackInternals) public import Switchback
+
+/// The app's backend companion: backend code exchange, the BankID permission proxy, the native-callback
+/// bridge, session hand-off, backend completion and the app-link association files — each on when its
+/// section of ``ServerConfiguration`` is present.
+///
+/// ```swift
+/// let companion = try await Companion.start(ServerConfiguration(
+///     provider: .init(issuer: "https://id.example.com", clientID: "backend", clientSecret: secret),
+///     handOff: .init(allowedRedirects: ["https://web.example.com/app"])
+/// ))
+/// ```
+@available(macOS 14, iOS 17, *)
+public final class Companion: Sendable {
+    /// The server's public base URL: the configured `publicURL`, else `http://host:port` as bound.
+    public let baseURL: URL
+    public let port: Int
+    /// The routes this configuration turned on.
+    public let routes: [Route]
+    private let group: ServiceGroup
+    private let server: Task<Void, any Error>
+    private let janitor: Task<Void, Never>
+    private let ownedStore: PostgresCompanionStore?
+    private let ownedTransport: ServerTransport?
+
+    /// One route: its method, path and what it is for.
+    public struct Route: Sendable, CustomStringConvertible {
+        public let method: String
+        public let path: String
+        public let purpose: String
+        public var description: String { "\(method.padding(toLength: 5, withPad: " ", startingAt: 0)) \(path.padding(toLength: 42, withPad: " ", startingAt: 0)) \(purpose)" }
+    }
+
+    private init(
+        baseURL: URL, port: Int, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>, janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?,
+        ownedTransport: ServerTransport?
+    ) {
+        self.ownedTransport = ownedTransport
+        self.baseURL = baseURL
+        self.port = port
+        self.routes = routes
+        self.group = group
+        self.server = server
+        self.janitor = janitor
+        self.ownedStore = ownedStore
+    }
+
+    /// Only the association files (and the page a universal link shows in a browser).
+    public static func start(
+        associations: [AppAssociation], host: String = "127.0.0.1", port: Int = 0, shutdownSignals: [UnixSignal] = [],
+        logger: Logger = Logger(label: "switchback.server")
+    ) async throws -> Companion {
+        try await start(ServerConfiguration(host: host, port: port, associations: associations), shutdownSignals: shutdownSignals, logger: logger)
+    }
+
+    /// Validates `configuration`, opens the store (`store`, else PostgreSQL when the configuration names
+    /// it, else memory) and starts listening; returns once the server accepts connections.
+    /// `transport` defaults to a ``ServerTransport`` of the companion's own, closed when it stops.
+    public static func start(
+        _ configuration: ServerConfiguration, store: (any CompanionStore)? = nil, transport: (any HTTPTransport)? = nil,
+        clock: any WallClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), shutdownSignals: [UnixSignal] = [],
+        logger: Logger = Logger(label: "switchback.server")
+    ) async throws -> Companion {
+        try configuration.validate()
+        let ownedTransport = transport == nil ? ServerTransport() : nil
+        let transport: any HTTPTransport = transport ?? ownedTransport!
+        var ownedStore: PostgresCompanionStore?
+        let chosenStore: any CompanionStore
+        if let store {
+            chosenStore = store
+        } else if let url = configuration.postgresURL {
+            let postgres = try PostgresCompanionStore(url: url, logger: logger)
+            try await postgres.start()
+            ownedStore = postgres
+            chosenStore = postgres
+        } else {
+            chosenStore = InMemoryCompanionStore()
+        }
+        do {
+            return try await listen(
+                configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, ownedTransport: ownedTransport, clock: clock, entropy: entropy,
+                shutdownSignals: shutdownSignals, logger: logger
+            )
+        } catch {
+            await ownedStore?.stop()
+            await ownedTransport?.shutdown()
+            throw error
+        }
+    }
+
+    private static func listen(
+        _ configuration: ServerConfiguration, store: any CompanionStore, ownedStore: PostgresCompanionStore?, transport: any HTTPTransport,
+        ownedTransport: ServerTransport?, clock: any WallClock, entropy: any EntropySource, shutdownSignals: [UnixSignal], logger: Logger
+    ) async throws -> Companion {
+        var provider: ProviderAccess?
+        if let section = configuration.provider {
+            provider = try await ProviderAccess(section, transport: transport, clock: clock, entropy: entropy, logger: logger)
+        }
+        let allowList = try configuration.handOff.map { try RedirectAllowList($0.allowedRedirects) }
+        let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
+        let router = Router(context: CompanionContext.self)
+        router.add(middleware: RequestLog(logger: logger))
+        let access = provider
+        let waiters = CompletionWaiters(limit: configuration.limits.waitingStatusRequests)
+        let limiter = RateLimiter(perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
+        let routes = register(on: router, configuration: configuration, limiter: limiter) {
+            CompanionService(
+                configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters, clock: clock,
+                entropy: entropy, logger: logger
+            )
+        }
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let host = configuration.host
+        let app = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? configuration.port)
+                continuation.finish()
+            },
+            logger: logger
+        )
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: shutdownSignals, logger: logger)
+        let server = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next(), let bindURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)") else {
+            server.cancel()
+            _ = await server.result
+            throw CompanionStartError(description: "the companion could not listen on \(host):\(configuration.port)")
+        }
+        base.setIfUnset(bindURL)
+        let janitor = Task {
+            // Another instance finishing a flow wakes this instance's waiter for it.
+            let listener = Task {
+                while !Task.isCancelled {
+                    do {
+                        try await store.listen { kind, digest in
+                            if kind == .completion { await waiters.signal(digest) }
+                        }
+                    } catch is CancellationError {
+                        return
+                    } catch {
+                        guard !Task.isCancelled else { return }
+                        logger.notice("the store's change notifications stopped; listening again", metadata: ["error": "\(type(of: error))"])
+                    }
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(60))
+                _ = try? await store.purge(now: clock.now())
+            }
+            listener.cancel()
+            _ = await listener.result
+        }
+        return Companion(
+            baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore, ownedTransport: ownedTransport
+        )
+    }
+
+    /// Stops the server gracefully and waits until it has closed its socket and its store.
+    public func stop() async {
+        janitor.cancel()
+        await group.triggerGracefulShutdown()
+        _ = await server.result
+        _ = await janitor.result
+        await ownedStore?.stop()
+        await ownedTransport?.shutdown()
+    }
+
+    public func waitUntilStopped() async throws {
+        try await server.value
+        janitor.cancel()
+        _ = await janitor.result
+        await ownedStore?.stop()
+        await ownedTransport?.shutdown()
+    }
+}
+
+/// The companion could not start.
+public struct CompanionStartError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The public base URL, known only once the server is bound when no `publicURL` is configured.
+/// `@unchecked Sendable`: the one mutable field is only touched under `lock`.
+private final class BaseURL: @unchecked Sendable {
+    private let lock = NSLock()
+    private var url: URL?
+
+    init(_ url: URL?) { self.url = url }
+
+    var value: URL { lock.withLock { url ?? URL(string: "http://127.0.0.1")! } }
+
+    func setIfUnset(_ bound: URL) {
+        lock.withLock { if url == nil { url = bound } }
+    }
+}
+
+/// Logs each request's method, path (never its query, which can hold codes) and status.
+@available(macOS 14, iOS 17, *)
+private struct RequestLog<Context: RequestContext>: RouterMiddleware {
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        logger.info("request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(200))", "status": "\(response.status.code)"])
+        return response
+    }
+}

@@ -1,0 +1,202 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+@_spi(SwitchbackInternals) import Switchback
+
+/// Backend completion (MitID's alternative): the provider answers this server's https redirect URI;
+/// the server finishes the sign-in, shows a page whose button opens the app's universal link, and tells
+/// the app the result through a status request bound to the app's flow ID.
+@available(macOS 14, iOS 17, *)
+extension CompanionService {
+    static let completionPath = "/complete"
+
+    struct CompletionStart: Decodable {
+        let flow_id: String
+        let response_mode: ResponseMode?
+        let acr_values: [String]?
+        let login_hint: String?
+        let ui_locales: [String]?
+        let parameters: [String: String]?
+    }
+
+    struct CompletionRecord: Codable {
+        enum Status: String, Codable {
+            case pending, completed, failed
+        }
+
+        let status: Status
+        let outcome: SignInOutcome?
+        let error: String?
+        /// The digest of the one-time value the final page's app link carries: a completed result is
+        /// delivered only to a status request that presents it beside the flow ID.
+        let returnDigest: String?
+
+        init(status: Status, outcome: SignInOutcome? = nil, error: String? = nil, returnDigest: String? = nil) {
+            self.status = status
+            self.outcome = outcome
+            self.error = error
+            self.returnDigest = returnDigest
+        }
+    }
+
+    /// `POST /completion/start`: registers the app's flow ID (a secret of at least 128 bits that only the
+    /// app knows) and starts the authorization. When the provider cannot be reached, the flow ID is released.
+    func startCompletion(_ request: Request) async throws -> Response {
+        guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
+        let body = try await decode(CompletionStart.self, from: request)
+        guard body.flow_id.utf8.count >= 22, Secrets.isPlausible(body.flow_id) else {
+            throw CompanionError(.invalidRequest, "flow_id must be a random value of at least 128 bits (22+ characters)")
+        }
+        let digest = Secrets.digest(body.flow_id)
+        let key = RecordSealing.encode(RecordSealing.key(for: body.flow_id, kind: .completion))
+        let expiresAt = clock.now().addingTimeInterval(Self.authorizationLifetime)
+        let options = try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales, parameters: body.parameters)
+        do {
+            try await store.insert(.completion, secret: body.flow_id, CompletionRecord(status: .pending), expiresAt: expiresAt)
+        } catch {
+            throw CompanionError(.invalidRequest, "this flow_id is already in use")
+        }
+        let session: AuthorizationSession
+        do {
+            session = try await startAuthorization(redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest, resultKey: key), options: options)
+        } catch {
+            _ = try? await store.take(.completion, digest: digest, now: clock.now())
+            throw error
+        }
+        return Replies.json([
+            "authorization_url": session.authorizationURL.absoluteString, "return_url": completion.appLink, "expires_in": Int(Self.authorizationLifetime),
+        ])
+    }
+
+    /// `GET /complete?…` (query answer) and `POST /complete` (form_post answer). The final page's button opens
+    /// the app link with a one-time `result` value; whoever started the flow needs it to collect a session,
+    /// so a flow started by someone else and completed in this browser yields nothing to its starter.
+    func completionCallback(_ request: Request) async throws -> Response {
+        guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
+        let callback: AuthorizationCallback
+        let state: String?
+        if request.method == .post {
+            let form = try await self.form(from: request)
+            callback = .formPost(url(Self.completionPath), body: form.raw)
+            state = form.fields["state"]
+        } else {
+            guard let url = url(Self.completionPath, query: request.uri.query) else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
+            callback = .redirect(url)
+            state = Self.parameters(of: url)["state"]
+        }
+        let pending = try await takeAuthorization(state: state)
+        guard case .completion(let flowDigest, let resultKey) = pending.purpose, let key = RecordSealing.decode(resultKey) else {
+            throw CompanionError(.invalidState, "this state belongs to another route")
+        }
+        let returnValue = Base64URL.encode(entropy.randomBytes(count: 32))
+        let record: CompletionRecord
+        do {
+            let outcome = try await complete(callback, pending: pending)
+            record = CompletionRecord(
+                status: .completed, outcome: completion.returns == .tokens ? outcome : outcome.withoutTokens(), returnDigest: Secrets.digest(returnValue)
+            )
+        } catch let error as CompanionError {
+            record = CompletionRecord(status: .failed, error: error.code == .signInFailed ? "access_denied" : "server_error")
+        }
+        // Replace the pending marker in one step; if the app already gave up (the marker expired), the result is not kept.
+        let now = clock.now()
+        if try await store.replace(.completion, digest: flowDigest, sealedWith: key, record, expiresAt: now.addingTimeInterval(Self.authorizationLifetime), now: now) {
+            await waiters.signal(flowDigest)
+            do {
+                try await store.announce(.completion, digest: flowDigest)
+            } catch {
+                logger.notice("the completion could not be announced to other instances; their waiters see it at their next read")
+            }
+        }
+        let link = Self.appending(completion.appLink, name: "result", value: record.status == .completed ? returnValue : nil)
+        let button = "<p><a id=\"return\" href=\"\(Replies.escape(link))\">Return to the app</a></p>"
+        return record.status == .completed
+            ? Replies.page(status: .ok, title: "You are signed in", message: "Tap the button to return to the app.", extra: button)
+            : Replies.page(status: .ok, title: "Sign-in did not complete", message: "Return to the app to try again.", extra: button)
+    }
+
+    /// `link` with `name=value` added to its query (unchanged when `value` is nil).
+    static func appending(_ link: String, name: String, value: String?) -> String {
+        guard let value else { return link }
+        return link + (link.contains("?") ? "&" : "?") + name + "=" + FormEncoding.escape(value)
+    }
+
+    struct CompletionStatus: Decodable {
+        let flow_id: String
+        /// The one-time value the final page's app link carried, once the app received it.
+        let result: String?
+        let wait: Double?
+    }
+
+    /// `POST /completion/status`: waits up to `wait` seconds (capped by configuration) for the flow to
+    /// finish; one waiter per flow. Failed: answered once, then forgotten. Completed: answered once to a
+    /// request that presents the app link's `result` value (else `awaiting_return`, 202). Still pending:
+    /// 202. Unknown: 404. A waiter wakes on the store's notification, not by polling.
+    func completionStatus(_ request: Request) async throws -> Response {
+        guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
+        let body = try await decode(CompletionStatus.self, from: request)
+        guard Secrets.isPlausible(body.flow_id) else { throw CompanionError(.invalidRequest, "flow_id is malformed") }
+        if let result = body.result, !Secrets.isIssued(result) { throw CompanionError(.invalidRequest, "result is malformed") }
+        let digest = Secrets.digest(body.flow_id)
+        let wait = min(max(body.wait ?? completion.maximumWait, 0), completion.maximumWait)
+        let key = RecordSealing.key(for: body.flow_id, kind: .completion)
+        guard let record = try await currentCompletion(digest, key: key) else {
+            return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
+        }
+        var current = record
+        if current.status == .pending, wait > 0 {
+            guard let ticket = await waiters.enter(digest) else {
+                throw CompanionError(.rateLimited, "the server is waiting for too many sign-ins; ask again shortly").retry(after: 2)
+            }
+            let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+            do {
+                while current.status == .pending, ContinuousClock.now < deadline, await waiters.isCurrent(digest, ticket) {
+                    await waiters.wait(digest, ticket, until: deadline, recheck: .milliseconds(Int(completion.storeRecheck * 1000)))
+                    guard let fresh = try await currentCompletion(digest, key: key) else {
+                        await waiters.leave(digest, ticket)
+                        return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
+                    }
+                    current = fresh
+                }
+            } catch {
+                await waiters.leave(digest, ticket)
+                throw error
+            }
+            await waiters.leave(digest, ticket)
+        }
+        switch current.status {
+        case .pending:
+            return Replies.json(["status": "pending"], status: .accepted)
+        case .failed:
+            guard try await store.take(.completion, digest: digest, now: clock.now()) != nil else {
+                return CompanionError(.invalidGrant, "this result was already collected").json.withStatus(404)
+            }
+            return Replies.json(["status": "failed", "error": current.error ?? "server_error"])
+        case .completed:
+            guard let result = body.result else { return Replies.json(["status": "awaiting_return"], status: .accepted) }
+            guard let expected = current.returnDigest, ConstantTime.equals(Secrets.digest(result), expected) else {
+                logger.warning("completion status presented with a result value of another flow")
+                throw CompanionError(.invalidGrant, "this result value belongs to another sign-in")
+            }
+            guard try await store.take(.completion, digest: digest, now: clock.now()) != nil, let outcome = current.outcome else {
+                return CompanionError(.invalidGrant, "this result was already collected").json.withStatus(404)
+            }
+            var reply = try await deliver(outcome, as: completion.returns)
+            reply["status"] = "completed"
+            return Replies.json(reply)
+        }
+    }
+
+    private func currentCompletion(_ digest: String, key: SymmetricKey) async throws -> CompletionRecord? {
+        try await store.read(.completion, digest: digest, sealedWith: key, as: CompletionRecord.self, now: clock.now())
+    }
+}
+
+extension Response {
+    fileprivate func withStatus(_ code: Int) -> Response {
+        var response = self
+        response.status = .init(code: code)
+        return response
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Hummingbird
+import Logging
+@_spi(SwitchbackInternals) import Switchback
+
+/// Backend code exchange and the upfront permission proxy.
+@available(macOS 14, iOS 17, *)
+extension CompanionService {
+    struct ExchangeStart: Decodable {
+        let redirect_uri: String
+        /// A secret only the starting app holds (never in a URL); `POST /exchange` redeems only with it,
+        /// so an app that intercepts the callback (the same custom scheme) cannot redeem the code.
+        let binding: String
+        let acr_values: [String]?
+        let login_hint: String?
+        /// Languages for the provider's pages (`ui_locales`; UAE Pass takes `en` or `ar`).
+        let ui_locales: [String]?
+        let parameters: [String: String]?
+    }
+
+    /// `POST /exchange/start`: the server prepares the authorization (with PAR when the provider offers it)
+    /// for the app's redirect URI, keeps the verifier, and gives the app the URL to open.
+    func startExchange(_ request: Request) async throws -> Response {
+        guard let exchange = configuration.exchange else { throw CompanionError(.notConfigured, "backend code exchange is off") }
+        let body = try await decode(ExchangeStart.self, from: request)
+        guard exchange.redirectURIs.contains(body.redirect_uri), let redirectURI = URL(string: body.redirect_uri) else {
+            throw CompanionError(.notAllowed, "the redirect_uri is not one of this server's exchange redirect URIs")
+        }
+        guard body.binding.utf8.count >= 22, Secrets.isPlausible(body.binding) else {
+            throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
+        }
+        let session = try await startAuthorization(
+            redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding)),
+            options: try options(acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales, parameters: body.parameters)
+        )
+        return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime)])
+    }
+
+    /// The two shapes `POST /exchange` takes: the callback of an authorization the server started, or the
+    /// code, verifier and nonce of one the app started and whose callback it already checked.
+    struct ExchangeRequest: Decodable {
+        let callback_url: String?
+        /// With `callback_url`: the binding `POST /exchange/start` was given.
+        let binding: String?
+        let code: String?
+        let code_verifier: String?
+        let redirect_uri: String?
+        let nonce: String?
+    }
+
+    /// `POST /exchange`: redeems the code as a confidential client, validates the ID token with the core,
+    /// and gives the app tokens or a session.
+    ///
+    /// - Server-started (`callback_url`): checked against the authorization `POST /exchange/start` made
+    ///   (state, issuer, redirect URI), which is used up.
+    /// - App-started (`code`, `code_verifier`, `redirect_uri`, `nonce`): the app ran the authorization with
+    ///   this server's client ID and checked `state` and `iss` itself; the code is redeemed for an
+    ///   allow-listed redirect URI and the ID token must carry the app's nonce. The provider refuses a
+    ///   code redeemed twice.
+    func exchange(_ request: Request) async throws -> Response {
+        guard let exchange = configuration.exchange else { throw CompanionError(.notConfigured, "backend code exchange is off") }
+        let body = try await decode(ExchangeRequest.self, from: request)
+        let outcome: SignInOutcome
+        switch (body.callback_url, body.code) {
+        case (let callbackURL?, nil):
+            guard callbackURL.utf8.count <= 8192, let callback = URL(string: callbackURL) else {
+                throw CompanionError(.invalidRequest, "callback_url is not a URL")
+            }
+            let state = Self.parameters(of: callback)["state"]
+            // The binding is checked before the authorization is used up: an interceptor without it can
+            // neither redeem the code nor spend the app's state.
+            guard let state, let waiting = try await store.lookUp(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now()) else {
+                throw CompanionError(.invalidState, "this sign-in response is unknown, expired or was already used")
+            }
+            guard case .exchange(let bindingDigest) = waiting.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
+            guard let binding = body.binding, Secrets.isPlausible(binding), ConstantTime.equals(Secrets.digest(binding), bindingDigest) else {
+                logger.warning("exchange presented without the binding its sign-in started with; nothing was redeemed")
+                throw CompanionError(.invalidGrant, "this sign-in response belongs to another app session")
+            }
+            let pending = try await takeAuthorization(state: state)
+            outcome = try await complete(.redirect(callback), pending: pending)
+        case (nil, let code?):
+            outcome = try await redeemAppCode(code, body, allowed: exchange.redirectURIs)
+        default:
+            throw CompanionError(.invalidRequest, "send either callback_url, or code with code_verifier, redirect_uri and nonce")
+        }
+        return Replies.json(try await deliver(outcome, as: exchange.returns))
+    }
+
+    private func redeemAppCode(_ code: String, _ body: ExchangeRequest, allowed: [String]) async throws -> SignInOutcome {
+        guard let redirect = body.redirect_uri, allowed.contains(redirect), let redirectURI = URL(string: redirect) else {
+            throw CompanionError(.notAllowed, "the redirect_uri is not one of this server's exchange redirect URIs")
+        }
+        guard (1...2048).contains(code.utf8.count), let verifier = body.code_verifier.flatMap({ try? PKCE(verifier: $0) }) else {
+            throw CompanionError(.invalidRequest, "the code is empty or too long, or code_verifier is not a PKCE verifier")
+        }
+        guard let nonce = body.nonce, (16...512).contains(nonce.utf8.count) else {
+            throw CompanionError(.invalidRequest, "a nonce of at least 16 characters is needed: the ID token must be bound to the app's request")
+        }
+        let client = try await requireProvider().client(for: redirectURI)
+        do {
+            return SignInOutcome(try await client.redeem(code: code, verifier: verifier, nonce: nonce))
+        } catch let error as SwitchbackError where error.code == .tokenEndpointError && error.oauthError?.error == "invalid_grant" {
+            throw CompanionError(.invalidGrant, "the provider refused the code: it is unknown, expired, already used or not bound to this verifier")
+        } catch let error as SwitchbackError {
+            logger.notice("app code could not be redeemed", metadata: ["reason": "\(error.code)"])
+            throw CompanionError(.providerFailed, "the sign-in could not be completed: \(error.message)")
+        }
+    }
+
+    /// Query and fragment parameters of a callback URL (the fragment wins, as in a fragment response).
+    static func parameters(of url: URL) -> [String: String] {
+        var result: [String: String] = [:]
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        for part in [components?.percentEncodedQuery, components?.percentEncodedFragment] {
+            for (name, value) in FormEncoding.decode(part ?? "", plusIsSpace: true) ?? [] { result[name] = value }
+        }
+        return result
+    }
+
+    struct PermissionRequest: Decodable {
+        let app_callback_uri: String
+    }
+
+    /// `POST /permission`: asks Norwegian BankID for an upfront permission for one allow-listed
+    /// `app_callback_uri`, as this server's confidential client: a client-credentials token with the
+    /// permissions scope, the biometrics server's `permissions_endpoint` from its discovery document, and
+    /// the permission posted there; the permission token goes to the app.
+    func permission(_ request: Request) async throws -> Response {
+        guard let permission = configuration.permission else { throw CompanionError(.notConfigured, "the permission proxy is off") }
+        let body = try await decode(PermissionRequest.self, from: request)
+        guard permission.appCallbackURIs.contains(body.app_callback_uri) else {
+            throw CompanionError(.notAllowed, "the app_callback_uri is not one of this server's allowed app callbacks")
+        }
+        let provider = try requireProvider()
+        let token: TokenResponse
+        let endpoint: URL
+        do {
+            token = try await provider.anyClient().tokenClient().clientCredentials(scopes: permission.scope.split(separator: " ").map(String.init))
+            endpoint = try await permissionsEndpoint(of: permission.server, through: provider)
+        } catch let error as SwitchbackError {
+            throw CompanionError(.providerFailed, "the permission could not be asked for: \(error.message)")
+        }
+        let statement = try JSONSerialization.data(withJSONObject: ["type": "app_callback", "app_callback_uri": body.app_callback_uri])
+        let answer: Switchback.HTTPResponse
+        do {
+            answer = try await provider.send(Switchback.HTTPRequest(
+                method: .post, url: endpoint,
+                headers: ["Authorization": "Bearer \(token.accessToken)", "Content-Type": "application/json", "Accept": "application/json"], body: statement
+            ))
+        } catch {
+            throw CompanionError(.providerFailed, "the permissions endpoint could not be reached")
+        }
+        struct Granted: Decodable {
+            let permissionToken: String
+        }
+        guard (200...201).contains(answer.status), let granted = try? JSONDecoder().decode(Granted.self, from: answer.body) else {
+            logger.notice("permission refused by the provider", metadata: ["status": "\(answer.status)"])
+            throw CompanionError(.providerFailed, "the provider refused the permission (HTTP \(answer.status))")
+        }
+        return Replies.json(["permission_token": granted.permissionToken], status: .created)
+    }
+
+    /// The `permissions_endpoint` the biometrics server's discovery document names; the document must name
+    /// the configured issuer, and the endpoint must be https (or loopback).
+    private func permissionsEndpoint(of server: String, through provider: ProviderAccess) async throws -> URL {
+        let root = server.hasSuffix("/") ? String(server.dropLast()) : server
+        guard let discovery = URL(string: root + "/.well-known/openid-configuration") else {
+            throw SwitchbackError(.invalidConfiguration, "permission.server is not a URL")
+        }
+        let answer: Switchback.HTTPResponse
+        do {
+            answer = try await provider.send(Switchback.HTTPRequest(method: .get, url: discovery, headers: ["Accept": "application/json"]))
+        } catch {
+            throw SwitchbackError(.discoveryFailed, "the biometrics server's discovery document could not be fetched")
+        }
+        struct Document: Decodable {
+            let issuer: String
+            let permissions_endpoint: String
+        }
+        guard answer.status == 200, let document = try? JSONDecoder().decode(Document.self, from: answer.body) else {
+            throw SwitchbackError(.discoveryFailed, "the biometrics server's discovery document answered HTTP \(answer.status) without a permissions_endpoint")
+        }
+        guard document.issuer == root else { throw SwitchbackError(.issuerMismatch, "the biometrics server's discovery document names another issuer") }
+        // The client's access token goes only to the server configured, never to a host a document names.
+        guard let endpoint = URL(string: document.permissions_endpoint), EndpointSecurity.isAcceptable(endpoint),
+            endpoint.host?.lowercased() == URL(string: root)?.host?.lowercased(), endpoint.port == URL(string: root)?.port
+        else {
+            throw SwitchbackError(.insecureEndpoint, "the permissions_endpoint is not an https URL on the biometrics server's own host")
+        }
+        return endpoint
+    }
+}

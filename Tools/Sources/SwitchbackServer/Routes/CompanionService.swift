@@ -1,0 +1,283 @@
+import Foundation
+import Hummingbird
+import Logging
+@_spi(SwitchbackInternals) import Switchback
+
+/// The routes' logic: every handler takes the parsed request and returns the response. Collaborators
+/// (store, provider client, clock, randomness, logger) come in through `init`.
+@available(macOS 14, iOS 17, *)
+struct CompanionService: Sendable {
+    let configuration: ServerConfiguration
+    let baseURL: URL
+    let store: any CompanionStore
+    let provider: ProviderAccess?
+    let allowList: RedirectAllowList?
+    let waiters: CompletionWaiters
+    let clock: any WallClock
+    let entropy: any EntropySource
+    let logger: Logger
+
+    static let maximumBody = 16 * 1024
+    /// How long a started authorization waits for the provider's answer.
+    static let authorizationLifetime: TimeInterval = 600
+
+    /// The server's URL for `path`.
+    func url(_ path: String) -> URL {
+        baseURL.appendingPathComponent(String(path.drop(while: { $0 == "/" })))
+    }
+
+    /// This server's URL for a universal-link path opened in a browser, built on `publicURL`: the path is
+    /// normalised (no empty or dot segments, so `//evil.example/x` cannot become another host) and the
+    /// query kept as it came. Nil for a path that is not plain.
+    func appLink(path: String, query: String?) -> URL? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard !segments.contains(where: { $0 == "." || $0 == ".." || $0.contains("\\") }) else { return nil }
+        return url("/" + segments.joined(separator: "/"), query: query)
+    }
+
+    /// This server's URL for `path` with a request's query as it came, or nil when the path or query is not
+    /// valid percent-encoded text. The text only ever goes through `URL(string:)`, which refuses what it
+    /// cannot parse: `URLComponents`' percent-encoded setters stop the process on such input.
+    func url(_ path: String, query: String?) -> URL? {
+        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
+        let text = base + (path.hasPrefix("/") ? path : "/" + path) + (query.flatMap { $0.isEmpty ? nil : "?" + $0 } ?? "")
+        guard let url = URL(string: text), url.host == baseURL.host, url.port == baseURL.port else { return nil }
+        return url
+    }
+
+    func requireProvider() throws -> ProviderAccess {
+        guard let provider else { throw CompanionError(.notConfigured, "no provider is configured") }
+        return provider
+    }
+
+    // MARK: Bodies
+
+    /// The request body, refused when larger than ``maximumBody``.
+    private func boundedBody(of request: Request) async throws -> Data {
+        var request = request
+        do {
+            return Data(try await request.collectBody(upTo: Self.maximumBody).readableBytesView)
+        } catch {
+            throw CompanionError(.tooLarge, "the body is larger than \(Self.maximumBody) bytes")
+        }
+    }
+
+    /// Reads a bounded JSON body into `type`.
+    func decode<Body: Decodable>(_ type: Body.Type, from request: Request) async throws -> Body {
+        let body = try await boundedBody(of: request)
+        do {
+            return try JSONDecoder().decode(type, from: body)
+        } catch DecodingError.keyNotFound(let key, _) {
+            throw CompanionError(.invalidRequest, "the JSON body lacks \(key.stringValue)")
+        } catch {
+            throw CompanionError(.invalidRequest, "the body is not the JSON object this route takes")
+        }
+    }
+
+    /// Reads a bounded form body.
+    func form(from request: Request) async throws -> (raw: Data, fields: [String: String]) {
+        let raw = try await boundedBody(of: request)
+        guard let pairs = FormEncoding.decode(String(decoding: raw, as: UTF8.self), plusIsSpace: true) else {
+            throw CompanionError(.invalidRequest, "the body is not a form")
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in pairs {
+            guard fields.updateValue(value, forKey: name) == nil else { throw CompanionError(.invalidRequest, "\(name.prefix(40)) appears twice") }
+        }
+        return (raw, fields)
+    }
+
+    // MARK: Sign-in completion shared by exchange, bridge and completion
+
+    /// The authorization options an app asked for: its acr values, login hint and page languages, and the
+    /// parameters the configuration lets it forward.
+    func options(
+        responseMode: ResponseMode? = nil, acrValues: [String]?, loginHint: String?, uiLocales: [String]? = nil, parameters: [String: String]?
+    ) throws -> AuthorizationOptions {
+        let uiLocales = uiLocales ?? []
+        guard uiLocales.count <= 8, uiLocales.allSatisfy({ (1...35).contains($0.utf8.count) && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } }) else {
+            throw CompanionError(.invalidRequest, "ui_locales must be up to eight BCP 47 language tags")
+        }
+        let allowed = try requireProvider().configuration.forwardedParameters
+        var extra: [(String, String)] = []
+        for (name, value) in (parameters ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard allowed.contains(name) else {
+                throw CompanionError(.notAllowed, "the parameter \(name.prefix(40)) is not one this server forwards (provider.forwardedParameters)")
+            }
+            guard value.utf8.count <= 2048 else { throw CompanionError(.invalidRequest, "the parameter \(name.prefix(40)) is too long") }
+            extra.append((name, value))
+        }
+        return AuthorizationOptions(responseMode: responseMode, acrValues: acrValues ?? [], uiLocales: uiLocales, loginHint: loginHint, extraParameters: extra)
+    }
+
+    /// Starts an authorization whose answer comes back to `redirectURI`, and keeps it under its `state`.
+    func startAuthorization(redirectURI: URL, purpose: PendingAuthorization.Purpose, options: AuthorizationOptions) async throws -> AuthorizationSession {
+        // A cap on what anonymous clients can make the store hold, across every instance.
+        guard try await store.count(.authorization, now: clock.now()) < configuration.limits.pendingAuthorizations else {
+            logger.warning("the cap on pending authorizations is reached", metadata: ["cap": "\(configuration.limits.pendingAuthorizations)"])
+            throw CompanionError(.rateLimited, "too many sign-ins are in progress; try again in a minute").retry(after: 60)
+        }
+        let client = try await requireProvider().client(for: redirectURI)
+        let session: AuthorizationSession
+        do {
+            session = try await client.prepareAuthorization(options)
+        } catch let error as SwitchbackError {
+            throw CompanionError(.providerFailed, "the authorization could not be prepared: \(error.message)")
+        }
+        try await store.insert(.authorization, secret: session.state, PendingAuthorization(session: session, purpose: purpose), expiresAt: clock.now().addingTimeInterval(Self.authorizationLifetime))
+        return session
+    }
+
+    /// Takes the pending authorization for `state` once: a replay, an unknown or an expired state is refused.
+    func takeAuthorization(state: String?) async throws -> PendingAuthorization {
+        guard let state, let pending = try await store.redeem(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now()) else {
+            throw CompanionError(.invalidState, "this sign-in response is unknown, expired or was already used")
+        }
+        return pending
+    }
+
+    /// Checks the callback, redeems the code and validates the ID token with the core.
+    func complete(_ callback: AuthorizationCallback, pending: PendingAuthorization) async throws -> SignInOutcome {
+        let client = try await requireProvider().client(for: pending.session.redirectURI)
+        do {
+            let credential = try await client.completeAuthorization(callback, session: pending.session)
+            return SignInOutcome(credential)
+        } catch let error as SwitchbackError where error.code == .authorizationError {
+            throw CompanionError(.signInFailed, "the provider ended the sign-in: \(error.oauthError?.error ?? "error")")
+        } catch let error as SwitchbackError {
+            logger.notice("sign-in could not be completed", metadata: ["reason": "\(error.code)"])
+            throw CompanionError(.providerFailed, "the sign-in could not be completed: \(error.message)")
+        }
+    }
+
+    /// What the app receives: the provider's tokens, or a first-party session made now.
+    func deliver(_ outcome: SignInOutcome, as result: ServerConfiguration.ExchangeResult) async throws -> [String: Any] {
+        var body: [String: Any] = ["sub": outcome.subject]
+        if let acr = outcome.acr { body["acr"] = acr }
+        switch result {
+        case .tokens:
+            guard let tokens = outcome.tokens else { throw CompanionError(.providerFailed, "no tokens were kept for this sign-in") }
+            body["access_token"] = tokens.accessToken
+            body["token_type"] = tokens.tokenType
+            if let idToken = tokens.idToken { body["id_token"] = idToken }
+            if let refreshToken = tokens.refreshToken { body["refresh_token"] = refreshToken }
+            if let expiresAt = tokens.expiresAt { body["expires_in"] = max(0, Int(expiresAt.timeIntervalSince(clock.now()))) }
+        case .session:
+            let session = try await issueSession(subject: outcome.subject, acr: outcome.acr)
+            body["session"] = session.id
+            body["expires_in"] = Int(configuration.session.lifetime)
+        }
+        return body
+    }
+
+    /// A new first-party session.
+    func issueSession(subject: String, acr: String?) async throws -> (id: String, record: SessionRecord) {
+        let now = clock.now()
+        let record = SessionRecord(subject: subject, acr: acr, createdAt: now, expiresAt: now.addingTimeInterval(configuration.session.lifetime))
+        let id = try await store.issue(.session, record, expiresAt: record.expiresAt, entropy: entropy)
+        return (id, record)
+    }
+
+    /// The `Set-Cookie` value for a session: Secure, HttpOnly, SameSite, Path and Max-Age always.
+    func sessionCookie(_ id: String) -> String {
+        let session = configuration.session
+        return "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime)); Secure; HttpOnly; SameSite=\(session.sameSite)"
+    }
+
+    /// The `Set-Cookie` value that removes the session cookie.
+    func expiredSessionCookie() -> String {
+        let session = configuration.session
+        return "\(session.effectiveCookieName)=; Path=\(session.cookiePath); Max-Age=0; Secure; HttpOnly; SameSite=\(session.sameSite)"
+    }
+
+    /// The session ID a request's `Authorization: Session …` header or cookie carries, when it has the shape
+    /// of one this server issued.
+    func sessionID(of request: Request) -> String? {
+        var id: String?
+        let name = configuration.session.effectiveCookieName
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("session ") {
+            id = String(header.dropFirst(8))
+        } else if let cookies = request.headers[.cookie] {
+            id = cookies.split(separator: ";").lazy.map { $0.trimmingSpaces() }
+                .first { $0.hasPrefix(name + "=") }
+                .map { String($0.dropFirst(name.count + 1)) }
+        }
+        guard let id, Secrets.isIssued(id) else { return nil }
+        return id
+    }
+
+    /// The session a request's cookie or `Authorization: Session …` header names.
+    func session(of request: Request) async throws -> SessionRecord? {
+        guard let id = sessionID(of: request) else { return nil }
+        return try await store.lookUp(.session, secret: id, as: SessionRecord.self, now: clock.now())
+    }
+}
+
+/// An authorization the server started, kept under its `state` until the provider answers.
+struct PendingAuthorization: Codable, Sendable {
+    enum Purpose: Codable, Sendable {
+        /// Redeemed by `POST /exchange` only with the binding whose digest this is.
+        case exchange(bindingDigest: String)
+        /// Return to `scheme://oauth<path>`; the code is redeemable only with the binding whose digest this is.
+        case bridge(scheme: String, path: String, bindingDigest: String)
+        /// Report to the app whose flow ID has this digest; the result is sealed with `resultKey` (derived
+        /// from the flow ID, which only the app holds).
+        case completion(flowDigest: String, resultKey: String)
+    }
+
+    let session: AuthorizationSession
+    let purpose: Purpose
+}
+
+/// A finished sign-in, before it is delivered.
+struct SignInOutcome: Codable, Sendable {
+    struct Tokens: Codable, Sendable {
+        let accessToken: String
+        let tokenType: String
+        let idToken: String?
+        let refreshToken: String?
+        let expiresAt: Date?
+    }
+
+    let subject: String
+    let acr: String?
+    let tokens: Tokens?
+
+    init(subject: String, acr: String?, tokens: Tokens?) {
+        self.subject = subject
+        self.acr = acr
+        self.tokens = tokens
+    }
+
+    init(_ credential: Credential) {
+        self.init(
+            subject: credential.subject ?? "", acr: credential.acr,
+            tokens: Tokens(
+                accessToken: credential.accessToken, tokenType: credential.tokenType, idToken: credential.idToken, refreshToken: credential.refreshToken,
+                expiresAt: credential.expiresAt
+            )
+        )
+    }
+
+    /// The outcome without the provider's tokens, for a result delivered as a session.
+    func withoutTokens() -> SignInOutcome { SignInOutcome(subject: subject, acr: acr, tokens: nil) }
+}
+
+/// A first-party session.
+struct SessionRecord: Codable, Sendable, Equatable {
+    let subject: String
+    let acr: String?
+    let createdAt: Date
+    let expiresAt: Date
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (header whitespace, RFC 9110 §5.6.3), in plain Swift:
+    /// Foundation's `trimmingCharacters` goes through NSString on Linux.
+    func trimmingSpaces() -> Substring {
+        let string = Substring(self)
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = string.firstIndex(where: { !isSpace($0) }), let last = string.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return string[first...last]
+    }
+}

@@ -1,0 +1,225 @@
+public import Foundation
+import Crypto
+@_spi(SwitchbackInternals) public import Switchback
+
+/// What the companion keeps between two requests, by purpose. Each kind is its own namespace.
+public enum RecordKind: String, Sendable, CaseIterable {
+    /// A one-time session hand-off code → ``HandOffGrant``.
+    case handOffCode = "handoff"
+    /// A first-party session issued by the backend code exchange or a hand-off redemption.
+    case session
+    /// An authorization the server started, keyed by its `state`, until the provider's response arrives.
+    case authorization
+    /// A finished backend completion, keyed by the app's flow ID, until the app collects it.
+    case completion
+    /// A one-time code the native-callback bridge hands to the app instead of tokens.
+    case bridgeCode = "bridge"
+    /// A DPoP proof's `jti` (with its key's thumbprint) seen at `POST /handoff`, kept while the proof
+    /// would still be fresh so that it works once across instances.
+    case proofID = "dpop_jti"
+}
+
+/// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret
+/// (a code, a session ID, a `state`, a flow ID), so a copy of the store cannot be replayed, and every value
+/// the extension methods below write is sealed (AES-GCM) with a key derived from that same secret (HKDF),
+/// which the store never sees: a dump of the store alone yields neither a usable key nor a readable record.
+///
+/// ``take(_:digest:now:)`` must be atomic: of any number of concurrent calls for one key, across every
+/// server instance sharing the store, exactly one returns the value.
+public protocol CompanionStore: Sendable {
+    /// Stores `value` until `expiresAt`; throws ``SwitchbackError/Code/storeFailed`` when the key exists.
+    func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws
+    /// Removes and returns the value when it exists and is unexpired at `now`; nil otherwise.
+    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data?
+    /// Returns the value, unexpired at `now`, without removing it.
+    func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data?
+    /// Replaces the value of a record unexpired at `now` in one step (a reader sees the old value or the
+    /// new one, never none); false when there is no such record.
+    func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool
+    /// Drops every record expired at `now`; returns how many.
+    @discardableResult
+    func purge(now: Date) async throws -> Int
+    /// How many unexpired records of `kind` there are at `now`, across every instance sharing the store.
+    func count(_ kind: RecordKind, now: Date) async throws -> Int
+    /// Tells every instance sharing the store that the record `digest` of `kind` changed, so that requests
+    /// waiting for it there read it again. A store of one instance has no one else to tell.
+    func announce(_ kind: RecordKind, digest: String) async throws
+    /// Calls `changed` for every change any instance announces, until the task is cancelled or the
+    /// connection fails (the caller listens again). A store of one instance returns when cancelled.
+    func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws
+}
+
+extension CompanionStore {
+    public func announce(_ kind: RecordKind, digest: String) async throws {}
+
+    public func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+    }
+}
+
+/// What a one-time hand-off code stands for: the signed-in subject, the client that asked, and its lifetime.
+public struct HandOffGrant: Sendable, Codable, Equatable {
+    public var subject: String
+    /// The client (app) that asked for the code.
+    public var clientID: String
+    public var issuedAt: Date
+    public var expiresAt: Date
+    /// A human-readable name of the account (introspection's `username`, a JWT's `preferred_username`),
+    /// shown on the redeem page beside the subject.
+    public var displayName: String?
+
+    public init(subject: String, clientID: String, issuedAt: Date, expiresAt: Date, displayName: String? = nil) {
+        self.displayName = displayName
+        self.subject = subject
+        self.clientID = clientID
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+extension CompanionStore {
+    /// Issues a fresh secret of 256 random bits for `value`, stores its digest, and returns the secret.
+    public func issue(_ kind: RecordKind, _ value: some Encodable, expiresAt: Date, entropy: any EntropySource = SystemEntropy()) async throws -> String {
+        let secret = Base64URL.encode(entropy.randomBytes(count: 32))
+        try await insert(kind, secret: secret, value, expiresAt: expiresAt)
+        return secret
+    }
+
+    /// Stores `value` under a secret the caller already holds (a `state`, a flow ID), sealed with a key
+    /// derived from it.
+    public func insert(_ kind: RecordKind, secret: String, _ value: some Encodable, expiresAt: Date) async throws {
+        try await insert(kind, digest: Secrets.digest(secret), sealedWith: RecordSealing.key(for: secret, kind: kind), value, expiresAt: expiresAt)
+    }
+
+    /// Redeems `secret` once: of concurrent redemptions exactly one gets the value.
+    public func redeem<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type, now: Date) async throws -> Value? {
+        guard Secrets.isPlausible(secret) else { return nil }
+        let digest = Secrets.digest(secret)
+        guard let data = try await take(kind, digest: digest, now: now) else { return nil }
+        return try RecordSealing.open(type, from: data, key: RecordSealing.key(for: secret, kind: kind), kind: kind, digest: digest)
+    }
+
+    /// Looks `secret` up without using it.
+    public func lookUp<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type, now: Date) async throws -> Value? {
+        guard Secrets.isPlausible(secret) else { return nil }
+        let digest = Secrets.digest(secret)
+        guard let data = try await read(kind, digest: digest, now: now) else { return nil }
+        return try RecordSealing.open(type, from: data, key: RecordSealing.key(for: secret, kind: kind), kind: kind, digest: digest)
+    }
+
+    /// Stores `value` under `digest`, sealed with `key` (for a record written by a request that holds only
+    /// the key, not the secret: a completion's result).
+    func insert(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date) async throws {
+        try await insert(kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt)
+    }
+
+    /// Replaces the record under `digest` with `value` sealed with `key`; false when it is gone.
+    func replace(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date, now: Date) async throws -> Bool {
+        try await replace(kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt, now: now)
+    }
+
+    /// Reads the record under `digest` sealed with `key`, without using it.
+    func read<Value: Decodable>(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, as type: Value.Type, now: Date) async throws -> Value? {
+        guard let data = try await read(kind, digest: digest, now: now) else { return nil }
+        return try RecordSealing.open(type, from: data, key: key, kind: kind, digest: digest)
+    }
+
+    /// Issues a one-time hand-off code for `grant`.
+    public func issue(_ grant: HandOffGrant, entropy: any EntropySource = SystemEntropy()) async throws -> String {
+        try await issue(.handOffCode, grant, expiresAt: grant.expiresAt, entropy: entropy)
+    }
+
+    /// Redeems a hand-off code once.
+    public func redeem(_ code: String, now: Date) async throws -> HandOffGrant? {
+        guard Secrets.isIssued(code) else { return nil }
+        return try await redeem(.handOffCode, secret: code, as: HandOffGrant.self, now: now)
+    }
+}
+
+/// The sealing of stored values: AES-256-GCM under a key derived with HKDF-SHA256 from the record's own
+/// secret (salted, and bound to the record kind), with the kind and digest as associated data so that a
+/// value moved to another row does not open.
+enum RecordSealing {
+    private static let salt = Data("switchback companion record v1".utf8)
+
+    static func key(for secret: String, kind: RecordKind) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(kind.rawValue.utf8), outputByteCount: 32)
+    }
+
+    static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {
+        let plain = try Secrets.encoder.encode(value)
+        do {
+            guard let combined = try AES.GCM.seal(plain, using: key, authenticating: associatedData(kind, digest)).combined else {
+                throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed")
+            }
+            return combined
+        } catch let error as SwitchbackError {
+            throw error
+        } catch {
+            throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed", underlying: error)
+        }
+    }
+
+    static func open<Value: Decodable>(_ type: Value.Type, from data: Data, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Value {
+        let plain: Data
+        do {
+            plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: data), using: key, authenticating: associatedData(kind, digest))
+        } catch {
+            throw SwitchbackError(.storeFailed, "a stored \(kind.rawValue) record could not be opened (written by another version, or altered)")
+        }
+        return try Secrets.decode(type, from: plain)
+    }
+
+    private static func associatedData(_ kind: RecordKind, _ digest: String) -> Data {
+        Data("\(kind.rawValue) \(digest)".utf8)
+    }
+
+    /// A key as text, to keep inside another sealed record.
+    static func encode(_ key: SymmetricKey) -> String {
+        key.withUnsafeBytes { Base64URL.encode(Array($0)) }
+    }
+
+    static func decode(_ text: String) -> SymmetricKey? {
+        Base64URL.decode(text).flatMap { $0.count == 32 ? SymmetricKey(data: $0) : nil }
+    }
+}
+
+/// Digests and shapes of the secrets the companion hands out or receives.
+enum Secrets {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        do {
+            return try decoder.decode(type, from: data)
+        } catch {
+            throw SwitchbackError(.storeFailed, "a stored \(type) record could not be read", underlying: error)
+        }
+    }
+
+    static func digest(_ secret: String) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Data(secret.utf8))))
+    }
+
+    /// A secret this server issued: 43 base64url characters (32 bytes).
+    static func isIssued(_ secret: String) -> Bool {
+        secret.utf8.count == 43 && secret.utf8.allSatisfy(\.isBase64URL)
+    }
+
+    /// A secret from elsewhere (a `state`, a flow ID): printable, bounded.
+    static func isPlausible(_ secret: String) -> Bool {
+        (16...512).contains(secret.utf8.count) && secret.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+}
+
+extension UInt8 {
+    fileprivate var isBase64URL: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) || self == 0x2D || self == 0x5F
+    }
+}

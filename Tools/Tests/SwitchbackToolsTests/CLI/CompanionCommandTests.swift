@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackTesting
+
+/// `switchback-companion`, the production companion on its own, run as the built executable.
+@Suite("switchback-companion")
+struct CompanionCommandTests {
+    static var executable: URL {
+        get throws {
+            let binary = try VerifyIDTokenCommandTests.executable.deletingLastPathComponent().appendingPathComponent("switchback-companion")
+            guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path]) }
+            return binary
+        }
+    }
+
+    @Test("serves what its configuration turns on, prints its routes and limits, and stops cleanly on SIGTERM")
+    func servesConfiguration() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")
+        try Data(#"{"port": 0, "associations": [{"appIDs": ["A1B2C3D4E5.com.example.app"], "paths": ["/appswitch*"], "androidFingerprints": []}]}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = try ChildProcess(try Self.executable.path, ["--config", file.path])
+        defer { process.send(SIGKILL) }
+        let banner = process.readOutput(until: "routes:\n")
+        #expect(banner.hasPrefix("Switchback companion on http://127.0.0.1:"))
+        #expect(banner.contains("store: memory") && banner.contains("limits: "))
+        #expect(!banner.contains("WARNING"), "no emulator, nothing to warn about")
+        let base = try #require(banner.split(separator: " ").dropFirst(3).first.map { $0.trimmingCharacters(in: .punctuationCharacters) })
+        let association = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/.well-known/apple-app-site-association"))))
+        #expect(String(decoding: association.body, as: UTF8.self).contains("A1B2C3D4E5.com.example.app"))
+        process.send(SIGTERM)
+        #expect(await process.wait() == 0)
+    }
+
+    @Test("without --config, or with one it cannot use, it refuses before listening")
+    func refusesWithoutUsableConfig() async throws {
+        let missing = try await ChildProcess.run(try Self.executable.path, [])
+        #expect(missing.status != 0 && missing.stderr.contains("--config"), "\(missing.stderr)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")
+        try Data(#"{"port": 0, "provider": {"issuer": "http://id.example.com", "clientID": "b", "clientSecret": "s"}}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let unsafe = try await ChildProcess.run(try Self.executable.path, ["--config", file.path])
+        #expect(unsafe.status != 0 && unsafe.stderr.contains("provider.issuer must be an https URL"), "\(unsafe.stderr)")
+    }
+
+    @Test("the binary carries no emulator, simulated device or demo (the switchback tool, which does, is the control)")
+    func noDevelopmentCode() throws {
+        func contains(_ binary: URL, _ module: String) throws -> Bool {
+            try Data(contentsOf: binary).range(of: Data(module.utf8)) != nil
+        }
+        for module in ["SwitchbackEmulator", "SimulatedDevice", "SwitchbackScenarios"] {
+            #expect(try contains(try VerifyIDTokenCommandTests.executable, module), "the control must find \(module)")
+            #expect(try !contains(try Self.executable, module), "switchback-companion links \(module)")
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) @testable import Switchback
+
+/// `switchback demo`, the main job, run as the built executable.
+@Suite("switchback demo")
+struct DemoCommandTests {
+    static func demo(_ arguments: [String]) async throws -> VerifyIDTokenCommandTests.Outcome {
+        try await VerifyIDTokenCommandTests.run(arguments, command: ["demo"])
+    }
+
+    @Test("the default run: UAE Pass staging's production-scheme link rewritten to the staging app, signed in, nothing secret printed")
+    func defaultRun() async throws {
+        let outcome = try await Self.demo([])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("== uaepass (staging), webview =="))
+        #expect(outcome.stdout.contains("asks whether to load uaepass://digitalid"))
+        #expect(outcome.stdout.contains("opens uaepassstg://digitalid"))
+        #expect(outcome.stdout.contains("Signed in: sub 9b1f7c2e-alice, assurance urn:digitalid:authentication:flow:mobileondevice"))
+        for secret in ["code=", "state=", "txn=", "switchback_flow="] {
+            let lines = outcome.stdout.split(separator: "\n").filter { $0.contains(secret) }
+            #expect(lines.allSatisfy { $0.contains("\(secret)‹redacted›") }, "\(secret) is redacted everywhere")
+        }
+    }
+
+    @Test("--kill-during-handoff: the relaunched app reads the flow from its journal and finishes; --diagram writes Mermaid")
+    func killAndDiagram() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-demo-\(UUID().uuidString).mmd")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let outcome = try await Self.demo(["--kill-during-handoff", "--diagram", file.path])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("the system terminates the app"))
+        #expect(outcome.stdout.contains("reads back 1 interrupted sign-in from its journal"))
+        let diagram = try String(contentsOf: file, encoding: .utf8)
+        #expect(diagram.hasPrefix("sequenceDiagram\n    participant App"))
+        #expect(diagram.contains("App->>iOS: opens uaepassstg://digitalid"))
+        #expect(diagram.hasSuffix("Note over App: signed in\n"))
+    }
+
+    @Test("a refused combination or a declined sign-in exits non-zero with the typed reason")
+    func failures() async throws {
+        let refused = try await Self.demo(["--provider", "mitid", "--strategy", "webview"])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("Sign-in failed: strategyNotSupported: webview cannot be used with mitid in production: MitID refuses embedded WebViews"))
+        let declined = try await Self.demo(["--decline"])
+        #expect(declined.status == 1)
+        #expect(declined.stdout.contains("Sign-in failed: authorizationError"))
+        #expect(declined.stdout.contains("access_denied"))
+        let unknown = try await Self.demo(["--provider", "nowhere"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("known: uaepass, bankid-no"))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import Testing
+@_spi(SwitchbackInternals) @testable import Switchback
+@testable import SwitchbackServer
+
+/// One-time records on both stores: single use under concurrency, expiry, digests only, and (for
+/// PostgreSQL) two pools standing for two server instances.
+@Suite("CompanionStore")
+struct CompanionStoreTests {
+    static let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    static func grant(lifetime: TimeInterval = 60) -> HandOffGrant {
+        HandOffGrant(subject: "9b1f7c2e-alice", clientID: "native-rs", issuedAt: now, expiresAt: now.addingTimeInterval(lifetime))
+    }
+
+    @Test("200 concurrent redemptions of one code: exactly one gets the grant", arguments: StoreKind.available)
+    func concurrentRedeem(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let code = try await store.issue(Self.grant())
+            let successes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<200 {
+                    group.addTask { try await store.redeem(code, now: Self.now) != nil }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(successes == 1)
+        }
+    }
+
+    @Test("200 concurrent redemptions split over two instances sharing the store: exactly one succeeds", arguments: StoreKind.available)
+    func concurrentRedeemAcrossInstances(kind: StoreKind) async throws {
+        try await kind.with { store, second in
+            let other = try await second()
+            let code = try await store.issue(Self.grant())
+            let successes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<200 {
+                    let target = index.isMultiple(of: 2) ? store : other
+                    group.addTask { try await target.redeem(code, now: Self.now) != nil }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(successes == 1)
+        }
+    }
+
+    @Test("a reused, expired, unknown or malformed code gets nothing", arguments: StoreKind.available)
+    func refused(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let code = try await store.issue(Self.grant())
+            #expect(try await store.redeem(code, now: Self.now) == Self.grant())
+            #expect(try await store.redeem(code, now: Self.now) == nil, "reused")
+            let short = try await store.issue(Self.grant(lifetime: 60))
+            #expect(try await store.redeem(short, now: Self.now.addingTimeInterval(60)) == nil, "expired at its expiry instant")
+            #expect(try await store.redeem(String(repeating: "A", count: 43), now: Self.now) == nil, "unknown")
+            #expect(try await store.redeem("../../etc", now: Self.now) == nil, "malformed")
+        }
+    }
+
+    @Test("codes carry 256 random bits and differ; expired ones are purged", arguments: StoreKind.available)
+    func issueAndPurge(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let first = try await store.issue(Self.grant(lifetime: 10))
+            let second = try await store.issue(Self.grant(lifetime: 100))
+            #expect(first != second)
+            #expect(first.count == 43)
+            #expect(try await store.purge(now: Self.now.addingTimeInterval(50)) == 1)
+            #expect(try await store.redeem(second, now: Self.now.addingTimeInterval(50)) != nil)
+        }
+    }
+
+    @Test("kinds are separate namespaces; a key cannot be stored twice; read does not consume", arguments: StoreKind.available)
+    func namespaces(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let state = "state-0123456789abcdef"
+            try await store.insert(.authorization, secret: state, ["flow": "one"], expiresAt: Self.now.addingTimeInterval(60))
+            await #expect(throws: SwitchbackError.self) {
+                try await store.insert(.authorization, secret: state, ["flow": "two"], expiresAt: Self.now.addingTimeInterval(60))
+            }
+            #expect(try await store.redeem(.completion, secret: state, as: [String: String].self, now: Self.now) == nil, "another kind")
+            #expect(try await store.lookUp(.authorization, secret: state, as: [String: String].self, now: Self.now) == ["flow": "one"])
+            #expect(try await store.redeem(.authorization, secret: state, as: [String: String].self, now: Self.now) == ["flow": "one"])
+            #expect(try await store.lookUp(.authorization, secret: state, as: [String: String].self, now: Self.now) == nil)
+        }
+    }
+
+    @Test("the store holds the digest of a secret, never the secret", arguments: StoreKind.available)
+    func digestsOnly(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let code = try await store.issue(Self.grant())
+            #expect(try await store.read(.handOffCode, digest: code, now: Self.now) == nil)
+            #expect(try await store.read(.handOffCode, digest: Secrets.digest(code), now: Self.now) != nil)
+        }
+    }
+}
+
+@Suite("PostgresCompanionStore configuration")
+struct PostgresCompanionStoreConfigurationTests {
+    @Test("a table name that is not a plain identifier and a URL that is not postgres:// are refused")
+    func refusesBadConfiguration() {
+        #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://u@127.0.0.1/db", table: "x; DROP TABLE y") }
+        #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "mysql://u@127.0.0.1/db") }
+        #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://127.0.0.1/db") }
+    }
+
+    @Test("an unreachable server fails start with a typed error, promptly")
+    func unreachable() async throws {
+        let store = try PostgresCompanionStore(url: "postgres://switchback@127.0.0.1:1/switchback", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(1)) }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackServer
+
+/// The two companion stores the same tests run against. PostgreSQL is the server scripts/test.sh starts
+/// (`SWITCHBACK_POSTGRES_URL`); each test gets a table of its own. Outside CI, without that server, the
+/// PostgreSQL cases are skipped; under `CI=true` they fail instead.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case memory
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    static let postgresURL = ProcessInfo.processInfo.environment["SWITCHBACK_POSTGRES_URL"]
+    static let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// The kinds this run can exercise.
+    static var available: [StoreKind] {
+        postgresURL != nil || runningInCI ? allCases : [.memory]
+    }
+
+    /// A fresh, started store, stopped after `body`.
+    func with<Result>(_ body: (any CompanionStore, _ shared: () async throws -> any CompanionStore) async throws -> Result) async throws -> Result {
+        switch self {
+        case .memory:
+            let store = InMemoryCompanionStore()
+            return try await body(store, { store })
+        case .postgres:
+            guard let url = Self.postgresURL else {
+                throw PostgresMissing(description: "CI=true but SWITCHBACK_POSTGRES_URL is unset; scripts/test.sh must start PostgreSQL")
+            }
+            let table = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let store = try PostgresCompanionStore(url: url, table: table)
+            try await store.start()
+            var others: [PostgresCompanionStore] = []
+            do {
+                // A second pool on the same table stands for a second server instance.
+                let result = try await body(store, {
+                    let other = try PostgresCompanionStore(url: url, table: table)
+                    try await other.start()
+                    others.append(other)
+                    return other
+                })
+                for other in others { await other.stop() }
+                await store.stop()
+                return result
+            } catch {
+                for other in others { await other.stop() }
+                await store.stop()
+                throw error
+            }
+        }
+    }
+}
+
+struct PostgresMissing: Error, CustomStringConvertible {
+    let description: String
+}
