@@ -28,7 +28,8 @@ public enum UserAgentStrategy: String, Sendable, Codable, CaseIterable, CustomSt
     public var sharesSafariCookies: Bool { self == .systemBrowser }
 }
 
-/// How the authenticator app brings the user back.
+/// How the authenticator app brings the user back. The documentation calls them pattern A
+/// (``providerPage``), pattern B (``appScheme``) and pattern C (``universalLink``).
 public enum ReturnPattern: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
     /// A: an https page on the provider's domain, opened by the system in Safari.
     case providerPage = "provider-page"

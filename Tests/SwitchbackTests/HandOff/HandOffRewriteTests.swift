@@ -37,7 +37,7 @@ struct HandOffRewriteTests {
         #expect(!rewrite.link.absoluteString.contains("stg-id.uaepass.ae"), "the provider's URLs stay in the app")
     }
 
-    @Test("the seeds' staging bug: a staging page emitting uaepass:// is sent to the staging authenticator")
+    @Test("UAE Pass's staging bug: a staging page emitting uaepass:// is sent to the staging authenticator")
     func stagingSchemeRemap() throws {
         let original = try Self.link("uaepass://digitalid?successurl=\(Self.escape(Self.resume))")
         let rewrite = try HandOffRewrite(original, rule: Self.rule, environment: .staging, returnTo: Self.returnTo, flowID: "F1")

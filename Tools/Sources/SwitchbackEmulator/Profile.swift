@@ -269,7 +269,7 @@ public struct UAEPassOptions: Sendable, Equatable {
     }
 
     public var environment: Environment = .production
-    /// The staging page emits the production scheme `uaepass://` (the seeds' bug).
+    /// The staging page emits the production scheme `uaepass://` (staging pages that open the production app, which integrators meet).
     public var stagingEmitsProductionScheme = false
     /// `successURL`/`failureURL` instead of `successurl`/`failureurl`.
     public var camelCaseParameters = false

@@ -15,7 +15,7 @@ public struct Scenario: Sendable {
     public var strategy: UserAgentStrategy?
     public var pattern: ReturnPattern?
     public var environment: AuthenticatorRule.Environment
-    /// UAE Pass staging pages emit the production scheme (the seeds' bug); on by default in staging.
+    /// UAE Pass staging pages emit the production scheme (which integrators meet); on by default in staging.
     public var stagingSchemeBug: Bool
     /// Extra emulator profile variants (see `switchback emulator --help`).
     public var variants: [String]
