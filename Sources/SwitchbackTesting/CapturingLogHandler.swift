@@ -1,5 +1,5 @@
 public import Logging
-
+@_spi(SwitchbackInternals) import Switchback
 
 /// A swift-log handler that keeps every rendered line, so tests can assert what was (not) logged.
 public struct CapturingLogHandler: LogHandler {

@@ -11,7 +11,7 @@ public import Foundation
 /// Foundation's `Process.run()` on Linux reads `/proc/self/fd` with a buffer over-read that crashes the
 /// test process now and then (swift-corelibs-foundation PR #5472, Swift 6.3.1); this spawns directly and
 /// closes every inherited descriptor above 2 in the child.
-public final class ChildProcess: Sendable {
+@_spi(SwitchbackInternals) public final class ChildProcess: Sendable {
     public let pid: pid_t
     /// The child's standard output and error, to read from.
     public let output: FileHandle
@@ -140,7 +140,7 @@ public final class ChildProcess: Sendable {
     #endif
 }
 
-public struct ChildProcessError: Error, CustomStringConvertible {
+@_spi(SwitchbackInternals) public struct ChildProcessError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
 }

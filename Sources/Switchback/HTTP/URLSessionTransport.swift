@@ -204,25 +204,23 @@ private final class LockedTasks: @unchecked Sendable {  // @unchecked: `tasks` i
 }
 
 /// The data task of one `send`, so that Swift task cancellation can cancel it.
-private final class StartedTask: @unchecked Sendable {  // @unchecked: fields are guarded by `lock`.
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+private struct StartedTask: Sendable {
+    private let state = LockedValue<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
 
     func set(_ task: URLSessionDataTask) {
-        let cancelNow = lock.withLock {
-            self.task = task
-            return cancelled
+        let cancelNow = state.withLock {
+            $0.task = task
+            return $0.cancelled
         }
         if cancelNow { task.cancel() }
     }
 
-    var identifier: Int? { lock.withLock { task?.taskIdentifier } }
+    var identifier: Int? { state.withLock { $0.task?.taskIdentifier } }
 
     func cancel() {
-        let task = lock.withLock {
-            cancelled = true
-            return self.task
+        let task = state.withLock {
+            $0.cancelled = true
+            return $0.task
         }
         task?.cancel()
     }

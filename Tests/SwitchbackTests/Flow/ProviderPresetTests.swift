@@ -96,9 +96,8 @@ struct ProviderPresetTests {
 }
 
 /// URLs collected from a `@Sendable` hook.
-private final class LockedURLs: @unchecked Sendable {  // @unchecked: `urls` is guarded by `lock`.
-    private let lock = NSLock()
-    private var stored: [URL] = []
-    func append(_ url: URL) { lock.withLock { stored.append(url) } }
-    var urls: [URL] { lock.withLock { stored } }
+private struct LockedURLs: Sendable {
+    private let stored = LockedValue<[URL]>([])
+    func append(_ url: URL) { stored.withLock { $0.append(url) } }
+    var urls: [URL] { stored.withLock { $0 } }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 

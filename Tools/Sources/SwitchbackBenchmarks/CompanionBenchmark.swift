@@ -5,7 +5,7 @@ import Logging
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackEmulator
 import SwitchbackServer
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// Session hand-off pairs (issue with a Bearer token, then redeem) per second and their p99 latency at
 /// 64 concurrent keep-alive connections on loopback: the memory store with local JWT validation and with

@@ -106,10 +106,9 @@ public struct EmulatorStartError: Error, CustomStringConvertible {
 }
 
 /// The issuer, known once the port is bound; read by every handler.
-final class IssuerBox: @unchecked Sendable {  // @unchecked: `value` is guarded by `lock`.
-    private let lock = NSLock()
-    private var value = ""
+struct IssuerBox: Sendable {
+    private let value = LockedValue("")
 
-    func set(_ issuer: String) { lock.withLock { value = issuer } }
-    var issuer: String { lock.withLock { value } }
+    func set(_ issuer: String) { value.withLock { $0 = issuer } }
+    var issuer: String { value.withLock { $0 } }
 }

@@ -188,17 +188,15 @@ public struct CompanionStartError: Error, CustomStringConvertible {
 }
 
 /// The public base URL, known only once the server is bound when no `publicURL` is configured.
-/// `@unchecked Sendable`: the one mutable field is only touched under `lock`.
-private final class BaseURL: @unchecked Sendable {
-    private let lock = NSLock()
-    private var url: URL?
+private struct BaseURL: Sendable {
+    private let url: LockedValue<URL?>
 
-    init(_ url: URL?) { self.url = url }
+    init(_ url: URL?) { self.url = LockedValue(url) }
 
-    var value: URL { lock.withLock { url ?? URL(string: "http://127.0.0.1")! } }
+    var value: URL { url.withLock { $0 ?? URL(string: "http://127.0.0.1")! } }
 
     func setIfUnset(_ bound: URL) {
-        lock.withLock { if url == nil { url = bound } }
+        url.withLock { if $0 == nil { $0 = bound } }
     }
 }
 

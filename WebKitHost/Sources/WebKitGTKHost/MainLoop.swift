@@ -1,4 +1,5 @@
 import CWebKitShim
+@_spi(SwitchbackInternals) import Switchback
 import Foundation
 
 /// The GLib main loop on a thread of its own: every GTK and WebKit call is made there, through ``perform(_:)``.
@@ -54,9 +55,8 @@ final class MainLoop: @unchecked Sendable {
 }
 
 /// A flag set once, read from any thread.
-final class LockedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var flag = false
-    func set() { lock.withLock { flag = true } }
-    var value: Bool { lock.withLock { flag } }
+struct LockedFlag: Sendable {
+    private let flag = LockedValue(false)
+    func set() { flag.withLock { $0 = true } }
+    var value: Bool { flag.withLock { $0 } }
 }

@@ -208,19 +208,17 @@ public final class PostgresCompanionStore: CompanionStore {
 }
 
 /// The task running the connection pool, started once and cancelled on stop.
-/// `@unchecked Sendable`: the one mutable field is only touched under `lock`.
-private final class RunTask: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
+private struct RunTask: Sendable {
+    private let task = LockedValue<Task<Void, Never>?>(nil)
 
     func start(_ body: @escaping @Sendable () async -> Void) {
-        lock.withLock {
+        task.withLock { task in
             if task == nil { task = Task { await body() } }
         }
     }
 
     func stop() async {
-        let running = lock.withLock {
+        let running = task.withLock { task in
             defer { task = nil }
             return task
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) import Switchback
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// `switchback-companion`, the production companion on its own, run as the built executable.
 @Suite("switchback-companion")

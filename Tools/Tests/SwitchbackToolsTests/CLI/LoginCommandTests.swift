@@ -6,7 +6,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// `switchback login`, run as the built executable against the emulator and against glewlwyd, with a
 /// scripted browser given as `--browser-command` (the user's part: signing in at the provider's page).

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// `switchback server`, run as the built executable.
 @Suite("switchback server")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// `switchback verify-id-token`, run as the built executable the way an integrator runs it.
 @Suite("switchback verify-id-token", .serialized)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackServer
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// The transports against a real HTTP server on loopback (a few lines of Python's standard library, which
 /// writes as long as the client reads and reports how much it wrote): the app's URLSession transport and

@@ -5,7 +5,7 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 @testable import SwitchbackServer
-import SwitchbackTesting
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// The companion attacked over real HTTP on loopback, as the independent review did (issue 19): each test
 /// names the attacker, what they hold and what they try, and fails on the code before the fix. Where a

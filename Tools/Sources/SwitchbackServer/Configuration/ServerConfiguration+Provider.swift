@@ -1,0 +1,94 @@
+public import Foundation
+@_spi(SwitchbackInternals) public import Switchback
+
+// The provider section: the provider and how the companion authenticates to it.
+extension ServerConfiguration {
+    /// The provider and this server's confidential client there.
+    public struct Provider: Sendable, Codable, Equatable {
+        public var issuer: String
+        public var clientID: String
+        /// `client_secret_basic` with this secret, unless a private key is given.
+        public var clientSecret: String?
+        /// A PEM file with the key for `private_key_jwt` (RS256, ES256, ES384 or ES512 by ``keyAlgorithm``).
+        public var privateKeyFile: String?
+        public var keyAlgorithm: String?
+        public var keyID: String?
+        /// Prove possession with DPoP (RFC 9449) at PAR and the token endpoint, as FAPI 2.0 providers
+        /// (Singpass) require; the provider then binds codes and tokens to the key.
+        public var dpop: Bool
+        /// A PEM file with the P-256 key for DPoP. Without it each instance makes its own key, which only
+        /// works for one instance: a code is bound to the key of the instance that pushed the request.
+        public var dpopKeyFile: String?
+        /// A PEM file with the private key the provider encrypts ID tokens to (EC or RSA; Singpass
+        /// encrypts every ID token). With it, a plain ID token is refused.
+        public var decryptionKeyFile: String?
+        /// The `kid` of the decryption key, as registered.
+        public var decryptionKeyID: String?
+        /// The provider's endpoints, for a provider that publishes no discovery document (UAE Pass); its
+        /// `issuer` must equal ``issuer``. Without it the metadata is discovered.
+        public var metadata: ProviderMetadata?
+        /// `userinfo` for a provider documented to issue no ID token (UAE Pass): the identity is read from
+        /// the userinfo endpoint with the access token just redeemed. `id_token` (the default) otherwise.
+        public var identitySource: IdentitySource
+        /// Claims the identity must carry, each with one of the listed values (UAE Pass:
+        /// `{"userType": ["SOP2", "SOP3"]}` refuses unverified accounts).
+        public var requiredClaims: [String: [String]]
+        /// Authorization parameters an app may give `POST /exchange/start` and `POST /completion/start`
+        /// (`parameters`), forwarded as they are; any other name is refused. The provider checks the values
+        /// against the client's registration (Singpass's `app_launch_url`).
+        public var forwardedParameters: [String]
+        public var scopes: [String]
+        /// `acr` values every ID token must carry (empty: any).
+        public var acrValues: [String]
+
+        public init(
+            issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, keyAlgorithm: String? = nil,
+            keyID: String? = nil, dpop: Bool = false, dpopKeyFile: String? = nil, forwardedParameters: [String] = Self.defaultForwardedParameters,
+            scopes: [String] = ["openid"], acrValues: [String] = [], decryptionKeyFile: String? = nil, decryptionKeyID: String? = nil,
+            identitySource: IdentitySource = .idToken, requiredClaims: [String: [String]] = [:], metadata: ProviderMetadata? = nil
+        ) {
+            self.metadata = metadata
+            self.identitySource = identitySource
+            self.requiredClaims = requiredClaims
+            self.decryptionKeyFile = decryptionKeyFile
+            self.decryptionKeyID = decryptionKeyID
+            self.forwardedParameters = forwardedParameters
+            self.dpop = dpop || dpopKeyFile != nil
+            self.dpopKeyFile = dpopKeyFile
+            self.issuer = issuer
+            self.clientID = clientID
+            self.clientSecret = clientSecret
+            self.privateKeyFile = privateKeyFile
+            self.keyAlgorithm = keyAlgorithm
+            self.keyID = keyID
+            self.scopes = scopes
+            self.acrValues = acrValues
+        }
+    }
+}
+
+extension ServerConfiguration.Provider {
+    private enum Keys: String, CodingKey {
+        case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, dpop, dpopKeyFile, forwardedParameters, scopes, acrValues
+        case decryptionKeyFile, decryptionKeyID, identitySource, requiredClaims, metadata
+    }
+
+    /// Singpass's app return link, and the redirect type that asks for its tap page.
+    public static let defaultForwardedParameters = ["app_launch_url", "redirect_uri_https_type"]
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            issuer: try c.decode(String.self, forKey: .issuer), clientID: try c.decode(String.self, forKey: .clientID),
+            clientSecret: try c.decodeIfPresent(String.self, forKey: .clientSecret), privateKeyFile: try c.decodeIfPresent(String.self, forKey: .privateKeyFile),
+            keyAlgorithm: try c.decodeIfPresent(String.self, forKey: .keyAlgorithm), keyID: try c.decodeIfPresent(String.self, forKey: .keyID),
+            dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false, dpopKeyFile: try c.decodeIfPresent(String.self, forKey: .dpopKeyFile),
+            forwardedParameters: try c.decodeIfPresent([String].self, forKey: .forwardedParameters) ?? Self.defaultForwardedParameters,
+            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"], acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? [],
+            decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile), decryptionKeyID: try c.decodeIfPresent(String.self, forKey: .decryptionKeyID),
+            identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
+            requiredClaims: try c.decodeIfPresent([String: [String]].self, forKey: .requiredClaims) ?? [:],
+            metadata: try c.decodeIfPresent(ProviderMetadata.self, forKey: .metadata)
+        )
+    }
+}

@@ -1,0 +1,106 @@
+public import Foundation
+@_spi(SwitchbackInternals) public import Switchback
+
+// The session cookie and the limits on the anonymous routes.
+extension ServerConfiguration {
+    /// The first-party session and its cookie.
+    public struct Session: Sendable, Codable, Equatable {
+        public var lifetime: TimeInterval
+        public var cookieName: String
+        /// `Lax` (the default) or `Strict`; `None` is refused.
+        public var sameSite: String
+        public var cookiePath: String
+        /// Name the cookie `__Host-<cookieName>` when the path is `/` (the default): a browser then keeps it
+        /// only from this exact host over https, never set by a sibling subdomain (RFC 6265bis §4.1.3.2).
+        public var hostPrefix: Bool
+
+        public init(
+            lifetime: TimeInterval = 3600, cookieName: String = "switchback_session", sameSite: String = "Lax", cookiePath: String = "/", hostPrefix: Bool = true
+        ) {
+            self.lifetime = lifetime
+            self.cookieName = cookieName
+            self.sameSite = sameSite
+            self.cookiePath = cookiePath
+            self.hostPrefix = hostPrefix
+        }
+
+        /// The cookie's name as sent: with the `__Host-` prefix where the path allows it.
+        public var effectiveCookieName: String {
+            hostPrefix && cookiePath == "/" && !cookieName.hasPrefix("__") ? "__Host-" + cookieName : cookieName
+        }
+    }
+
+    /// What an anonymous client may ask of the routes that store a record and call the provider
+    /// (`/exchange/start`, `/bridge/start`, `/completion/start`, `/permission`), and how many status
+    /// requests may wait at once. Past a limit the answer is `429` with `Retry-After`.
+    public struct Limits: Sendable, Codable, Equatable {
+        /// Start requests per minute from one client address (0: no limit).
+        public var startsPerMinutePerAddress: Int
+        /// Start requests per minute in all, on this instance (0: no limit).
+        public var startsPerMinute: Int
+        /// Authorizations waiting for the provider's answer, across every instance sharing the store.
+        public var pendingAuthorizations: Int
+        /// `POST /completion/status` requests waiting at once on this instance (one per flow in any case).
+        public var waitingStatusRequests: Int
+        /// The header that carries the client's address when the server runs behind reverse proxies that
+        /// append to it (`X-Forwarded-For`). Nil: the connection's address. Set it only when every request
+        /// comes through those proxies: a client reaching the server directly could write the header itself.
+        public var clientAddressHeader: String?
+        /// How many proxies of yours append to ``clientAddressHeader``: the entry this many from the end is the
+        /// client's address (1: a load balancer; 2: a CDN in front of it).
+        public var trustedHops: Int
+
+        public init(
+            startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
+            clientAddressHeader: String? = nil, trustedHops: Int = 1
+        ) {
+            self.startsPerMinutePerAddress = startsPerMinutePerAddress
+            self.startsPerMinute = startsPerMinute
+            self.pendingAuthorizations = pendingAuthorizations
+            self.waitingStatusRequests = waitingStatusRequests
+            self.clientAddressHeader = clientAddressHeader
+            self.trustedHops = trustedHops
+        }
+
+        /// One line for the printed configuration.
+        public var summary: String {
+            let perAddress = startsPerMinutePerAddress == 0 ? "unlimited" : "\(startsPerMinutePerAddress)/min"
+            let total = startsPerMinute == 0 ? "unlimited" : "\(startsPerMinute)/min"
+            let by = clientAddressHeader.map { "\($0), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")" } ?? "connection address, IPv6 by /64"
+            return "starts, exchanges and hand-offs \(perAddress) per address (by \(by)), \(total) in all; "
+                + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests"
+        }
+    }
+}
+
+extension ServerConfiguration.Session {
+    private enum Keys: String, CodingKey { case lifetime, cookieName, sameSite, cookiePath, hostPrefix }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            lifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .lifetime) ?? 3600, cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? "switchback_session",
+            sameSite: try c.decodeIfPresent(String.self, forKey: .sameSite) ?? "Lax", cookiePath: try c.decodeIfPresent(String.self, forKey: .cookiePath) ?? "/",
+            hostPrefix: try c.decodeIfPresent(Bool.self, forKey: .hostPrefix) ?? true
+        )
+    }
+}
+
+extension ServerConfiguration.Limits {
+    private enum Keys: String, CodingKey {
+        case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader, trustedHops
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        let defaults = Self()
+        self.init(
+            startsPerMinutePerAddress: try c.decodeIfPresent(Int.self, forKey: .startsPerMinutePerAddress) ?? defaults.startsPerMinutePerAddress,
+            startsPerMinute: try c.decodeIfPresent(Int.self, forKey: .startsPerMinute) ?? defaults.startsPerMinute,
+            pendingAuthorizations: try c.decodeIfPresent(Int.self, forKey: .pendingAuthorizations) ?? defaults.pendingAuthorizations,
+            waitingStatusRequests: try c.decodeIfPresent(Int.self, forKey: .waitingStatusRequests) ?? defaults.waitingStatusRequests,
+            clientAddressHeader: try c.decodeIfPresent(String.self, forKey: .clientAddressHeader),
+            trustedHops: try c.decodeIfPresent(Int.self, forKey: .trustedHops) ?? defaults.trustedHops
+        )
+    }
+}

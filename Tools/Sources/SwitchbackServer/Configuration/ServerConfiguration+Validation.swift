@@ -1,0 +1,95 @@
+public import Foundation
+@_spi(SwitchbackInternals) public import Switchback
+
+extension ServerConfiguration {
+    /// Refuses what would be unsafe or cannot work.
+    public func validate() throws {
+        func fail(_ message: String) -> SwitchbackError { SwitchbackError(.invalidConfiguration, message) }
+        guard (0...65535).contains(port) else { throw fail("port must be 0…65535") }
+        if let publicURL {
+            guard let url = URL(string: publicURL), EndpointSecurity.isAcceptable(url), url.query == nil, url.fragment == nil else {
+                throw fail("publicURL must be an https URL (http only on loopback) without query or fragment")
+            }
+        }
+        let needsProvider = exchange != nil || permission != nil || bridge != nil || handOff != nil || completion != nil
+        if needsProvider, provider == nil { throw fail("the exchange, permission, bridge, handOff and completion routes need a provider section") }
+        if let provider {
+            guard let issuer = URL(string: provider.issuer), EndpointSecurity.isAcceptable(issuer) else { throw fail("provider.issuer must be an https URL") }
+            guard !provider.clientID.isEmpty else { throw fail("provider.clientID is empty") }
+            guard (provider.clientSecret == nil) != (provider.privateKeyFile == nil) else {
+                throw fail("give the provider either clientSecret (client_secret_basic) or privateKeyFile (private_key_jwt)")
+            }
+            if provider.privateKeyFile != nil, ClientAssertionSigner.Algorithm(rawValue: provider.keyAlgorithm ?? "ES256") == nil {
+                throw fail("provider.keyAlgorithm must be one of \(ClientAssertionSigner.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if let metadata = provider.metadata, metadata.issuer != provider.issuer {
+                throw fail("provider.metadata.issuer must equal provider.issuer")
+            }
+            if let reserved = provider.forwardedParameters.first(where: AuthorizationOptions.reservedNames.contains) {
+                throw fail("provider.forwardedParameters cannot hold \(reserved): the server sets it")
+            }
+            if provider.dpop, provider.dpopKeyFile == nil, postgresURL != nil {
+                throw fail("provider.dpopKeyFile is required with postgresURL: instances sharing sign-ins must prove DPoP with the same key")
+            }
+        }
+        if let exchange {
+            guard !exchange.redirectURIs.isEmpty, exchange.redirectURIs.allSatisfy({ URL(string: $0)?.scheme != nil }) else {
+                throw fail("exchange.redirectURIs must list the app's absolute redirect URIs")
+            }
+        }
+        if let permission {
+            guard let server = URL(string: permission.server), EndpointSecurity.isAcceptable(server) else { throw fail("permission.server must be the biometrics server's https issuer URL") }
+            guard !permission.appCallbackURIs.isEmpty, permission.appCallbackURIs.allSatisfy({ URL(string: $0).map(EndpointSecurity.isAcceptable) ?? false }) else {
+                throw fail("permission.appCallbackURIs must list https universal links")
+            }
+        }
+        if let bridge {
+            guard !bridge.schemes.isEmpty, bridge.schemes.allSatisfy(Self.isDeepLinkScheme) else {
+                throw fail("bridge.schemes must list lower-case custom schemes (not http, https, javascript, data or file)")
+            }
+            guard bridge.codeLifetime > 0, bridge.codeLifetime <= 600 else { throw fail("bridge.codeLifetime must be 1…600 seconds") }
+        }
+        if let handOff {
+            _ = try RedirectAllowList(handOff.allowedRedirects)
+            guard !handOff.allowedRedirects.isEmpty else { throw fail("handOff.allowedRedirects is empty: no redeemed code could go anywhere") }
+            guard handOff.codeLifetime > 0, handOff.codeLifetime <= 600 else { throw fail("handOff.codeLifetime must be 1…600 seconds") }
+            if handOff.validation == .jwt, handOff.audience?.isEmpty ?? true { throw fail("handOff.audience is required for jwt validation") }
+            if let clients = handOff.acceptedClients, clients.isEmpty || clients.contains(where: \.isEmpty) {
+                throw fail("handOff.acceptedClients must list client IDs (leave it out to accept provider.clientID only)")
+            }
+        }
+        if let completion {
+            guard let link = URL(string: completion.appLink), link.scheme == "https" || EndpointSecurity.isLoopback(link.host ?? "") else {
+                throw fail("completion.appLink must be an https universal link")
+            }
+            guard completion.maximumWait > 0, completion.maximumWait <= 120 else { throw fail("completion.maximumWait must be 1…120 seconds") }
+            guard completion.storeRecheck >= 0.1, completion.storeRecheck <= 300 else { throw fail("completion.storeRecheck must be 0.1…300 seconds") }
+        }
+        guard session.lifetime > 0 else { throw fail("session.lifetime must be positive") }
+        guard ["Lax", "Strict"].contains(session.sameSite) else { throw fail("session.sameSite must be Lax or Strict") }
+        guard !session.cookieName.isEmpty, session.cookieName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            throw fail("session.cookieName must be letters, digits, _ or -")
+        }
+        guard session.cookiePath.hasPrefix("/"), !session.cookiePath.contains(";") else { throw fail("session.cookiePath must start with / and hold no ;") }
+        guard limits.startsPerMinutePerAddress >= 0, limits.startsPerMinute >= 0, limits.pendingAuthorizations > 0, limits.waitingStatusRequests > 0 else {
+            throw fail("limits must not be negative, and pendingAuthorizations and waitingStatusRequests must be positive")
+        }
+        if let header = limits.clientAddressHeader, header.isEmpty || !header.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+            throw fail("limits.clientAddressHeader must be a header name")
+        }
+        guard (1...10).contains(limits.trustedHops) else { throw fail("limits.trustedHops must be 1…10") }
+        // Behind a proxy the browser's origin and a DPoP proof's htu are the public URL, not the bound address.
+        if handOff != nil, publicURL == nil, !EndpointSecurity.isLoopback(host) {
+            throw fail("publicURL is required with handOff when the server listens beyond loopback: the redeem form's origin and DPoP proofs name it")
+        }
+        for association in associations { try association.validate() }
+        if let postgresURL { _ = try PostgresCompanionStore.configuration(postgresURL) }
+    }
+
+    static func isDeepLinkScheme(_ scheme: String) -> Bool {
+        guard let first = scheme.unicodeScalars.first, ("a"..."z").contains(first),
+            scheme.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "+" || $0 == "-" || $0 == "." })
+        else { return false }
+        return !["http", "https", "javascript", "data", "file", "about", "blob", "vbscript"].contains(scheme)
+    }
+}
