@@ -67,6 +67,9 @@ else
   log "PostgreSQL did not start; its tests will skip (or fail under CI=true)"
 fi
 
+# The code is formatted as .swift-format says (scripts/format.sh formats it).
+bash scripts/format.sh --check
+
 # The Apple adapters and the guides' iOS wiring, compiled against the core and a declared model of Apple's
 # API (AppleSurface/), warnings as errors, and their glue tests: a core change that breaks them fails here.
 bash scripts/apple-typecheck.sh

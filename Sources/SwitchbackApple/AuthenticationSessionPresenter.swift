@@ -1,69 +1,69 @@
 #if canImport(AuthenticationServices) && canImport(UIKit)
-import AuthenticationServices
-import Foundation
-import Switchback
-import UIKit
+    import AuthenticationServices
+    import Foundation
+    import Switchback
+    import UIKit
 
-/// Shows the system authentication browser (`ASWebAuthenticationSession`) for the system-browser and
-/// ephemeral-browser strategies, and reports its completion to the flow unchanged: what a completion
-/// means is decided by ``PlatformOutcome`` in the core.
-@MainActor
-final class AuthenticationSessionPresenter: NSObject, ASWebAuthenticationPresentationContextProviding {
-    private let anchor: @MainActor () -> ASPresentationAnchor
-    private var session: ASWebAuthenticationSession?
+    /// Shows the system authentication browser (`ASWebAuthenticationSession`) for the system-browser and
+    /// ephemeral-browser strategies, and reports its completion to the flow unchanged: what a completion
+    /// means is decided by ``PlatformOutcome`` in the core.
+    @MainActor
+    final class AuthenticationSessionPresenter: NSObject, ASWebAuthenticationPresentationContextProviding {
+        private let anchor: @MainActor () -> ASPresentationAnchor
+        private var session: ASWebAuthenticationSession?
 
-    init(anchor: @escaping @MainActor () -> ASPresentationAnchor) {
-        self.anchor = anchor
-    }
+        init(anchor: @escaping @MainActor () -> ASPresentationAnchor) {
+            self.anchor = anchor
+        }
 
-    func present(_ url: URL, ephemeral: Bool, redirectURI: URL, events: UserAgentEvents) throws {
-        try start(url, ephemeral: ephemeral, redirectURI: redirectURI) { callbackURL, domain, code in
-            Task { await events.sessionCompleted(callbackURL: callbackURL, errorDomain: domain, errorCode: code) }
+        func present(_ url: URL, ephemeral: Bool, redirectURI: URL, events: UserAgentEvents) throws {
+            try start(url, ephemeral: ephemeral, redirectURI: redirectURI) { callbackURL, domain, code in
+                Task { await events.sessionCompleted(callbackURL: callbackURL, errorDomain: domain, errorCode: code) }
+            }
+        }
+
+        /// Starts a session that catches `redirectURI` and passes its completion on as received: the URL
+        /// caught, or the error's domain and code.
+        func start(_ url: URL, ephemeral: Bool, redirectURI: URL, completion report: @escaping @Sendable (URL?, String?, Int?) -> Void) throws {
+            session?.cancel()
+            let completion: ASWebAuthenticationSession.CompletionHandler = { callbackURL, error in
+                let nsError = error.map { $0 as NSError }
+                report(callbackURL, nsError?.domain, nsError?.code)
+            }
+            let session: ASWebAuthenticationSession
+            if #available(iOS 17.4, macOS 14.4, *) {
+                session = ASWebAuthenticationSession(url: url, callback: Self.callback(for: redirectURI), completionHandler: completion)
+            } else {
+                // Before 17.4 only custom schemes can be caught; an https redirect URI then reaches the app as a
+                // universal link, through the coordinator's router.
+                let scheme = redirectURI.scheme?.lowercased()
+                session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme == "https" ? nil : scheme, completionHandler: completion)
+            }
+            session.prefersEphemeralWebBrowserSession = ephemeral
+            session.presentationContextProvider = self
+            self.session = session
+            guard session.start() else {
+                self.session = nil
+                throw SwitchbackError(.userAgentFailed, "the authentication session did not start")
+            }
+        }
+
+        @available(iOS 17.4, macOS 14.4, *)
+        static func callback(for redirectURI: URL) -> ASWebAuthenticationSession.Callback {
+            if redirectURI.scheme?.lowercased() == "https", let host = redirectURI.host {
+                return .https(host: host, path: redirectURI.path)
+            }
+            return .customScheme(redirectURI.scheme ?? "")
+        }
+
+        /// Closes the session; its completion then reports a cancellation the finished flow ignores.
+        func dismiss() {
+            session?.cancel()
+            session = nil
+        }
+
+        nonisolated func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
+            MainActor.assumeIsolated { anchor() }
         }
     }
-
-    /// Starts a session that catches `redirectURI` and passes its completion on as received: the URL
-    /// caught, or the error's domain and code.
-    func start(_ url: URL, ephemeral: Bool, redirectURI: URL, completion report: @escaping @Sendable (URL?, String?, Int?) -> Void) throws {
-        session?.cancel()
-        let completion: ASWebAuthenticationSession.CompletionHandler = { callbackURL, error in
-            let nsError = error.map { $0 as NSError }
-            report(callbackURL, nsError?.domain, nsError?.code)
-        }
-        let session: ASWebAuthenticationSession
-        if #available(iOS 17.4, macOS 14.4, *) {
-            session = ASWebAuthenticationSession(url: url, callback: Self.callback(for: redirectURI), completionHandler: completion)
-        } else {
-            // Before 17.4 only custom schemes can be caught; an https redirect URI then reaches the app as a
-            // universal link, through the coordinator's router.
-            let scheme = redirectURI.scheme?.lowercased()
-            session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme == "https" ? nil : scheme, completionHandler: completion)
-        }
-        session.prefersEphemeralWebBrowserSession = ephemeral
-        session.presentationContextProvider = self
-        self.session = session
-        guard session.start() else {
-            self.session = nil
-            throw SwitchbackError(.userAgentFailed, "the authentication session did not start")
-        }
-    }
-
-    @available(iOS 17.4, macOS 14.4, *)
-    static func callback(for redirectURI: URL) -> ASWebAuthenticationSession.Callback {
-        if redirectURI.scheme?.lowercased() == "https", let host = redirectURI.host {
-            return .https(host: host, path: redirectURI.path)
-        }
-        return .customScheme(redirectURI.scheme ?? "")
-    }
-
-    /// Closes the session; its completion then reports a cancellation the finished flow ignores.
-    func dismiss() {
-        session?.cancel()
-        session = nil
-    }
-
-    nonisolated func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
-        MainActor.assumeIsolated { anchor() }
-    }
-}
 #endif

@@ -1,7 +1,7 @@
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-import Darwin
+    import Darwin
 #endif
 public import Foundation
 
@@ -45,9 +45,9 @@ public import Foundation
         for fd in stdinPipe + stdoutPipe + stderrPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
         #if os(Linux)
-        var actions = posix_spawn_file_actions_t()
+            var actions = posix_spawn_file_actions_t()
         #else
-        var actions: posix_spawn_file_actions_t? = nil
+            var actions: posix_spawn_file_actions_t? = nil
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -55,7 +55,7 @@ public import Foundation
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
         #if os(Linux)
-        if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
+            if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
         #endif
 
         var merged = ProcessInfo.processInfo.environment
@@ -111,7 +111,9 @@ public import Foundation
     }
 
     /// Runs to the end, feeding `stdin`, and returns the exit status with everything it printed.
-    public static func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> Outcome {
+    public static func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws
+        -> Outcome
+    {
         let child = try ChildProcess(executable, arguments, environment: environment)
         async let stdout = child.readAll(child.output)
         async let stderr = child.readAll(child.errors)
@@ -130,13 +132,13 @@ public import Foundation
     }
 
     #if os(Linux)
-    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, looked up at run time (Swift's Glibc module
-    /// does not export it); nil where the C library lacks it.
-    private static let closeFrom: CloseFrom? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: CloseFrom.self)
-    }()
+        private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, looked up at run time (Swift's Glibc module
+        /// does not export it); nil where the C library lacks it.
+        private static let closeFrom: CloseFrom? = {
+            guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+            return unsafeBitCast(symbol, to: CloseFrom.self)
+        }()
     #endif
 }
 

@@ -1,6 +1,5 @@
 @_spi(SwitchbackInternals) public import Switchback
 
-
 /// Deterministic "random" bytes: a counter mixed into a seed, so that successive calls differ.
 public final class FixedEntropy: EntropySource {
     private let seed: UInt8

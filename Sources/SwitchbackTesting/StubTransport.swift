@@ -1,7 +1,6 @@
 import Foundation
 @_spi(SwitchbackInternals) public import Switchback
 
-
 /// A transport that answers from a closure and records every request, for unit tests of one type.
 public final class StubTransport: HTTPTransport {
     public typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse

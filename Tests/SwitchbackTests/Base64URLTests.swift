@@ -4,9 +4,11 @@ import Testing
 
 @Suite("Base64url")
 struct Base64URLTests {
-    @Test("RFC 4648 §10 vectors, without padding", arguments: [
-        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy"),
-    ])
+    @Test(
+        "RFC 4648 §10 vectors, without padding",
+        arguments: [
+            ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy"),
+        ])
     func vectors(plain: String, encoded: String) {
         #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
         #expect(Base64URL.decode(encoded) == Data(plain.utf8))
@@ -26,9 +28,11 @@ struct Base64URLTests {
         }
     }
 
-    @Test("padding, standard base64 characters, whitespace, an impossible length and non-zero trailing bits are refused", arguments: [
-        "Zg==", "Zm9v+/", "Zm9v Yg", "Zm9vY", "Zh", "Zm9",  // "fo" is Zm8: Zh and Zm9 differ only in unused bits
-    ])
+    @Test(
+        "padding, standard base64 characters, whitespace, an impossible length and non-zero trailing bits are refused",
+        arguments: [
+            "Zg==", "Zm9v+/", "Zm9v Yg", "Zm9vY", "Zh", "Zm9",  // "fo" is Zm8: Zh and Zm9 differ only in unused bits
+        ])
     func refused(text: String) {
         #expect(Base64URL.decode(text) == nil)
     }

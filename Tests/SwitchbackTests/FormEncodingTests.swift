@@ -12,7 +12,8 @@ struct FormEncodingTests {
         #expect(FormEncoding.decode("b=x+y", plusIsSpace: false)?.first?.1 == "x+y")
     }
 
-    @Test("malformed escapes and bytes that are not UTF-8 are refused, not repaired", arguments: ["a=%", "a=%4", "a=%zz", "a=%C3", "%FF=1", "a=%C3%28"])
+    @Test(
+        "malformed escapes and bytes that are not UTF-8 are refused, not repaired", arguments: ["a=%", "a=%4", "a=%zz", "a=%C3", "%FF=1", "a=%C3%28"])
     func refuses(_ text: String) {
         #expect(FormEncoding.decode(text, plusIsSpace: true) == nil)
     }

@@ -20,9 +20,11 @@ struct PKCETests {
         #expect(PKCE(entropy: SystemEntropy()).verifier != pkce.verifier)
     }
 
-    @Test("verifiers that RFC 7636 §4.1 forbids are refused", arguments: [
-        "short", String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "!", String(repeating: "é", count: 43),
-    ])
+    @Test(
+        "verifiers that RFC 7636 §4.1 forbids are refused",
+        arguments: [
+            "short", String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "!", String(repeating: "é", count: 43),
+        ])
     func invalidVerifier(verifier: String) {
         #expect(throws: SwitchbackError.self) { try PKCE(verifier: verifier) }
     }

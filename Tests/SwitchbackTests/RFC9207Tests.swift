@@ -22,7 +22,8 @@ struct RFC9207Tests {
         )
     }
 
-    static let successQuery = "code=x1848ZT64p4IirMPT0R-X3141MFPTuBX-VFL_cvaplMH58&state=ZWVlNDBlYzA1NjdkMDNhYjg3ZjUxZjAyNGQzMTM2NzI&iss=https%3A%2F%2Fhonest.as.example"
+    static let successQuery =
+        "code=x1848ZT64p4IirMPT0R-X3141MFPTuBX-VFL_cvaplMH58&state=ZWVlNDBlYzA1NjdkMDNhYjg3ZjUxZjAyNGQzMTM2NzI&iss=https%3A%2F%2Fhonest.as.example"
     static let errorQuery = "error=access_denied&state=N2JjNGJhY2JiZjRhYzA3MGJkMzNmMDE5OWJhZmJhZjA&iss=https%3A%2F%2Fhonest.as.example"
 
     func check(_ query: String, state: String, metadata: ProviderMetadata, url: String = "https://client.example/cb") throws -> String {
@@ -40,7 +41,8 @@ struct RFC9207Tests {
     @Test("§2.1 example at a client whose issuer differs: rejected before redeeming")
     func successExampleWrongIssuer() {
         expectCode(.issuerParameterMismatch) {
-            try check(Self.successQuery, state: "ZWVlNDBlYzA1NjdkMDNhYjg3ZjUxZjAyNGQzMTM2NzI", metadata: Self.metadata(issuer: "https://attacker.example"))
+            try check(
+                Self.successQuery, state: "ZWVlNDBlYzA1NjdkMDNhYjg3ZjUxZjAyNGQzMTM2NzI", metadata: Self.metadata(issuer: "https://attacker.example"))
         }
     }
 
@@ -94,11 +96,13 @@ struct RFC9207Tests {
         expectCode(.duplicateParameter) { try check("code=a&state=s1&state=s1", state: "s1", metadata: Self.metadata()) }
     }
 
-    @Test("look-alike redirect URIs are rejected", arguments: [
-        "http://client.example/cb", "https://client.example.evil/cb", "https://evil.example/cb", "https://client.example:8443/cb",
-        "https://client.example/cb/", "https://client.example/CB", "https://client.example/cb2", "https://user@client.example/cb",
-        "https://client.example/cb%2F", "https://client.example//cb", "myapp://client.example/cb",
-    ])
+    @Test(
+        "look-alike redirect URIs are rejected",
+        arguments: [
+            "http://client.example/cb", "https://client.example.evil/cb", "https://evil.example/cb", "https://client.example:8443/cb",
+            "https://client.example/cb/", "https://client.example/CB", "https://client.example/cb2", "https://user@client.example/cb",
+            "https://client.example/cb%2F", "https://client.example//cb", "myapp://client.example/cb",
+        ])
     func lookAlikeRedirect(url: String) {
         expectCode(.redirectURIMismatch) { try check("code=abc&state=s1", state: "s1", metadata: Self.metadata(), url: url) }
     }
@@ -111,7 +115,9 @@ struct RFC9207Tests {
     @Test("an error response carries error_description and error_uri")
     func errorFields() {
         do {
-            _ = try check("error=invalid_request&error_description=bad%20thing&error_uri=https%3A%2F%2Fd.example&state=s1", state: "s1", metadata: Self.metadata())
+            _ = try check(
+                "error=invalid_request&error_description=bad%20thing&error_uri=https%3A%2F%2Fd.example&state=s1", state: "s1",
+                metadata: Self.metadata())
         } catch let error as SwitchbackError {
             #expect(error.oauthError == OAuthErrorResponse(error: "invalid_request", errorDescription: "bad thing", errorURI: "https://d.example"))
         } catch {
@@ -131,10 +137,14 @@ struct RFC9207Tests {
             issuer: session.issuer, clientID: "c", redirectURI: Self.redirect, state: "s1", nonce: "n", pkce: session.pkce,
             responseMode: .fragment, maxAge: nil, requestURI: nil, authorizationURL: session.authorizationURL, createdAt: Date()
         )
-        #expect(try CallbackValidator.code(from: .redirect(URL(string: "https://client.example/cb#code=f1&state=s1")!), session: fragmentSession, metadata: Self.metadata()) == "f1")
+        #expect(
+            try CallbackValidator.code(
+                from: .redirect(URL(string: "https://client.example/cb#code=f1&state=s1")!), session: fragmentSession, metadata: Self.metadata())
+                == "f1")
         // A response in the query for a fragment session is named as such, not taken for a missing state.
         expectCode(.malformedResponse) {
-            try CallbackValidator.code(from: .redirect(URL(string: "https://client.example/cb?code=f1&state=s1")!), session: fragmentSession, metadata: Self.metadata())
+            try CallbackValidator.code(
+                from: .redirect(URL(string: "https://client.example/cb?code=f1&state=s1")!), session: fragmentSession, metadata: Self.metadata())
         }
         let postSession = AuthorizationSession(
             issuer: session.issuer, clientID: "c", redirectURI: Self.redirect, state: "a b/c&d", nonce: "n", pkce: session.pkce,
@@ -152,7 +162,8 @@ struct RFC9207Tests {
             responseMode: .formPost, maxAge: nil, requestURI: nil, authorizationURL: base.authorizationURL, createdAt: Date()
         )
         expectCode(.authorizationError) {
-            try CallbackValidator.code(from: .formPost(Self.redirect, body: Data("error=access_denied&state=s1".utf8)), session: session, metadata: Self.metadata())
+            try CallbackValidator.code(
+                from: .formPost(Self.redirect, body: Data("error=access_denied&state=s1".utf8)), session: session, metadata: Self.metadata())
         }
     }
 }

@@ -74,7 +74,9 @@ open class ASWebAuthenticationSession: NSObject {
 
     // https://developer.apple.com/documentation/authenticationservices/aswebauthenticationsession/init(url:callback:completionhandler:)
     @available(iOS 17.4, macOS 14.4, *)
-    public init(url URL: URL, callback: ASWebAuthenticationSession.Callback, completionHandler: @escaping ASWebAuthenticationSession.CompletionHandler) {
+    public init(
+        url URL: URL, callback: ASWebAuthenticationSession.Callback, completionHandler: @escaping ASWebAuthenticationSession.CompletionHandler
+    ) {
         self.url = URL
         self.callback = callback
         self.completionHandler = completionHandler

@@ -45,7 +45,9 @@ extension Never: View, Scene {
     // https://developer.apple.com/documentation/swiftui/viewbuilder/buildblock(_:)
     public static func buildBlock<Content: View>(_ content: Content) -> Content { content }
     // https://developer.apple.com/documentation/swiftui/viewbuilder/buildblock(_:)-4bdtp
-    public static func buildBlock<each Content: View>(_ content: repeat each Content) -> TupleView<(repeat each Content)> { TupleView((repeat each content)) }
+    public static func buildBlock<each Content: View>(_ content: repeat each Content) -> TupleView<(repeat each Content)> {
+        TupleView((repeat each content))
+    }
 }
 
 // https://developer.apple.com/documentation/swiftui/scenebuilder

@@ -4,9 +4,9 @@
 public import Foundation
 public import UIKit
 #if canImport(FoundationNetworking)
-// On Apple platforms URLRequest and URLResponse are Foundation's; on Linux they live in FoundationNetworking,
-// which this model re-exports so that the adapters' `import Foundation` sees them as on iOS.
-@_exported public import FoundationNetworking
+    // On Apple platforms URLRequest and URLResponse are Foundation's; on Linux they live in FoundationNetworking,
+    // which this model re-exports so that the adapters' `import Foundation` sees them as on iOS.
+    @_exported public import FoundationNetworking
 #endif
 
 // https://developer.apple.com/documentation/webkit/wkwebsitedatastore
@@ -71,9 +71,13 @@ public enum WKNavigationResponsePolicy: Int, Sendable {
 // https://developer.apple.com/documentation/webkit/wknavigationdelegate
 @MainActor public protocol WKNavigationDelegate: NSObjectProtocol {
     // https://developer.apple.com/documentation/webkit/wknavigationdelegate/webview(_:decidepolicyfor:decisionhandler:)-2ni62
-    func webView(_ webView: WKWebView, decidePolicyFor navigationAction: WKNavigationAction, decisionHandler: @escaping @MainActor @Sendable (WKNavigationActionPolicy) -> Void)
+    func webView(
+        _ webView: WKWebView, decidePolicyFor navigationAction: WKNavigationAction,
+        decisionHandler: @escaping @MainActor @Sendable (WKNavigationActionPolicy) -> Void)
     // https://developer.apple.com/documentation/webkit/wknavigationdelegate/webview(_:decidepolicyfor:decisionhandler:)-2ni5g
-    func webView(_ webView: WKWebView, decidePolicyFor navigationResponse: WKNavigationResponse, decisionHandler: @escaping @MainActor @Sendable (WKNavigationResponsePolicy) -> Void)
+    func webView(
+        _ webView: WKWebView, decidePolicyFor navigationResponse: WKNavigationResponse,
+        decisionHandler: @escaping @MainActor @Sendable (WKNavigationResponsePolicy) -> Void)
     // https://developer.apple.com/documentation/webkit/wknavigationdelegate/webview(_:didstartprovisionalnavigation:)
     func webView(_ webView: WKWebView, didStartProvisionalNavigation navigation: WKNavigation!)
     // https://developer.apple.com/documentation/webkit/wknavigationdelegate/webview(_:didfinish:)
@@ -86,10 +90,16 @@ public enum WKNavigationResponsePolicy: Int, Sendable {
 
 // Optional requirements in Objective-C: the engine's defaults when a delegate does not implement one.
 extension WKNavigationDelegate {
-    public func webView(_ webView: WKWebView, decidePolicyFor navigationAction: WKNavigationAction, decisionHandler: @escaping @MainActor @Sendable (WKNavigationActionPolicy) -> Void) {
+    public func webView(
+        _ webView: WKWebView, decidePolicyFor navigationAction: WKNavigationAction,
+        decisionHandler: @escaping @MainActor @Sendable (WKNavigationActionPolicy) -> Void
+    ) {
         decisionHandler(.allow)
     }
-    public func webView(_ webView: WKWebView, decidePolicyFor navigationResponse: WKNavigationResponse, decisionHandler: @escaping @MainActor @Sendable (WKNavigationResponsePolicy) -> Void) {
+    public func webView(
+        _ webView: WKWebView, decidePolicyFor navigationResponse: WKNavigationResponse,
+        decisionHandler: @escaping @MainActor @Sendable (WKNavigationResponsePolicy) -> Void
+    ) {
         decisionHandler(.allow)
     }
     public func webView(_ webView: WKWebView, didStartProvisionalNavigation navigation: WKNavigation!) {}

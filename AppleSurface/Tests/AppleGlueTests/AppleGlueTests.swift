@@ -72,7 +72,8 @@ struct AuthenticationSessionGlueTests {
             let window = Rig.window()
             let presenter = AuthenticationSessionPresenter(anchor: { window })
             let reports = Reports()
-            try presenter.start(URL(string: "https://id.example.test/authorize")!, ephemeral: true, redirectURI: Rig.redirectURI) { url, domain, code in
+            try presenter.start(URL(string: "https://id.example.test/authorize")!, ephemeral: true, redirectURI: Rig.redirectURI) {
+                url, domain, code in
                 reports.add(url, domain, code)
             }
             let session = try #require(ASWebAuthenticationSession.takeStarted().last)
@@ -94,7 +95,9 @@ struct AuthenticationSessionGlueTests {
         #expect(callback.scheme == "https" && callback.host == "app.example.com" && callback.path == "/oauth/callback")
         let presenter = AuthenticationSessionPresenter(anchor: { Rig.window() })
         let reports = Reports()
-        try presenter.start(URL(string: "https://id.example.test/authorize")!, ephemeral: false, redirectURI: Rig.redirectURI) { reports.add($0, $1, $2) }
+        try presenter.start(URL(string: "https://id.example.test/authorize")!, ephemeral: false, redirectURI: Rig.redirectURI) {
+            reports.add($0, $1, $2)
+        }
         let session = try #require(ASWebAuthenticationSession.takeStarted().last)
         presenter.dismiss()
         presenter.dismiss()
@@ -121,7 +124,8 @@ struct WebViewGlueTests {
     }
 
     static func decide(_ webView: WKWebView, _ url: URL, into decisions: Decisions) {
-        webView.navigationDelegate?.webView(webView, decidePolicyFor: WKNavigationAction(request: URLRequest(url: url)), decisionHandler: { decisions.actions.append($0) })
+        webView.navigationDelegate?.webView(
+            webView, decidePolicyFor: WKNavigationAction(request: URLRequest(url: url)), decisionHandler: { decisions.actions.append($0) })
     }
 
     @Test("the provider's page is allowed, the redirect URI cancelled and redeemed, each decision handler called exactly once")
@@ -143,20 +147,28 @@ struct WebViewGlueTests {
         #expect(decisions.actions == [.allow, .cancel])
         // The response decision is always allow, once.
         webView.navigationDelegate?.webView(
-            webView, decidePolicyFor: WKNavigationResponse(response: URLResponse(url: authorization, mimeType: "text/html", expectedContentLength: 0, textEncodingName: nil), isForMainFrame: true),
+            webView,
+            decidePolicyFor: WKNavigationResponse(
+                response: URLResponse(url: authorization, mimeType: "text/html", expectedContentLength: 0, textEncodingName: nil),
+                isForMainFrame: true),
             decisionHandler: { decisions.responses.append($0) }
         )
         #expect(decisions.responses == [.allow])
         withExtendedLifetime(controller) {}
     }
 
-    @Test("a failed load is reported with its domain and code; a question after the sign-in ended, or asked while it is cancelled, is answered once with cancel")
+    @Test(
+        "a failed load is reported with its domain and code; a question after the sign-in ended, or asked while it is cancelled, is answered once with cancel"
+    )
     func errorAndCancellation() async throws {
         let (task, webView, controller) = try await Self.start()
         // The engine's "frame load interrupted" after a cancelled navigation: the core ignores it.
-        webView.navigationDelegate?.webView(webView, didFailProvisionalNavigation: WKNavigation(), withError: NSError(domain: "WebKitErrorDomain", code: 102))
+        webView.navigationDelegate?.webView(
+            webView, didFailProvisionalNavigation: WKNavigation(), withError: NSError(domain: "WebKitErrorDomain", code: 102))
         // The page itself failed: the sign-in ends.
-        let failure = NSError(domain: NSURLErrorDomain, code: NSURLErrorCannotConnectToHost, userInfo: [NSURLErrorFailingURLErrorKey: URL(string: "https://id.example.test/authorize")!])
+        let failure = NSError(
+            domain: NSURLErrorDomain, code: NSURLErrorCannotConnectToHost,
+            userInfo: [NSURLErrorFailingURLErrorKey: URL(string: "https://id.example.test/authorize")!])
         webView.navigationDelegate?.webView(webView, didFailProvisionalNavigation: WKNavigation(), withError: failure)
         await #expect(throws: SwitchbackError.self) { _ = try await task.value }
         let decisions = Decisions()
@@ -243,7 +255,9 @@ struct KeychainGlueTests {
         return try JSONDecoder().decode(FlowJournal.self, from: Data(json.utf8))
     }
 
-    @Test("errSecItemNotFound reads as nothing; a write adds, a second write updates; errSecInteractionNotAllowed and errSecDuplicateItem are storeFailed")
+    @Test(
+        "errSecItemNotFound reads as nothing; a write adds, a second write updates; errSecInteractionNotAllowed and errSecDuplicateItem are storeFailed"
+    )
     func statuses() throws {
         Keychain.shared.removeAll()
         Keychain.shared.failing = nil

@@ -28,7 +28,9 @@ public struct AuthorizationResponse: Sendable, Equatable {
         case (.redirect(let url), .query), (.redirect(let url), .fragment):
             let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
             let (expected, other) =
-                mode == .query ? (components?.percentEncodedQuery, components?.percentEncodedFragment) : (components?.percentEncodedFragment, components?.percentEncodedQuery)
+                mode == .query
+                ? (components?.percentEncodedQuery, components?.percentEncodedFragment)
+                : (components?.percentEncodedFragment, components?.percentEncodedQuery)
             // A provider that answers in the other part (a fragment-by-default provider) would otherwise
             // look like a response without state.
             if (expected ?? "").isEmpty, let other, other.contains("state=") || other.contains("code=") || other.contains("error=") {

@@ -24,9 +24,12 @@ struct AuthorizationRequestBuilder {
         case .idTokenToken:
             // Tokens must not go in a query (OAuth 2.0 Multiple Response Type Encoding Practices §3.0).
             if options.responseMode == .query {
-                throw SwitchbackError(.invalidConfiguration, "the implicit response type is answered in the fragment or by form_post, never in the query")
+                throw SwitchbackError(
+                    .invalidConfiguration, "the implicit response type is answered in the fragment or by form_post, never in the query")
             }
-            if let supported = metadata.responseTypesSupported, !supported.contains(where: { Set($0.split(separator: " ")) == ["id_token", "token"] }) {
+            if let supported = metadata.responseTypesSupported,
+                !supported.contains(where: { Set($0.split(separator: " ")) == ["id_token", "token"] })
+            {
                 throw SwitchbackError(.invalidConfiguration, "the provider does not list response type \"id_token token\"")
             }
         }

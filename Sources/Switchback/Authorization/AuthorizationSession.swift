@@ -62,8 +62,10 @@ extension AuthorizationSession {
             redirectURI: try container.decode(URL.self, forKey: .redirectURI), state: try container.decode(String.self, forKey: .state),
             nonce: try container.decode(String.self, forKey: .nonce), pkce: try container.decode(PKCE.self, forKey: .pkce),
             responseType: try container.decodeIfPresent(ResponseType.self, forKey: .responseType) ?? .code,
-            responseMode: try container.decode(ResponseMode.self, forKey: .responseMode), maxAge: try container.decodeIfPresent(Int.self, forKey: .maxAge),
-            requestURI: try container.decodeIfPresent(String.self, forKey: .requestURI), authorizationURL: try container.decode(URL.self, forKey: .authorizationURL),
+            responseMode: try container.decode(ResponseMode.self, forKey: .responseMode),
+            maxAge: try container.decodeIfPresent(Int.self, forKey: .maxAge),
+            requestURI: try container.decodeIfPresent(String.self, forKey: .requestURI),
+            authorizationURL: try container.decode(URL.self, forKey: .authorizationURL),
             createdAt: try container.decode(Date.self, forKey: .createdAt)
         )
     }

@@ -12,7 +12,9 @@ enum CallbackValidator {
 
     /// The tokens of an implicit response (`response_type=id_token token`), after the same checks. A code
     /// in it means the provider answered another flow than the one requested.
-    static func implicitTokens(from callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> TokenResponse {
+    static func implicitTokens(from callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws
+        -> TokenResponse
+    {
         let parameters = try checked(callback, session: session, metadata: metadata).parameters
         guard parameters["code"] == nil else {
             throw SwitchbackError(.malformedResponse, "the implicit response carries a code, which response type \"id_token token\" never does")
@@ -28,7 +30,8 @@ enum CallbackValidator {
             guard let seconds = Int(text), seconds >= 0 else { throw SwitchbackError(.invalidTokenResponse, "expires_in is not a number of seconds") }
             expiresIn = seconds
         }
-        return TokenResponse(accessToken: accessToken, tokenType: tokenType, expiresIn: expiresIn, refreshToken: nil, idToken: idToken, scope: parameters["scope"])
+        return TokenResponse(
+            accessToken: accessToken, tokenType: tokenType, expiresIn: expiresIn, refreshToken: nil, idToken: idToken, scope: parameters["scope"])
     }
 
     /// A response to an authorization the backend companion started, before the app relays it: the
@@ -43,7 +46,9 @@ enum CallbackValidator {
     }
 
     /// Redirect URI, state, `iss` and the OAuth error, for either response type.
-    private static func checked(_ callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws -> AuthorizationResponse {
+    private static func checked(_ callback: AuthorizationCallback, session: AuthorizationSession, metadata: ProviderMetadata) throws
+        -> AuthorizationResponse
+    {
         let response = try stateChecked(callback, redirectURI: session.redirectURI, mode: session.responseMode, state: session.state)
         if let issuer = response.parameters["iss"] {
             guard issuer == metadata.issuer else {
@@ -61,9 +66,12 @@ enum CallbackValidator {
 
     /// The exact redirect URI, the parameters where `mode` puts them, and `state` (constant-time); a
     /// sign-in without an expected state accepts none.
-    private static func stateChecked(_ callback: AuthorizationCallback, redirectURI: URL, mode: ResponseMode, state expected: String?) throws -> AuthorizationResponse {
+    private static func stateChecked(_ callback: AuthorizationCallback, redirectURI: URL, mode: ResponseMode, state expected: String?) throws
+        -> AuthorizationResponse
+    {
         guard RedirectURIMatcher.matches(callback.url, registered: redirectURI) else {
-            throw SwitchbackError(.redirectURIMismatch, "the callback arrived at \(Redaction.describe(callback.url)), not at the registered \(redirectURI)")
+            throw SwitchbackError(
+                .redirectURIMismatch, "the callback arrived at \(Redaction.describe(callback.url)), not at the registered \(redirectURI)")
         }
         let response = try AuthorizationResponse(callback, mode: mode)
         guard let state = response.parameters["state"] else {

@@ -64,7 +64,8 @@ public actor OIDCClient {
     public func accessTokenValidator(audience: String) async throws -> AccessTokenValidator {
         let metadata = try await metadata()
         return AccessTokenValidator(
-            issuer: metadata.issuer, audience: audience, keys: keyCache(for: metadata.jwksURI), allowedAlgorithms: configuration.idTokenSigningAlgorithms,
+            issuer: metadata.issuer, audience: audience, keys: keyCache(for: metadata.jwksURI),
+            allowedAlgorithms: configuration.idTokenSigningAlgorithms,
             clockSkew: configuration.clockSkew, clock: clock
         )
     }
@@ -134,7 +135,9 @@ public actor OIDCClient {
             let code = try CallbackValidator.code(from: callback, session: session, metadata: metadata)
             try claim(session)
             do {
-                return try await redeem(code: code, verifier: session.pkce, nonce: session.nonce, maxAge: session.maxAge, redirectURI: session.redirectURI, metadata: metadata)
+                return try await redeem(
+                    code: code, verifier: session.pkce, nonce: session.nonce, maxAge: session.maxAge, redirectURI: session.redirectURI,
+                    metadata: metadata)
             } catch {
                 claimedStates[session.state] = nil
                 throw error
@@ -146,7 +149,8 @@ public actor OIDCClient {
             // The ID token is the only proof that the access token came from the provider for this
             // request: nonce and at_hash are required (OpenID Connect Core §3.2.2.9–11).
             let idToken = try await idTokenValidator().validate(
-                tokens.idToken ?? "", expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, requireAccessTokenHash: true)
+                tokens.idToken ?? "",
+                expectations: .init(nonce: session.nonce, maxAge: session.maxAge, accessToken: tokens.accessToken, requireAccessTokenHash: true)
             )
             if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: idToken.allClaims) }
             logger.info("sign-in completed from an implicit response", metadata: ["token": "\(idToken)"])
@@ -183,16 +187,21 @@ public actor OIDCClient {
     /// is refused by the provider (``SwitchbackError/Code/tokenEndpointError``).
     public func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int? = nil) async throws -> Credential {
         guard !code.isEmpty, !nonce.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a code and a nonce are needed to redeem") }
-        return try await redeem(code: code, verifier: verifier, nonce: nonce, maxAge: maxAge, redirectURI: configuration.redirectURI, metadata: try await metadata())
+        return try await redeem(
+            code: code, verifier: verifier, nonce: nonce, maxAge: maxAge, redirectURI: configuration.redirectURI, metadata: try await metadata())
     }
 
-    private func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int?, redirectURI: URL, metadata: ProviderMetadata) async throws -> Credential {
+    private func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int?, redirectURI: URL, metadata: ProviderMetadata) async throws
+        -> Credential
+    {
         let tokens = try await tokenClient(metadata).exchange(code: code, verifier: verifier.verifier, redirectURI: redirectURI)
         return try await credential(fromRedeemed: tokens, code: code, nonce: nonce, maxAge: maxAge, metadata: metadata)
     }
 
     /// The credential for tokens redeemed for `code`, once their ID token is valid for this request.
-    private func credential(fromRedeemed tokens: TokenResponse, code: String, nonce: String, maxAge: Int?, metadata: ProviderMetadata) async throws -> Credential {
+    private func credential(fromRedeemed tokens: TokenResponse, code: String, nonce: String, maxAge: Int?, metadata: ProviderMetadata) async throws
+        -> Credential
+    {
         guard let rawIDToken = tokens.idToken else {
             guard configuration.identitySource == .userInfo else {
                 throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
@@ -217,7 +226,9 @@ public actor OIDCClient {
         // The acr requirement holds for this identity too: a web sign-in at a low level must not pass as the app's.
         if !configuration.requiredACRValues.isEmpty {
             guard case .string(let acr)? = claims["acr"], configuration.requiredACRValues.contains(acr) else {
-                throw SwitchbackError(.acrNotSatisfied, "the userinfo acr is not one of the required values (\(configuration.requiredACRValues.sorted().joined(separator: ", ")))")
+                throw SwitchbackError(
+                    .acrNotSatisfied,
+                    "the userinfo acr is not one of the required values (\(configuration.requiredACRValues.sorted().joined(separator: ", ")))")
             }
         }
         credential.identitySource = .userInfo
@@ -230,11 +241,12 @@ public actor OIDCClient {
     /// booleans as their JSON text).
     static func checkRequiredClaims(_ required: [String: Set<String>], in claims: [String: JSONValue]) throws {
         for (name, allowed) in required.sorted(by: { $0.key < $1.key }) {
-            let value: String? = switch claims[name] {
-            case .string(let text)?: text
-            case .number?, .bool?: claims[name]?.description
-            default: nil
-            }
+            let value: String? =
+                switch claims[name] {
+                case .string(let text)?: text
+                case .number?, .bool?: claims[name]?.description
+                default: nil
+                }
             guard let value, allowed.contains(value) else {
                 throw SwitchbackError(
                     .identityRequirementNotMet,
@@ -260,7 +272,8 @@ public actor OIDCClient {
     /// A credential from tokens the app's backend redeemed for `code`: the ID token is validated here
     /// too, against this session's nonce and `max_age`, the access token (`at_hash`) and the code (`c_hash`).
     public func credential(fromRedeemed tokens: TokenResponse, code: String, session: AuthorizationSession) async throws -> Credential {
-        try await credential(fromRedeemed: tokens, code: code, nonce: session.nonce, maxAge: session.maxAge, metadata: try await metadata(for: session))
+        try await credential(
+            fromRedeemed: tokens, code: code, nonce: session.nonce, maxAge: session.maxAge, metadata: try await metadata(for: session))
     }
 
     /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.

@@ -66,7 +66,8 @@ public struct CompanionClient: Sendable {
     /// companion started, and the binding it was started with. The companion checks both against that
     /// authorization (binding, state, issuer), redeems the code and validates the ID token.
     public func exchange(callback: URL, binding: String) async throws -> CompanionSignIn {
-        try await post("exchange", ["callback_url": callback.absoluteString, "binding": binding], expecting: [200], as: Delivered.self).value.signIn(now: Date())
+        try await post("exchange", ["callback_url": callback.absoluteString, "binding": binding], expecting: [200], as: Delivered.self).value.signIn(
+            now: Date())
     }
 
     /// `POST /completion/start`: registers `flowSecret` (random, at least 128 bits, known only to the app)
@@ -110,7 +111,9 @@ public struct CompanionClient: Sendable {
     }
 
     /// ``completionStatus(flowSecret:result:wait:)`` with the companion's progress kept apart.
-    @_spi(SwitchbackInternals) public func completionProgress(flowSecret: String, result: String?, wait: TimeInterval) async throws -> CompletionProgress {
+    @_spi(SwitchbackInternals) public func completionProgress(flowSecret: String, result: String?, wait: TimeInterval) async throws
+        -> CompletionProgress
+    {
         var body: [String: Any] = ["flow_id": flowSecret, "wait": wait]
         if let result { body["result"] = result }
         let (status, delivered) = try await post("completion/status", body, expecting: [200, 202], as: Delivered.self)
@@ -159,7 +162,8 @@ public struct CompanionClient: Sendable {
             guard let sub, !sub.isEmpty, session != nil || tokens != nil else {
                 throw SwitchbackError(.malformedResponse, "the companion's answer names no subject, or has neither a session nor tokens")
             }
-            return CompanionSignIn(subject: sub, acr: acr, session: session, tokens: tokens, expiresAt: expires_in.map { now.addingTimeInterval(TimeInterval($0)) })
+            return CompanionSignIn(
+                subject: sub, acr: acr, session: session, tokens: tokens, expiresAt: expires_in.map { now.addingTimeInterval(TimeInterval($0)) })
         }
     }
 
@@ -186,7 +190,9 @@ public struct CompanionClient: Sendable {
 
     // MARK: Transport
 
-    private func post<T: Decodable>(_ path: String, _ body: [String: Any], expecting statuses: Set<Int>, as type: T.Type) async throws -> (status: Int, value: T) {
+    private func post<T: Decodable>(_ path: String, _ body: [String: Any], expecting statuses: Set<Int>, as type: T.Type) async throws -> (
+        status: Int, value: T
+    ) {
         guard EndpointSecurity.isAcceptable(baseURL) else {
             throw SwitchbackError(.insecureEndpoint, "the companion \(Redaction.describe(baseURL)) is not HTTPS")
         }
@@ -204,7 +210,8 @@ public struct CompanionClient: Sendable {
         }
         guard statuses.contains(response.status) else {
             let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body)
-            logger.notice("the companion refused", metadata: ["route": "\(path)", "status": "\(response.status)", "error": "\(refusal?.error ?? "-")"])
+            logger.notice(
+                "the companion refused", metadata: ["route": "\(path)", "status": "\(response.status)", "error": "\(refusal?.error ?? "-")"])
             throw SwitchbackError(
                 .tokenEndpointError, "the companion refused /\(path) (HTTP \(response.status)\(refusal.map { ", \($0.error.prefix(40))" } ?? ""))",
                 oauthError: refusal, httpStatus: response.status

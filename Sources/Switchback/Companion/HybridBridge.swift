@@ -108,7 +108,8 @@ public actor HybridBridge {
             let response = try await transport.send(
                 HTTPRequest(
                     method: .post, url: configuration.companion.appendingPathComponent("bridge/start"),
-                    headers: ["Content-Type": "application/json", "Accept": "application/json"], body: try JSONSerialization.data(withJSONObject: body)
+                    headers: ["Content-Type": "application/json", "Accept": "application/json"],
+                    body: try JSONSerialization.data(withJSONObject: body)
                 )
             )
             struct Started: Decodable {
@@ -116,7 +117,9 @@ public actor HybridBridge {
                 let error: String?
             }
             let started = try? JSONDecoder().decode(Started.self, from: response.body)
-            guard response.status == 200, let text = started?.authorization_url, let url = URL(string: text), url.scheme?.lowercased() == "https" || EndpointSecurity.isAcceptable(url) else {
+            guard response.status == 200, let text = started?.authorization_url, let url = URL(string: text),
+                url.scheme?.lowercased() == "https" || EndpointSecurity.isAcceptable(url)
+            else {
                 let code = started?.error.map { String($0.prefix(40)) } ?? "server_error"
                 return await fail(path: path, code, "the companion refused the sign-in (HTTP \(response.status))")
             }

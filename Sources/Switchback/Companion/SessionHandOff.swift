@@ -58,7 +58,10 @@ public struct SessionHandOff: Sendable {
         guard EndpointSecurity.isAcceptable(companion) else {
             throw SwitchbackError(.insecureEndpoint, "the companion \(Redaction.describe(companion)) is not HTTPS")
         }
-        guard destination.scheme?.lowercased() == "https" || (destination.scheme?.lowercased() == "http" && EndpointSecurity.isLoopback(destination.host)) else {
+        guard
+            destination.scheme?.lowercased() == "https"
+                || (destination.scheme?.lowercased() == "http" && EndpointSecurity.isLoopback(destination.host))
+        else {
             throw SwitchbackError(.invalidURL, "a hand-off opens an https web app, not \(Redaction.describe(destination))")
         }
         guard !accessToken.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a hand-off needs the app's access token") }
@@ -86,11 +89,14 @@ public struct SessionHandOff: Sendable {
             let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body)
             logger.notice("hand-off refused", metadata: ["status": "\(response.status)", "error": "\(refusal?.error ?? "-")"])
             throw SwitchbackError(
-                .handOffRefused, "the companion refused the hand-off (HTTP \(response.status)\(refusal.map { ", \($0.error.prefix(40))" } ?? ""))", oauthError: refusal, httpStatus: response.status
+                .handOffRefused, "the companion refused the hand-off (HTTP \(response.status)\(refusal.map { ", \($0.error.prefix(40))" } ?? ""))",
+                oauthError: refusal, httpStatus: response.status
             )
         }
         struct Issued: Decodable { let redeem_url: String? }
-        guard let text = (try? JSONDecoder().decode(Issued.self, from: response.body))?.redeem_url, let redeem = URL(string: text), isRedeemRoute(redeem) else {
+        guard let text = (try? JSONDecoder().decode(Issued.self, from: response.body))?.redeem_url, let redeem = URL(string: text),
+            isRedeemRoute(redeem)
+        else {
             throw SwitchbackError(.handOffRefused, "the companion's answer holds no redeem URL of its own")
         }
         logger.info("hand-off issued", metadata: ["destination": "\(Redaction.describe(destination))"])

@@ -53,8 +53,10 @@ public struct Credential: Sendable, Codable, Equatable {
             issuer: try c.decode(String.self, forKey: .issuer), clientID: try c.decode(String.self, forKey: .clientID),
             accessToken: try c.decode(String.self, forKey: .accessToken), tokenType: try c.decode(String.self, forKey: .tokenType),
             refreshToken: try c.decodeIfPresent(String.self, forKey: .refreshToken), idToken: try c.decodeIfPresent(String.self, forKey: .idToken),
-            idTokenClaims: try c.decodeIfPresent(IDTokenClaims.self, forKey: .idTokenClaims), expiresAt: try c.decodeIfPresent(Date.self, forKey: .expiresAt),
-            scopes: try c.decode([String].self, forKey: .scopes), identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
+            idTokenClaims: try c.decodeIfPresent(IDTokenClaims.self, forKey: .idTokenClaims),
+            expiresAt: try c.decodeIfPresent(Date.self, forKey: .expiresAt),
+            scopes: try c.decode([String].self, forKey: .scopes),
+            identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
             userInfoClaims: try c.decodeIfPresent([String: JSONValue].self, forKey: .userInfoClaims)
         )
     }

@@ -1,10 +1,10 @@
 public import Foundation
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Where credentials live between launches. Keychain-backed storage comes with the Apple adapters.

@@ -17,7 +17,8 @@ extension ProviderMetadata {
         func endpoint(_ path: String) -> URL { URL(string: root + "/idshub/" + path)! }
         return ProviderMetadata(
             issuer: root, authorizationEndpoint: endpoint("authorize"), tokenEndpoint: endpoint("token"), jwksURI: endpoint("jwks"),
-            userinfoEndpoint: endpoint("userinfo"), endSessionEndpoint: endpoint("logout"), tokenEndpointAuthMethodsSupported: ["client_secret_basic"],
+            userinfoEndpoint: endpoint("userinfo"), endSessionEndpoint: endpoint("logout"),
+            tokenEndpointAuthMethodsSupported: ["client_secret_basic"],
             scopesSupported: ["openid", "urn:uae:digitalid:profile:general"],
             acrValuesSupported: ["urn:safelayer:tws:policies:authentication:level:low", "urn:digitalid:authentication:flow:mobileondevice"]
         )

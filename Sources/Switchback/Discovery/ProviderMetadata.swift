@@ -112,7 +112,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
 
     /// Every endpoint must be HTTPS, except on loopback hosts (local emulators and test peers).
     func checkEndpointsAreSecure() throws {
-        let endpoints = [authorizationEndpoint, tokenEndpoint, jwksURI]
+        let endpoints =
+            [authorizationEndpoint, tokenEndpoint, jwksURI]
             + [userinfoEndpoint, pushedAuthorizationRequestEndpoint, introspectionEndpoint, endSessionEndpoint].compactMap { $0 }
         for url in endpoints where !EndpointSecurity.isAcceptable(url) {
             throw SwitchbackError(.insecureEndpoint, "endpoint \(Redaction.describe(url)) is not HTTPS")

@@ -110,9 +110,9 @@ public struct FileFlowJournalStore: FlowJournalStore {
             let data = try JSONEncoder().encode(journal)
             let file = try fileURL(journal.flowID)
             #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-            try data.write(to: file, options: [.atomic, .completeFileProtectionUntilFirstUserAuthentication])
+                try data.write(to: file, options: [.atomic, .completeFileProtectionUntilFirstUserAuthentication])
             #else
-            try data.write(to: file, options: .atomic)
+                try data.write(to: file, options: .atomic)
             #endif
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         } catch let error as SwitchbackError {

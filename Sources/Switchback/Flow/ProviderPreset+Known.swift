@@ -15,15 +15,24 @@ extension ProviderPreset {
     public static let uaePass = ProviderPreset(
         name: "uaepass",
         authenticator: AuthenticatorRule(
-            schemes: [.production: "uaepass", .staging: "uaepassstg", .qa: "uaepassqa"], successParameters: ["successurl"], failureParameters: ["failureurl"],
+            schemes: [.production: "uaepass", .staging: "uaepassstg", .qa: "uaepassqa"], successParameters: ["successurl"],
+            failureParameters: ["failureurl"],
             providerHosts: ["id.uaepass.ae", "stg-id.uaepass.ae"]
         ),
         strategies: [.webView, .systemBrowser],
         unusable: [
-            .init(.systemBrowser, in: .staging, because: "staging pages open the production authenticator (uaepass://); only a WebView can rewrite the link to the staging app"),
-            .init(.systemBrowser, in: .qa, because: "QA pages open the production authenticator (uaepass://); only a WebView can rewrite the link to the QA app"),
-            .init(.ephemeralBrowser, because: "the authenticator returns to an https page on the provider that Safari opens without this browser's cookies"),
-            .init(.safariView, because: "the authenticator returns to an https page on the provider that Safari opens without the Safari view's cookies"),
+            .init(
+                .systemBrowser, in: .staging,
+                because: "staging pages open the production authenticator (uaepass://); only a WebView can rewrite the link to the staging app"),
+            .init(
+                .systemBrowser, in: .qa,
+                because: "QA pages open the production authenticator (uaepass://); only a WebView can rewrite the link to the QA app"),
+            .init(
+                .ephemeralBrowser,
+                because: "the authenticator returns to an https page on the provider that Safari opens without this browser's cookies"),
+            .init(
+                .safariView, because: "the authenticator returns to an https page on the provider that Safari opens without the Safari view's cookies"
+            ),
         ],
         authenticatorACR: "urn:digitalid:authentication:flow:mobileondevice",
         withoutAuthenticatorACR: "urn:safelayer:tws:policies:authentication:level:low",

@@ -34,7 +34,8 @@ public struct ProviderPreset: Sendable {
     public var authorizationParameters: [(String, String)]
 
     public init(
-        name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [], appReturn: AppReturn? = nil,
+        name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [],
+        appReturn: AppReturn? = nil,
         authenticatorACR: String? = nil, withoutAuthenticatorACR: String? = nil,
         permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait,
         appLinks: [String: URL] = [:], authorizationParameters: [(String, String)] = []
@@ -141,11 +142,14 @@ public struct ProviderPreset: Sendable {
             throw SwitchbackError(.strategyNotSupported, "\(strategy) with \(name) returns to the app, but no app link was given")
         }
         guard allowed.contains(pattern) else {
-            throw SwitchbackError(.strategyNotSupported, "\(name) with \(strategy) cannot return by \(pattern); it can by \(allowed.map(\.rawValue).joined(separator: ", "))")
+            throw SwitchbackError(
+                .strategyNotSupported,
+                "\(name) with \(strategy) cannot return by \(pattern); it can by \(allowed.map(\.rawValue).joined(separator: ", "))")
         }
         let returnURL = links.url(for: pattern)
         if pattern != .providerPage, returnURL == nil {
-            throw SwitchbackError(.strategyNotSupported, "returning by \(pattern) needs the app's \(pattern == .appScheme ? "scheme URL" : "universal link")")
+            throw SwitchbackError(
+                .strategyNotSupported, "returning by \(pattern) needs the app's \(pattern == .appScheme ? "scheme URL" : "universal link")")
         }
         var options = options
         for (name, value) in authorizationParameters where !options.extraParameters.contains(where: { $0.0 == name }) {

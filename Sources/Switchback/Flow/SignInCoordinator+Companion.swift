@@ -9,7 +9,8 @@ extension SignInCoordinator {
     /// acr values and login hint are forwarded; everything else is the companion's configuration.
     public func signIn(_ request: SignInRequest, through route: CompanionRoute) async throws -> CompanionSignIn {
         guard let companion else {
-            throw SwitchbackError(.invalidConfiguration, "this coordinator has no companion; create it with init(companion:…) or exchange: .companion(…)")
+            throw SwitchbackError(
+                .invalidConfiguration, "this coordinator has no companion; create it with init(companion:…) or exchange: .companion(…)")
         }
         if request.options.responseType != .code {
             throw SwitchbackError(.strategyNotSupported, "the companion's exchange and completion redeem authorization codes only")
@@ -19,13 +20,16 @@ extension SignInCoordinator {
         case .exchange(let redirectURI):
             if request.options.responseMode == .formPost || request.options.responseMode == .fragment {
                 // The app relays what reaches its redirect URI as a URL: a form post never reaches it.
-                throw SwitchbackError(.strategyNotSupported, "the companion's exchange takes query responses; a form_post provider needs the completion route")
+                throw SwitchbackError(
+                    .strategyNotSupported, "the companion's exchange takes query responses; a form_post provider needs the completion route")
             }
-            authorization = try await companion.startExchange(redirectURI: redirectURI, binding: entropy.token(bytes: 32), options: request.options, now: clock.now())
+            authorization = try await companion.startExchange(
+                redirectURI: redirectURI, binding: entropy.token(bytes: 32), options: request.options, now: clock.now())
         case .completion:
             authorization = try await companion.startCompletion(flowSecret: entropy.token(bytes: 32), options: request.options, now: clock.now())
         }
-        let flowID = await begin(request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)
+        let flowID = await begin(
+            request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)
         guard case .companion(let signIn) = try await result(of: flowID) else {
             throw SwitchbackError(.invalidTokenResponse, "the sign-in ended without the companion's answer")
         }

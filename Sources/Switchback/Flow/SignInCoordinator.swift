@@ -58,7 +58,9 @@ public actor SignInCoordinator {
     ) {
         let companion: CompanionClient?
         if case .companion(let client) = exchange { companion = client } else { companion = nil }
-        self.init(client: client, companion: companion, exchange: exchange, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy, logger: logger)
+        self.init(
+            client: client, companion: companion, exchange: exchange, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy,
+            logger: logger)
     }
 
     /// A coordinator whose sign-ins the backend companion runs (``signIn(_:through:)``): the app has no
@@ -67,11 +69,14 @@ public actor SignInCoordinator {
         companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
         clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow")
     ) {
-        self.init(client: nil, companion: companion, exchange: .client, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy, logger: logger)
+        self.init(
+            client: nil, companion: companion, exchange: .client, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy,
+            logger: logger)
     }
 
     private init(
-        client: OIDCClient?, companion: CompanionClient?, exchange: CodeExchange, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore,
+        client: OIDCClient?, companion: CompanionClient?, exchange: CodeExchange, host: any UserAgentHost, opener: any URLOpener,
+        journal: any FlowJournalStore,
         clock: any FlowClock, entropy: any EntropySource, logger: Logger
     ) {
         self.codeExchange = exchange
@@ -91,15 +96,20 @@ public actor SignInCoordinator {
     /// validated credential. Cancelling the task dismisses the user agent and throws `CancellationError`.
     public func signIn(_ request: SignInRequest) async throws -> Credential {
         guard let client else {
-            throw SwitchbackError(.invalidConfiguration, "this coordinator has no client at the provider; its sign-ins go through the companion (signIn(_:through:))")
+            throw SwitchbackError(
+                .invalidConfiguration, "this coordinator has no client at the provider; its sign-ins go through the companion (signIn(_:through:))")
         }
         if request.options.responseMode == .formPost, request.strategy == .webView {
             // WKWebView does not expose a form submission's body to the app, so the response would be lost.
-            throw SwitchbackError(.strategyNotSupported, "a WebView cannot hand a form_post response to the app; use the query response mode, or a backend that relays form_post")
+            throw SwitchbackError(
+                .strategyNotSupported,
+                "a WebView cannot hand a form_post response to the app; use the query response mode, or a backend that relays form_post")
         }
         if request.options.responseType != .code {
             // The tokens would arrive in a URL the app, the OS and the user agent all see.
-            throw SwitchbackError(.strategyNotSupported, "an app receives authorization codes only; a provider that answers with implicit tokens needs the companion's bridge")
+            throw SwitchbackError(
+                .strategyNotSupported,
+                "an app receives authorization codes only; a provider that answers with implicit tokens needs the companion's bridge")
         }
         let session = try await client.prepareAuthorization(request.options)
         let flowID = await begin(request, authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI)
@@ -119,9 +129,11 @@ public actor SignInCoordinator {
         )
         let flowID = plan.flowID
         entries[flowID] = Entry(
-            flow: SignInFlow(plan), authorization: authorization, provider: request.provider, expiresAt: clock.now().addingTimeInterval(request.timeout)
+            flow: SignInFlow(plan), authorization: authorization, provider: request.provider,
+            expiresAt: clock.now().addingTimeInterval(request.timeout)
         )
-        logger.info("sign-in started", metadata: ["flow": "\(flowID.prefix(6))", "provider": "\(request.provider)", "strategy": "\(request.strategy)"])
+        logger.info(
+            "sign-in started", metadata: ["flow": "\(flowID.prefix(6))", "provider": "\(request.provider)", "strategy": "\(request.strategy)"])
         startTimeout(flowID, after: request.timeout)
         startCollecting(flowID)
         await deliver(.start, to: flowID)
@@ -195,7 +207,9 @@ public actor SignInCoordinator {
         switch action {
         case .present(let url):
             do {
-                try await host.present(url, strategy: entry.flow.plan.strategy, redirectURI: entry.flow.plan.redirectURI, events: UserAgentEvents(coordinator: self, flowID: flowID))
+                try await host.present(
+                    url, strategy: entry.flow.plan.strategy, redirectURI: entry.flow.plan.redirectURI,
+                    events: UserAgentEvents(coordinator: self, flowID: flowID))
             } catch {
                 logger.warning("the user agent could not be shown", metadata: ["flow": "\(flowID.prefix(6))"])
                 await deliver(.userAgentFailed, to: flowID)
@@ -213,7 +227,8 @@ public actor SignInCoordinator {
             schedule(flowID, after: seconds, .graceElapsed)
         case .persist:
             do {
-                try await journal.save(FlowJournal(flow: entry.flow, authorization: entry.authorization, provider: entry.provider, expiresAt: entry.expiresAt))
+                try await journal.save(
+                    FlowJournal(flow: entry.flow, authorization: entry.authorization, provider: entry.provider, expiresAt: entry.expiresAt))
                 // The flow may have ended while the save was under way (the actor is re-entrant): its
                 // removal then ran first, and the journal just written would restore a finished sign-in.
                 if entries[flowID] == nil { try await journal.remove(flowID: flowID) }
@@ -251,7 +266,8 @@ public actor SignInCoordinator {
                     case .finished(let signIn):
                         return .companion(signIn)
                     case .running, .awaitingReturn:
-                        throw SwitchbackError(.authenticatorDidNotReturn, "the companion's return link did not carry this sign-in's result; start a new sign-in")
+                        throw SwitchbackError(
+                            .authenticatorDidNotReturn, "the companion's return link did not carry this sign-in's result; start a new sign-in")
                     }
                 }
             }
@@ -335,7 +351,8 @@ public actor SignInCoordinator {
         case .timedOut: "the sign-in did not finish in time"
         case .flowInterrupted: "the app was terminated at a point this sign-in cannot continue from; start again"
         case .userAgentFailed: "the provider's page could not be shown"
-        case .userAgentRefused: "the provider refused to show its sign-in page in this user agent (an HTTP error at its authorization endpoint); it may not allow embedded WebViews, use the system browser"
+        case .userAgentRefused:
+            "the provider refused to show its sign-in page in this user agent (an HTTP error at its authorization endpoint); it may not allow embedded WebViews, use the system browser"
         case .authorizationError: "the user declined in the authenticator app"
         default: "the sign-in failed (\(code))"
         }

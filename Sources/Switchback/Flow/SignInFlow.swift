@@ -387,7 +387,8 @@ public struct SignInFlow: Sendable, Codable, Equatable {
 
     /// Same scheme, host, port and path: the authorization endpoint, whatever the query.
     private static func sameEndpoint(_ url: URL, _ endpoint: URL) -> Bool {
-        url.scheme?.lowercased() == endpoint.scheme?.lowercased() && url.host?.lowercased() == endpoint.host?.lowercased() && url.port == endpoint.port
+        url.scheme?.lowercased() == endpoint.scheme?.lowercased() && url.host?.lowercased() == endpoint.host?.lowercased()
+            && url.port == endpoint.port
             && url.path == endpoint.path
     }
 

@@ -21,7 +21,8 @@ public struct SignInRequest: Sendable {
     public var appLinks: [String: URL] = [:]
 
     public init(
-        provider: String, strategy: UserAgentStrategy, options: AuthorizationOptions = AuthorizationOptions(), rewrite: SignInFlow.Plan.Rewrite? = nil,
+        provider: String, strategy: UserAgentStrategy, options: AuthorizationOptions = AuthorizationOptions(),
+        rewrite: SignInFlow.Plan.Rewrite? = nil,
         appReturnURL: URL? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait, gracePeriod: TimeInterval = 2, timeout: TimeInterval = 600
     ) {
         self.provider = provider

@@ -1,6 +1,6 @@
 public import Foundation
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// The default transport: `URLSession`, with redirects not followed and a response size limit that stops
@@ -18,7 +18,8 @@ public final class URLSessionTransport: HTTPTransport {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         self.init(
-            session: URLSession(configuration: configuration, delegate: TransportDelegate(maximumResponseBytes: maximumResponseBytes), delegateQueue: nil),
+            session: URLSession(
+                configuration: configuration, delegate: TransportDelegate(maximumResponseBytes: maximumResponseBytes), delegateQueue: nil),
             maximumResponseBytes: maximumResponseBytes
         )
     }

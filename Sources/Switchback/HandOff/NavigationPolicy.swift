@@ -54,7 +54,8 @@ public struct NavigationPolicy: Sendable {
         if RedirectURIMatcher.matches(url, registered: redirectURI) { return .finish(url) }
         if let authenticator, authenticator.launches(url) {
             do {
-                return .launchAuthenticator(try HandOffRewrite(url, rule: authenticator, environment: environment, returnTo: returnTo, flowID: flowID))
+                return .launchAuthenticator(
+                    try HandOffRewrite(url, rule: authenticator, environment: environment, returnTo: returnTo, flowID: flowID))
             } catch let error as SwitchbackError {
                 return .block(error.code)
             } catch {

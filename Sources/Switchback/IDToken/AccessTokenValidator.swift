@@ -61,7 +61,8 @@ public struct AccessTokenValidator: Sendable {
     private let clock: any WallClock
 
     public init(
-        issuer: String, audience: String, keys: JWKSCache, allowedAlgorithms: Set<String> = SigningAlgorithms.idTokenDefaults, clockSkew: TimeInterval = 60,
+        issuer: String, audience: String, keys: JWKSCache, allowedAlgorithms: Set<String> = SigningAlgorithms.idTokenDefaults,
+        clockSkew: TimeInterval = 60,
         clock: any WallClock = SystemClock()
     ) {
         self.issuer = issuer

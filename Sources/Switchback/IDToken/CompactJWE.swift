@@ -29,7 +29,8 @@ public struct DecryptionKey: Sendable {
         } else if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: pem) {
             material = .rsa(key)
         } else {
-            throw SwitchbackError(.invalidConfiguration, "the decryption key is not a PEM EC (P-256, P-384, P-521) or RSA (2048 bits or more) private key")
+            throw SwitchbackError(
+                .invalidConfiguration, "the decryption key is not a PEM EC (P-256, P-384, P-521) or RSA (2048 bits or more) private key")
         }
         self.keyID = keyID
     }
@@ -103,8 +104,12 @@ public struct DecryptionKey: Sendable {
 /// content `A128GCM`, `A192GCM`, `A256GCM`, `A128CBC-HS256`, `A192CBC-HS384` and `A256CBC-HS512`.
 /// Compression (`zip`) and critical extensions (`crit`) are refused.
 @_spi(SwitchbackInternals) public enum CompactJWE {
-    @_spi(SwitchbackInternals) public static let keyManagementAlgorithms: Set<String> = ["ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A192KW", "ECDH-ES+A256KW", "RSA-OAEP-256"]
-    @_spi(SwitchbackInternals) public static let contentEncryptions: Set<String> = ["A128GCM", "A192GCM", "A256GCM", "A128CBC-HS256", "A192CBC-HS384", "A256CBC-HS512"]
+    @_spi(SwitchbackInternals) public static let keyManagementAlgorithms: Set<String> = [
+        "ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A192KW", "ECDH-ES+A256KW", "RSA-OAEP-256",
+    ]
+    @_spi(SwitchbackInternals) public static let contentEncryptions: Set<String> = [
+        "A128GCM", "A192GCM", "A256GCM", "A128CBC-HS256", "A192CBC-HS384", "A256CBC-HS512",
+    ]
 
     /// A compact JWE has five parts; a compact JWS three.
     @_spi(SwitchbackInternals) public static func isEncrypted(_ token: String) -> Bool {
@@ -112,7 +117,9 @@ public struct DecryptionKey: Sendable {
     }
 
     /// The plaintext and the protected header of `token`, decrypted with whichever of `keys` it names.
-    @_spi(SwitchbackInternals) public static func decrypt(_ token: String, keys: [DecryptionKey]) throws -> (header: [String: JSONValue], plaintext: Data) {
+    @_spi(SwitchbackInternals) public static func decrypt(_ token: String, keys: [DecryptionKey]) throws -> (
+        header: [String: JSONValue], plaintext: Data
+    ) {
         func malformed(_ why: String) -> SwitchbackError { SwitchbackError(.idTokenMalformed, "the encrypted ID token is malformed: \(why)") }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 5 else { throw malformed("a compact JWE has five parts") }
@@ -134,7 +141,8 @@ public struct DecryptionKey: Sendable {
             return alg == "RSA-OAEP-256" ? key.curve == nil : key.curve != nil
         }
         guard !candidates.isEmpty else {
-            throw SwitchbackError(.idTokenDecryptionFailed, "no decryption key matches the ID token's \(alg)\(kid.map { " and kid \($0.prefix(40))" } ?? "")")
+            throw SwitchbackError(
+                .idTokenDecryptionFailed, "no decryption key matches the ID token's \(alg)\(kid.map { " and kid \($0.prefix(40))" } ?? "")")
         }
         let aad = Data(parts[0].utf8)
         for key in candidates {
@@ -147,7 +155,9 @@ public struct DecryptionKey: Sendable {
     }
 
     /// The content encryption key: agreed (ECDH-ES), unwrapped (ECDH-ES+AxxxKW), or decrypted (RSA-OAEP-256).
-    private static func contentKey(alg: String, content: ContentEncryption, header: [String: JSONValue], encryptedKey: Data, key: DecryptionKey) throws -> SymmetricKey {
+    private static func contentKey(alg: String, content: ContentEncryption, header: [String: JSONValue], encryptedKey: Data, key: DecryptionKey)
+        throws -> SymmetricKey
+    {
         if alg == "RSA-OAEP-256" {
             guard case .rsa(let signing) = key.material else { throw CryptoKitError.incorrectKeySize }
             let rsa = try _RSA.Encryption.PrivateKey(derRepresentation: signing.derRepresentation)
@@ -184,7 +194,9 @@ public struct DecryptionKey: Sendable {
     /// Encrypts `plaintext` to the public JWK `recipient` (EC for the ECDH-ES family, RSA for
     /// RSA-OAEP-256), with `header` fields added to the protected header. The emulator issues encrypted
     /// ID tokens with it; the core itself only decrypts.
-    @_spi(SwitchbackInternals) public static func encrypt(_ plaintext: Data, to recipient: [String: JSONValue], alg: String, enc: String, header extra: [String: JSONValue] = [:]) throws -> String {
+    @_spi(SwitchbackInternals) public static func encrypt(
+        _ plaintext: Data, to recipient: [String: JSONValue], alg: String, enc: String, header extra: [String: JSONValue] = [:]
+    ) throws -> String {
         guard keyManagementAlgorithms.contains(alg), let content = ContentEncryption(enc) else {
             throw SwitchbackError(.unsupportedAlgorithm, "unsupported encryption \(alg) / \(enc)")
         }
@@ -195,7 +207,9 @@ public struct DecryptionKey: Sendable {
         let cek: SymmetricKey
         var encryptedKey = Data()
         if alg == "RSA-OAEP-256" {
-            guard case .string(let n)? = recipient["n"], case .string(let e)? = recipient["e"], let modulus = Base64URL.decode(n), let exponent = Base64URL.decode(e) else {
+            guard case .string(let n)? = recipient["n"], case .string(let e)? = recipient["e"], let modulus = Base64URL.decode(n),
+                let exponent = Base64URL.decode(e)
+            else {
                 throw SwitchbackError(.invalidConfiguration, "RSA-OAEP-256 needs an RSA public JWK")
             }
             cek = SymmetricKey(size: SymmetricKeySize(bitCount: content.keyLength * 8))
@@ -215,7 +229,8 @@ public struct DecryptionKey: Sendable {
         }
         let protected = Base64URL.encode(Data(JSONValue.object(header).description.utf8))
         let (iv, ciphertext, tag) = try content.seal(plaintext, aad: Data(protected.utf8), key: cek)
-        return [protected, Base64URL.encode(encryptedKey), Base64URL.encode(iv), Base64URL.encode(ciphertext), Base64URL.encode(tag)].joined(separator: ".")
+        return [protected, Base64URL.encode(encryptedKey), Base64URL.encode(iv), Base64URL.encode(ciphertext), Base64URL.encode(tag)].joined(
+            separator: ".")
     }
 }
 
@@ -330,9 +345,12 @@ private enum ECPoint {
     static func agree(key: DecryptionKey.Material, with epk: [String: JSONValue]) throws -> Data {
         let secret: SharedSecret
         switch key {
-        case .p256(let key): secret = try key.sharedSecretFromKeyAgreement(with: P256.KeyAgreement.PublicKey(x963Representation: x963(epk, coordinate: 32)))
-        case .p384(let key): secret = try key.sharedSecretFromKeyAgreement(with: P384.KeyAgreement.PublicKey(x963Representation: x963(epk, coordinate: 48)))
-        case .p521(let key): secret = try key.sharedSecretFromKeyAgreement(with: P521.KeyAgreement.PublicKey(x963Representation: x963(epk, coordinate: 66)))
+        case .p256(let key):
+            secret = try key.sharedSecretFromKeyAgreement(with: P256.KeyAgreement.PublicKey(x963Representation: x963(epk, coordinate: 32)))
+        case .p384(let key):
+            secret = try key.sharedSecretFromKeyAgreement(with: P384.KeyAgreement.PublicKey(x963Representation: x963(epk, coordinate: 48)))
+        case .p521(let key):
+            secret = try key.sharedSecretFromKeyAgreement(with: P521.KeyAgreement.PublicKey(x963Representation: x963(epk, coordinate: 66)))
         case .rsa: throw CryptoKitError.incorrectKeySize
         }
         return secret.withUnsafeBytes { Data($0) }
@@ -343,15 +361,18 @@ private enum ECPoint {
         switch recipient["crv"] {
         case .string("P-256")?:
             let ephemeral = P256.KeyAgreement.PrivateKey()
-            let secret = try ephemeral.sharedSecretFromKeyAgreement(with: P256.KeyAgreement.PublicKey(x963Representation: x963(recipient, coordinate: 32)))
+            let secret = try ephemeral.sharedSecretFromKeyAgreement(
+                with: P256.KeyAgreement.PublicKey(x963Representation: x963(recipient, coordinate: 32)))
             return (secret.withUnsafeBytes { Data($0) }, jwk(curve: "P-256", x963: ephemeral.publicKey.x963Representation))
         case .string("P-384")?:
             let ephemeral = P384.KeyAgreement.PrivateKey()
-            let secret = try ephemeral.sharedSecretFromKeyAgreement(with: P384.KeyAgreement.PublicKey(x963Representation: x963(recipient, coordinate: 48)))
+            let secret = try ephemeral.sharedSecretFromKeyAgreement(
+                with: P384.KeyAgreement.PublicKey(x963Representation: x963(recipient, coordinate: 48)))
             return (secret.withUnsafeBytes { Data($0) }, jwk(curve: "P-384", x963: ephemeral.publicKey.x963Representation))
         case .string("P-521")?:
             let ephemeral = P521.KeyAgreement.PrivateKey()
-            let secret = try ephemeral.sharedSecretFromKeyAgreement(with: P521.KeyAgreement.PublicKey(x963Representation: x963(recipient, coordinate: 66)))
+            let secret = try ephemeral.sharedSecretFromKeyAgreement(
+                with: P521.KeyAgreement.PublicKey(x963Representation: x963(recipient, coordinate: 66)))
             return (secret.withUnsafeBytes { Data($0) }, jwk(curve: "P-521", x963: ephemeral.publicKey.x963Representation))
         default:
             throw SwitchbackError(.invalidConfiguration, "ECDH-ES needs a P-256, P-384 or P-521 public JWK")

@@ -102,14 +102,18 @@ public struct IDTokenValidator: Sendable {
             return token
         }
         guard !decryptionKeys.isEmpty else {
-            throw SwitchbackError(.idTokenDecryptionFailed, "the provider sent an encrypted token and the client has no decryption key (ClientConfiguration.decryptionKeys)")
+            throw SwitchbackError(
+                .idTokenDecryptionFailed,
+                "the provider sent an encrypted token and the client has no decryption key (ClientConfiguration.decryptionKeys)")
         }
         let (header, plaintext) = try CompactJWE.decrypt(token, keys: decryptionKeys)
         if let cty = header["cty"], cty != .string("JWT"), cty != .string("jwt") {
             throw SwitchbackError(malformed, "the encrypted token's content type is not a nested JWT")
         }
         let inner = String(decoding: plaintext, as: UTF8.self)
-        guard !CompactJWE.isEncrypted(inner) else { throw SwitchbackError(malformed, "the encrypted token holds another encrypted token, not a signed one") }
+        guard !CompactJWE.isEncrypted(inner) else {
+            throw SwitchbackError(malformed, "the encrypted token holds another encrypted token, not a signed one")
+        }
         return inner
     }
 
@@ -121,14 +125,16 @@ public struct IDTokenValidator: Sendable {
         let lowered = typ.lowercased()
         let mediaType = lowered.hasPrefix("application/") ? String(lowered.dropFirst("application/".count)) : lowered
         guard mediaType == "jwt" else {
-            throw SwitchbackError(.idTokenMalformed, "the token's typ \"\(typ.prefix(40))\" names another kind of JWT, not an ID token (RFC 8725 §3.11)")
+            throw SwitchbackError(
+                .idTokenMalformed, "the token's typ \"\(typ.prefix(40))\" names another kind of JWT, not an ID token (RFC 8725 §3.11)")
         }
     }
 
     private func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {
         let alg = jws.header.alg
         guard allowed.contains(alg) else {
-            throw SwitchbackError(.unsupportedAlgorithm, "alg \"\(alg.prefix(20))\" is not allowed (allowed: \(allowed.sorted().joined(separator: ", ")))")
+            throw SwitchbackError(
+                .unsupportedAlgorithm, "alg \"\(alg.prefix(20))\" is not allowed (allowed: \(allowed.sorted().joined(separator: ", ")))")
         }
         try await keys.verify(jws)
     }
@@ -164,8 +170,11 @@ public struct IDTokenValidator: Sendable {
                 throw SwitchbackError(.nonceMismatch, claims.nonce == nil ? "the ID token has no nonce" : "the ID token's nonce is not the one sent")
             }
         }
-        try checkHash(claims.atHash, of: expectations.accessToken, required: expectations.requireAccessTokenHash, algorithm: algorithm, code: .accessTokenHashInvalid, name: "at_hash")
-        try checkHash(claims.cHash, of: expectations.code, required: expectations.requireCodeHash, algorithm: algorithm, code: .codeHashInvalid, name: "c_hash")
+        try checkHash(
+            claims.atHash, of: expectations.accessToken, required: expectations.requireAccessTokenHash, algorithm: algorithm,
+            code: .accessTokenHashInvalid, name: "at_hash")
+        try checkHash(
+            claims.cHash, of: expectations.code, required: expectations.requireCodeHash, algorithm: algorithm, code: .codeHashInvalid, name: "c_hash")
         if let maxAge = expectations.maxAge {
             guard let authTime = claims.authTime else {
                 throw SwitchbackError(.authTimeInvalid, "max_age was requested but the ID token has no auth_time")

@@ -5,13 +5,15 @@ import Foundation
 /// the simulated device that reads it.
 @_spi(SwitchbackInternals) public enum AssociationPattern {
     @_spi(SwitchbackInternals) public static func matches(_ path: String, pattern: String) -> Bool {
-        let regex = "^" + pattern.map { character -> String in
-            switch character {
-            case "*": ".*"
-            case "?": "."
-            default: NSRegularExpression.escapedPattern(for: String(character))
-            }
-        }.joined() + "$"
+        let regex =
+            "^"
+            + pattern.map { character -> String in
+                switch character {
+                case "*": ".*"
+                case "?": "."
+                default: NSRegularExpression.escapedPattern(for: String(character))
+                }
+            }.joined() + "$"
         return path.range(of: regex, options: .regularExpression) != nil
     }
 }

@@ -21,7 +21,9 @@ public import Foundation
     /// How far `iat` may be from the verifier's clock.
     @_spi(SwitchbackInternals) public static let window: TimeInterval = 60
 
-    @_spi(SwitchbackInternals) public static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<Verified, Refusal> {
+    @_spi(SwitchbackInternals) public static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<
+        Verified, Refusal
+    > {
         guard let proof else { return .failure(Refusal("a DPoP proof is required")) }
         let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),

@@ -121,7 +121,8 @@ public struct TokenClient: Sendable {
             fields.append(("client_id", configuration.clientID))
             fields.append(("client_secret", secret))
         case .privateKeyJWT(let signer):
-            let assertion = try await signer.assertion(clientID: configuration.clientID, audience: metadata.issuer, now: clock.now(), entropy: entropy)
+            let assertion = try await signer.assertion(
+                clientID: configuration.clientID, audience: metadata.issuer, now: clock.now(), entropy: entropy)
             fields.append(("client_id", configuration.clientID))
             fields.append(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
             fields.append(("client_assertion", assertion))
@@ -129,7 +130,9 @@ public struct TokenClient: Sendable {
         if let dpop = configuration.dpop {
             headers["DPoP"] = try dpop.proof(method: "POST", url: url, now: clock.now(), jti: entropy.token(bytes: 16))
         }
-        logger.debug("POST", metadata: ["url": "\(Redaction.describe(url))", "auth": "\(configuration.authentication)", "dpop": "\(configuration.dpop != nil)"])
+        logger.debug(
+            "POST",
+            metadata: ["url": "\(Redaction.describe(url))", "auth": "\(configuration.authentication)", "dpop": "\(configuration.dpop != nil)"])
         do {
             return try await transport.send(.form(url, fields, headers: headers))
         } catch let error as SwitchbackError {
@@ -147,6 +150,8 @@ public struct TokenClient: Sendable {
             return SwitchbackError(code, "the provider refused \(what) (HTTP \(response.status))", oauthError: oauth, httpStatus: response.status)
         }
         let kind: SwitchbackError.Code = response.status >= 500 ? .httpStatus : .invalidTokenResponse
-        return SwitchbackError(code == .parFailed ? .parFailed : kind, "\(what) failed with HTTP \(response.status) and no OAuth error body", httpStatus: response.status)
+        return SwitchbackError(
+            code == .parFailed ? .parFailed : kind, "\(what) failed with HTTP \(response.status) and no OAuth error body", httpStatus: response.status
+        )
     }
 }

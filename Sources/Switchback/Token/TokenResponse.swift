@@ -18,7 +18,9 @@ public struct TokenResponse: Sendable, Equatable, Decodable {
         case scope
     }
 
-    public init(accessToken: String, tokenType: String, expiresIn: Int? = nil, refreshToken: String? = nil, idToken: String? = nil, scope: String? = nil) {
+    public init(
+        accessToken: String, tokenType: String, expiresIn: Int? = nil, refreshToken: String? = nil, idToken: String? = nil, scope: String? = nil
+    ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn

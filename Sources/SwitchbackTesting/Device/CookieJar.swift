@@ -46,7 +46,8 @@ struct CookieJar: Sendable {
         if secure, url.scheme?.lowercased() != "https" { return }
         cookies.removeAll { $0.name == name && $0.host == host && $0.path == path }
         let cookie = StoredCookie(
-            name: name, value: String(pair[pair.index(after: equals)...]), host: host, path: path, secure: secure, httpOnly: httpOnly, sameSite: sameSite, expires: expires
+            name: name, value: String(pair[pair.index(after: equals)...]), host: host, path: path, secure: secure, httpOnly: httpOnly,
+            sameSite: sameSite, expires: expires
         )
         if let expires, expires <= now { return }
         if onlyPersistent, expires == nil { return }

@@ -57,7 +57,9 @@ public struct HybridShell: Sendable {
     /// A WebView the device does not simulate (a real engine's); nil for the device's own.
     public let screen: (any HybridScreen)?
 
-    public init(_ configuration: HybridBridge.Configuration, browser: Browser = .authenticationSession, start: URL? = nil, screen: (any HybridScreen)? = nil) {
+    public init(
+        _ configuration: HybridBridge.Configuration, browser: Browser = .authenticationSession, start: URL? = nil, screen: (any HybridScreen)? = nil
+    ) {
         self.configuration = configuration
         self.browser = browser
         self.start = start ?? configuration.webOrigin

@@ -67,7 +67,8 @@ extension SimulatedDevice {
     /// Returns false when no such link is there.
     @discardableResult
     public func userTaps(linkWithID id: String) async -> Bool {
-        guard let tabID = visibleTabs.last(where: { tab($0)?.page?.link(id: id) != nil }), let tab = tab(tabID), let link = tab.page?.link(id: id) else { return false }
+        guard let tabID = visibleTabs.last(where: { tab($0)?.page?.link(id: id) != nil }), let tab = tab(tabID), let link = tab.page?.link(id: id)
+        else { return false }
         record(.user, tab.participant, "taps \"\(id)\"")
         await navigate(tabID, to: link, userGesture: true)
         return true
@@ -220,7 +221,9 @@ extension SimulatedDevice {
         case .webView(let events):
             if !web { record(.userAgent, .app, "asks whether to load \(Redaction.describe(url))") }
             guard await events.shouldLoad(url) else {
-                if self.tab(id) != nil { record(.app, .userAgent, web ? "cancels the navigation to \(Redaction.describe(url))" : "cancels that navigation") }
+                if self.tab(id) != nil {
+                    record(.app, .userAgent, web ? "cancels the navigation to \(Redaction.describe(url))" : "cancels that navigation")
+                }
                 return false
             }
             return web
@@ -267,9 +270,14 @@ extension SimulatedDevice {
         var request = request
         let original = request.url
         request.url = resolve(original)
-        if case .webView = tab.kind { request.headers["User-Agent"] = Self.webViewUserAgent } else { request.headers["User-Agent"] = Self.safariUserAgent }
+        if case .webView = tab.kind {
+            request.headers["User-Agent"] = Self.webViewUserAgent
+        } else {
+            request.headers["User-Agent"] = Self.safariUserAgent
+        }
         let shared = tab.jar.hasPrefix(Self.sessionJarPrefix)
-        let cookie = shared
+        let cookie =
+            shared
             ? CookieJar.sessionHeader(own: jars[tab.jar], safari: jars["safari"], for: original, now: clock.now())
             : jars[tab.jar]?.header(for: original, now: clock.now())
         if let cookie { request.headers["Cookie"] = cookie }
@@ -279,7 +287,9 @@ extension SimulatedDevice {
         }
         let response = try await transport.send(request)
         jars[tab.jar, default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now())
-        if shared { jars["safari", default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now(), onlyPersistent: true) }
+        if shared {
+            jars["safari", default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now(), onlyPersistent: true)
+        }
         return response
     }
 
@@ -287,7 +297,8 @@ extension SimulatedDevice {
     func resolve(_ url: URL) -> URL { Self.resolve(url, hosts: hosts) }
 
     static func resolve(_ url: URL, hosts: [String: URL]) -> URL {
-        guard let host = url.host?.lowercased(), let base = hosts[host], var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+        guard let host = url.host?.lowercased(), let base = hosts[host], var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else {
             return url
         }
         components.scheme = base.scheme

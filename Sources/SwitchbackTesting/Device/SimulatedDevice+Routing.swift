@@ -133,7 +133,9 @@ extension SimulatedDevice {
     }
 
     private func claims(_ app: SimulatedApp, _ url: URL) async -> Bool {
-        guard let host = url.host?.lowercased(), app.associatedDomains.contains(host), let association = await association(for: host) else { return false }
+        guard let host = url.host?.lowercased(), app.associatedDomains.contains(host), let association = await association(for: host) else {
+            return false
+        }
         guard association.appIDs.contains(app.appID) else { return false }
         return association.paths.contains { AssociationPattern.matches(url.path, pattern: $0) }
     }

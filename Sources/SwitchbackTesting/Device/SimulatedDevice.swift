@@ -104,7 +104,8 @@ public actor SimulatedDevice {
     /// Installs an authenticator app for `scheme` whose backend is the provider at `backend`; with
     /// `universalLinkHost` it also claims that host's https links.
     public func installAuthenticator(
-        scheme: String, name: String? = nil, backend: URL, behaviour: AuthenticatorBehaviour = AuthenticatorBehaviour(), universalLinkHost: String? = nil
+        scheme: String, name: String? = nil, backend: URL, behaviour: AuthenticatorBehaviour = AuthenticatorBehaviour(),
+        universalLinkHost: String? = nil
     ) {
         authenticators[scheme.lowercased()] = Authenticator(
             name: name ?? "\(scheme) app", backend: backend, behaviour: behaviour, universalLinkHost: universalLinkHost?.lowercased()
@@ -376,7 +377,8 @@ public actor SimulatedDevice {
     }
 
     var visibleTabs: [Int] {
-        tabs.filter { _, tab in tab.owner == nil ? foreground == "safari" : (foreground == signInApp?.appID && tab.owner == running?.id) }.map(\.key).sorted()
+        tabs.filter { _, tab in tab.owner == nil ? foreground == "safari" : (foreground == signInApp?.appID && tab.owner == running?.id) }.map(\.key)
+            .sorted()
     }
 
     /// Pages waiting for an app's answer check it once when they are seen again (and on each

@@ -73,7 +73,9 @@ public struct WebPage: Sendable {
         guard let fetch = html.range(of: "await (await fetch(") else { return nil }
         let rest = html[fetch.upperBound...]
         guard rest.first == "\"", let end = rest.dropFirst().firstIndex(of: "\""),
-            let status = URL(string: String(rest[rest.index(after: rest.startIndex)..<end]).replacingOccurrences(of: "\\/", with: "/"), relativeTo: url)?.absoluteURL,
+            let status = URL(
+                string: String(rest[rest.index(after: rest.startIndex)..<end]).replacingOccurrences(of: "\\/", with: "/"), relativeTo: url)?
+                .absoluteURL,
             let next = anchor(id: "continue")
         else { return nil }
         return (status, next)
@@ -104,7 +106,8 @@ public struct WebPage: Sendable {
 
     /// Where the page's script fetches the QR code it shows (`<code id="qr">`) for another phone to scan.
     public var qrCodeSource: URL? {
-        guard html.contains("<code id=\"qr\">"), let fetch = html.range(of: "document.getElementById(\"qr\").textContent = (await (await fetch(\"") else {
+        guard html.contains("<code id=\"qr\">"), let fetch = html.range(of: "document.getElementById(\"qr\").textContent = (await (await fetch(\"")
+        else {
             return nil
         }
         let rest = html[fetch.upperBound...]

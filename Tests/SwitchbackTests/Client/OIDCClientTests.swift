@@ -12,7 +12,9 @@ struct OIDCClientTests {
         return Dictionary(pairs.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
     }
 
-    static func callback(_ session: AuthorizationSession, code: String = "SplxlOBeZQQYbYS6WxSbIA", state: String? = nil, iss: String = StubProvider.issuer) -> URL {
+    static func callback(
+        _ session: AuthorizationSession, code: String = "SplxlOBeZQQYbYS6WxSbIA", state: String? = nil, iss: String = StubProvider.issuer
+    ) -> URL {
         let escapedIss = iss.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         return URL(string: "\(StubProvider.redirectURI)?code=\(code)&state=\(state ?? session.state)&iss=\(escapedIss)")!
     }
@@ -50,11 +52,12 @@ struct OIDCClientTests {
     func authorizationOptions() async throws {
         let provider = try await StubProvider()
         let client = provider.client()
-        let session = try await client.prepareAuthorization(AuthorizationOptions(
-            responseMode: .formPost, acrValues: ["urn:eid:high"], uiLocales: ["ar", "en"], loginHint: "784-1990-1234567-1",
-            prompt: ["login"], maxAge: 300, claims: .object(["id_token": .object(["email": .null])]),
-            extraParameters: [("app_callback_uri", "https://app.example.com/resume")]
-        ))
+        let session = try await client.prepareAuthorization(
+            AuthorizationOptions(
+                responseMode: .formPost, acrValues: ["urn:eid:high"], uiLocales: ["ar", "en"], loginHint: "784-1990-1234567-1",
+                prompt: ["login"], maxAge: 300, claims: .object(["id_token": .object(["email": .null])]),
+                extraParameters: [("app_callback_uri", "https://app.example.com/resume")]
+            ))
         let query = Self.query(session.authorizationURL)
         #expect(query["response_mode"] == "form_post")
         #expect(query["acr_values"] == "urn:eid:high")
@@ -80,7 +83,8 @@ struct OIDCClientTests {
         #expect(Self.query(session.authorizationURL) == ["client_id": StubProvider.clientID, "request_uri": "urn:ietf:params:oauth:request_uri:abc"])
         #expect(session.requestURI == "urn:ietf:params:oauth:request_uri:abc")
         let pushed = try #require(provider.transport.requests.first { $0.url.path == "/par" })
-        let fields = Dictionary(FormEncoding.decode(String(decoding: pushed.body ?? Data(), as: UTF8.self), plusIsSpace: true) ?? [], uniquingKeysWith: { a, _ in a })
+        let fields = Dictionary(
+            FormEncoding.decode(String(decoding: pushed.body ?? Data(), as: UTF8.self), plusIsSpace: true) ?? [], uniquingKeysWith: { a, _ in a })
         #expect(fields["state"] == session.state)
         #expect(fields["code_challenge"] == session.pkce.challenge)
     }
@@ -119,7 +123,9 @@ struct OIDCClientTests {
         let client = provider.client()
         let session = try await client.prepareAuthorization()
         try await provider.setTokens(claims: provider.validClaims(nonce: session.nonce))
-        await expectCode(.stateMismatch) { try await client.completeAuthorization(.redirect(Self.callback(session, state: "forged")), session: session) }
+        await expectCode(.stateMismatch) {
+            try await client.completeAuthorization(.redirect(Self.callback(session, state: "forged")), session: session)
+        }
         await expectCode(.issuerParameterMismatch) {
             try await client.completeAuthorization(.redirect(Self.callback(session, iss: "https://evil.example")), session: session)
         }
@@ -285,7 +291,9 @@ struct OIDCClientTests {
             pkce: session.pkce, responseMode: session.responseMode, maxAge: nil, requestURI: nil,
             authorizationURL: session.authorizationURL, createdAt: session.createdAt
         )
-        await expectCode(.invalidConfiguration) { try await provider.client().completeAuthorization(.redirect(Self.callback(session)), session: session) }
+        await expectCode(.invalidConfiguration) {
+            try await provider.client().completeAuthorization(.redirect(Self.callback(session)), session: session)
+        }
     }
 
     @Test("no token, code, secret, state, nonce or verifier appears in any log line or error message")

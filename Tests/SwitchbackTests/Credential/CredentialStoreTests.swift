@@ -54,7 +54,8 @@ struct CredentialStoreTests {
         #expect((folder[.posixPermissions] as? NSNumber)?.intValue == 0o700)
     }
 
-    @Test("file: keys that could escape the directory are refused", arguments: ["../escape", "a/b", "", ".hidden", String(repeating: "k", count: 129)])
+    @Test(
+        "file: keys that could escape the directory are refused", arguments: ["../escape", "a/b", "", ".hidden", String(repeating: "k", count: 129)])
     func fileRejectsUnsafeKeys(key: String) async {
         let store = FileCredentialStore(directory: Self.temporaryDirectory())
         await expectCode(.storeFailed) { try await store.save(Self.credential(), key: key) }

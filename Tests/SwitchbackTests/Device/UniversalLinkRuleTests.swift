@@ -11,7 +11,8 @@ struct UniversalLinkRuleTests {
 
     static func device() async -> SimulatedDevice {
         let device = SimulatedDevice()
-        await device.installAuthenticator(scheme: "mitid", name: "MitID", backend: URL(string: "http://127.0.0.1:9")!, universalLinkHost: "appswitch.mitid.nets.eu")
+        await device.installAuthenticator(
+            scheme: "mitid", name: "MitID", backend: URL(string: "http://127.0.0.1:9")!, universalLinkHost: "appswitch.mitid.nets.eu")
         return device
     }
 
@@ -23,9 +24,11 @@ struct UniversalLinkRuleTests {
         #expect(await device.transcript.contains { $0.text == "opens MitID by its universal link" })
     }
 
-    @Test("a script or redirect navigation, or a tap on the same domain, stays in the browser", arguments: [
-        (URL(string: "https://broker.example/authorize")!, false), (URL(string: "https://appswitch.mitid.nets.eu/start")!, true),
-    ])
+    @Test(
+        "a script or redirect navigation, or a tap on the same domain, stays in the browser",
+        arguments: [
+            (URL(string: "https://broker.example/authorize")!, false), (URL(string: "https://appswitch.mitid.nets.eu/start")!, true),
+        ])
     func staysInBrowser(page: URL, gesture: Bool) async {
         let device = await Self.device()
         #expect(await !device.open(Self.link, from: .page(page, userGesture: gesture)))

@@ -37,8 +37,12 @@ struct DiscoveryClientTests {
 
     @Test("an issuer with a path keeps it, and a trailing slash is not doubled")
     func issuerWithPath() throws {
-        #expect(try DiscoveryClient.discoveryURL(for: "https://h.example/realms/x/").absoluteString == "https://h.example/realms/x/.well-known/openid-configuration")
-        #expect(try DiscoveryClient.discoveryURL(for: "http://127.0.0.1:4593/api/oidc").absoluteString == "http://127.0.0.1:4593/api/oidc/.well-known/openid-configuration")
+        #expect(
+            try DiscoveryClient.discoveryURL(for: "https://h.example/realms/x/").absoluteString
+                == "https://h.example/realms/x/.well-known/openid-configuration")
+        #expect(
+            try DiscoveryClient.discoveryURL(for: "http://127.0.0.1:4593/api/oidc").absoluteString
+                == "http://127.0.0.1:4593/api/oidc/.well-known/openid-configuration")
     }
 
     @Test("rejects a discovery document whose issuer differs from the one asked for")
@@ -57,7 +61,9 @@ struct DiscoveryClientTests {
 
     @Test("HTTP errors, garbage and a dropped connection are typed discovery failures")
     func fetchFailures() async throws {
-        for response in [StubTransport.json(503, "{}"), StubTransport.json(200, "<html>"), StubTransport.json(200, #"{"issuer":"https://id.example.test"}"#)] {
+        for response in [
+            StubTransport.json(503, "{}"), StubTransport.json(200, "<html>"), StubTransport.json(200, #"{"issuer":"https://id.example.test"}"#),
+        ] {
             let transport = StubTransport { _ in response }
             await expectCode(.discoveryFailed) { try await Self.client(transport).metadata(for: .discovery(issuer: Self.issuer)) }
         }
@@ -85,7 +91,10 @@ struct DiscoveryClientTests {
 
     @Test("static metadata is used as given, without any request, but still checked for HTTPS")
     func staticMetadata() async throws {
-        let transport = StubTransport { _ in Issue.record("no request expected"); return StubTransport.json(500, "{}") }
+        let transport = StubTransport { _ in
+            Issue.record("no request expected")
+            return StubTransport.json(500, "{}")
+        }
         let metadata = try JSONDecoder().decode(ProviderMetadata.self, from: Data(Self.document().utf8))
         #expect(try await Self.client(transport).metadata(for: .static(metadata)) == metadata)
         var insecure = metadata

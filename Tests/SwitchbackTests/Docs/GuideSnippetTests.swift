@@ -6,7 +6,8 @@ import Testing
 /// parse-checked (Examples/AppleSnippets) by scripts/test.sh.
 @Suite("Guides: every code block is real code")
 struct GuideSnippetTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// Lines without their indentation, blank lines dropped: a block may be shown at another indentation.
     static func normalized(_ text: String) -> [String] {
@@ -31,12 +32,16 @@ struct GuideSnippetTests {
 
     static func files(in folder: String, extension ext: String) throws -> [URL] {
         let directory = root.appendingPathComponent(folder)
-        return try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil).filter { $0.pathExtension == ext }.sorted { $0.path < $1.path }
+        return try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil).filter { $0.pathExtension == ext }.sorted {
+            $0.path < $1.path
+        }
     }
 
     @Test("each Swift block of each guide appears, line for line, in an example that runs or parses")
     func blocksAreReal() throws {
-        let sources = try ["Tools/Examples/Guides", "Tools/Examples/GettingStarted", "Examples/AppleSnippets"].flatMap { try Self.files(in: $0, extension: "swift") }
+        let sources = try ["Tools/Examples/Guides", "Tools/Examples/GettingStarted", "Examples/AppleSnippets"].flatMap {
+            try Self.files(in: $0, extension: "swift")
+        }
         let code = try sources.map { Self.normalized(try String(contentsOf: $0, encoding: .utf8)) }
         let guides = try Self.files(in: "Sources/SwitchbackApple/Documentation.docc", extension: "md")
         #expect(guides.count >= 4, "the catalog and its guides are found")

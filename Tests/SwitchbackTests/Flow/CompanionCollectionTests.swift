@@ -9,7 +9,10 @@ import SwitchbackTesting
 struct CompanionCollectionTests {
     struct Offline: Error {}
 
-    static let started = StubTransport.json(200, #"{"authorization_url": "https://api.example.com/authorize?request_uri=r", "return_url": "https://app.example.com/signed-in", "expires_in": 600}"#)
+    static let started = StubTransport.json(
+        200,
+        #"{"authorization_url": "https://api.example.com/authorize?request_uri=r", "return_url": "https://app.example.com/signed-in", "expires_in": 600}"#
+    )
 
     /// A coordinator whose companion answers `/completion/start` and then each status request with the
     /// next of `statuses` (nil: the network is down).
@@ -34,7 +37,10 @@ struct CompanionCollectionTests {
         let clock = ManualClock()
         let host = RecordingUserAgentHost()
         let (coordinator, transport) = Self.coordinator(
-            statuses: [nil, StubTransport.json(202, #"{"status": "pending"}"#), StubTransport.json(200, #"{"status": "completed", "sub": "alice", "session": "s-1", "expires_in": 3600}"#)],
+            statuses: [
+                nil, StubTransport.json(202, #"{"status": "pending"}"#),
+                StubTransport.json(200, #"{"status": "completed", "sub": "alice", "session": "s-1", "expires_in": 3600}"#),
+            ],
             clock: clock, host: host
         )
         let task = Task { try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView), through: .completion) }
@@ -57,7 +63,8 @@ struct CompanionCollectionTests {
         let clock = ManualClock()
         let host = RecordingUserAgentHost()
         let (coordinator, _) = Self.coordinator(
-            statuses: [StubTransport.json(404, #"{"error": "invalid_grant", "error_description": "no sign-in is waiting under this flow_id"}"#)], clock: clock, host: host
+            statuses: [StubTransport.json(404, #"{"error": "invalid_grant", "error_description": "no sign-in is waiting under this flow_id"}"#)],
+            clock: clock, host: host
         )
         do {
             _ = try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView), through: .completion)

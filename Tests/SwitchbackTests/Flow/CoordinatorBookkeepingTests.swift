@@ -14,7 +14,8 @@ struct CoordinatorBookkeepingTests {
 
     static func coordinator(journal: any FlowJournalStore = InMemoryFlowJournalStore()) -> (SignInCoordinator, OIDCClient) {
         let client = OIDCClient(
-            configuration: ClientConfiguration(clientID: "app", redirectURI: URL(string: "com.example.app:/oauth/callback")!), provider: .static(metadata),
+            configuration: ClientConfiguration(clientID: "app", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
+            provider: .static(metadata),
             transport: StubTransport { _ in StubTransport.json(500, "{}") }
         )
         return (SignInCoordinator(client: client, host: RecordingUserAgentHost(), opener: RecordingURLOpener(), journal: journal), client)
@@ -23,7 +24,8 @@ struct CoordinatorBookkeepingTests {
     static func begin(_ coordinator: SignInCoordinator, _ client: OIDCClient) async throws -> String {
         let session = try await client.prepareAuthorization()
         return await coordinator.begin(
-            SignInRequest(provider: "generic", strategy: .safariView), authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI
+            SignInRequest(provider: "generic", strategy: .safariView), authorization: .app(session), url: session.authorizationURL,
+            returnURL: session.redirectURI
         )
     }
 

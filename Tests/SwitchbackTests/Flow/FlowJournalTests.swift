@@ -53,10 +53,12 @@ struct FlowJournalTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try Self.journal("app-flow", expiresAt: Date().addingTimeInterval(600))
         let started = CompanionAuthorization(
-            route: .completion, authorizationURL: SignInFlowTests.authorizationURL, returnURL: try #require(URL(string: "https://app.example.com/signed-in")),
+            route: .completion, authorizationURL: SignInFlowTests.authorizationURL,
+            returnURL: try #require(URL(string: "https://app.example.com/signed-in")),
             state: nil, flowSecret: "flow-secret-0123456789abcdefghij", createdAt: Date(timeIntervalSince1970: 1_700_000_100)
         )
-        let companion = FlowJournal(flow: try Self.withID("companion-flow", app.flow), authorization: .companion(started), provider: "mitid", expiresAt: app.expiresAt)
+        let companion = FlowJournal(
+            flow: try Self.withID("companion-flow", app.flow), authorization: .companion(started), provider: "mitid", expiresAt: app.expiresAt)
         let store = FileFlowJournalStore(directory: directory)
         try store.save(app)
         try store.save(companion)

@@ -43,13 +43,17 @@ struct PlatformAdapterSequenceTests {
         var flow = SignInFlow(SignInFlowTests.webViewPlan())
         _ = flow.handle(.start)
         let cancelled = PlatformOutcome.loadFailureWasCancellation(errorDomain: NSURLErrorDomain, errorCode: NSURLErrorNotConnectedToInternet)
-        #expect(flow.handle(.navigationFailed(SignInFlowTests.authorizationURL, cancelledByPolicy: cancelled)).last == .complete(.failed(.userAgentFailed)))
+        #expect(
+            flow.handle(.navigationFailed(SignInFlowTests.authorizationURL, cancelledByPolicy: cancelled)).last
+                == .complete(.failed(.userAgentFailed)))
     }
 
     @Test("ASWebAuthenticationSession completion: callback URL, Cancel tapped (code 1), presentation failures (codes 2, 3)")
     func authenticationSessionCompletion() throws {
         let domain = PlatformOutcome.authenticationSessionErrorDomain
-        #expect(PlatformOutcome.sessionCompletion(callbackURL: SignInFlowTests.callback, errorDomain: nil, errorCode: nil) == .callback(SignInFlowTests.callback))
+        #expect(
+            PlatformOutcome.sessionCompletion(callbackURL: SignInFlowTests.callback, errorDomain: nil, errorCode: nil)
+                == .callback(SignInFlowTests.callback))
         #expect(PlatformOutcome.sessionCompletion(callbackURL: nil, errorDomain: domain, errorCode: 1) == .cancelledByUser)
         #expect(PlatformOutcome.sessionCompletion(callbackURL: nil, errorDomain: domain, errorCode: 2) == .failed)
         #expect(PlatformOutcome.sessionCompletion(callbackURL: nil, errorDomain: domain, errorCode: 3) == .failed)
@@ -91,14 +95,18 @@ struct PlatformAdapterSequenceTests {
 /// The Info.plist check run at launch.
 @Suite("SetupCheck")
 struct SetupCheckTests {
-    static let links = ProviderPreset.AppLinks(scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
+    static let links = ProviderPreset.AppLinks(
+        scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
 
-    @Test("missing queried authenticator schemes (production, and the request's test environment), an unregistered return scheme, and the associated-domain reminder")
+    @Test(
+        "missing queried authenticator schemes (production, and the request's test environment), an unregistered return scheme, and the associated-domain reminder"
+    )
     func problems() async throws {
         let production = try await ProviderPreset.uaePass.request(strategy: .webView, links: Self.links)
-        #expect(SetupCheck(queriedSchemes: ["uaepass"], urlSchemes: ["com.example.app"]).problems(
-            for: production, preset: .uaePass, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))
-        ).isEmpty, "a production request needs only the production app's scheme")
+        #expect(
+            SetupCheck(queriedSchemes: ["uaepass"], urlSchemes: ["com.example.app"]).problems(
+                for: production, preset: .uaePass, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))
+            ).isEmpty, "a production request needs only the production app's scheme")
         let request = try await ProviderPreset.uaePass.request(strategy: .webView, environment: .staging, links: Self.links)
         let info: [String: Any] = [
             "LSApplicationQueriesSchemes": ["uaepass"],
@@ -111,8 +119,9 @@ struct SetupCheckTests {
         let complete = SetupCheck(queriedSchemes: ["uaepass", "uaepassstg"], urlSchemes: ["com.example.app"])
         #expect(complete.problems(for: request, preset: .uaePass, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))).isEmpty)
         let universal = try await ProviderPreset.mitID.request(links: Self.links)
-        #expect(complete.problems(for: universal, preset: .mitID, redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback"))) == [
-            .associatedDomainNeeded("app.example.com")
-        ])
+        #expect(
+            complete.problems(for: universal, preset: .mitID, redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback"))) == [
+                .associatedDomainNeeded("app.example.com")
+            ])
     }
 }

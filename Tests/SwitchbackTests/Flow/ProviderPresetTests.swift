@@ -22,14 +22,18 @@ struct ProviderPresetTests {
         }
     }
 
-    @Test("UAE Pass: the WebView first (the vendor's guidance), the system browser in production too, only the WebView in staging and QA (the scheme bug), never a Safari view")
+    @Test(
+        "UAE Pass: the WebView first (the vendor's guidance), the system browser in production too, only the WebView in staging and QA (the scheme bug), never a Safari view"
+    )
     func uaePassStrategies() async throws {
         #expect(ProviderPreset.uaePass.usableStrategies(in: .production) == [.webView, .systemBrowser])
         #expect(ProviderPreset.uaePass.usableStrategies(in: .staging) == [.webView])
         #expect(ProviderPreset.uaePass.usableStrategies(in: .qa) == [.webView])
         let qa = try await ProviderPreset.uaePass.request(environment: .qa, links: Self.links)
         #expect(qa.rewrite?.environment == .qa && qa.rewrite?.rule.schemes[.qa] == "uaepassqa")
-        let staging = await Self.refusal { try await ProviderPreset.uaePass.request(strategy: .systemBrowser, environment: .staging, links: Self.links) }
+        let staging = await Self.refusal {
+            try await ProviderPreset.uaePass.request(strategy: .systemBrowser, environment: .staging, links: Self.links)
+        }
         #expect(staging?.code == .strategyNotSupported)
         #expect(staging?.message.contains("production authenticator") == true)
         let safariView = await Self.refusal { try await ProviderPreset.uaePass.request(strategy: .safariView, links: Self.links) }

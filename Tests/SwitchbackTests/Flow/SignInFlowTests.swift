@@ -156,7 +156,10 @@ struct SignInFlowTests {
         // A provider page that fails to load fails the flow.
         var failing = SignInFlow(Self.webViewPlan())
         _ = failing.handle(.start)
-        #expect(failing.handle(.navigationFailed(Self.authorizationURL, cancelledByPolicy: false)) == [.dismissUserAgent, .complete(.failed(.userAgentFailed))])
+        #expect(
+            failing.handle(.navigationFailed(Self.authorizationURL, cancelledByPolicy: false)) == [
+                .dismissUserAgent, .complete(.failed(.userAgentFailed)),
+            ])
     }
 
     @Test("authenticator not installed (its link cannot be opened): a typed failure, not a wait")
@@ -284,8 +287,13 @@ struct SignInFlowTests {
         var refused = SignInFlow(Self.webViewPlan())
         _ = refused.handle(.start)
         #expect(refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/authorize?client_id=app&x=1"), status: 200)).isEmpty)
-        #expect(refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/help"), status: 404)).isEmpty, "another page's error is the page's business")
-        #expect(refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/authorize?client_id=app"), status: 403)) == [.dismissUserAgent, .complete(.failed(.userAgentRefused))])
+        #expect(
+            refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/help"), status: 404)).isEmpty,
+            "another page's error is the page's business")
+        #expect(
+            refused.handle(.pageResponse(URL(string: "https://stg-id.uaepass.ae/authorize?client_id=app"), status: 403)) == [
+                .dismissUserAgent, .complete(.failed(.userAgentRefused)),
+            ])
         #expect(refused.state == .failed(.userAgentRefused))
 
         // After the hand-off, the authorization endpoint answering an error (a stale reload) is not a refusal.

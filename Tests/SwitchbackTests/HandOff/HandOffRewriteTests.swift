@@ -24,7 +24,8 @@ struct HandOffRewriteTests {
 
     @Test("the return URLs are replaced by the app's, with flow and outcome; the provider's are kept; other parameters untouched")
     func basic() throws {
-        let original = try Self.link("uaepass://digitalid?successurl=\(Self.escape(Self.resume))&failureurl=\(Self.escape(Self.cancel))&closeondone=true")
+        let original = try Self.link(
+            "uaepass://digitalid?successurl=\(Self.escape(Self.resume))&failureurl=\(Self.escape(Self.cancel))&closeondone=true")
         let rewrite = try HandOffRewrite(original, rule: Self.rule, environment: .production, returnTo: Self.returnTo, flowID: "F1")
         #expect(rewrite.successURL.absoluteString == Self.resume)
         #expect(rewrite.failureURL?.absoluteString == Self.cancel)
@@ -47,7 +48,8 @@ struct HandOffRewriteTests {
     @Test("parameter shapes: successURL spelling, double encoding, parameters after the return URL, no closeondone")
     func shapes() throws {
         let twice = Self.escape(Self.escape(Self.resume))
-        let original = try Self.link("uaepass://digitalid?txn=T1&successURL=\(twice)&failureURL=\(Self.escape(Self.escape(Self.cancel)))&lang=en&browserpackage=x")
+        let original = try Self.link(
+            "uaepass://digitalid?txn=T1&successURL=\(twice)&failureURL=\(Self.escape(Self.escape(Self.cancel)))&lang=en&browserpackage=x")
         let rewrite = try HandOffRewrite(original, rule: Self.rule, environment: .production, returnTo: Self.returnTo, flowID: "F2")
         #expect(rewrite.successURL.absoluteString == Self.resume)
         #expect(rewrite.failureURL?.absoluteString == Self.cancel)
@@ -63,7 +65,9 @@ struct HandOffRewriteTests {
             "https://stg-id.uaepass.ae.evil.example/resume", "javascript:alert(1)",
         ] {
             let original = try Self.link("uaepass://digitalid?successurl=\(Self.escape(foreign))")
-            expectCode(.foreignResumeURL) { try HandOffRewrite(original, rule: Self.rule, environment: .production, returnTo: Self.returnTo, flowID: "F") }
+            expectCode(.foreignResumeURL) {
+                try HandOffRewrite(original, rule: Self.rule, environment: .production, returnTo: Self.returnTo, flowID: "F")
+            }
         }
     }
 
@@ -76,18 +80,29 @@ struct HandOffRewriteTests {
             (try Self.link("uaepass://digitalid?successurl=\(Self.escape(Self.resume))"), AuthenticatorRule.Environment("qa")),
         ]
         for (link, environment) in cases {
-            expectCode(.handOffLinkInvalid) { try HandOffRewrite(link, rule: Self.rule, environment: environment, returnTo: Self.returnTo, flowID: "F") }
+            expectCode(.handOffLinkInvalid) {
+                try HandOffRewrite(link, rule: Self.rule, environment: environment, returnTo: Self.returnTo, flowID: "F")
+            }
         }
     }
 
     @Test("returns are matched exactly: another flow, another path, a universal link of the app, no flow at all")
     func matching() throws {
         let returnTo = try Self.link("https://app.example.com/handoff")
-        #expect(HandOffRewrite.match(try Self.link("https://app.example.com/handoff?switchback_flow=F9&switchback_outcome=success"), returnTo: returnTo, flowID: "F1") == .otherFlow)
-        #expect(HandOffRewrite.match(try Self.link("https://app.example.com/handoff/x?switchback_flow=F1&switchback_outcome=success"), returnTo: returnTo, flowID: "F1") == .unrelated)
+        #expect(
+            HandOffRewrite.match(
+                try Self.link("https://app.example.com/handoff?switchback_flow=F9&switchback_outcome=success"), returnTo: returnTo, flowID: "F1")
+                == .otherFlow)
+        #expect(
+            HandOffRewrite.match(
+                try Self.link("https://app.example.com/handoff/x?switchback_flow=F1&switchback_outcome=success"), returnTo: returnTo, flowID: "F1")
+                == .unrelated)
         #expect(HandOffRewrite.match(try Self.link("https://app.example.com/orders/42"), returnTo: returnTo, flowID: "F1") == .unrelated)
         #expect(HandOffRewrite.match(try Self.link("https://app.example.com/handoff"), returnTo: returnTo, flowID: "F1") == .unrelated)
-        #expect(HandOffRewrite.match(try Self.link("HTTPS://APP.EXAMPLE.COM/handoff?switchback_flow=F1&switchback_outcome=failure"), returnTo: returnTo, flowID: "F1") == .failure)
+        #expect(
+            HandOffRewrite.match(
+                try Self.link("HTTPS://APP.EXAMPLE.COM/handoff?switchback_flow=F1&switchback_outcome=failure"), returnTo: returnTo, flowID: "F1")
+                == .failure)
     }
 }
 
@@ -106,7 +121,9 @@ struct NavigationPolicyTests {
         #expect(policy.decide(nil) == .allow)
         let callback = try HandOffRewriteTests.link("com.example.app:/oauth/callback?code=c&state=s")
         #expect(policy.decide(callback) == .finish(callback))
-        #expect(policy.decide(try HandOffRewriteTests.link("com.example.app:/oauth/callback/extra?code=c")) == .openExternally(try HandOffRewriteTests.link("com.example.app:/oauth/callback/extra?code=c")))
+        #expect(
+            policy.decide(try HandOffRewriteTests.link("com.example.app:/oauth/callback/extra?code=c"))
+                == .openExternally(try HandOffRewriteTests.link("com.example.app:/oauth/callback/extra?code=c")))
         let phone = try HandOffRewriteTests.link("tel:+97180082466")
         #expect(policy.decide(phone) == .openExternally(phone))
     }

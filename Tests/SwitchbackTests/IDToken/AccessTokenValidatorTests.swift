@@ -23,7 +23,8 @@ struct AccessTokenValidatorTests {
         let signer = try await TestTokenSigner(.es256, keyID: "k1")
         let other = try await TestTokenSigner(.es256, keyID: "k1")
         let keys = try JWKSCache(jwksJSON: Data(TestTokenSigner.jwks([signer]).utf8), clock: ManualClock(Self.now), logger: Logger(label: "test"))
-        let validator = AccessTokenValidator(issuer: "https://id.example.com", audience: "https://api.example.com", keys: keys, clock: ManualClock(Self.now))
+        let validator = AccessTokenValidator(
+            issuer: "https://id.example.com", audience: "https://api.example.com", keys: keys, clock: ManualClock(Self.now))
 
         let good = try await validator.validate(try await signer.sign(Self.claims(), type: "at+jwt"))
         #expect(good.sub == "alice")

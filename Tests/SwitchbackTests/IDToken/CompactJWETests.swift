@@ -9,7 +9,8 @@ import Testing
 @Suite("Compact JWE")
 struct CompactJWETests {
     /// RFC 7520's plaintext for its JWE examples (§5).
-    static let plaintext = "You can trust us to stick with you through thick and thin–to the bitter end. And you can trust us to keep any secret of yours–closer than you keep it yourself. But you cannot trust us to let you face trouble alone, and go off without a word. We are your friends, Frodo."
+    static let plaintext =
+        "You can trust us to stick with you through thick and thin–to the bitter end. And you can trust us to keep any secret of yours–closer than you keep it yourself. But you cannot trust us to let you face trouble alone, and go off without a word. We are your friends, Frodo."
 
     /// RFC 7520 §5.4: ECDH-ES+A128KW with A128GCM, to Peregrin Took's P-384 key.
     static let example54Key: [String: JSONValue] = strings([
@@ -97,7 +98,8 @@ struct CompactJWETests {
         var checked = 0
         for (alg, enc) in Self.pairs {
             for key in keys where (alg == "RSA-OAEP-256") == (key.curve == nil) {
-                let token = try CompactJWE.encrypt(Data("inner.jws.token".utf8), to: key.publicJWK(), alg: alg, enc: enc, header: ["cty": .string("JWT")])
+                let token = try CompactJWE.encrypt(
+                    Data("inner.jws.token".utf8), to: key.publicJWK(), alg: alg, enc: enc, header: ["cty": .string("JWT")])
                 #expect(CompactJWE.isEncrypted(token))
                 let decrypted = try CompactJWE.decrypt(token, keys: keys)
                 #expect(String(decoding: decrypted.plaintext, as: UTF8.self) == "inner.jws.token", "\(alg) \(enc) \(key.keyID ?? "")")

@@ -55,12 +55,14 @@ struct IDTokenValidatorTests {
     @Test("JWKS with unparseable and unknown-type keys: they are skipped, the good key verifies")
     func skipsUnparseableKeys() async throws {
         let provider = try await StubProvider()
-        provider.jwks = TestTokenSigner.jwks([provider.signer], extraKeys: [
-            ["kty": .string("RSA"), "kid": .string("broken"), "n": .string("%%%not-base64%%%"), "e": .string("AQAB")],
-            ["kty": .string("XYZ"), "kid": .string("unknown-type"), "foo": .string("bar")],
-            ["kty": .string("oct"), "kid": .string("symmetric"), "k": .string("c2VjcmV0")],
-            ["kid": .string("no-kty")],
-        ])
+        provider.jwks = TestTokenSigner.jwks(
+            [provider.signer],
+            extraKeys: [
+                ["kty": .string("RSA"), "kid": .string("broken"), "n": .string("%%%not-base64%%%"), "e": .string("AQAB")],
+                ["kty": .string("XYZ"), "kid": .string("unknown-type"), "foo": .string("bar")],
+                ["kty": .string("oct"), "kid": .string("symmetric"), "k": .string("c2VjcmV0")],
+                ["kid": .string("no-kty")],
+            ])
         let token = try await validate(provider, provider.validClaims())
         #expect(token.claims.sub == "user-1")
     }
@@ -273,9 +275,11 @@ struct IDTokenValidatorTests {
         await expectCode(.unknownSigningKey) { try await provider.validator().validate(token, expectations: .init(nonce: nil)) }
     }
 
-    @Test("rejects garbage as malformed", arguments: [
-        "not-a-jwt", "a.b", "eyJhbGciOiJSUzI1NiJ9.!!!.sig",
-    ])
+    @Test(
+        "rejects garbage as malformed",
+        arguments: [
+            "not-a-jwt", "a.b", "eyJhbGciOiJSUzI1NiJ9.!!!.sig",
+        ])
     func rejectsMalformed(token: String) async throws {
         let provider = try await StubProvider()
         await expectCode(.idTokenMalformed) { try await provider.validator().validate(token, expectations: .init(nonce: nil)) }
@@ -308,7 +312,8 @@ struct IDTokenValidatorTests {
         }
         claims["at_hash"] = nil
         await expectCode(.accessTokenHashInvalid) {
-            try await validate(provider, claims, expectations: .init(nonce: "n-0S6_WzA2Mj", accessToken: "at-SlAV32hkKG", requireAccessTokenHash: true))
+            try await validate(
+                provider, claims, expectations: .init(nonce: "n-0S6_WzA2Mj", accessToken: "at-SlAV32hkKG", requireAccessTokenHash: true))
         }
     }
 
@@ -320,7 +325,8 @@ struct IDTokenValidatorTests {
         var claims = provider.validClaims()
         claims["at_hash"] = .string("77QmUPtjPfzWtF2AnpK9RQ")
         let token = try await validate(
-            provider, claims, expectations: .init(nonce: "n-0S6_WzA2Mj", accessToken: "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y", requireAccessTokenHash: true)
+            provider, claims,
+            expectations: .init(nonce: "n-0S6_WzA2Mj", accessToken: "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y", requireAccessTokenHash: true)
         )
         #expect(token.claims.atHash == "77QmUPtjPfzWtF2AnpK9RQ")
     }
@@ -373,13 +379,15 @@ struct IDTokenValidatorTests {
         try IDTokenValidator.checkRefreshed(IDTokenClaims(iss: "i", sub: "s", aud: ["a"], authTime: 10), previous: previous)
     }
 
-    @Test("a refreshed ID token that changed iss, sub or aud, or newly carries azp, is rejected", arguments: [
-        IDTokenClaims(iss: "other", sub: "s", aud: ["a"]),
-        IDTokenClaims(iss: "i", sub: "other", aud: ["a"]),
-        IDTokenClaims(iss: "i", sub: "s", aud: ["a", "b"]),
-        IDTokenClaims(iss: "i", sub: "s", aud: ["a"], azp: "a"),
-        IDTokenClaims(iss: "i", sub: "s", aud: ["a"], authTime: 99),
-    ])
+    @Test(
+        "a refreshed ID token that changed iss, sub or aud, or newly carries azp, is rejected",
+        arguments: [
+            IDTokenClaims(iss: "other", sub: "s", aud: ["a"]),
+            IDTokenClaims(iss: "i", sub: "other", aud: ["a"]),
+            IDTokenClaims(iss: "i", sub: "s", aud: ["a", "b"]),
+            IDTokenClaims(iss: "i", sub: "s", aud: ["a"], azp: "a"),
+            IDTokenClaims(iss: "i", sub: "s", aud: ["a"], authTime: 99),
+        ])
     func refreshedChanged(refreshed: IDTokenClaims) {
         let previous = IDTokenClaims(iss: "i", sub: "s", aud: ["a"], authTime: 10)
         expectCode(.refreshedIDTokenMismatch) { try IDTokenValidator.checkRefreshed(refreshed, previous: previous) }

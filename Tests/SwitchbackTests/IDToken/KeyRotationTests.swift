@@ -59,7 +59,8 @@ struct KeyRotationTests {
         // fell within the 60 s interval after that refetch.
         #expect(provider.jwksFetches == 2)
         provider.clock.advance(by: 35)
-        let token = TestTokenSigner.compact(header: ["alg": .string("RS256"), "kid": .string("late")], claims: provider.validClaims(), signature: [1])
+        let token = TestTokenSigner.compact(
+            header: ["alg": .string("RS256"), "kid": .string("late")], claims: provider.validClaims(), signature: [1])
         await expectCode(.unknownSigningKey) { try await validator.validate(token, expectations: .init(nonce: nil)) }
         #expect(provider.jwksFetches == 3)
         await expectCode(.unknownSigningKey) { try await validator.validate(token, expectations: .init(nonce: nil)) }
@@ -98,7 +99,8 @@ struct KeyRotationTests {
         let keys = try JWKSCache(jwksJSON: Data(TestTokenSigner.jwks([signer]).utf8), logger: .init(label: "test"))
         let other = try await TestTokenSigner(.es256, keyID: "ec-2")
         let clock = ManualClock()
-        let validator = IDTokenValidator(issuer: StubProvider.issuer, clientID: StubProvider.clientID, allowedAlgorithms: ["ES256"], keys: keys, clock: clock)
+        let validator = IDTokenValidator(
+            issuer: StubProvider.issuer, clientID: StubProvider.clientID, allowedAlgorithms: ["ES256"], keys: keys, clock: clock)
         let claims: [String: JSONValue] = [
             "iss": .string(StubProvider.issuer), "aud": .string(StubProvider.clientID), "sub": .string("s"),
             "iat": .number(clock.now().timeIntervalSince1970), "exp": .number(clock.now().timeIntervalSince1970 + 60),

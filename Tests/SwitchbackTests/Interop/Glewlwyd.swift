@@ -60,7 +60,9 @@ enum Glewlwyd {
               | curl -sf -b "$J" -o /dev/null -X PUT "$API/client/$2" -H 'Content-Type: application/json' --data-binary @-
             """
         let outcome = try await ChildProcess.run("/bin/bash", ["-c", script, "add-redirect", peer.issuer, client, redirectURI])
-        guard outcome.status == 0 else { throw PeerMissing(description: "glewlwyd's admin API refused the redirect URI: \(outcome.stderr.prefix(300))") }
+        guard outcome.status == 0 else {
+            throw PeerMissing(description: "glewlwyd's admin API refused the redirect URI: \(outcome.stderr.prefix(300))")
+        }
     }
 
     /// Lets alice sign in and consent, as a browser would; returns where glewlwyd sends the browser.

@@ -27,9 +27,11 @@ struct GlewlwydInteropTests {
         #expect(metadata.idTokenSigningAlgValuesSupported?.contains("ES256") == true)
     }
 
-    @Test("code + PKCE S256 + nonce for the RS256 and the ES256 client, ID token verified against glewlwyd's live JWKS, then userinfo", arguments: [
-        ("native-rs", "RS256", "rs256-"), ("native-es", "ES256", "es256-"),
-    ])
+    @Test(
+        "code + PKCE S256 + nonce for the RS256 and the ES256 client, ID token verified against glewlwyd's live JWKS, then userinfo",
+        arguments: [
+            ("native-rs", "RS256", "rs256-"), ("native-es", "ES256", "es256-"),
+        ])
     func codeFlow(clientID: String, algorithm: String, kidPrefix: String) async throws {
         let peer = try Glewlwyd.require()
         let client = Glewlwyd.client(peer, clientID: clientID)

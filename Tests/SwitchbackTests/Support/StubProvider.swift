@@ -84,7 +84,8 @@ final class StubProvider: @unchecked Sendable {  // @unchecked: mutable fields a
         IDTokenValidator(
             issuer: Self.issuer, clientID: Self.clientID, allowedAlgorithms: algorithms, clockSkew: 60,
             requiredACRValues: acr,
-            keys: JWKSCache(jwksURI: metadata.jwksURI, transport: transport, clock: clock, refetchInterval: refetchInterval, logger: Logger(label: "test")),
+            keys: JWKSCache(
+                jwksURI: metadata.jwksURI, transport: transport, clock: clock, refetchInterval: refetchInterval, logger: Logger(label: "test")),
             clock: clock
         )
     }

@@ -18,7 +18,8 @@ struct DPoPTests {
     func proofShape() throws {
         let key = DPoPKey()
         let url = try #require(URL(string: "https://id.example/userinfo?x=1#f"))
-        let proof = try key.proof(method: "GET", url: url, accessToken: "at-1", nonce: "n-1", now: Date(timeIntervalSince1970: 1_800_000_000), jti: "j-1")
+        let proof = try key.proof(
+            method: "GET", url: url, accessToken: "at-1", nonce: "n-1", now: Date(timeIntervalSince1970: 1_800_000_000), jti: "j-1")
         let parts = proof.split(separator: ".")
         #expect(parts.count == 3)
         let header = try Self.decode(parts[0])
@@ -40,7 +41,9 @@ struct DPoPTests {
         #expect(DPoPKey.thumbprint(of: .object(jwk)) == key.thumbprint)
     }
 
-    @Test("the thumbprint of RFC 9449's example key (Figure 2) is the jkt RFC 9449 publishes for it (Figure 9), in any member order and with extra members")
+    @Test(
+        "the thumbprint of RFC 9449's example key (Figure 2) is the jkt RFC 9449 publishes for it (Figure 9), in any member order and with extra members"
+    )
     func publishedThumbprint() {
         let members: [String: JSONValue] = [
             "kty": .string("EC"), "crv": .string("P-256"),
@@ -50,7 +53,9 @@ struct DPoPTests {
         var extended = members
         extended["kid"] = .string("k1")
         extended["use"] = .string("sig")
-        #expect(DPoPKey.thumbprint(of: .object(extended)) == "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I", "only the required members count (RFC 7638 §3.2)")
+        #expect(
+            DPoPKey.thumbprint(of: .object(extended)) == "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I",
+            "only the required members count (RFC 7638 §3.2)")
     }
 
     @Test("the thumbprint is RFC 7638's: stable across a PEM round trip, different per key, nil for non-P-256 keys")
@@ -78,7 +83,9 @@ struct DPoPTests {
         let transport = StubTransport { _ in
             HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Data(#"{"access_token":"a","token_type":"Bearer"}"#.utf8))
         }
-        let tokens = TokenClient(configuration: configuration, metadata: metadata, transport: transport, clock: SystemClock(), entropy: SystemEntropy(), logger: .init(label: "test"))
+        let tokens = TokenClient(
+            configuration: configuration, metadata: metadata, transport: transport, clock: SystemClock(), entropy: SystemEntropy(),
+            logger: .init(label: "test"))
         await expectCode(.invalidTokenResponse) { try await tokens.refresh(refreshToken: "r") }
         let sent = try #require(transport.requests.first)
         #expect(sent.headers["DPoP"]?.split(separator: ".").count == 3)

@@ -14,7 +14,8 @@ struct TokenClientTests {
         jwksURI: URL(string: "https://id.example.test/jwks")!,
         pushedAuthorizationRequestEndpoint: URL(string: "https://id.example.test/par")!
     )
-    static let tokens = #"{"access_token":"at-1","token_type":"Bearer","expires_in":"3600","refresh_token":"rt-1","id_token":"a.b.c","scope":"openid profile"}"#
+    static let tokens =
+        #"{"access_token":"at-1","token_type":"Bearer","expires_in":"3600","refresh_token":"rt-1","id_token":"a.b.c","scope":"openid profile"}"#
 
     static func client(_ authentication: ClientAuthentication, transport: StubTransport, clock: ManualClock = ManualClock()) -> TokenClient {
         TokenClient(
@@ -26,24 +27,28 @@ struct TokenClientTests {
     }
 
     static func fields(_ request: HTTPRequest) -> [String: String] {
-        Dictionary(FormEncoding.decode(String(decoding: request.body ?? Data(), as: UTF8.self), plusIsSpace: true) ?? [], uniquingKeysWith: { first, _ in first })
+        Dictionary(
+            FormEncoding.decode(String(decoding: request.body ?? Data(), as: UTF8.self), plusIsSpace: true) ?? [],
+            uniquingKeysWith: { first, _ in first })
     }
 
     @Test("authorization_code grant sends code, redirect_uri and code_verifier; public client sends client_id only")
     func codeGrantPublicClient() async throws {
         let transport = StubTransport { _ in StubTransport.json(200, Self.tokens) }
         let response = try await Self.client(.none, transport: transport)
-            .exchange(code: "c-1", verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirectURI: URL(string: "com.example.app:/oauth/callback")!)
+            .exchange(
+                code: "c-1", verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirectURI: URL(string: "com.example.app:/oauth/callback")!)
         #expect(response.accessToken == "at-1")
         #expect(response.expiresIn == 3600)
         let request = try #require(transport.requests.first)
         #expect(request.method == .post)
         #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
         #expect(request.headers["Authorization"] == nil)
-        #expect(Self.fields(request) == [
-            "grant_type": "authorization_code", "code": "c-1", "redirect_uri": "com.example.app:/oauth/callback",
-            "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "client_id": "app client",
-        ])
+        #expect(
+            Self.fields(request) == [
+                "grant_type": "authorization_code", "code": "c-1", "redirect_uri": "com.example.app:/oauth/callback",
+                "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "client_id": "app client",
+            ])
     }
 
     @Test("client_secret_basic: form-encoded ID and secret in the Authorization header, nothing in the body")
@@ -67,9 +72,11 @@ struct TokenClientTests {
         #expect(fields["scope"] == "openid")
     }
 
-    @Test("private_key_jwt: a signed assertion for this client, addressed to the issuer alone (not the endpoint), short-lived, with a unique jti", arguments: [
-        TestTokenSigner.Algorithm.rs256, .es256,
-    ])
+    @Test(
+        "private_key_jwt: a signed assertion for this client, addressed to the issuer alone (not the endpoint), short-lived, with a unique jti",
+        arguments: [
+            TestTokenSigner.Algorithm.rs256, .es256,
+        ])
     func privateKeyJWT(algorithm: TestTokenSigner.Algorithm) async throws {
         let key = try await TestTokenSigner(algorithm, keyID: "client-key")
         let signer = try await ClientAssertionSigner(
@@ -88,7 +95,8 @@ struct TokenClientTests {
         for request in transport.requests {
             let fields = Self.fields(request)
             #expect(fields["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-            let payload = try await verifier.verifiedPayload(of: try #require(fields["client_assertion"]), allowed: [algorithm.rawValue], malformed: .idTokenMalformed)
+            let payload = try await verifier.verifiedPayload(
+                of: try #require(fields["client_assertion"]), allowed: [algorithm.rawValue], malformed: .idTokenMalformed)
             let claims = try JSONDecoder().decode([String: JSONValue].self, from: payload)
             #expect(claims["iss"] == .string("app client"))
             #expect(claims["sub"] == .string("app client"))
@@ -108,7 +116,10 @@ struct TokenClientTests {
     func ecdsaCurves() async throws {
         let p384 = P384.Signing.PrivateKey()
         let p521 = P521.Signing.PrivateKey()
-        for (algorithm, pem, other) in [(ClientAssertionSigner.Algorithm.es384, p384.pemRepresentation, p521.pemRepresentation), (.es512, p521.pemRepresentation, p384.pemRepresentation)] {
+        for (algorithm, pem, other) in [
+            (ClientAssertionSigner.Algorithm.es384, p384.pemRepresentation, p521.pemRepresentation),
+            (.es512, p521.pemRepresentation, p384.pemRepresentation),
+        ] {
             let signer = try await ClientAssertionSigner(algorithm: algorithm, privateKeyPEM: pem)
             let assertion = try await signer.assertion(clientID: "c", audience: "https://id.example.test", now: Date(), entropy: SystemEntropy())
             let encodedHeader = try #require(assertion.split(separator: ".").first)

@@ -37,14 +37,16 @@ struct Benchmarks {
             return
         }
         #if DEBUG
-        print("warning: debug build; run `swift run -c release --package-path Tools SwitchbackBenchmarks` for meaningful figures\n")
+            print("warning: debug build; run `swift run -c release --package-path Tools SwitchbackBenchmarks` for meaningful figures\n")
         #endif
         print("ID-token validation vs raw swift-crypto signature verification, \(seconds) s per row, one core")
         print(pad("case", 12) + pad("validations/s", 16) + pad("raw verify/s", 16) + "ratio")
         for algorithm in [TestTokenSigner.Algorithm.rs256, .es256] {
             let row = try await measure(algorithm)
             let ratio = row.validation / row.raw * 100
-            print(pad(row.name, 12) + pad(String(format: "%.0f", row.validation), 16) + pad(String(format: "%.0f", row.raw), 16) + String(format: "%.1f%%", ratio))
+            print(
+                pad(row.name, 12) + pad(String(format: "%.0f", row.validation), 16) + pad(String(format: "%.0f", row.raw), 16)
+                    + String(format: "%.1f%%", ratio))
         }
         try await CodeFlowBenchmark.run(seconds: seconds * 5)
         try await HandOffBenchmark.run(seconds: seconds * 5)

@@ -20,7 +20,9 @@ enum CodeFlowBenchmark {
         let emulatorClient = try client(issuer: emulator.issuer)
         let emulatorRate = try await rate(seconds: seconds) { try await emulatorFlow(emulator: emulator, client: emulatorClient) }
         await emulator.stop()
-        print(Benchmarks.pad("switchback emulator", 30) + Benchmarks.pad(String(format: "%.0f", emulatorRate), 10) + "3 (authorize page, login form, token)")
+        print(
+            Benchmarks.pad("switchback emulator", 30) + Benchmarks.pad(String(format: "%.0f", emulatorRate), 10)
+                + "3 (authorize page, login form, token)")
 
         guard let issuer = ProcessInfo.processInfo.environment["GLEWLWYD_ISSUER"] else {
             print(Benchmarks.pad("glewlwyd", 30) + "not running: start it with ../shared/peers/glewlwyd/up.sh and export its env")
@@ -28,7 +30,9 @@ enum CodeFlowBenchmark {
         }
         let glewlwyd = try await Glewlwyd(issuer: issuer)
         let glewlwydRate = try await rate(seconds: seconds) { try await glewlwyd.flow() }
-        print(Benchmarks.pad("glewlwyd 2.7.5", 30) + Benchmarks.pad(String(format: "%.0f", glewlwydRate), 10) + "2 (authorize with a signed-in session, token)")
+        print(
+            Benchmarks.pad("glewlwyd 2.7.5", 30) + Benchmarks.pad(String(format: "%.0f", glewlwydRate), 10)
+                + "2 (authorize with a signed-in session, token)")
         print(String(format: "emulator / glewlwyd: %.2f", emulatorRate / glewlwydRate))
     }
 
@@ -65,7 +69,8 @@ enum CodeFlowBenchmark {
             throw BenchmarkError(description: "the emulator showed no login form (HTTP \(page.status))")
         }
         let login = try url(emulator.issuer + "/login")
-        let landing = try await transport.send(.form(login, [("request", String(html[marker.upperBound..<end])), ("username", "alice"), ("password", "Secret-123")]))
+        let landing = try await transport.send(
+            .form(login, [("request", String(html[marker.upperBound..<end])), ("username", "alice"), ("password", "Secret-123")]))
         guard landing.status == 302, let location = landing.headers["location"], let callback = URL(string: location) else {
             throw BenchmarkError(description: "the emulator did not redirect to the app (HTTP \(landing.status))")
         }
@@ -81,18 +86,20 @@ enum CodeFlowBenchmark {
             let url = CodeFlowBenchmark.url
             client = try CodeFlowBenchmark.client(issuer: issuer)
             let api = String(issuer.dropLast("/oidc".count))
-            let signIn = try await sharedTransport.send(HTTPRequest(
-                method: .post, url: try url(api + "/auth/"), headers: ["Content-Type": "application/json"],
-                body: Data(#"{"username":"alice","password":"Secret-123"}"#.utf8)
-            ))
+            let signIn = try await sharedTransport.send(
+                HTTPRequest(
+                    method: .post, url: try url(api + "/auth/"), headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"username":"alice","password":"Secret-123"}"#.utf8)
+                ))
             guard signIn.status == 200, let setCookie = signIn.headers["set-cookie"], let pair = setCookie.split(separator: ";").first else {
                 throw BenchmarkError(description: "glewlwyd sign-in failed (HTTP \(signIn.status))")
             }
             cookie = String(pair)
-            let grant = try await sharedTransport.send(HTTPRequest(
-                method: .put, url: try url(api + "/auth/grant/native-rs"), headers: ["Content-Type": "application/json", "Cookie": cookie],
-                body: Data(#"{"scope":"openid profile"}"#.utf8)
-            ))
+            let grant = try await sharedTransport.send(
+                HTTPRequest(
+                    method: .put, url: try url(api + "/auth/grant/native-rs"), headers: ["Content-Type": "application/json", "Cookie": cookie],
+                    body: Data(#"{"scope":"openid profile"}"#.utf8)
+                ))
             guard grant.status == 200 else { throw BenchmarkError(description: "glewlwyd consent failed (HTTP \(grant.status))") }
         }
 

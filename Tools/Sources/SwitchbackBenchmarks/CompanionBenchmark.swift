@@ -31,7 +31,9 @@ enum CompanionBenchmark {
         print(pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + "of ceiling")
 
         let ceiling = try await measureCeiling(seconds: seconds, logger: quiet)
-        print(pad("trivial route (ceiling)", 36) + pad(String(format: "%.0f", ceiling.rate), 12) + pad(ms(ceiling.p50), 10) + pad(ms(ceiling.p99), 10) + "100%")
+        print(
+            pad("trivial route (ceiling)", 36) + pad(String(format: "%.0f", ceiling.rate), 12) + pad(ms(ceiling.p50), 10) + pad(ms(ceiling.p99), 10)
+                + "100%")
         var rows: [(String, any CompanionStore, ServerConfiguration.TokenValidation, PostgresCompanionStore?)] = [
             ("memory store, JWT validation", InMemoryCompanionStore(), .jwt, nil),
             ("memory store, introspection", InMemoryCompanionStore(), .introspection, nil),
@@ -51,7 +53,9 @@ enum CompanionBenchmark {
                 ), store: store, logger: quiet
             )
             let result = try await load(kind: "handoff", port: companion.baseURL.port ?? 0, token: token, seconds: seconds)
-            print(pad(name, 36) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10) + String(format: "%.0f%%", result.rate / ceiling.rate * 100))
+            print(
+                pad(name, 36) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10)
+                    + String(format: "%.0f%%", result.rate / ceiling.rate * 100))
             await companion.stop()
             await owned?.stop()
         }
@@ -63,10 +67,12 @@ enum CompanionBenchmark {
         let router = Router()
         router.get("/ping") { _, _ in "ok" }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { channel in
-            continuation.yield(channel.localAddress?.port ?? 0)
-            continuation.finish()
-        }, logger: logger)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            }, logger: logger)
         let server = Task { try await app.runService() }
         var iterator = ports.makeAsyncIterator()
         let port = await iterator.next() ?? 0
@@ -78,7 +84,8 @@ enum CompanionBenchmark {
 
     /// Runs the load generator in a child process against `port` and reads its figures.
     private static func load(kind: String, port: Int, token: String, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double) {
-        let outcome = try await ChildProcess.run(ProcessInfo.processInfo.arguments[0], ["companion-load", kind, String(port), token, String(seconds)])
+        let outcome = try await ChildProcess.run(
+            ProcessInfo.processInfo.arguments[0], ["companion-load", kind, String(port), token, String(seconds)])
         guard outcome.status == 0, let line = outcome.stdout.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }) else {
             throw BenchmarkFailure("the load generator failed (\(outcome.status)): \(outcome.stderr.prefix(300))")
         }
@@ -125,9 +132,13 @@ enum CompanionBenchmark {
 
     /// Issue, then the interstitial's confirmation (a same-origin POST); the page's GET is not measured.
     private static func handOffPair(_ client: TestClient, token: String, port: Int) async throws {
-        let issued = try await client.execute(.init("/handoff", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: ByteBuffer(string: "{}")))
+        let issued = try await client.execute(
+            .init(
+                "/handoff", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                body: ByteBuffer(string: "{}")))
         guard issued.status == .created, let body = issued.body,
-            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any], let code = object["handoffotp"] as? String
+            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+            let code = object["handoffotp"] as? String
         else {
             throw BenchmarkFailure("issue answered \(issued.status.code)")
         }
@@ -142,7 +153,9 @@ enum CompanionBenchmark {
 
     private static func accessToken(_ emulator: Emulator) async throws -> String {
         let client = OIDCClient(
-            configuration: ClientConfiguration(clientID: "backend", redirectURI: URL(string: "http://127.0.0.1:8080/cb")!, authentication: .clientSecretBasic(secret: "backend-secret")),
+            configuration: ClientConfiguration(
+                clientID: "backend", redirectURI: URL(string: "http://127.0.0.1:8080/cb")!,
+                authentication: .clientSecretBasic(secret: "backend-secret")),
             provider: .discovery(issuer: emulator.issuer), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         )
         let session = try await client.prepareAuthorization()
@@ -152,14 +165,21 @@ enum CompanionBenchmark {
         guard let range = html.range(of: "name=\"request\" value=\""), let end = html[range.upperBound...].firstIndex(of: "\"") else {
             throw BenchmarkFailure("no login form")
         }
-        let login = try await transport.send(.form(URL(string: emulator.issuer + "/login")!, [("request", String(html[range.upperBound..<end])), ("username", "alice"), ("password", "Secret-123")]))
-        guard let location = login.headers["location"], let callback = URL(string: location) else { throw BenchmarkFailure("no redirect after login") }
+        let login = try await transport.send(
+            .form(
+                URL(string: emulator.issuer + "/login")!,
+                [("request", String(html[range.upperBound..<end])), ("username", "alice"), ("password", "Secret-123")]))
+        guard let location = login.headers["location"], let callback = URL(string: location) else {
+            throw BenchmarkFailure("no redirect after login")
+        }
         return try await client.completeAuthorization(.redirect(callback), session: session).accessToken
     }
 
     private static func ms(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
 
-    private static func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0)
+    }
 }
 
 private struct BenchmarkFailure: Error, CustomStringConvertible {

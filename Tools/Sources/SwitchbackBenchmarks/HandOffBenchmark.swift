@@ -4,9 +4,9 @@ import Logging
 import SwitchbackEmulator
 import SwitchbackTesting
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The client side of a complete hand-off sign-in — UAE Pass staging with its scheme bug, in the
@@ -36,18 +36,24 @@ enum HandOffBenchmark {
 
         let client = try CodeFlowBenchmark.client(issuer: generic.issuer)
         let emulator = try CodeFlowBenchmark.url(generic.issuer)
-        let plain = try await measure(seconds: seconds, lanes: (0..<CodeFlowBenchmark.concurrency).map { _ in
-            { try await plainCodeFlow(issuer: emulator, client: client) }
-        })
+        let plain = try await measure(
+            seconds: seconds,
+            lanes: (0..<CodeFlowBenchmark.concurrency).map { _ in
+                { try await plainCodeFlow(issuer: emulator, client: client) }
+            })
         row("reference: plain code flow (no hand-off, no device)", plain, goal: false)
 
         let machine = try measureStateMachine(seconds: seconds / 2)
-        print(Benchmarks.pad("state machine + navigation policy + rewrite only", 48) + Benchmarks.pad(String(format: "%.4f", machine), 16) + Benchmarks.pad("-", 12) + "-")
+        print(
+            Benchmarks.pad("state machine + navigation policy + rewrite only", 48) + Benchmarks.pad(String(format: "%.4f", machine), 16)
+                + Benchmarks.pad("-", 12) + "-")
     }
 
     static func row(_ name: String, _ figures: (cpu: Double, rate: Double), goal: Bool) {
         let verdict = goal ? (figures.cpu < goalMilliseconds ? "< \(goalMilliseconds) ms: met" : "< \(goalMilliseconds) ms: NOT met") : "-"
-        print(Benchmarks.pad(name, 48) + Benchmarks.pad(String(format: "%.3f", figures.cpu), 16) + Benchmarks.pad(String(format: "%.0f", figures.rate), 12) + verdict)
+        print(
+            Benchmarks.pad(name, 48) + Benchmarks.pad(String(format: "%.3f", figures.cpu), 16)
+                + Benchmarks.pad(String(format: "%.0f", figures.rate), 12) + verdict)
     }
 
     /// CPU milliseconds per operation and operations per second, each lane running sequentially.
@@ -80,9 +86,9 @@ enum HandOffBenchmark {
     static func processCPUSeconds() -> Double {
         var usage = rusage()
         #if canImport(Glibc)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
+            getrusage(RUSAGE_SELF.rawValue, &usage)
         #else
-        getrusage(RUSAGE_SELF, &usage)
+            getrusage(RUSAGE_SELF, &usage)
         #endif
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
@@ -96,10 +102,14 @@ enum HandOffBenchmark {
         guard let marker = html.range(of: "name=\"request\" value=\""), let end = html[marker.upperBound...].firstIndex(of: "\"") else {
             throw BenchmarkError(description: "no login form (HTTP \(page.status))")
         }
-        let landing = try await transport.send(.form(
-            issuer.appendingPathComponent("login"), [("request", String(html[marker.upperBound..<end])), ("username", "alice"), ("password", "Secret-123")]
-        ))
-        guard let location = landing.headers["location"], let callback = URL(string: location) else { throw BenchmarkError(description: "no redirect") }
+        let landing = try await transport.send(
+            .form(
+                issuer.appendingPathComponent("login"),
+                [("request", String(html[marker.upperBound..<end])), ("username", "alice"), ("password", "Secret-123")]
+            ))
+        guard let location = landing.headers["location"], let callback = URL(string: location) else {
+            throw BenchmarkError(description: "no redirect")
+        }
         _ = try await client.completeAuthorization(.redirect(callback), session: session)
     }
 
@@ -108,7 +118,8 @@ enum HandOffBenchmark {
     static func measureStateMachine(seconds: Double) throws -> Double {
         let rule = ProviderPreset.uaePass.serving(from: ["stg-id.uaepass.ae"]).authenticator!
         let resume = "https://stg-id.uaepass.ae/resume?txn=T1"
-        let link = try CodeFlowBenchmark.url("uaepass://digitalid?txn=T1&successurl=\(FormEncoding.escape(resume))&failureurl=\(FormEncoding.escape(resume))&closeondone=true")
+        let link = try CodeFlowBenchmark.url(
+            "uaepass://digitalid?txn=T1&successurl=\(FormEncoding.escape(resume))&failureurl=\(FormEncoding.escape(resume))&closeondone=true")
         let authorize = try CodeFlowBenchmark.url("https://stg-id.uaepass.ae/authorize?client_id=app&request_uri=urn:x")
         let callback = try CodeFlowBenchmark.url("com.example.app:/oauth/callback?code=C&state=S&iss=https%3A%2F%2Fstg-id.uaepass.ae")
         let returnTo = try CodeFlowBenchmark.url("com.example.app:/handoff")
@@ -149,12 +160,14 @@ enum HandOffBenchmark {
             let issuerURL = try CodeFlowBenchmark.url(issuer)
             await device.installAuthenticator(scheme: "uaepassstg", backend: issuerURL)
             let configuration = ClientConfiguration(clientID: "native-rs", redirectURI: try CodeFlowBenchmark.url("com.example.app:/oauth/callback"))
-            app = await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { context in
-                let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: issuer), logger: CodeFlowBenchmark.quiet)
-                return SignInCoordinator(
-                    client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: CodeFlowBenchmark.quiet
-                )
-            })
+            app = await device.install(
+                SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { context in
+                    let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: issuer), logger: CodeFlowBenchmark.quiet)
+                    return SignInCoordinator(
+                        client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                        logger: CodeFlowBenchmark.quiet
+                    )
+                })
             request = try await ProviderPreset.uaePass.serving(from: [issuerURL.host ?? "127.0.0.1"]).request(
                 strategy: .webView, environment: .staging, links: .init(scheme: try CodeFlowBenchmark.url("com.example.app:/handoff"))
             )
@@ -188,7 +201,9 @@ final class ChildEmulator: Sendable {
             guard !chunk.isEmpty else { throw BenchmarkError(description: "the emulator child exited") }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        guard let line = text.split(separator: "\n").first, line.hasPrefix("ISSUER ") else { throw BenchmarkError(description: "unexpected: \(text)") }
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("ISSUER ") else {
+            throw BenchmarkError(description: "unexpected: \(text)")
+        }
         issuer = String(line.dropFirst("ISSUER ".count))
         self.process = process
         self.input = input
@@ -203,7 +218,9 @@ final class ChildEmulator: Sendable {
     /// The child's side: serves until its standard input closes.
     @available(macOS 14, iOS 17, *)
     static func serve(profile name: String, variants: [String]) async throws {
-        guard case .success(let profile) = Profile.named(name, variants: variants) else { throw BenchmarkError(description: "unknown profile \(name)") }
+        guard case .success(let profile) = Profile.named(name, variants: variants) else {
+            throw BenchmarkError(description: "unknown profile \(name)")
+        }
         var logger = Logger(label: "switchback.benchmark.emulator")
         logger.logLevel = .error
         let emulator = try await Emulator.start(profile: profile, logger: logger)

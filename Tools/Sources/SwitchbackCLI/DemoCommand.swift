@@ -22,10 +22,16 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "The provider preset (\(Scenario.providers.joined(separator: ", "))).")
     var provider = "uaepass"
 
-    @Option(help: "The user agent (\(UserAgentStrategy.allCases.map(\.rawValue).joined(separator: ", "))); default: uaepass uses webview, others their preset's first.")
+    @Option(
+        help:
+            "The user agent (\(UserAgentStrategy.allCases.map(\.rawValue).joined(separator: ", "))); default: uaepass uses webview, others their preset's first."
+    )
     var strategy: String?
 
-    @Option(help: "How the authenticator returns (\(ReturnPattern.allCases.map(\.rawValue).joined(separator: ", "))); default: the first the preset can use.")
+    @Option(
+        help:
+            "How the authenticator returns (\(ReturnPattern.allCases.map(\.rawValue).joined(separator: ", "))); default: the first the preset can use."
+    )
     var pattern: String?
 
     @Option(help: "production or staging (uaepass defaults to staging).")
@@ -43,10 +49,15 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "The authenticator app is not installed.")
     var noAuthenticator = false
 
-    @Flag(help: "The authenticator app is on another phone: the user scans the page's QR code there (bankid-se, singpass, mitid) or picks the page's number in the request sent there (uaepass).")
+    @Flag(
+        help:
+            "The authenticator app is on another phone: the user scans the page's QR code there (bankid-se, singpass, mitid) or picks the page's number in the request sent there (uaepass)."
+    )
     var otherPhone = false
 
-    @Flag(help: "mitid only: the broker answers the app's companion, which completes the sign-in and links back to the app (MitID's backend completion).")
+    @Flag(
+        help:
+            "mitid only: the broker answers the app's companion, which completes the sign-in and links back to the app (MitID's backend completion).")
     var backendCompletion = false
 
     @Option(help: "Write the run as a Mermaid sequence diagram to this file.")
@@ -56,7 +67,9 @@ struct DemoCommand: AsyncParsableCommand {
     var all = false
 
     func validate() throws {
-        guard Scenario.providers.contains(provider) else { throw ValidationError("unknown provider \(provider); known: \(Scenario.providers.joined(separator: ", "))") }
+        guard Scenario.providers.contains(provider) else {
+            throw ValidationError("unknown provider \(provider); known: \(Scenario.providers.joined(separator: ", "))")
+        }
         if let strategy, UserAgentStrategy(rawValue: strategy) == nil {
             throw ValidationError("unknown strategy \(strategy); known: \(UserAgentStrategy.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -66,7 +79,8 @@ struct DemoCommand: AsyncParsableCommand {
         if let environment, !["production", "staging"].contains(environment) { throw ValidationError("--environment is production or staging") }
         if backendCompletion, all || provider != "mitid" { throw ValidationError("--backend-completion goes with --provider mitid") }
         if otherPhone, all || !Self.otherPhoneProviders.contains(provider) {
-            throw ValidationError("--other-phone goes with --provider \(Self.otherPhoneProviders.joined(separator: ", ")): their pages offer another phone")
+            throw ValidationError(
+                "--other-phone goes with --provider \(Self.otherPhoneProviders.joined(separator: ", ")): their pages offer another phone")
         }
         if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
     }
@@ -96,7 +110,8 @@ struct DemoCommand: AsyncParsableCommand {
         var strategy = self.strategy.flatMap(UserAgentStrategy.init(rawValue:))
         if strategy == nil, provider == "uaepass" { strategy = .webView }
         return Scenario(
-            provider: provider, strategy: all ? (provider == "uaepass" ? .webView : nil) : strategy, pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
+            provider: provider, strategy: all ? (provider == "uaepass" ? .webView : nil) : strategy,
+            pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
             environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
             authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
             otherPhone: otherPhone
@@ -108,16 +123,23 @@ struct DemoCommand: AsyncParsableCommand {
 enum Narration {
     static func text(_ result: ScenarioResult) -> String {
         let scenario = result.scenario
-        var lines = ["== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "") =="]
+        var lines = [
+            "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "") =="
+        ]
         for (number, step) in result.transcript.enumerated() {
             lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")
         }
         switch result.outcome {
         case .success(.credential(let credential)):
             let identity = credential.identitySource == .userInfo ? " (identity from userinfo: the provider issues no ID token)" : ""
-            lines.append("Signed in: sub \(credential.subject ?? "?"), assurance \(credential.acr ?? "none reported")\(identity); token type \(credential.tokenType), access token \(Redaction.secret(credential.accessToken)).")
+            lines.append(
+                "Signed in: sub \(credential.subject ?? "?"), assurance \(credential.acr ?? "none reported")\(identity); token type \(credential.tokenType), access token \(Redaction.secret(credential.accessToken))."
+            )
         case .success(.companion(let signIn)):
-            let grant = signIn.session.map { "companion session \(Redaction.secret($0))" } ?? signIn.tokens.map { "tokens from the companion, access token \(Redaction.secret($0.accessToken))" } ?? "nothing"
+            let grant =
+                signIn.session.map { "companion session \(Redaction.secret($0))" } ?? signIn.tokens.map {
+                    "tokens from the companion, access token \(Redaction.secret($0.accessToken))"
+                } ?? "nothing"
             lines.append("Signed in through the companion: sub \(signIn.subject), assurance \(signIn.acr ?? "none reported"); \(grant).")
         case .failure(let error):
             lines.append("Sign-in failed: \(error)")
@@ -127,10 +149,13 @@ enum Narration {
 
     static func mermaid(_ result: ScenarioResult) -> String {
         var lines = ["sequenceDiagram"]
-        let used = SimulatedDevice.Participant.allCases.filter { participant in result.transcript.contains { $0.from == participant || $0.to == participant } }
+        let used = SimulatedDevice.Participant.allCases.filter { participant in
+            result.transcript.contains { $0.from == participant || $0.to == participant }
+        }
         for actor in used { lines.append("    participant \(actor.rawValue)") }
         for step in result.transcript {
-            let text = step.text.replacingOccurrences(of: ";", with: ",").replacingOccurrences(of: "#", with: "").replacingOccurrences(of: "\"", with: "'")
+            let text = step.text.replacingOccurrences(of: ";", with: ",").replacingOccurrences(of: "#", with: "").replacingOccurrences(
+                of: "\"", with: "'")
             lines.append("    \(step.from.rawValue)->>\(step.to.rawValue): \(text)")
         }
         switch result.outcome {

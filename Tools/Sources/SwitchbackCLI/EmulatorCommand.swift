@@ -19,7 +19,11 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "The provider to emulate (available: \(Profile.all.map(\.name).joined(separator: ", "))).")
     var profile = "generic"
 
-    @Option(name: .customLong("variant"), help: "A variant of the profile, repeatable (uaepass: \(UAEPassOptions.Variant.allCases.map(\.rawValue).joined(separator: ", ")); bankid-se: app-link; for any hand-off: \(Profile.HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", ")); for any profile: no-webview, which refuses embedded WebViews).")
+    @Option(
+        name: .customLong("variant"),
+        help:
+            "A variant of the profile, repeatable (uaepass: \(UAEPassOptions.Variant.allCases.map(\.rawValue).joined(separator: ", ")); bankid-se: app-link; for any hand-off: \(Profile.HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", ")); for any profile: no-webview, which refuses embedded WebViews)."
+    )
     var variants: [String] = []
 
     @Option(help: "The loopback port to listen on (0 picks a free one).")
@@ -41,7 +45,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         let profile = try Profile.named(self.profile, variants: variants).get()
         var logger = Logger(label: "switchback.emulator")
         logger.logLevel = .warning
-        let emulator = try await Emulator.start(profile: profile, configuration: configuration, port: port, shutdownSignals: [.sigint, .sigterm], logger: logger)
+        let emulator = try await Emulator.start(
+            profile: profile, configuration: configuration, port: port, shutdownSignals: [.sigint, .sigterm], logger: logger)
         var lines = [
             "Switchback emulator, profile \(profile.name)\(variants.isEmpty ? "" : " (\(variants.joined(separator: ", ")))"): \(profile.summary)",
             "issuer: \(emulator.issuer)",
@@ -49,7 +54,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         ]
         for client in configuration.clients {
             let kind = client.secret == nil ? "public" : "confidential, \(client.authentication.rawValue)"
-            lines.append("client: \(client.clientID) (\(kind), ID token \(client.idTokenAlgorithm)); redirect URIs: \(client.redirectURIs.joined(separator: " "))")
+            lines.append(
+                "client: \(client.clientID) (\(kind), ID token \(client.idTokenAlgorithm)); redirect URIs: \(client.redirectURIs.joined(separator: " "))"
+            )
         }
         for user in configuration.users {
             lines.append("user: \(user.username) (sub \(user.subject))")

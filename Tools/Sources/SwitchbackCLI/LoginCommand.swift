@@ -26,7 +26,11 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-id"), help: "The client ID registered with the provider.")
     var clientID: String
 
-    @Option(name: .customLong("client-secret"), help: "A client secret (client_secret_basic). Prefer SWITCHBACK_CLIENT_SECRET in the environment: a command line shows in ps and the shell's history.")
+    @Option(
+        name: .customLong("client-secret"),
+        help:
+            "A client secret (client_secret_basic). Prefer SWITCHBACK_CLIENT_SECRET in the environment: a command line shows in ps and the shell's history."
+    )
     var clientSecret: String?
 
     @Option(name: .customLong("private-key"), help: "A PEM file with the private_key_jwt key (ES256, ES384, ES512 or RS256, told apart by the key).")
@@ -56,7 +60,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("redirect-port"), help: "The loopback port of the redirect URI (0 picks a free one).")
     var redirectPort: Int = 0
 
-    @Option(name: .customLong("browser-command"), help: "The command that opens the authorization URL, given as its last argument (default: the desktop's opener).")
+    @Option(
+        name: .customLong("browser-command"),
+        help: "The command that opens the authorization URL, given as its last argument (default: the desktop's opener).")
     var browserCommand: String?
 
     @Option(help: "Seconds to wait for the provider's answer.")
@@ -97,7 +103,8 @@ struct LoginCommand: AsyncParsableCommand {
         logger.logLevel = .error
         let listener = try await LoopbackRedirect.start(port: redirectPort, logger: logger)
         defer { Task { await listener.stop() } }
-        let client = OIDCClient(configuration: try await clientConfiguration(redirectURI: listener.redirectURI), provider: .discovery(issuer: issuer), logger: logger)
+        let client = OIDCClient(
+            configuration: try await clientConfiguration(redirectURI: listener.redirectURI), provider: .discovery(issuer: issuer), logger: logger)
         var options = AuthorizationOptions(loginHint: loginHint)
         options.acrValues = acrValues.map { $0.split(separator: " ").map(String.init) } ?? []
         let session = try await client.prepareAuthorization(options)
@@ -148,7 +155,9 @@ struct LoginCommand: AsyncParsableCommand {
             let validator = try await client.idTokenValidator()
             // Already validated; decoded again only to print every claim, including those the core does not model.
             let parts = idToken.split(separator: ".")
-            guard parts.count == 3, let payload = Base64URL.decode(parts[1]), case .object(let claims) = try JSONDecoder().decode(JSONValue.self, from: payload) else {
+            guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+                case .object(let claims) = try JSONDecoder().decode(JSONValue.self, from: payload)
+            else {
                 throw SwitchbackError(.idTokenMalformed, "the validated ID token could not be read again (\(validator.issuer))")
             }
             return claims
@@ -171,9 +180,9 @@ struct LoginCommand: AsyncParsableCommand {
 
     static var defaultOpener: [String] {
         #if os(macOS)
-        ["open"]
+            ["open"]
         #else
-        ["xdg-open"]
+            ["xdg-open"]
         #endif
     }
 }
@@ -197,7 +206,8 @@ actor LoopbackRedirect {
         let (callbacks, delivery) = AsyncStream<AuthorizationCallback>.makeStream(bufferingPolicy: .bufferingOldest(16))
         let (ports, bound) = AsyncStream<Int>.makeStream()
         let router = Router()
-        let page = "<!doctype html><title>Switchback login</title><p>The provider's answer reached the terminal, which says whether it signed in. You can close this window.</p>"
+        let page =
+            "<!doctype html><title>Switchback login</title><p>The provider's answer reached the terminal, which says whether it signed in. You can close this window.</p>"
         router.get("/callback") { request, _ in
             // The Host header names the port; only the loopback address is listened on.
             if let url = URL(string: "http://127.0.0.1:\(Self.port(request))\(request.uri.description)") { delivery.yield(.redirect(url)) }
@@ -206,7 +216,9 @@ actor LoopbackRedirect {
         router.post("/callback") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 64 * 1024)
-            if let url = URL(string: "http://127.0.0.1:\(Self.port(request))/callback") { delivery.yield(.formPost(url, body: Data(String(buffer: body).utf8))) }
+            if let url = URL(string: "http://127.0.0.1:\(Self.port(request))/callback") {
+                delivery.yield(.formPost(url, body: Data(String(buffer: body).utf8)))
+            }
             return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: page)))
         }
         let app = Application(

@@ -33,7 +33,8 @@ struct ServerCommand: AsyncParsableCommand {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         // A production binary never starts against a fake provider by accident.
         switch (config != nil, withEmulator) {
-        case (false, false): throw ValidationError("give --config FILE for a real provider, or --with-emulator to try the routes against a local emulator")
+        case (false, false):
+            throw ValidationError("give --config FILE for a real provider, or --with-emulator to try the routes against a local emulator")
         case (true, true): throw ValidationError("--config and --with-emulator exclude each other")
         default: break
         }

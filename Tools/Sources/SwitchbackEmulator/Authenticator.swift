@@ -20,9 +20,10 @@ extension Provider {
         guard let reference, let transaction = await state.transaction(reference) else {
             return Reply.oauthError(.notFound, "unknown_transaction", "no open transaction with this reference")
         }
-        return Reply.json(.object([
-            "txn": .string(transaction.reference), "client_id": .string(transaction.clientID), "status": .string(transaction.status.name),
-        ]))
+        return Reply.json(
+            .object([
+                "txn": .string(transaction.reference), "client_id": .string(transaction.clientID), "status": .string(transaction.status.name),
+            ]))
     }
 
     /// `POST /authenticator/open` with `txn` (and `username`; `usable=false` when the app has no usable
@@ -93,7 +94,8 @@ extension Provider {
         guard let form = Self.transactionForm(body), let reference = form["txn"], let transaction = await state.transaction(reference),
             let session = Self.cookie(Self.sessionCookie, in: cookie), ConstantTime.equals(session, transaction.session)
         else {
-            return Reply.page(.forbidden, title: "Session expired", message: "This sign-in cannot continue here. Return to the app where it started and try again.")
+            return Reply.page(
+                .forbidden, title: "Session expired", message: "This sign-in cannot continue here. Return to the app where it started and try again.")
         }
         guard let identifier = form["identifier"], let user = configuration.users.first(where: { $0.username == identifier }) else {
             return Reply.page(.badRequest, title: "Unknown user", message: "No account has this identifier.")
@@ -147,7 +149,8 @@ extension Provider {
         case .ignore: status = .ignored
         case .fail:
             guard let hint = form["hintCode"], Self.reportableFailures.contains(hint) else {
-                return Reply.oauthError(.badRequest, "invalid_request", "hintCode must be one of \(Self.reportableFailures.sorted().joined(separator: ", "))")
+                return Reply.oauthError(
+                    .badRequest, "invalid_request", "hintCode must be one of \(Self.reportableFailures.sorted().joined(separator: ", "))")
             }
             status = .failed(hint: hint)
         }

@@ -61,7 +61,9 @@ enum AuthorizationRequest {
         guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
             return .failure(.page(title: "Unknown client", message: "The client_id is missing or not registered."))
         }
-        guard let redirectURI = parameters["redirect_uri"], client.redirectURIs.contains(where: { registered in Self.matches(redirectURI, registered: registered) }) else {
+        guard let redirectURI = parameters["redirect_uri"],
+            client.redirectURIs.contains(where: { registered in Self.matches(redirectURI, registered: registered) })
+        else {
             return .failure(.page(title: "Invalid redirect URI", message: "The redirect_uri is missing or not registered for this client."))
         }
         if profile.strictRedirects, !redirectURI.hasPrefix("https://") || redirectURI.contains("?") || redirectURI.contains("#") {
@@ -89,8 +91,12 @@ enum AuthorizationRequest {
         guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
         var challenge: String?
         if implicit {
-            guard responseMode != "query" else { return refuse("invalid_request", "tokens are never returned in the query; use fragment or form_post") }
-            guard let nonce = parameters["nonce"], !nonce.isEmpty else { return refuse("invalid_request", "nonce is required with response_type=id_token token") }
+            guard responseMode != "query" else {
+                return refuse("invalid_request", "tokens are never returned in the query; use fragment or form_post")
+            }
+            guard let nonce = parameters["nonce"], !nonce.isEmpty else {
+                return refuse("invalid_request", "nonce is required with response_type=id_token token")
+            }
         } else {
             guard let presented = parameters["code_challenge"], parameters["code_challenge_method"] == "S256",
                 presented.utf8.count == 43, Base64URL.decode(presented) != nil
@@ -106,12 +112,15 @@ enum AuthorizationRequest {
             case .failure(let unknown): return refuse("invalid_request", unknown.description)
             }
         }
-        return .success(ProviderState.Pending(
-            clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
-            responseType: implicit ? "id_token token" : "code", codeChallenge: challenge, scope: scope, responseMode: responseMode, faults: faults,
-            acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
-            loginHint: parameters["login_hint"], appReturnURL: profile.appReturnParameter.flatMap { parameters[$0] },
-            permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"], tapToReturn: profile.returnPage.tapToReturn(parameters)
-        ))
+        return .success(
+            ProviderState.Pending(
+                clientID: clientID, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
+                responseType: implicit ? "id_token token" : "code", codeChallenge: challenge, scope: scope, responseMode: responseMode,
+                faults: faults,
+                acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
+                loginHint: parameters["login_hint"], appReturnURL: profile.appReturnParameter.flatMap { parameters[$0] },
+                permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"],
+                tapToReturn: profile.returnPage.tapToReturn(parameters)
+            ))
     }
 }

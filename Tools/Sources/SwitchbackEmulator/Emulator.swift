@@ -75,7 +75,8 @@ public final class Emulator: Sendable {
         }
         let issuer = "http://\(host):\(bound)"
         issuerBox.set(issuer)
-        return Emulator(issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, group: group, server: server)
+        return Emulator(
+            issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, group: group, server: server)
     }
 
     /// Stops the server gracefully (in-flight requests finish) and waits until it has closed its socket.

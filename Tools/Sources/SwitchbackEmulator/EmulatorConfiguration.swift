@@ -147,11 +147,13 @@ public struct EmulatorConfiguration: Sendable, Codable {
     public static let defaults = EmulatorConfiguration(
         clients: [
             Client(
-                clientID: "native-rs", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "RS256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs,
+                clientID: "native-rs", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "RS256",
+                postLogoutRedirectURIs: defaultPostLogoutRedirectURIs,
                 appReturnURLs: defaultAppReturnURLs
             ),
             Client(
-                clientID: "native-es", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "ES256", postLogoutRedirectURIs: defaultPostLogoutRedirectURIs,
+                clientID: "native-es", redirectURIs: defaultRedirectURIs, idTokenAlgorithm: "ES256",
+                postLogoutRedirectURIs: defaultPostLogoutRedirectURIs,
                 appReturnURLs: defaultAppReturnURLs
             ),
             Client(

@@ -38,11 +38,13 @@ extension Provider {
                 }
             if let refusal { return await refuse(requestID, pending, refusal) }
         }
-        return await startHandOff(pending, requestID: requestID, acr: BankIDNorway.bidACR, appName: "BankID", link: { reference in
-            var link = "bankid-no://authenticate?txn=\(reference)"
-            if let callback = pending.appReturnURL { link += "&app_callback_uri=" + FormEncoding.escape(callback) }
-            return link
-        }, polls: true)
+        return await startHandOff(
+            pending, requestID: requestID, acr: BankIDNorway.bidACR, appName: "BankID",
+            link: { reference in
+                var link = "bankid-no://authenticate?txn=\(reference)"
+                if let callback = pending.appReturnURL { link += "&app_callback_uri=" + FormEncoding.escape(callback) }
+                return link
+            }, polls: true)
     }
 
     /// `POST /bankid-no/webauthn`: the passkey assertion made in the browser (modelled as the user's
@@ -62,7 +64,9 @@ extension Provider {
     /// examples). How the token is carried to `/authorize` is not documented; the emulator reads
     /// `permission_token`.
     func registerPermission(json body: ByteBuffer?, authorization: String?) async -> Response {
-        guard case .bankIDNorway = profile.handOff else { return Reply.oauthError(.notFound, "not_found", "this profile has no permissions endpoint") }
+        guard case .bankIDNorway = profile.handOff else {
+            return Reply.oauthError(.notFound, "not_found", "this profile has no permissions endpoint")
+        }
         guard let authorization, authorization.lowercased().hasPrefix("bearer "),
             let client = await state.clientToken(String(authorization.dropFirst(7))), client.scopes.contains("permissions/client")
         else {
@@ -79,9 +83,11 @@ extension Provider {
             callback = uri
         }
         let token = await state.issuePermission(clientID: client.clientID, callback: callback, lifetime: 300)
-        return Reply.json(.object([
-            "id": .string(UUID().uuidString.lowercased()), "permissionToken": .string(token), "bindingMessage": .string("Sign in to \(client.clientID)"),
-        ]), status: .created)
+        return Reply.json(
+            .object([
+                "id": .string(UUID().uuidString.lowercased()), "permissionToken": .string(token),
+                "bindingMessage": .string("Sign in to \(client.clientID)"),
+            ]), status: .created)
     }
 
     /// Parses a form body and authenticates a confidential client (a public client is refused) for
@@ -96,7 +102,8 @@ extension Provider {
         case .failure(let failure):
             return .failure(failure)
         case .success(let client) where client.authentication == .none:
-            return .failure(ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", "\(purpose) by a confidential client only")))
+            return .failure(
+                ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", "\(purpose) by a confidential client only")))
         case .success(let client):
             return .success((client, form))
         }

@@ -14,9 +14,11 @@ extension Provider {
         if let resumeURL, !isAppReturnURL(resumeURL, of: pending) {
             return await refuse(requestID, pending, "the app switch resumeUrl is not allow-listed for this client")
         }
-        return await startHandOff(pending, requestID: requestID, acr: BankIDSweden.loa3ACR, appName: "BankID", link: { reference in
-            options.autostartLink(token: reference, redirect: resumeURL)
-        }, polls: true, statusPath: "/bankid/collect", otherPhone: { .qrCode(source: "/bankid/qr?txn=\($0)") })
+        return await startHandOff(
+            pending, requestID: requestID, acr: BankIDSweden.loa3ACR, appName: "BankID",
+            link: { reference in
+                options.autostartLink(token: reference, redirect: resumeURL)
+            }, polls: true, statusPath: "/bankid/collect", otherPhone: { .qrCode(source: "/bankid/qr?txn=\($0)") })
     }
 
     /// `GET /bankid/collect?txn=`: the order's progress, as the BankID RP API's collect reports it.
@@ -79,8 +81,10 @@ extension Provider {
             return Reply.oauthError(.badRequest, "invalidParameters", "no such order")
         }
         let seconds = max(0, Int(await state.currentDate.timeIntervalSince(transaction.startedAt)))
-        return Reply.json(.object([
-            "qr": .string(BankIDSwedenOptions.qrCode(startToken: transaction.qrStartToken, startSecret: transaction.qrStartSecret, seconds: seconds)),
-        ]))
+        return Reply.json(
+            .object([
+                "qr": .string(
+                    BankIDSwedenOptions.qrCode(startToken: transaction.qrStartToken, startSecret: transaction.qrStartSecret, seconds: seconds))
+            ]))
     }
 }

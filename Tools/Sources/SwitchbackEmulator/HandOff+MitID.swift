@@ -16,10 +16,12 @@ extension Provider {
                 return await refuse(requestID, pending, "the app switch resumeUrl is missing or not allow-listed for this client")
             }
         }
-        return await startHandOff(pending, requestID: requestID, acr: MitID.substantialACR, appName: "MitID app", link: { reference in
-            var link = "https://\(MitID.appSwitchHost)/authenticate?txn=\(reference)"
-            if let resumeURL { link += "&app_switch_url=" + FormEncoding.escape(resumeURL) }
-            return link
-        }, polls: true, otherPhone: { .identifier(reference: $0, label: "MitID app on another device? Your user ID") })
+        return await startHandOff(
+            pending, requestID: requestID, acr: MitID.substantialACR, appName: "MitID app",
+            link: { reference in
+                var link = "https://\(MitID.appSwitchHost)/authenticate?txn=\(reference)"
+                if let resumeURL { link += "&app_switch_url=" + FormEncoding.escape(resumeURL) }
+                return link
+            }, polls: true, otherPhone: { .identifier(reference: $0, label: "MitID app on another device? Your user ID") })
     }
 }

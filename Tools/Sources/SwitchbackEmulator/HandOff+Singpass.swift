@@ -11,11 +11,13 @@ extension Provider {
         if let launch = pending.appReturnURL, !isAppReturnURL(launch, of: pending) {
             return await refuse(requestID, pending, "app_launch_url is not registered for this client")
         }
-        return await startHandOff(pending, requestID: requestID, acr: Singpass.acr, appName: "Singpass", link: { reference in
-            var link = "singpass://auth?txn=\(reference)"
-            if let launch = pending.appReturnURL { link += "&app_launch_url=" + FormEncoding.escape(launch) }
-            return link
-        }, polls: true, otherPhone: { .qrCode(source: "/qr?txn=\($0)") })
+        return await startHandOff(
+            pending, requestID: requestID, acr: Singpass.acr, appName: "Singpass",
+            link: { reference in
+                var link = "singpass://auth?txn=\(reference)"
+                if let launch = pending.appReturnURL { link += "&app_launch_url=" + FormEncoding.escape(launch) }
+                return link
+            }, polls: true, otherPhone: { .qrCode(source: "/qr?txn=\($0)") })
     }
 
     /// Whether `url` is one of the client's registered app return URLs (exact match).

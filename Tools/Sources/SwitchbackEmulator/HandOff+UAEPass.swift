@@ -9,8 +9,12 @@ extension Provider {
 
     func uaePassHandOff(_ pending: ProviderState.Pending, requestID: String, options: UAEPassOptions) async -> Response {
         let base = issuer.issuer
-        return await startHandOff(pending, requestID: requestID, acr: UAEPassOptions.onDeviceACR, appName: "UAE Pass", link: { reference in
-            options.deepLink(reference: reference, successURL: "\(base)/uaepass/resume?txn=\(reference)", failureURL: "\(base)/uaepass/cancel?txn=\(reference)")
-        }, polls: false)
+        return await startHandOff(
+            pending, requestID: requestID, acr: UAEPassOptions.onDeviceACR, appName: "UAE Pass",
+            link: { reference in
+                options.deepLink(
+                    reference: reference, successURL: "\(base)/uaepass/resume?txn=\(reference)", failureURL: "\(base)/uaepass/cancel?txn=\(reference)"
+                )
+            }, polls: false)
     }
 }

@@ -21,13 +21,16 @@ extension Provider {
         }
         // Norwegian BankID's biometrics server: its own discovery document names its permissions endpoint.
         router.get("/biometrics/.well-known/openid-configuration") { _, _ in
-            guard case .bankIDNorway = profile.handOff else { return Reply.oauthError(.notFound, "not_found", "this profile has no biometrics server") }
+            guard case .bankIDNorway = profile.handOff else {
+                return Reply.oauthError(.notFound, "not_found", "this profile has no biometrics server")
+            }
             let base = issuer.issuer + "/biometrics"
             return Reply.json(.object(["issuer": .string(base), "permissions_endpoint": .string(base + "/permissions")]))
         }
         router.post("/biometrics/permissions") { request, _ in
             var request = request
-            return await registerPermission(json: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
+            return await registerPermission(
+                json: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
         }
         router.post("/bankid-no/webauthn") { request, _ in
             var request = request
@@ -109,7 +112,8 @@ extension Provider {
         if case .bankIDSweden = profile.handOff, case .failed(let hint) = await bankIDStatus(transaction) {
             // The broker ends the sign-in with the order's hint code, so the app can tell them apart.
             await state.endTransaction(reference)
-            return await refuse(transaction.requestID, pending, error: "access_denied", "\(hint): \(Self.bankIDFailures[hint] ?? "the BankID order failed")")
+            return await refuse(
+                transaction.requestID, pending, error: "access_denied", "\(hint): \(Self.bankIDFailures[hint] ?? "the BankID order failed")")
         }
         if case .failed(let hint) = transaction.status {
             await state.endTransaction(reference)

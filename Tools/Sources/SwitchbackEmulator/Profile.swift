@@ -34,7 +34,8 @@ public struct Profile: Sendable {
     public var accessTokenLifetime: TimeInterval?
 
     public init(
-        name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"], responseTypes: [String] = ["code"],
+        name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
+        responseTypes: [String] = ["code"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
         returnPage: ReturnPage = .redirect, fapi2: Bool = false, codeLifetime: TimeInterval? = nil, accessTokenLifetime: TimeInterval? = nil
     ) {
@@ -149,7 +150,8 @@ public struct Profile: Sendable {
     public static func uaePass(_ options: UAEPassOptions = UAEPassOptions()) -> Profile {
         Profile(
             name: "uaepass",
-            summary: "UAE-Pass-like WebView rewrite provider: the page navigates to uaepass://digitalid (uaepassstg:// in staging) with https successurl/failureurl on the provider; no discovery, client_secret_basic, no ID token (identity from userinfo)",
+            summary:
+                "UAE-Pass-like WebView rewrite provider: the page navigates to uaepass://digitalid (uaepassstg:// in staging) with https successurl/failureurl on the provider; no discovery, client_secret_basic, no ID token (identity from userinfo)",
             handOff: .uaePass(options)
         )
     }
@@ -170,7 +172,8 @@ public struct Profile: Sendable {
     /// `appswitch.mitid.nets.eu` behind the user's tap on "Open MitID app" (Idura's app-switch guide).
     public static let mitID = Profile(
         name: "mitid",
-        summary: "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link, then the broker's code on a tap-to-return page; no embedded WebViews",
+        summary:
+            "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link, then the broker's code on a tap-to-return page; no embedded WebViews",
         handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap, returnPage: .tapPage
     )
 
@@ -178,7 +181,8 @@ public struct Profile: Sendable {
     public static func bankIDSweden(_ options: BankIDSwedenOptions = BankIDSwedenOptions()) -> Profile {
         Profile(
             name: "bankid-se",
-            summary: "Swedish-BankID-via-broker-like: autostart link (bankid:/// or the https app link), redirect=null unless asked, collect hintCodes",
+            summary:
+                "Swedish-BankID-via-broker-like: autostart link (bankid:/// or the https app link), redirect=null unless asked, collect hintCodes",
             handOff: .bankIDSweden(options)
         )
     }
@@ -188,7 +192,8 @@ public struct Profile: Sendable {
     /// interstitial tap page only for `redirect_uri_https_type=app_claimed_https`.
     public static let singpass = Profile(
         name: "singpass",
-        summary: "Singpass-like FAPI 2.0: PAR with DPoP, PKCE S256, private_key_jwt (aud = issuer, ES256/384/512, <= 120 s), DPoP-bound tokens, encrypted ID tokens, 60-second codes, registered app_launch_url, a tap page only for app_claimed_https; no embedded WebViews",
+        summary:
+            "Singpass-like FAPI 2.0: PAR with DPoP, PKCE S256, private_key_jwt (aud = issuer, ES256/384/512, <= 120 s), DPoP-bound tokens, encrypted ID tokens, 60-second codes, registered app_launch_url, a tap page only for app_claimed_https; no embedded WebViews",
         handOff: .singpass, strictRedirects: true, refusesEmbeddedWebViews: true,
         returnPage: .tapPageWhen(parameter: "redirect_uri_https_type", value: "app_claimed_https"), fapi2: true, codeLifetime: 60
     )
@@ -225,7 +230,8 @@ public struct Profile: Sendable {
             case .uaePass(var options):
                 guard let known = UAEPassOptions.Variant(rawValue: variant) else {
                     let names = UAEPassOptions.Variant.allCases.map(\.rawValue) + HandOffDelivery.allCases.map(\.rawValue)
-                    return .failure(UnknownProfile(description: "unknown uaepass variant \"\(variant)\"; available: \(names.joined(separator: ", "))"))
+                    return .failure(
+                        UnknownProfile(description: "unknown uaepass variant \"\(variant)\"; available: \(names.joined(separator: ", "))"))
                 }
                 options.apply(known)
                 profile.handOff = .uaePass(options)
@@ -235,11 +241,19 @@ public struct Profile: Sendable {
                 case "short-order": (options.orderLifetime, options.startLifetime) = (2, 2)
                 case "continue-button": profile.returnPage = .tapPage
                 default:
-                    return .failure(UnknownProfile(description: "unknown bankid-se variant \"\(variant)\"; available: app-link, short-order, continue-button, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"))
+                    return .failure(
+                        UnknownProfile(
+                            description:
+                                "unknown bankid-se variant \"\(variant)\"; available: app-link, short-order, continue-button, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"
+                        ))
                 }
                 profile.handOff = .bankIDSweden(options)
             case nil, .bankIDNorway, .mitID, .singpass:
-                return .failure(UnknownProfile(description: "the \(name) profile has no variants but no-webview\(profile.handOff == nil ? "" : ", \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"))
+                return .failure(
+                    UnknownProfile(
+                        description:
+                            "the \(name) profile has no variants but no-webview\(profile.handOff == nil ? "" : ", \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))")"
+                    ))
             }
         }
         return .success(profile)

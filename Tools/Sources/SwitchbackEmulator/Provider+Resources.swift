@@ -13,7 +13,10 @@ extension Provider {
         case .failure(let refusal):
             return .failure(refusal)
         case .success(let verified):
-            guard await state.useOnce(verified.jti, scope: "dpop " + verified.thumbprint, until: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window)) else {
+            guard
+                await state.useOnce(
+                    verified.jti, scope: "dpop " + verified.thumbprint, until: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window))
+            else {
                 return .failure(DPoPProof.Refusal("the DPoP proof was already used (jti replay)"))
             }
             return .success(verified.thumbprint)
@@ -135,7 +138,8 @@ extension Provider {
             do {
                 let token = try encryptIfRegistered(try await keys.sign(claims, algorithm: client.idTokenAlgorithm), client: client)
                 return Response(
-                    status: .ok, headers: [.contentType: "application/jwt", .cacheControl: "no-store"], body: ResponseBody(byteBuffer: ByteBuffer(string: token))
+                    status: .ok, headers: [.contentType: "application/jwt", .cacheControl: "no-store"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: token))
                 )
             } catch {
                 return Reply.oauthError(.internalServerError, "server_error", "the userinfo response could not be signed and encrypted")

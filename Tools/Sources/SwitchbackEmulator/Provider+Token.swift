@@ -22,7 +22,8 @@ extension Provider {
         case .failure(let failure): return failure.response
         }
         if profile.uaePassOptions?.requiresClientSecret == true, client.authentication == .none {
-            return Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients with client_secret_basic; a public client cannot redeem")
+            return Reply.oauthError(
+                .unauthorized, "invalid_client", "this provider authenticates clients with client_secret_basic; a public client cannot redeem")
         }
         var proofKey: String?
         if dpop != nil || profile.fapi2 {
@@ -66,16 +67,20 @@ extension Provider {
     func authenticate(form: [String: String], authorization: String?) async -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
         switch await authenticateAnyMethod(form: form, authorization: authorization) {
         case .success(let client) where profile.fapi2 && client.authentication != .privateKeyJWT:
-            return .failure(ClientAuthenticationFailure(
-                response: Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients only by private_key_jwt")
-            ))
+            return .failure(
+                ClientAuthenticationFailure(
+                    response: Reply.oauthError(.unauthorized, "invalid_client", "this provider authenticates clients only by private_key_jwt")
+                ))
         case let result:
             return result
         }
     }
 
-    private func authenticateAnyMethod(form: [String: String], authorization: String?) async -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
-        let invalid = ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", "client authentication failed", basicChallenge: authorization != nil))
+    private func authenticateAnyMethod(form: [String: String], authorization: String?) async -> Result<
+        EmulatorConfiguration.Client, ClientAuthenticationFailure
+    > {
+        let invalid = ClientAuthenticationFailure(
+            response: Reply.oauthError(.unauthorized, "invalid_client", "client authentication failed", basicChallenge: authorization != nil))
         if form["client_assertion"] != nil || form["client_assertion_type"] != nil {
             return await authenticateAssertion(form: form, authorization: authorization)
         }
@@ -103,7 +108,9 @@ extension Provider {
     }
 
     /// `private_key_jwt`: one method at a time, the assertion verified with the client's keys, its `jti` used once.
-    func authenticateAssertion(form: [String: String], authorization: String?) async -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
+    func authenticateAssertion(form: [String: String], authorization: String?) async -> Result<
+        EmulatorConfiguration.Client, ClientAuthenticationFailure
+    > {
         func refuse(_ description: String) -> Result<EmulatorConfiguration.Client, ClientAuthenticationFailure> {
             .failure(ClientAuthenticationFailure(response: Reply.oauthError(.unauthorized, "invalid_client", description)))
         }
@@ -160,14 +167,17 @@ extension Provider {
         }
         let scopes = Set((form["scope"] ?? "").split(separator: " ").map(String.init))
         let token = await state.issueClientToken(clientID: client.clientID, scopes: scopes, lifetime: accessTokenLifetime)
-        return Reply.json(.object([
-            "access_token": .string(token), "token_type": .string("Bearer"), "expires_in": .number(accessTokenLifetime),
-            "scope": .string(scopes.sorted().joined(separator: " ")),
-        ]))
+        return Reply.json(
+            .object([
+                "access_token": .string(token), "token_type": .string("Bearer"), "expires_in": .number(accessTokenLifetime),
+                "scope": .string(scopes.sorted().joined(separator: " ")),
+            ]))
     }
 
     func refresh(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>, proofKey: String?) async -> Response {
-        guard let refreshToken = form["refresh_token"], let grant = await state.grant(forRefreshToken: refreshToken), grant.clientID == client.clientID else {
+        guard let refreshToken = form["refresh_token"], let grant = await state.grant(forRefreshToken: refreshToken),
+            grant.clientID == client.clientID
+        else {
             return Reply.oauthError(.badRequest, "invalid_grant", "unknown or revoked refresh token")
         }
         if let bound = grant.boundKey, bound != proofKey {
@@ -198,7 +208,9 @@ extension Provider {
     static let foreignIssuer = "https://issuer.invalid"
 
     /// Issues tokens for a grant; `code` is nil for a refresh (whose ID token carries no nonce).
-    func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, faults: Set<Fault>, proofKey: String?) async -> Response {
+    func issue(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, code: String?, faults: Set<Fault>, proofKey: String?) async
+        -> Response
+    {
         var grant = grant
         grant.boundKey = proofKey
         let idToken: String
@@ -206,7 +218,8 @@ extension Provider {
         do {
             let access = try await jwtAccessToken(grant, client: client)
             tokens = await state.issueTokens(for: grant, code: code, lifetime: accessTokenLifetime, refresh: true, access: access)
-            idToken = try await signIDToken(idTokenClaims(grant, client: client, accessToken: tokens.access, code: code, faults: faults), client: client, faults: faults)
+            idToken = try await signIDToken(
+                idTokenClaims(grant, client: client, accessToken: tokens.access, code: code, faults: faults), client: client, faults: faults)
         } catch {
             return Reply.oauthError(.internalServerError, "server_error", "the ID token could not be signed")
         }
@@ -222,8 +235,11 @@ extension Provider {
 
     /// The implicit response (`response_type=id_token token`): the access token and an ID token carrying
     /// the nonce and `at_hash`, sent to the client in the fragment or by form_post. No refresh token.
-    func finishImplicit(requestID: String, pending: ProviderState.Pending, subject: String, acr: String?, redirect: AuthorizationRedirect) async -> Response {
-        guard let client = configuration.client(pending.clientID), let grant = await state.issueImplicit(for: requestID, subject: subject, acr: acr) else {
+    func finishImplicit(requestID: String, pending: ProviderState.Pending, subject: String, acr: String?, redirect: AuthorizationRedirect) async
+        -> Response
+    {
+        guard let client = configuration.client(pending.clientID), let grant = await state.issueImplicit(for: requestID, subject: subject, acr: acr)
+        else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }
         let faults = await faults(for: pending)
@@ -231,7 +247,8 @@ extension Provider {
             let access = try await jwtAccessToken(grant, client: client)
             let tokens = await state.issueTokens(for: grant, code: nil, lifetime: accessTokenLifetime, refresh: false, access: access)
             let idToken = try await signIDToken(
-                idTokenClaims(grant, client: client, accessToken: tokens.access, code: nil, implicit: true, faults: faults), client: client, faults: faults
+                idTokenClaims(grant, client: client, accessToken: tokens.access, code: nil, implicit: true, faults: faults), client: client,
+                faults: faults
             )
             return redirect.success([
                 ("access_token", tokens.access), ("token_type", "Bearer"), ("id_token", idToken), ("expires_in", String(Int(accessTokenLifetime))),
@@ -243,7 +260,8 @@ extension Provider {
 
     /// `code` is nil for a refresh (whose ID token carries no nonce) and for an implicit response (which does).
     func idTokenClaims(
-        _ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, accessToken: String, code: String?, implicit: Bool = false, faults: Set<Fault>
+        _ grant: ProviderState.Grant, client: EmulatorConfiguration.Client, accessToken: String, code: String?, implicit: Bool = false,
+        faults: Set<Fault>
     ) -> [String: JSONValue] {
         func halfHash(_ value: String) -> JSONValue { .string(Base64URL.encode(Array(SHA256.hash(data: Data(value.utf8))).prefix(16))) }
         let now = Date().timeIntervalSince1970.rounded(.down)
@@ -298,7 +316,9 @@ extension Provider {
         }
         if faults.contains(.rotateKeys) { try await keys.rotate() }
         var signed = try await keys.sign(claims, algorithm: client.idTokenAlgorithm)
-        if faults.contains(.badSignature), let dot = signed.lastIndex(of: "."), var signature = Base64URL.decode(String(signed[signed.index(after: dot)...])), !signature.isEmpty {
+        if faults.contains(.badSignature), let dot = signed.lastIndex(of: "."),
+            var signature = Base64URL.decode(String(signed[signed.index(after: dot)...])), !signature.isEmpty
+        {
             signature[signature.startIndex] ^= 0x01
             signed = signed[...dot] + Base64URL.encode(signature)
         }
@@ -310,7 +330,9 @@ extension Provider {
     /// `cty: JWT`.
     func encryptIfRegistered(_ signed: String, client: EmulatorConfiguration.Client) throws -> String {
         guard let key = client.keys(use: "enc").first else { return signed }
-        let alg: String = if case .string(let named)? = key["alg"] { named } else if key["kty"] == .string("RSA") { "RSA-OAEP-256" } else { "ECDH-ES+A256KW" }
-        return try CompactJWE.encrypt(Data(signed.utf8), to: key, alg: alg, enc: client.idTokenEncryption ?? "A256CBC-HS512", header: ["cty": .string("JWT")])
+        let alg: String =
+            if case .string(let named)? = key["alg"] { named } else if key["kty"] == .string("RSA") { "RSA-OAEP-256" } else { "ECDH-ES+A256KW" }
+        return try CompactJWE.encrypt(
+            Data(signed.utf8), to: key, alg: alg, enc: client.idTokenEncryption ?? "A256CBC-HS512", header: ["cty": .string("JWT")])
     }
 }

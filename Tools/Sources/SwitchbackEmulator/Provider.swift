@@ -20,7 +20,8 @@ struct Provider: Sendable {
         router.get("/.well-known/openid-configuration") { _, _ in
             // UAE Pass documents its endpoints and publishes no discovery document.
             guard profile.uaePassOptions.map(\.servesDiscovery) ?? true else {
-                return Reply.oauthError(.notFound, "not_found", "this provider publishes no discovery document; its endpoints are documented under /idshub/")
+                return Reply.oauthError(
+                    .notFound, "not_found", "this provider publishes no discovery document; its endpoints are documented under /idshub/")
             }
             return Reply.json(discoveryDocument())
         }
@@ -149,7 +150,8 @@ struct Provider: Sendable {
             guard let clientID = parameters["client_id"], let id = await state.takePushed(requestURI, clientID: clientID),
                 let pending = await state.pending(id)
             else {
-                return Reply.page(.badRequest, title: "Invalid request", message: "The request_uri is unknown, expired, already used or not this client's.")
+                return Reply.page(
+                    .badRequest, title: "Invalid request", message: "The request_uri is unknown, expired, already used or not this client's.")
             }
             return await begin(pending, requestID: id)
         }
@@ -260,7 +262,10 @@ struct Provider: Sendable {
         if pending.responseType == "id_token token" {
             return await finishImplicit(requestID: requestID, pending: pending, subject: subject, acr: acr, redirect: redirect)
         }
-        guard let issued = await state.issueCode(for: requestID, subject: subject, acr: acr, lifetime: profile.codeLifetime ?? configuration.codeLifetime) else {
+        guard
+            let issued = await state.issueCode(
+                for: requestID, subject: subject, acr: acr, lifetime: profile.codeLifetime ?? configuration.codeLifetime)
+        else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }
         return redirect.success(code: issued.code)
@@ -279,7 +284,8 @@ struct Provider: Sendable {
         if faults.contains(.wrongIssuerParameter) { responseIssuer = Self.foreignIssuer }
         if faults.contains(.missingIssuerParameter) { responseIssuer = nil }
         return AuthorizationRedirect(
-            redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer, tapToReturn: pending.tapToReturn
+            redirectURI: pending.redirectURI, mode: pending.responseMode, state: pending.state, issuer: responseIssuer,
+            tapToReturn: pending.tapToReturn
         )
     }
 

@@ -150,7 +150,9 @@ actor ProviderState {
 
     /// Ends a pending request with a signed-in user and returns a fresh single-use code.
     func issueCode(for id: String, subject: String, acr: String?, lifetime: TimeInterval) -> (code: String, request: Pending)? {
-        guard let request = pending[id], let challenge = request.codeChallenge, let grant = takeGrant(id, subject: subject, acr: acr, challenge: challenge) else { return nil }
+        guard let request = pending[id], let challenge = request.codeChallenge,
+            let grant = takeGrant(id, subject: subject, acr: acr, challenge: challenge)
+        else { return nil }
         let code = entropy.token(bytes: 24)
         codes[code] = (grant, now().addingTimeInterval(lifetime), false, [])
         return (code, request)
@@ -291,7 +293,9 @@ actor ProviderState {
 
     /// Issues an access token (and, when asked, a refresh token) for a grant; remembers them against
     /// the code so that a replay can revoke them.
-    func issueTokens(for grant: Grant, code: String?, lifetime: TimeInterval, refresh: Bool, access preset: String? = nil) -> (access: String, refresh: String?) {
+    func issueTokens(for grant: Grant, code: String?, lifetime: TimeInterval, refresh: Bool, access preset: String? = nil) -> (
+        access: String, refresh: String?
+    ) {
         let access = preset ?? entropy.token(bytes: 32)
         accessTokens[access] = (grant, now().addingTimeInterval(lifetime))
         var refreshToken: String?

@@ -29,7 +29,11 @@ enum Reply {
         Response(
             status: status,
             headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\(head)<title>Switchback emulator</title></head><body>\(body)</body></html>\n"))
+            body: ResponseBody(
+                byteBuffer: ByteBuffer(
+                    string:
+                        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\(head)<title>Switchback emulator</title></head><body>\(body)</body></html>\n"
+                ))
         )
     }
 
@@ -101,7 +105,9 @@ enum Reply {
         case nil:
             break
         }
-        return html(.ok, """
+        return html(
+            .ok,
+            """
             <h1>\(escape(title))</h1>
             \(lead)\(next)\(other)
             <script>\(script)</script>
@@ -112,7 +118,9 @@ enum Reply {
     /// `fields` to `action`: the shape the simulated device taps.
     static func confirmPage(title: String, message: String, action: String, fields: [(String, String)], button: String) -> Response {
         let hidden = fields.map { "<input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }.joined()
-        return html(.ok, """
+        return html(
+            .ok,
+            """
             <h1>\(escape(title))</h1><p>\(escape(message))</p>
             <form method="post" action="\(escape(action))" id="confirm">\(hidden)<button type="submit" id="continue">\(escape(button))</button></form>
             """)
@@ -136,14 +144,17 @@ enum Reply {
     static func loginPage(requestID: String, clientID: String, failed: Bool, otherPhone: String? = nil) -> Response {
         let notice = failed ? "<p role=\"alert\">Wrong username or password.</p>" : ""
         // UAE Pass's web sign-in: the user's identifier, then a push to the app with a number to match.
-        let other = otherPhone.map {
+        let other =
+            otherPhone.map {
+                """
+                <form id="other-device" method="post" action="/otherdevice"><input type="hidden" name="txn" value="\(escape($0))">\
+                <label>Emirates ID, email or mobile number <input name="identifier" autocomplete="username"></label>\
+                <button type="submit">Sign in with the app</button></form>
+                """
+            } ?? ""
+        return html(
+            failed ? .unauthorized : .ok,
             """
-            <form id="other-device" method="post" action="/otherdevice"><input type="hidden" name="txn" value="\(escape($0))">\
-            <label>Emirates ID, email or mobile number <input name="identifier" autocomplete="username"></label>\
-            <button type="submit">Sign in with the app</button></form>
-            """
-        } ?? ""
-        return html(failed ? .unauthorized : .ok, """
             <h1>Sign in to \(escape(clientID))</h1>\(notice)
             <form method="post" action="/login">
             <input type="hidden" name="request" value="\(escape(requestID))">
@@ -202,7 +213,9 @@ struct AuthorizationRedirect {
         switch mode {
         case "form_post":
             let inputs = all.map { "<input type=\"hidden\" name=\"\(Reply.escape($0.0))\" value=\"\(Reply.escape($0.1))\">" }.joined()
-            return Reply.html(.ok, """
+            return Reply.html(
+                .ok,
+                """
                 <form method="post" action="\(Reply.escape(redirectURI))">\(inputs)<noscript><button type="submit">Continue</button></noscript></form>
                 <script>document.forms[0].submit()</script>
                 """)
@@ -216,7 +229,9 @@ struct AuthorizationRedirect {
 
     private func redirect(to location: String) -> Response {
         guard tapToReturn else { return Response(status: .found, headers: [.location: location]) }
-        return Reply.html(.ok, """
+        return Reply.html(
+            .ok,
+            """
             <h1>You are signed in</h1>
             <p><a id="return" href="\(Reply.escape(location))">Return to the app</a></p>
             """)

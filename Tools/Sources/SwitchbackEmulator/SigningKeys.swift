@@ -42,17 +42,21 @@ actor SigningKeys {
         var pairs: [String: KeyPair] = [:]
 
         let rsa = try given ?? _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let rsaKid = given.map { "rs256-" + Base64URL.encode(SHA256.hash(data: $0.publicKey.derRepresentation)).prefix(12) }
+        let rsaKid =
+            given.map { "rs256-" + Base64URL.encode(SHA256.hash(data: $0.publicKey.derRepresentation)).prefix(12) }
             ?? "rs256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
         let primitives = try rsa.publicKey.getKeyPrimitives()
         await collection.add(rsa: try Insecure.RSA.PrivateKey(backing: rsa), digestAlgorithm: .sha256, kid: JWKIdentifier(string: rsaKid))
-        pairs["RS256"] = KeyPair(kid: rsaKid, algorithm: "RS256", publicJWK: [
-            "kty": .string("RSA"), "use": .string("sig"), "alg": .string("RS256"), "kid": .string(rsaKid),
-            "n": .string(Base64URL.encode(primitives.modulus)), "e": .string(Base64URL.encode(primitives.publicExponent)),
-        ])
+        pairs["RS256"] = KeyPair(
+            kid: rsaKid, algorithm: "RS256",
+            publicJWK: [
+                "kty": .string("RSA"), "use": .string("sig"), "alg": .string("RS256"), "kid": .string(rsaKid),
+                "n": .string(Base64URL.encode(primitives.modulus)), "e": .string(Base64URL.encode(primitives.publicExponent)),
+            ])
 
         let ec = givenEC ?? P256.Signing.PrivateKey()
-        let ecKid = givenEC.map { "es256-" + Base64URL.encode(SHA256.hash(data: $0.publicKey.x963Representation)).prefix(12) }
+        let ecKid =
+            givenEC.map { "es256-" + Base64URL.encode(SHA256.hash(data: $0.publicKey.x963Representation)).prefix(12) }
             ?? "es256-\(generation)-\(UUID().uuidString.prefix(8).lowercased())"
         await collection.add(ecdsa: try ES256PrivateKey(backing: ec), kid: JWKIdentifier(string: ecKid))
         pairs["ES256"] = KeyPair(
@@ -67,7 +71,11 @@ actor SigningKeys {
     func jwks(withUnparseableKey: Bool = false) -> JSONValue {
         var keys = current.keys.sorted().compactMap { current[$0].map { JSONValue.object($0.publicJWK) } }
         if withUnparseableKey {
-            keys.insert(.object(["kty": .string("RSA"), "use": .string("sig"), "alg": .string("RS256"), "kid": .string("unparseable"), "n": .string("*not base64*"), "e": .string("AQAB")]), at: 0)
+            keys.insert(
+                .object([
+                    "kty": .string("RSA"), "use": .string("sig"), "alg": .string("RS256"), "kid": .string("unparseable"),
+                    "n": .string("*not base64*"), "e": .string("AQAB"),
+                ]), at: 0)
         }
         return .object(["keys": .array(keys)])
     }

@@ -48,14 +48,16 @@ public struct HybridRig: Sendable {
         let origin = screen == nil ? webOrigin : webApp.baseURL
         let shell = HybridShell(.init(webOrigin: origin, returnScheme: returnScheme, companion: companionOrigin), browser: browser, screen: screen)
         let issuer = emulator.issuer
-        await device.install(SimulatedApp(appID: appID, schemes: [returnScheme, "com.example.app"], hybrid: shell) { context in
-            // The app can also sign in natively (hand-off to a second web app starts from that).
-            let client = OIDCClient(
-                configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
-                provider: .discovery(issuer: issuer), logger: quiet
-            )
-            return SignInCoordinator(client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: quiet)
-        })
+        await device.install(
+            SimulatedApp(appID: appID, schemes: [returnScheme, "com.example.app"], hybrid: shell) { context in
+                // The app can also sign in natively (hand-off to a second web app starts from that).
+                let client = OIDCClient(
+                    configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
+                    provider: .discovery(issuer: issuer), logger: quiet
+                )
+                return SignInCoordinator(
+                    client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: quiet)
+            })
         return HybridRig(emulator: emulator, companion: companion, webApp: webApp, device: device)
     }
 
@@ -74,6 +76,7 @@ public struct HybridRig: Sendable {
             try await Task.sleep(nanoseconds: 5_000_000)
         }
         let steps = await device.transcript.map { "\($0.from.rawValue) → \($0.to.rawValue): \($0.text)" }.joined(separator: "\n")
-        throw SwitchbackError(.timedOut, "the device did not settle; the app's WebView shows \"\(await device.appScreenPage?.heading ?? "nothing")\"\n\(steps)")
+        throw SwitchbackError(
+            .timedOut, "the device did not settle; the app's WebView shows \"\(await device.appScreenPage?.heading ?? "nothing")\"\n\(steps)")
     }
 }

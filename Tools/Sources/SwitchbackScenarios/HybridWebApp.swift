@@ -42,7 +42,9 @@ public final class HybridWebApp: Sendable {
         router.get("/") { request, _ -> Response in
             let (id, session, cookie) = Self.session(of: request, in: sessions, secure: secureCookie)
             let trigger = "switchback://sign-in?return=/home&binding=\(session.binding)\(extra)"
-            return Self.page("Web app", "<p><a id=\"sign-in\" href=\"\(trigger.replacingOccurrences(of: "&", with: "&amp;"))\">Sign in</a></p>", cookie: id == nil ? cookie : nil)
+            return Self.page(
+                "Web app", "<p><a id=\"sign-in\" href=\"\(trigger.replacingOccurrences(of: "&", with: "&amp;"))\">Sign in</a></p>",
+                cookie: id == nil ? cookie : nil)
         }
         router.get("/home") { request, _ -> Response in
             let (_, session, _) = Self.session(of: request, in: sessions, secure: secureCookie)
@@ -53,9 +55,12 @@ public final class HybridWebApp: Sendable {
             }
             let body = try JSONSerialization.data(withJSONObject: ["handoffotp": code, "binding": session.binding])
             let answer = try await transport.send(
-                Switchback.HTTPRequest(method: .post, url: companion.appendingPathComponent("bridge/redeem"), headers: ["Content-Type": "application/json"], body: body)
+                Switchback.HTTPRequest(
+                    method: .post, url: companion.appendingPathComponent("bridge/redeem"), headers: ["Content-Type": "application/json"], body: body)
             )
-            guard answer.status == 200, let json = try JSONSerialization.jsonObject(with: answer.body) as? [String: Any], let subject = json["sub"] as? String else {
+            guard answer.status == 200, let json = try JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
+                let subject = json["sub"] as? String
+            else {
                 return Self.page("Sign-in failed: redeem refused (HTTP \(answer.status))", "")
             }
             let key = Self.cookieValue(request)

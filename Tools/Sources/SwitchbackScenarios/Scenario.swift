@@ -38,7 +38,8 @@ public struct Scenario: Sendable {
     public var otherPhone: Bool
 
     public init(
-        provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil, environment: AuthenticatorRule.Environment? = nil,
+        provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,
+        environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
         backendCompletion: Bool = false, otherPhone: Bool = false
@@ -127,13 +128,15 @@ public enum ScenarioRunner {
         defer { try? FileManager.default.removeItem(at: keys) }
         let companion: Companion
         do {
-            companion = try await Companion.start(try setup.companionConfiguration(issuer: emulator.issuer, associations: associations, directory: keys), logger: quiet)
+            companion = try await Companion.start(
+                try setup.companionConfiguration(issuer: emulator.issuer, associations: associations, directory: keys), logger: quiet)
         } catch {
             await emulator.stop()
             throw error
         }
         do {
-            let result = try await run(scenario, setup: setup, emulator: emulator, companion: companion, logger: logger, userAgent: userAgent, during: during)
+            let result = try await run(
+                scenario, setup: setup, emulator: emulator, companion: companion, logger: logger, userAgent: userAgent, during: during)
             await emulator.stop()
             await companion.stop()
             return result
@@ -166,7 +169,8 @@ public enum ScenarioRunner {
                 // In staging, the production app talks to production, which knows nothing of staging's requests.
                 let backend = isProduction && scenario.environment == .staging ? URL(string: "http://127.0.0.1:9")! : issuer
                 await device.installAuthenticator(
-                    scheme: scheme, name: setup.authenticatorName(scheme), backend: backend, behaviour: .init(scenario.decision, deliveries: scenario.returnDeliveries),
+                    scheme: scheme, name: setup.authenticatorName(scheme), backend: backend,
+                    behaviour: .init(scenario.decision, deliveries: scenario.returnDeliveries),
                     universalLinkHost: scenario.authenticatorUniversalLinks ? Setup.universalLinkHosts[scheme] : nil
                 )
             }
@@ -175,30 +179,37 @@ public enum ScenarioRunner {
         let configuration = setup.client
         // A confidential client's code is redeemed by the app's companion, which also asks for permissions;
         // with a companion route the companion runs the whole sign-in and the app has no client.
-        let backend = setup.backendClient == nil && setup.companionRoute == nil ? nil : CompanionClient(companion.baseURL, transport: device.network, logger: logger)
+        let backend =
+            setup.backendClient == nil && setup.companionRoute == nil
+            ? nil : CompanionClient(companion.baseURL, transport: device.network, logger: logger)
         let route = setup.companionRoute
-        let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
-            if route != nil, let backend {
+        let app = await device.install(
+            SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
+                if route != nil, let backend {
+                    return SignInCoordinator(
+                        companion: backend, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                        logger: logger
+                    )
+                }
+                let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
                 return SignInCoordinator(
-                    companion: backend, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger
+                    client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                    logger: logger,
+                    exchange: backend.map { .companion($0) } ?? .client
                 )
-            }
-            let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
-            return SignInCoordinator(
-                client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: logger,
-                exchange: backend.map { .companion($0) } ?? .client
-            )
-        })
+            })
         let preset = setup.preset(issuer: issuer, companion: backend)
         var installed = true
         if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
         let request: SignInRequest
         do {
             request = try await preset.request(
-                strategy: scenario.strategy, pattern: scenario.pattern, environment: scenario.environment, links: links, authenticatorInstalled: installed
+                strategy: scenario.strategy, pattern: scenario.pattern, environment: scenario.environment, links: links,
+                authenticatorInstalled: installed
             )
         } catch let error as SwitchbackError {
-            return ScenarioResult(scenario: scenario, strategy: scenario.strategy ?? .systemBrowser, outcome: .failure(error), transcript: await device.transcript)
+            return ScenarioResult(
+                scenario: scenario, strategy: scenario.strategy ?? .systemBrowser, outcome: .failure(error), transcript: await device.transcript)
         }
         let coordinator = app.coordinator
         let first = FirstLaunch()

@@ -54,7 +54,8 @@ struct Setup: Sendable {
             // As UAE Pass documents it: the token endpoint authenticates the client with a secret, so the
             // app's companion redeems the code; the token response has no ID token, so the identity comes
             // from userinfo; there is no discovery document, so the documented endpoints are given.
-            client = ClientConfiguration(clientID: "backend", redirectURI: Self.nativeRedirect, pushedAuthorization: .never, identitySource: .userInfo)
+            client = ClientConfiguration(
+                clientID: "backend", redirectURI: Self.nativeRedirect, pushedAuthorization: .never, identitySource: .userInfo)
             backendClient = ("backend", "backend-secret")
             documentedEndpoints = true
             preset = .uaePass
@@ -88,14 +89,17 @@ struct Setup: Sendable {
             authenticatorSchemes = [("bankid", true)]
         case "singpass":
             let key = P256.Signing.PrivateKey()
-            let jwk: JSONValue = .object(PublicJWK.p256(key.publicKey).merging(["kid": .string("app-key-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
+            let jwk: JSONValue = .object(
+                PublicJWK.p256(key.publicKey).merging(["kid": .string("app-key-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
             // Singpass encrypts every ID token to the client's registered use:enc key.
             let encryption = P256.KeyAgreement.PrivateKey()
             let encryptionJWK = try DecryptionKey(pem: encryption.pemRepresentation, keyID: "app-enc-1").publicJWK(algorithm: "ECDH-ES+A256KW")
-            configuration.clients.append(.init(
-                clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: [Self.universalRedirect.absoluteString], idTokenAlgorithm: "ES256",
-                jwks: .object(["keys": .array([jwk, .object(encryptionJWK)])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
-            ))
+            configuration.clients.append(
+                .init(
+                    clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: [Self.universalRedirect.absoluteString],
+                    idTokenAlgorithm: "ES256",
+                    jwks: .object(["keys": .array([jwk, .object(encryptionJWK)])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
+                ))
             // The FAPI client (private_key_jwt, PAR, DPoP, decryption) is the companion; the app relays the response.
             backendKeys = BackendKeys(clientKey: key.pemRepresentation, dpopKey: DPoPKey().privateKeyPEM, decryptionKey: encryption.pemRepresentation)
             companionRoute = .exchange(redirectURI: Self.universalRedirect)
@@ -107,7 +111,8 @@ struct Setup: Sendable {
             profileName = scenario.provider
             authenticatorSchemes = []
         default:
-            throw SwitchbackError(.invalidConfiguration, "unknown provider \(scenario.provider); known: \(Scenario.providers.joined(separator: ", "))")
+            throw SwitchbackError(
+                .invalidConfiguration, "unknown provider \(scenario.provider); known: \(Scenario.providers.joined(separator: ", "))")
         }
         switch Profile.named(scenario.emulatorProfile ?? profileName, variants: variants) {
         case .success(let profile): self.profile = profile
@@ -172,7 +177,8 @@ struct Setup: Sendable {
             return ServerConfiguration(
                 port: 0,
                 provider: .init(
-                    issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1", dpopKeyFile: dpopKey.path,
+                    issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1",
+                    dpopKeyFile: dpopKey.path,
                     decryptionKeyFile: decryptionKey.path, decryptionKeyID: "app-enc-1"
                 ),
                 exchange: .init(redirectURIs: [redirectURI.absoluteString], returns: .session), associations: associations

@@ -8,7 +8,9 @@ extension Companion {
         var lines = ["Switchback companion on \(baseURL.absoluteString), store: \(configuration.postgresURL == nil ? "memory" : "PostgreSQL")"]
         lines += notes
         if let provider = configuration.provider {
-            lines.append("provider: \(provider.issuer) (client \(provider.clientID), \(provider.clientSecret == nil ? "private_key_jwt" : "client_secret_basic"))")
+            lines.append(
+                "provider: \(provider.issuer) (client \(provider.clientID), \(provider.clientSecret == nil ? "private_key_jwt" : "client_secret_basic"))"
+            )
         }
         lines.append("limits: \(configuration.limits.summary)")
         lines.append("routes:")

@@ -27,7 +27,8 @@ extension Companion {
 
     /// Registers the routes `configuration` turns on and returns their list.
     static func register(
-        on router: Router<CompanionContext>, configuration: ServerConfiguration, limiter: RateLimiter, service: @escaping @Sendable () -> CompanionService
+        on router: Router<CompanionContext>, configuration: ServerConfiguration, limiter: RateLimiter,
+        service: @escaping @Sendable () -> CompanionService
     ) -> [Route] {
         var routes: [Route] = []
         func add(
@@ -40,7 +41,8 @@ extension Companion {
                 do {
                     if limited, case .limited(let retryAfter) = await limiter.admit(clientAddress(request, context, limits: configuration.limits)) {
                         service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
-                        throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(after: retryAfter)
+                        throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(
+                            after: retryAfter)
                     }
                     return try await handler(service, request)
                 } catch let error as CompanionError {
@@ -70,29 +72,43 @@ extension Companion {
         add(.get, "/health", .app, "liveness") { _, _ in Replies.json(["status": "ok"]) }
 
         if configuration.exchange != nil {
-            add(.post, "/exchange/start", .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) { try await $0.startExchange($1) }
-            add(.post, "/exchange", .app, "redeem the callback as a confidential client; tokens or a session", limited: true) { try await $0.exchange($1) }
+            add(.post, "/exchange/start", .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) {
+                try await $0.startExchange($1)
+            }
+            add(.post, "/exchange", .app, "redeem the callback as a confidential client; tokens or a session", limited: true) {
+                try await $0.exchange($1)
+            }
         }
         if configuration.permission != nil {
-            add(.post, "/permission", .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true) { try await $0.permission($1) }
+            add(.post, "/permission", .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true) {
+                try await $0.permission($1)
+            }
         }
         if configuration.bridge != nil {
-            add(.post, "/bridge/start", .app, "start a sign-in that returns to an allow-listed deep link", limited: true) { try await $0.startBridge($1) }
+            add(.post, "/bridge/start", .app, "start a sign-in that returns to an allow-listed deep link", limited: true) {
+                try await $0.startBridge($1)
+            }
             add(.get, "/bridge/callback", .browser, "provider answer (query; fragment through a forwarding page)") { try await $0.bridgeCallback($1) }
             add(.post, "/bridge/callback", .browser, "provider answer (form_post)") { try await $0.bridgeFormPost($1) }
             add(.post, "/bridge/fragment", .browser, "fragment forwarded by the page") { try await $0.bridgeFragment($1) }
             add(.post, "/bridge/redeem", .app, "redeem the deep link's one-time code once") { try await $0.redeemBridge($1) }
         }
         if configuration.handOff != nil {
-            add(.post, "/handoff", .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: true) { try await $0.issueHandOff($1) }
+            add(.post, "/handoff", .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: true) {
+                try await $0.issueHandOff($1)
+            }
             add(.get, "/handoff/redeem", .browser, "?handoffotp&goto -> a page naming the account; nothing used up") { try await $0.showRedeem($1) }
             add(.post, "/handoff/redeem", .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
         }
         if configuration.completion != nil {
-            add(.post, "/completion/start", .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true) { try await $0.startCompletion($1) }
+            add(.post, "/completion/start", .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true) {
+                try await $0.startCompletion($1)
+            }
             add(.get, "/complete", .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
             add(.post, "/complete", .browser, "provider answer (form_post)") { try await $0.completionCallback($1) }
-            add(.post, "/completion/status", .app, "long poll (one per flow) for the result; needs the app link's value") { try await $0.completionStatus($1) }
+            add(.post, "/completion/status", .app, "long poll (one per flow) for the result; needs the app link's value") {
+                try await $0.completionStatus($1)
+            }
         }
         if configuration.exchange?.returns == .session || configuration.bridge?.returns == .session || configuration.completion?.returns == .session
             || configuration.handOff != nil
@@ -105,8 +121,11 @@ extension Companion {
             // a tap, which iOS does route to the app.
             routes.append(Route(method: "GET", path: "/<app link paths>", purpose: "a universal link opened in a browser: a tap-to-open page"))
             router.get("**") { request, _ -> Response in
-                guard associations.contains(where: { $0.claims(request.uri.path) }), let link = service().appLink(path: request.uri.path, query: request.uri.query) else {
-                    return Response(status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
+                guard associations.contains(where: { $0.claims(request.uri.path) }),
+                    let link = service().appLink(path: request.uri.path, query: request.uri.query)
+                else {
+                    return Response(
+                        status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
                 }
                 return Replies.page(
                     status: .ok, title: "Open the app", message: "This link belongs to the app.",

@@ -33,11 +33,14 @@ public final class Companion: Sendable {
         public let method: String
         public let path: String
         public let purpose: String
-        public var description: String { "\(method.padding(toLength: 5, withPad: " ", startingAt: 0)) \(path.padding(toLength: 42, withPad: " ", startingAt: 0)) \(purpose)" }
+        public var description: String {
+            "\(method.padding(toLength: 5, withPad: " ", startingAt: 0)) \(path.padding(toLength: 42, withPad: " ", startingAt: 0)) \(purpose)"
+        }
     }
 
     private init(
-        baseURL: URL, port: Int, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>, janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?,
+        baseURL: URL, port: Int, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>, janitor: Task<Void, Never>,
+        ownedStore: PostgresCompanionStore?,
         ownedTransport: ServerTransport?
     ) {
         self.ownedTransport = ownedTransport
@@ -83,7 +86,8 @@ public final class Companion: Sendable {
         }
         do {
             return try await listen(
-                configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, ownedTransport: ownedTransport, clock: clock, entropy: entropy,
+                configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, ownedTransport: ownedTransport, clock: clock,
+                entropy: entropy,
                 shutdownSignals: shutdownSignals, logger: logger
             )
         } catch {
@@ -107,10 +111,12 @@ public final class Companion: Sendable {
         router.add(middleware: RequestLog(logger: logger))
         let access = provider
         let waiters = CompletionWaiters(limit: configuration.limits.waitingStatusRequests)
-        let limiter = RateLimiter(perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
+        let limiter = RateLimiter(
+            perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
         let routes = register(on: router, configuration: configuration, limiter: limiter) {
             CompanionService(
-                configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters, clock: clock,
+                configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
+                clock: clock,
                 entropy: entropy, logger: logger
             )
         }
@@ -159,7 +165,8 @@ public final class Companion: Sendable {
             _ = await listener.result
         }
         return Companion(
-            baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore, ownedTransport: ownedTransport
+            baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore,
+            ownedTransport: ownedTransport
         )
     }
 
@@ -207,7 +214,8 @@ private struct RequestLog<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
-        logger.info("request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(200))", "status": "\(response.status.code)"])
+        logger.info(
+            "request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(200))", "status": "\(response.status.code)"])
         return response
     }
 }

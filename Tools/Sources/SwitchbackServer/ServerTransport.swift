@@ -15,7 +15,8 @@ public final class ServerTransport: HTTPTransport {
 
     /// A client of its own, shut down by ``shutdown()``.
     public init(timeout: TimeInterval = 30, maximumResponseBytes: Int = 1 << 20) {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(Int64(timeout))))
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(Int64(timeout))))
         configuration.decompression = .disabled
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = .seconds(Int64(timeout))

@@ -35,10 +35,11 @@ final class MainLoop: @unchecked Sendable {
     /// Runs `work` on the loop's thread, later.
     func perform(_ work: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Work(work)).toOpaque()
-        sb_invoke({ context in
-            let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
-            work.run()
-        }, box)
+        sb_invoke(
+            { context in
+                let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
+                work.run()
+            }, box)
     }
 
     /// Runs `work` on the loop's thread and returns its result.

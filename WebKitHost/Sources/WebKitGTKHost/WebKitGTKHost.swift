@@ -26,7 +26,8 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 
     /// The user agent iOS WKWebViews send (no `Safari/` token), so providers see an embedded WebView.
-    public static let webViewUserAgent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
+    public static let webViewUserAgent =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
 
     fileprivate let loop: MainLoop
     private let userAgent: String
@@ -52,11 +53,15 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     // MARK: UserAgentHost
 
     public func present(_ url: URL, strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents) async throws {
-        guard strategy == .webView else { throw SwitchbackError(.strategyNotSupported, "this host is a WebView; \(strategy) needs another user agent") }
-        await show(url, Presentation(
-            host: self, shouldLoad: { await events.shouldLoad($0) }, loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) },
-            response: { await events.pageResponse($0, status: $1) }, dismissed: { await events.dismissed() }
-        ))
+        guard strategy == .webView else {
+            throw SwitchbackError(.strategyNotSupported, "this host is a WebView; \(strategy) needs another user agent")
+        }
+        await show(
+            url,
+            Presentation(
+                host: self, shouldLoad: { await events.shouldLoad($0) }, loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) },
+                response: { await events.pageResponse($0, status: $1) }, dismissed: { await events.dismissed() }
+            ))
     }
 
     /// Shows a web app (a hybrid app's own WebView): every navigation and new window is put to `decide`
@@ -82,14 +87,26 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 
     public func dismiss() async {
-        guard let presentation = lock.withLock({ let shown = current; current = nil; return shown }) else { return }
+        guard
+            let presentation = lock.withLock({
+                let shown = current
+                current = nil
+                return shown
+            })
+        else { return }
         observe(.closed)
         await loop.run { presentation.close() }
     }
 
     /// The user taps Cancel on the WebView's screen: the screen closes and the flow is told.
     public func userCancels() async {
-        guard let presentation = lock.withLock({ let shown = current; current = nil; return shown }) else { return }
+        guard
+            let presentation = lock.withLock({
+                let shown = current
+                current = nil
+                return shown
+            })
+        else { return }
         observe(.closed)
         await loop.run { presentation.close() }
         await presentation.dismissed?()
@@ -120,7 +137,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     @discardableResult
     public func userSignsIn(username: String, password: String) async -> Bool {
         func literal(_ text: String) -> String {
-            "'" + text.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u{%x}", $0.value) }.joined() + "'"
+            "'"
+                + text.unicodeScalars.map {
+                    $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u{%x}", $0.value)
+                }.joined() + "'"
         }
         let script = """
             (function(){var p=document.querySelector('input[type=password]');if(!p||!p.form)return 'no';var f=p.form;
@@ -165,15 +185,23 @@ final class Presentation: @unchecked Sendable {
     func open(userAgent: String, at url: URL) {
         let context = Unmanaged.passRetained(self)
         self.context = context
-        view = sb_web_view_new(userAgent, { decision, navigation, context in
-            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().decide(decision!, navigation!.pointee)
-        }, { uri, domain, code, context in
-            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().failed(uri.map { String(cString: $0) }, domain: String(cString: domain!), code: Int(code))
-        }, { uri, context in
-            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().host?.observe(.finished(uri.flatMap { URL(string: String(cString: $0)) }))
-        }, { uri, status, context in
-            Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().responded(uri.flatMap { URL(string: String(cString: $0)) }, status: Int(status))
-        }, context.toOpaque())
+        view = sb_web_view_new(
+            userAgent,
+            { decision, navigation, context in
+                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().decide(decision!, navigation!.pointee)
+            },
+            { uri, domain, code, context in
+                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().failed(
+                    uri.map { String(cString: $0) }, domain: String(cString: domain!), code: Int(code))
+            },
+            { uri, context in
+                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().host?.observe(
+                    .finished(uri.flatMap { URL(string: String(cString: $0)) }))
+            },
+            { uri, status, context in
+                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().responded(
+                    uri.flatMap { URL(string: String(cString: $0)) }, status: Int(status))
+            }, context.toOpaque())
         load(url)
     }
 
@@ -248,17 +276,21 @@ final class Presentation: @unchecked Sendable {
     func cookies(for url: URL, _ done: @escaping @Sendable (String) -> Void) {
         guard let view else { return done("") }
         let box = Unmanaged.passRetained(Callback(done)).toOpaque()
-        sb_cookies(view, url.absoluteString, { header, context in
-            Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(header.map { String(cString: $0) } ?? "")
-        }, box)
+        sb_cookies(
+            view, url.absoluteString,
+            { header, context in
+                Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(header.map { String(cString: $0) } ?? "")
+            }, box)
     }
 
     func evaluate(_ script: String, _ done: @escaping @Sendable (String) -> Void) {
         guard let view else { return done("") }
         let box = Unmanaged.passRetained(Callback(done)).toOpaque()
-        sb_evaluate(view, script, { text, context in
-            Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(text.map { String(cString: $0) } ?? "")
-        }, box)
+        sb_evaluate(
+            view, script,
+            { text, context in
+                Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(text.map { String(cString: $0) } ?? "")
+            }, box)
     }
 
     private final class Callback {

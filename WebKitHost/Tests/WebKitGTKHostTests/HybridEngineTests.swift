@@ -11,7 +11,9 @@ extension WebKitGTKHost: HybridScreen {}
 /// A hybrid app whose own WebView is the real engine: the web app's sign-in link goes to the bridge, the
 /// sign-in runs in the device's authentication session, and the return lands in the engine, where the
 /// web app redeems its code.
-@Suite("WebKitGTK host: a hybrid app's own WebView", .serialized, .enabled(if: Engine.runs, "WebKitGTK or a display is missing (run scripts/test.sh, which installs it and uses Xvfb)"))
+@Suite(
+    "WebKitGTK host: a hybrid app's own WebView", .serialized,
+    .enabled(if: Engine.runs, "WebKitGTK or a display is missing (run scripts/test.sh, which installs it and uses Xvfb)"))
 struct HybridEngineTests {
     /// Waits (at most 20 s) until the engine's page text satisfies `done`.
     static func waitForPage(_ host: WebKitGTKHost, _ done: (String) -> Bool) async throws -> String {
@@ -24,7 +26,9 @@ struct HybridEngineTests {
         throw WebKitGTKHostTests.EngineMissing(description: "the engine's page never got there; it shows \"\(text.prefix(200))\"")
     }
 
-    @Test("code, form_post and implicit shapes: the web app in the engine signs in and no token is in any URL", arguments: ["code", "form_post", "implicit"])
+    @Test(
+        "code, form_post and implicit shapes: the web app in the engine signs in and no token is in any URL",
+        arguments: ["code", "form_post", "implicit"])
     func signIn(shape: String) async throws {
         let profile: Profile = shape == "implicit" ? .legacyImplicit : .generic
         let responseType: ResponseType = shape == "implicit" ? .idTokenToken : .code

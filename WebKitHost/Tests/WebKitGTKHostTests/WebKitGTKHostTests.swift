@@ -18,7 +18,9 @@ enum Engine {
     static var runs: Bool { unavailable == nil || ProcessInfo.processInfo.environment["CI"] == "true" }
 }
 
-@Suite("WebKitGTK host: the emulator's real pages in a real WebKit engine", .serialized, .enabled(if: Engine.runs, "WebKitGTK or a display is missing (run scripts/test.sh, which installs it and uses Xvfb)"))
+@Suite(
+    "WebKitGTK host: the emulator's real pages in a real WebKit engine", .serialized,
+    .enabled(if: Engine.runs, "WebKitGTK or a display is missing (run scripts/test.sh, which installs it and uses Xvfb)"))
 struct WebKitGTKHostTests {
     static func host() throws -> WebKitGTKHost {
         if let reason = Engine.unavailable { throw EngineMissing(description: reason) }
@@ -29,7 +31,9 @@ struct WebKitGTKHostTests {
 
     static let quiet = Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
 
-    static func run(_ scenario: Scenario, host: WebKitGTKHost, during: (@Sendable (ScenarioRunner.Rig) async throws -> Void)? = nil) async throws -> ScenarioResult {
+    static func run(_ scenario: Scenario, host: WebKitGTKHost, during: (@Sendable (ScenarioRunner.Rig) async throws -> Void)? = nil) async throws
+        -> ScenarioResult
+    {
         try await ScenarioRunner.run(scenario, logger: quiet, userAgent: host, during: during)
     }
 
@@ -68,9 +72,11 @@ struct WebKitGTKHostTests {
         }
     }
 
-    @Test("uaepass: the page's script fires the authenticator link, in production and with the staging-scheme bug", arguments: [
-        AuthenticatorRule.Environment.production, .staging,
-    ])
+    @Test(
+        "uaepass: the page's script fires the authenticator link, in production and with the staging-scheme bug",
+        arguments: [
+            AuthenticatorRule.Environment.production, .staging,
+        ])
     func uaePass(_ environment: AuthenticatorRule.Environment) async throws {
         let host = try Self.host()
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, environment: environment), host: host)
@@ -82,9 +88,11 @@ struct WebKitGTKHostTests {
         #expect(result.transcript.contains { $0.text == opened })
     }
 
-    @Test("every uaepass parameter shape and hand-off delivery (302, meta refresh) signs in through the engine", arguments: [
-        "successURL", "double-encoded", "trailing-parameters", "no-closeondone", "handoff-meta-refresh", "handoff-302",
-    ])
+    @Test(
+        "every uaepass parameter shape and hand-off delivery (302, meta refresh) signs in through the engine",
+        arguments: [
+            "successURL", "double-encoded", "trailing-parameters", "no-closeondone", "handoff-meta-refresh", "handoff-302",
+        ])
     func variant(_ variant: String) async throws {
         let host = try Self.host()
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, variants: [variant]), host: host)
@@ -95,9 +103,11 @@ struct WebKitGTKHostTests {
         #expect(link.redirect == (variant == "handoff-302"))
     }
 
-    @Test("decline in the authenticator: the provider's failure page answers access_denied, or cancelled", arguments: [
-        ([String](), "access_denied"), (["decline-cancelled"], "cancelled"),
-    ])
+    @Test(
+        "decline in the authenticator: the provider's failure page answers access_denied, or cancelled",
+        arguments: [
+            ([String](), "access_denied"), (["decline-cancelled"], "cancelled"),
+        ])
     func decline(variants: [String], error: String) async throws {
         let host = try Self.host()
         let result = try await Self.run(Scenario(provider: "uaepass", strategy: .webView, variants: variants, decision: .decline), host: host)
@@ -147,7 +157,9 @@ struct WebKitGTKHostTests {
         #expect(result.transcript.contains { $0.text == "opens UAE Pass (staging app)" })
     }
 
-    @Test("a provider that refuses embedded WebViews, behind a preset that allows a WebView: its 403 for the sign-in page fails the flow as userAgentRefused")
+    @Test(
+        "a provider that refuses embedded WebViews, behind a preset that allows a WebView: its 403 for the sign-in page fails the flow as userAgentRefused"
+    )
     func providerRefusesWebView() async throws {
         let host = try Self.host()
         let result = try await Self.run(Scenario(provider: "generic", strategy: .webView, variants: ["no-webview"]), host: host)
@@ -157,11 +169,15 @@ struct WebKitGTKHostTests {
         }
         #expect(failure.code == .userAgentRefused)
         let observations = host.observations
-        #expect(observations.contains { if case .response(let url?, 403) = $0 { url.path == "/authorize" } else { false } }, "the engine saw the provider's 403")
+        #expect(
+            observations.contains { if case .response(let url?, 403) = $0 { url.path == "/authorize" } else { false } },
+            "the engine saw the provider's 403")
         #expect(observations.contains(.closed))
     }
 
-    @Test("form_post auto-submit: the engine submits the provider's form (a provider answering by form_post unasked); the POST to the redirect URI is intercepted and the sign-in fails typed")
+    @Test(
+        "form_post auto-submit: the engine submits the provider's form (a provider answering by form_post unasked); the POST to the redirect URI is intercepted and the sign-in fails typed"
+    )
     func formPostAutoSubmit() async throws {
         let host = try Self.host()
         let result = try await Self.run(Scenario(provider: "generic", strategy: .webView, emulatorProfile: "apple-form-post"), host: host) { _ in
@@ -180,7 +196,9 @@ struct WebKitGTKHostTests {
             if case .decided(let url?, let kind, _, _, _, let allowed) = observation, url.scheme == "com.example.app" { return (kind, allowed) }
             return nil
         }
-        #expect(submitted.count == 1 && submitted.allSatisfy { $0.0 == "form" && !$0.1 }, "the page's script submitted the form, and the submission was cancelled: \(submitted.map(\.0))")
+        #expect(
+            submitted.count == 1 && submitted.allSatisfy { $0.0 == "form" && !$0.1 },
+            "the page's script submitted the form, and the submission was cancelled: \(submitted.map(\.0))")
     }
 
     @Test("a provider that refuses embedded WebViews (MitID): the WebView strategy is refused with a typed error before the engine shows anything")

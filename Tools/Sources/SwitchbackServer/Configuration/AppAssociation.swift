@@ -23,12 +23,13 @@ public struct AppAssociation: Sendable, Codable, Equatable {
     public static func appleDocument(_ associations: [AppAssociation]) -> JSONValue {
         .object([
             "applinks": .object([
-                "details": .array(associations.map { association in
-                    .object([
-                        "appIDs": .array(association.appIDs.map(JSONValue.string)),
-                        "components": .array(association.paths.map { .object(["/": .string($0)]) }),
-                    ])
-                })
+                "details": .array(
+                    associations.map { association in
+                        .object([
+                            "appIDs": .array(association.appIDs.map(JSONValue.string)),
+                            "components": .array(association.paths.map { .object(["/": .string($0)]) }),
+                        ])
+                    })
             ]),
             "webcredentials": .object(["apps": .array(associations.flatMap(\.appIDs).map(JSONValue.string))]),
         ])
@@ -36,16 +37,17 @@ public struct AppAssociation: Sendable, Codable, Equatable {
 
     /// The Digital Asset Links statement list for Android App Links.
     public static func androidDocument(_ associations: [AppAssociation]) -> JSONValue {
-        .array(associations.compactMap { association in
-            guard let package = association.androidPackage else { return nil }
-            return .object([
-                "relation": .array([.string("delegate_permission/common.handle_all_urls")]),
-                "target": .object([
-                    "namespace": .string("android_app"), "package_name": .string(package),
-                    "sha256_cert_fingerprints": .array(association.androidFingerprints.map(JSONValue.string)),
-                ]),
-            ])
-        })
+        .array(
+            associations.compactMap { association in
+                guard let package = association.androidPackage else { return nil }
+                return .object([
+                    "relation": .array([.string("delegate_permission/common.handle_all_urls")]),
+                    "target": .object([
+                        "namespace": .string("android_app"), "package_name": .string(package),
+                        "sha256_cert_fingerprints": .array(association.androidFingerprints.map(JSONValue.string)),
+                    ]),
+                ])
+            })
     }
 
     /// Whether `path` is one of the universal-link paths.
@@ -76,9 +78,11 @@ extension AppAssociation {
         for appID in appIDs {
             let parts = appID.split(separator: ".", maxSplits: 1)
             guard parts.count == 2, parts[0].count == 10, parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }),
-                parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }), !parts[1].hasPrefix("."), !parts[1].hasSuffix(".")
+                parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }), !parts[1].hasPrefix("."),
+                !parts[1].hasSuffix(".")
             else {
-                throw SwitchbackError(.invalidConfiguration, "app ID \(appID.prefix(80)) is not TEAMID.bundle.identifier with a ten-character team ID")
+                throw SwitchbackError(
+                    .invalidConfiguration, "app ID \(appID.prefix(80)) is not TEAMID.bundle.identifier with a ten-character team ID")
             }
         }
         guard !paths.isEmpty else { throw SwitchbackError(.invalidConfiguration, "an association needs at least one path") }

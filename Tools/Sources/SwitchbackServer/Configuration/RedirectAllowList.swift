@@ -20,7 +20,8 @@ public struct RedirectAllowList: Sendable, Equatable {
     public init(_ urls: [String]) throws {
         entries = try urls.map { text in
             guard let entry = Self.parse(text) else {
-                throw SwitchbackError(.invalidConfiguration, "allow-list entry \(text.prefix(80)) is not an absolute http(s) URL without user-info, query or fragment")
+                throw SwitchbackError(
+                    .invalidConfiguration, "allow-list entry \(text.prefix(80)) is not an absolute http(s) URL without user-info, query or fragment")
             }
             return entry
         }
@@ -31,7 +32,8 @@ public struct RedirectAllowList: Sendable, Equatable {
         guard let target = Self.parse(candidate, allowQuery: true), let url = URL(string: candidate) else { return nil }
         let allowed = entries.contains { entry in
             entry.scheme == target.scheme && entry.host == target.host && entry.port == target.port
-                && (entry.path == "/" || target.path == entry.path || target.path.hasPrefix(entry.path.hasSuffix("/") ? entry.path : entry.path + "/"))
+                && (entry.path == "/" || target.path == entry.path
+                    || target.path.hasPrefix(entry.path.hasSuffix("/") ? entry.path : entry.path + "/"))
         }
         return allowed ? url : nil
     }

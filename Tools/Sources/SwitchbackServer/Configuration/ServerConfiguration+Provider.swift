@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 @_spi(SwitchbackInternals) public import Switchback
 
 // The provider section: the provider and how the companion authenticates to it.
@@ -80,12 +80,15 @@ extension ServerConfiguration.Provider {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
             issuer: try c.decode(String.self, forKey: .issuer), clientID: try c.decode(String.self, forKey: .clientID),
-            clientSecret: try c.decodeIfPresent(String.self, forKey: .clientSecret), privateKeyFile: try c.decodeIfPresent(String.self, forKey: .privateKeyFile),
+            clientSecret: try c.decodeIfPresent(String.self, forKey: .clientSecret),
+            privateKeyFile: try c.decodeIfPresent(String.self, forKey: .privateKeyFile),
             keyAlgorithm: try c.decodeIfPresent(String.self, forKey: .keyAlgorithm), keyID: try c.decodeIfPresent(String.self, forKey: .keyID),
             dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false, dpopKeyFile: try c.decodeIfPresent(String.self, forKey: .dpopKeyFile),
             forwardedParameters: try c.decodeIfPresent([String].self, forKey: .forwardedParameters) ?? Self.defaultForwardedParameters,
-            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"], acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? [],
-            decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile), decryptionKeyID: try c.decodeIfPresent(String.self, forKey: .decryptionKeyID),
+            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"],
+            acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? [],
+            decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile),
+            decryptionKeyID: try c.decodeIfPresent(String.self, forKey: .decryptionKeyID),
             identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
             requiredClaims: try c.decodeIfPresent([String: [String]].self, forKey: .requiredClaims) ?? [:],
             metadata: try c.decodeIfPresent(ProviderMetadata.self, forKey: .metadata)

@@ -48,7 +48,8 @@ extension ServerConfiguration {
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Keys.self)
             self.init(
-                server: try c.decode(String.self, forKey: .server), scope: try c.decodeIfPresent(String.self, forKey: .scope) ?? "openid permissions/client",
+                server: try c.decode(String.self, forKey: .server),
+                scope: try c.decodeIfPresent(String.self, forKey: .scope) ?? "openid permissions/client",
                 appCallbackURIs: try c.decode([String].self, forKey: .appCallbackURIs)
             )
         }
@@ -140,7 +141,9 @@ extension ServerConfiguration.Exchange {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
-        self.init(redirectURIs: try c.decode([String].self, forKey: .redirectURIs), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session)
+        self.init(
+            redirectURIs: try c.decode([String].self, forKey: .redirectURIs),
+            returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session)
     }
 }
 
@@ -150,7 +153,8 @@ extension ServerConfiguration.Bridge {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
-            schemes: try c.decode([String].self, forKey: .schemes), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
+            schemes: try c.decode([String].self, forKey: .schemes),
+            returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
             codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
             responseType: try c.decodeIfPresent(ResponseType.self, forKey: .responseType) ?? .code
         )
@@ -177,7 +181,8 @@ extension ServerConfiguration.Completion {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
-            appLink: try c.decode(String.self, forKey: .appLink), returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
+            appLink: try c.decode(String.self, forKey: .appLink),
+            returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
             maximumWait: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumWait) ?? 25,
             storeRecheck: try c.decodeIfPresent(TimeInterval.self, forKey: .storeRecheck) ?? 2
         )

@@ -1,5 +1,5 @@
 public import Foundation
-@_spi(SwitchbackInternals) public import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 // The session cookie and the limits on the anonymous routes.
 extension ServerConfiguration {
@@ -15,7 +15,8 @@ extension ServerConfiguration {
         public var hostPrefix: Bool
 
         public init(
-            lifetime: TimeInterval = 3600, cookieName: String = "switchback_session", sameSite: String = "Lax", cookiePath: String = "/", hostPrefix: Bool = true
+            lifetime: TimeInterval = 3600, cookieName: String = "switchback_session", sameSite: String = "Lax", cookiePath: String = "/",
+            hostPrefix: Bool = true
         ) {
             self.lifetime = lifetime
             self.cookieName = cookieName
@@ -66,7 +67,8 @@ extension ServerConfiguration {
         public var summary: String {
             let perAddress = startsPerMinutePerAddress == 0 ? "unlimited" : "\(startsPerMinutePerAddress)/min"
             let total = startsPerMinute == 0 ? "unlimited" : "\(startsPerMinute)/min"
-            let by = clientAddressHeader.map { "\($0), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")" } ?? "connection address, IPv6 by /64"
+            let by =
+                clientAddressHeader.map { "\($0), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")" } ?? "connection address, IPv6 by /64"
             return "starts, exchanges and hand-offs \(perAddress) per address (by \(by)), \(total) in all; "
                 + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests"
         }
@@ -79,8 +81,10 @@ extension ServerConfiguration.Session {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
-            lifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .lifetime) ?? 3600, cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? "switchback_session",
-            sameSite: try c.decodeIfPresent(String.self, forKey: .sameSite) ?? "Lax", cookiePath: try c.decodeIfPresent(String.self, forKey: .cookiePath) ?? "/",
+            lifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .lifetime) ?? 3600,
+            cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? "switchback_session",
+            sameSite: try c.decodeIfPresent(String.self, forKey: .sameSite) ?? "Lax",
+            cookiePath: try c.decodeIfPresent(String.self, forKey: .cookiePath) ?? "/",
             hostPrefix: try c.decodeIfPresent(Bool.self, forKey: .hostPrefix) ?? true
         )
     }

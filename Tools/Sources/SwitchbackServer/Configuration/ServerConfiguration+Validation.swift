@@ -1,5 +1,5 @@
-public import Foundation
-@_spi(SwitchbackInternals) public import Switchback
+import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 extension ServerConfiguration {
     /// Refuses what would be unsafe or cannot work.
@@ -14,7 +14,9 @@ extension ServerConfiguration {
         let needsProvider = exchange != nil || permission != nil || bridge != nil || handOff != nil || completion != nil
         if needsProvider, provider == nil { throw fail("the exchange, permission, bridge, handOff and completion routes need a provider section") }
         if let provider {
-            guard let issuer = URL(string: provider.issuer), EndpointSecurity.isAcceptable(issuer) else { throw fail("provider.issuer must be an https URL") }
+            guard let issuer = URL(string: provider.issuer), EndpointSecurity.isAcceptable(issuer) else {
+                throw fail("provider.issuer must be an https URL")
+            }
             guard !provider.clientID.isEmpty else { throw fail("provider.clientID is empty") }
             guard (provider.clientSecret == nil) != (provider.privateKeyFile == nil) else {
                 throw fail("give the provider either clientSecret (client_secret_basic) or privateKeyFile (private_key_jwt)")
@@ -38,8 +40,12 @@ extension ServerConfiguration {
             }
         }
         if let permission {
-            guard let server = URL(string: permission.server), EndpointSecurity.isAcceptable(server) else { throw fail("permission.server must be the biometrics server's https issuer URL") }
-            guard !permission.appCallbackURIs.isEmpty, permission.appCallbackURIs.allSatisfy({ URL(string: $0).map(EndpointSecurity.isAcceptable) ?? false }) else {
+            guard let server = URL(string: permission.server), EndpointSecurity.isAcceptable(server) else {
+                throw fail("permission.server must be the biometrics server's https issuer URL")
+            }
+            guard !permission.appCallbackURIs.isEmpty,
+                permission.appCallbackURIs.allSatisfy({ URL(string: $0).map(EndpointSecurity.isAcceptable) ?? false })
+            else {
                 throw fail("permission.appCallbackURIs must list https universal links")
             }
         }
@@ -63,18 +69,25 @@ extension ServerConfiguration {
                 throw fail("completion.appLink must be an https universal link")
             }
             guard completion.maximumWait > 0, completion.maximumWait <= 120 else { throw fail("completion.maximumWait must be 1…120 seconds") }
-            guard completion.storeRecheck >= 0.1, completion.storeRecheck <= 300 else { throw fail("completion.storeRecheck must be 0.1…300 seconds") }
+            guard completion.storeRecheck >= 0.1, completion.storeRecheck <= 300 else {
+                throw fail("completion.storeRecheck must be 0.1…300 seconds")
+            }
         }
         guard session.lifetime > 0 else { throw fail("session.lifetime must be positive") }
         guard ["Lax", "Strict"].contains(session.sameSite) else { throw fail("session.sameSite must be Lax or Strict") }
-        guard !session.cookieName.isEmpty, session.cookieName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+        guard !session.cookieName.isEmpty, session.cookieName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        else {
             throw fail("session.cookieName must be letters, digits, _ or -")
         }
-        guard session.cookiePath.hasPrefix("/"), !session.cookiePath.contains(";") else { throw fail("session.cookiePath must start with / and hold no ;") }
-        guard limits.startsPerMinutePerAddress >= 0, limits.startsPerMinute >= 0, limits.pendingAuthorizations > 0, limits.waitingStatusRequests > 0 else {
+        guard session.cookiePath.hasPrefix("/"), !session.cookiePath.contains(";") else {
+            throw fail("session.cookiePath must start with / and hold no ;")
+        }
+        guard limits.startsPerMinutePerAddress >= 0, limits.startsPerMinute >= 0, limits.pendingAuthorizations > 0, limits.waitingStatusRequests > 0
+        else {
             throw fail("limits must not be negative, and pendingAuthorizations and waitingStatusRequests must be positive")
         }
-        if let header = limits.clientAddressHeader, header.isEmpty || !header.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+        if let header = limits.clientAddressHeader, header.isEmpty || !header.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        {
             throw fail("limits.clientAddressHeader must be a header name")
         }
         guard (1...10).contains(limits.trustedHops) else { throw fail("limits.trustedHops must be 1…10") }

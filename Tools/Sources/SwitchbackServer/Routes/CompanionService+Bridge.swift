@@ -28,7 +28,9 @@ extension CompanionService {
     func startBridge(_ request: Request) async throws -> Response {
         guard let bridge = configuration.bridge else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
         let body = try await decode(BridgeStart.self, from: request)
-        guard bridge.schemes.contains(body.scheme) else { throw CompanionError(.notAllowed, "the deep-link scheme is not on this server's allow-list") }
+        guard bridge.schemes.contains(body.scheme) else {
+            throw CompanionError(.notAllowed, "the deep-link scheme is not on this server's allow-list")
+        }
         guard Self.isSafeReturnPath(body.path) else {
             throw CompanionError(.invalidRequest, "path must start with / and hold only letters, digits, /, -, _ and . (no empty or dot segments)")
         }
@@ -52,7 +54,9 @@ extension CompanionService {
     func bridgeCallback(_ request: Request) async throws -> Response {
         guard configuration.bridge != nil else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
         guard let query = request.uri.query, !query.isEmpty else { return Self.fragmentForwardingPage(action: url("/bridge/fragment")) }
-        guard let callback = url(Self.bridgeCallbackPath, query: query) else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
+        guard let callback = url(Self.bridgeCallbackPath, query: query) else {
+            throw CompanionError(.invalidRequest, "the answer's query is malformed")
+        }
         let state = Self.parameters(of: callback)["state"]
         return try await finishBridge(.redirect(callback), state: state)
     }
@@ -103,7 +107,9 @@ extension CompanionService {
     func redeemBridge(_ request: Request) async throws -> Response {
         guard let bridge = configuration.bridge else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
         let body = try await decode(BridgeRedeem.self, from: request)
-        guard Secrets.isIssued(body.handoffotp), let record = try await store.redeem(.bridgeCode, secret: body.handoffotp, as: BridgeRecord.self, now: clock.now()) else {
+        guard Secrets.isIssued(body.handoffotp),
+            let record = try await store.redeem(.bridgeCode, secret: body.handoffotp, as: BridgeRecord.self, now: clock.now())
+        else {
             throw CompanionError(.invalidGrant, "this code has expired or was already used")
         }
         guard ConstantTime.equals(record.bindingDigest, Secrets.digest(body.binding)) else {

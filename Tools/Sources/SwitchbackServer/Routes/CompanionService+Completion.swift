@@ -51,7 +51,9 @@ extension CompanionService {
         let digest = Secrets.digest(body.flow_id)
         let key = RecordSealing.encode(RecordSealing.key(for: body.flow_id, kind: .completion))
         let expiresAt = clock.now().addingTimeInterval(Self.authorizationLifetime)
-        let options = try options(responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales, parameters: body.parameters)
+        let options = try options(
+            responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales,
+            parameters: body.parameters)
         do {
             try await store.insert(.completion, secret: body.flow_id, CompletionRecord(status: .pending), expiresAt: expiresAt)
         } catch {
@@ -59,13 +61,15 @@ extension CompanionService {
         }
         let session: AuthorizationSession
         do {
-            session = try await startAuthorization(redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest, resultKey: key), options: options)
+            session = try await startAuthorization(
+                redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest, resultKey: key), options: options)
         } catch {
             _ = try? await store.take(.completion, digest: digest, now: clock.now())
             throw error
         }
         return Replies.json([
-            "authorization_url": session.authorizationURL.absoluteString, "return_url": completion.appLink, "expires_in": Int(Self.authorizationLifetime),
+            "authorization_url": session.authorizationURL.absoluteString, "return_url": completion.appLink,
+            "expires_in": Int(Self.authorizationLifetime),
         ])
     }
 
@@ -81,7 +85,9 @@ extension CompanionService {
             callback = .formPost(url(Self.completionPath), body: form.raw)
             state = form.fields["state"]
         } else {
-            guard let url = url(Self.completionPath, query: request.uri.query) else { throw CompanionError(.invalidRequest, "the answer's query is malformed") }
+            guard let url = url(Self.completionPath, query: request.uri.query) else {
+                throw CompanionError(.invalidRequest, "the answer's query is malformed")
+            }
             callback = .redirect(url)
             state = Self.parameters(of: url)["state"]
         }
@@ -94,14 +100,17 @@ extension CompanionService {
         do {
             let outcome = try await complete(callback, pending: pending)
             record = CompletionRecord(
-                status: .completed, outcome: completion.returns == .tokens ? outcome : outcome.withoutTokens(), returnDigest: Secrets.digest(returnValue)
+                status: .completed, outcome: completion.returns == .tokens ? outcome : outcome.withoutTokens(),
+                returnDigest: Secrets.digest(returnValue)
             )
         } catch let error as CompanionError {
             record = CompletionRecord(status: .failed, error: error.code == .signInFailed ? "access_denied" : "server_error")
         }
         // Replace the pending marker in one step; if the app already gave up (the marker expired), the result is not kept.
         let now = clock.now()
-        if try await store.replace(.completion, digest: flowDigest, sealedWith: key, record, expiresAt: now.addingTimeInterval(Self.authorizationLifetime), now: now) {
+        if try await store.replace(
+            .completion, digest: flowDigest, sealedWith: key, record, expiresAt: now.addingTimeInterval(Self.authorizationLifetime), now: now)
+        {
             await waiters.signal(flowDigest)
             do {
                 try await store.announce(.completion, digest: flowDigest)

@@ -33,7 +33,9 @@ extension CompanionService {
             redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding)),
             options: try options(acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales, parameters: body.parameters)
         )
-        return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime)])
+        return Replies.json([
+            "authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime),
+        ])
     }
 
     /// The two shapes `POST /exchange` takes: the callback of an authorization the server started, or the
@@ -69,10 +71,13 @@ extension CompanionService {
             let state = Self.parameters(of: callback)["state"]
             // The binding is checked before the authorization is used up: an interceptor without it can
             // neither redeem the code nor spend the app's state.
-            guard let state, let waiting = try await store.lookUp(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now()) else {
+            guard let state, let waiting = try await store.lookUp(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now())
+            else {
                 throw CompanionError(.invalidState, "this sign-in response is unknown, expired or was already used")
             }
-            guard case .exchange(let bindingDigest) = waiting.purpose else { throw CompanionError(.invalidState, "this state belongs to another route") }
+            guard case .exchange(let bindingDigest) = waiting.purpose else {
+                throw CompanionError(.invalidState, "this state belongs to another route")
+            }
             guard let binding = body.binding, Secrets.isPlausible(binding), ConstantTime.equals(Secrets.digest(binding), bindingDigest) else {
                 logger.warning("exchange presented without the binding its sign-in started with; nothing was redeemed")
                 throw CompanionError(.invalidGrant, "this sign-in response belongs to another app session")
@@ -144,10 +149,12 @@ extension CompanionService {
         let statement = try JSONSerialization.data(withJSONObject: ["type": "app_callback", "app_callback_uri": body.app_callback_uri])
         let answer: Switchback.HTTPResponse
         do {
-            answer = try await provider.send(Switchback.HTTPRequest(
-                method: .post, url: endpoint,
-                headers: ["Authorization": "Bearer \(token.accessToken)", "Content-Type": "application/json", "Accept": "application/json"], body: statement
-            ))
+            answer = try await provider.send(
+                Switchback.HTTPRequest(
+                    method: .post, url: endpoint,
+                    headers: ["Authorization": "Bearer \(token.accessToken)", "Content-Type": "application/json", "Accept": "application/json"],
+                    body: statement
+                ))
         } catch {
             throw CompanionError(.providerFailed, "the permissions endpoint could not be reached")
         }
@@ -179,9 +186,12 @@ extension CompanionService {
             let permissions_endpoint: String
         }
         guard answer.status == 200, let document = try? JSONDecoder().decode(Document.self, from: answer.body) else {
-            throw SwitchbackError(.discoveryFailed, "the biometrics server's discovery document answered HTTP \(answer.status) without a permissions_endpoint")
+            throw SwitchbackError(
+                .discoveryFailed, "the biometrics server's discovery document answered HTTP \(answer.status) without a permissions_endpoint")
         }
-        guard document.issuer == root else { throw SwitchbackError(.issuerMismatch, "the biometrics server's discovery document names another issuer") }
+        guard document.issuer == root else {
+            throw SwitchbackError(.issuerMismatch, "the biometrics server's discovery document names another issuer")
+        }
         // The client's access token goes only to the server configured, never to a host a document names.
         guard let endpoint = URL(string: document.permissions_endpoint), EndpointSecurity.isAcceptable(endpoint),
             endpoint.host?.lowercased() == URL(string: root)?.host?.lowercased(), endpoint.port == URL(string: root)?.port

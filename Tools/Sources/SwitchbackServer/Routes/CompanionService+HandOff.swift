@@ -37,7 +37,8 @@ extension CompanionService {
             throw CompanionError(.invalidToken, "send the app's access token as Authorization: Bearer (or DPoP with a proof)")
         }
         let token = String(header[header.index(after: space)...].trimmingSpaces())
-        let body = request.headers[.contentLength].flatMap(Int.init) == 0 ? HandOffRequest(goto: nil) : try await decode(HandOffRequest.self, from: request)
+        let body =
+            request.headers[.contentLength].flatMap(Int.init) == 0 ? HandOffRequest(goto: nil) : try await decode(HandOffRequest.self, from: request)
         if let goto = body.goto, allowList.permits(goto) == nil {
             throw CompanionError(.notAllowed, "goto is not on this server's redirect allow-list")
         }
@@ -111,7 +112,8 @@ extension CompanionService {
             guard let clientID = named.first, named.allSatisfy(accepted.contains) else {
                 throw CompanionError(.invalidToken, "the access token was not issued to a client this server accepts")
             }
-            return TokenOwner(subject: claims.sub, clientID: clientID, displayName: claims.preferredUsername, boundThumbprint: claims.confirmationThumbprint)
+            return TokenOwner(
+                subject: claims.sub, clientID: clientID, displayName: claims.preferredUsername, boundThumbprint: claims.confirmationThumbprint)
         }
     }
 
@@ -122,7 +124,9 @@ extension CompanionService {
             guard scheme == "bearer" else { throw CompanionError(.invalidToken, "this access token is not DPoP-bound; send it as Bearer") }
             return
         }
-        guard scheme == "dpop" else { throw CompanionError(.invalidToken, "this access token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof") }
+        guard scheme == "dpop" else {
+            throw CompanionError(.invalidToken, "this access token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof")
+        }
         let now = clock.now()
         let verified: DPoPProof.Verified
         switch DPoPProof.verify(proof, method: "POST", url: url(Self.handOffPath).absoluteString, accessToken: token, now: now) {
@@ -135,7 +139,8 @@ extension CompanionService {
         // Each proof works once across every instance: its jti (scoped to the key) is kept for twice the iat window.
         do {
             try await store.insert(
-                .proofID, secret: verified.thumbprint + " " + verified.jti, true, expiresAt: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window)
+                .proofID, secret: verified.thumbprint + " " + verified.jti, true,
+                expiresAt: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window)
             )
         } catch {
             throw CompanionError(.invalidToken, "this DPoP proof was already used")
@@ -156,7 +161,8 @@ extension CompanionService {
         }
         let current = try await session(of: request)
         return Self.redeemPage(
-            action: url(Self.redeemPath), code: code, goto: goto, account: Self.account(grant), subject: grant.subject, destination: target, replacing: current?.subject
+            action: url(Self.redeemPath), code: code, goto: goto, account: Self.account(grant), subject: grant.subject, destination: target,
+            replacing: current?.subject
         )
     }
 
@@ -208,7 +214,9 @@ extension CompanionService {
     /// origin, or, from a browser that sends no `Origin`, `Sec-Fetch-Site` says same-origin.
     func requireSameOrigin(_ request: Request) throws {
         if let origin = request.headers[.origin] {
-            guard origin.lowercased() == Self.origin(of: baseURL) else { throw CompanionError(.crossOrigin, "this form may only be sent from this server's own page") }
+            guard origin.lowercased() == Self.origin(of: baseURL) else {
+                throw CompanionError(.crossOrigin, "this form may only be sent from this server's own page")
+            }
             return
         }
         guard request.headers[.init("Sec-Fetch-Site")!]?.lowercased() == "same-origin" else {
@@ -230,7 +238,9 @@ extension CompanionService {
     }
 
     /// The interstitial: who the link signs in, where it goes, and what it replaces. No script.
-    static func redeemPage(action: URL, code: String, goto: String, account: String, subject: String, destination: URL, replacing current: String?) -> Response {
+    static func redeemPage(action: URL, code: String, goto: String, account: String, subject: String, destination: URL, replacing current: String?)
+        -> Response
+    {
         var fields = "<input type=\"hidden\" name=\"handoffotp\" value=\"\(Replies.escape(code))\">"
         fields += "<input type=\"hidden\" name=\"goto\" value=\"\(Replies.escape(goto))\">"
         var message = "Continue to \(destination.host ?? "the web app") signed in as \(account)."
@@ -238,7 +248,8 @@ extension CompanionService {
             message += " This browser is signed in as \(current); continuing signs that account out here."
             fields += "<input type=\"hidden\" name=\"replace\" value=\"\(Replies.escape(current))\">"
         }
-        let form = "<form method=\"post\" action=\"\(Replies.escape(action.absoluteString))\" id=\"confirm\">\(fields)"
+        let form =
+            "<form method=\"post\" action=\"\(Replies.escape(action.absoluteString))\" id=\"confirm\">\(fields)"
             + "<button type=\"submit\" id=\"continue\">Continue as \(Replies.escape(account))</button></form>"
         // The POST answers with a redirect to the destination, which `form-action` must allow.
         return Replies.page(status: .ok, title: "Continue signed in?", message: message, extra: form, formTargets: [origin(of: destination)])

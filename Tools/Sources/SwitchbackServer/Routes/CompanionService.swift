@@ -95,7 +95,9 @@ struct CompanionService: Sendable {
         responseMode: ResponseMode? = nil, acrValues: [String]?, loginHint: String?, uiLocales: [String]? = nil, parameters: [String: String]?
     ) throws -> AuthorizationOptions {
         let uiLocales = uiLocales ?? []
-        guard uiLocales.count <= 8, uiLocales.allSatisfy({ (1...35).contains($0.utf8.count) && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } }) else {
+        guard uiLocales.count <= 8,
+            uiLocales.allSatisfy({ (1...35).contains($0.utf8.count) && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } })
+        else {
             throw CompanionError(.invalidRequest, "ui_locales must be up to eight BCP 47 language tags")
         }
         let allowed = try requireProvider().configuration.forwardedParameters
@@ -107,11 +109,14 @@ struct CompanionService: Sendable {
             guard value.utf8.count <= 2048 else { throw CompanionError(.invalidRequest, "the parameter \(name.prefix(40)) is too long") }
             extra.append((name, value))
         }
-        return AuthorizationOptions(responseMode: responseMode, acrValues: acrValues ?? [], uiLocales: uiLocales, loginHint: loginHint, extraParameters: extra)
+        return AuthorizationOptions(
+            responseMode: responseMode, acrValues: acrValues ?? [], uiLocales: uiLocales, loginHint: loginHint, extraParameters: extra)
     }
 
     /// Starts an authorization whose answer comes back to `redirectURI`, and keeps it under its `state`.
-    func startAuthorization(redirectURI: URL, purpose: PendingAuthorization.Purpose, options: AuthorizationOptions) async throws -> AuthorizationSession {
+    func startAuthorization(redirectURI: URL, purpose: PendingAuthorization.Purpose, options: AuthorizationOptions) async throws
+        -> AuthorizationSession
+    {
         // A cap on what anonymous clients can make the store hold, across every instance.
         guard try await store.count(.authorization, now: clock.now()) < configuration.limits.pendingAuthorizations else {
             logger.warning("the cap on pending authorizations is reached", metadata: ["cap": "\(configuration.limits.pendingAuthorizations)"])
@@ -124,7 +129,9 @@ struct CompanionService: Sendable {
         } catch let error as SwitchbackError {
             throw CompanionError(.providerFailed, "the authorization could not be prepared: \(error.message)")
         }
-        try await store.insert(.authorization, secret: session.state, PendingAuthorization(session: session, purpose: purpose), expiresAt: clock.now().addingTimeInterval(Self.authorizationLifetime))
+        try await store.insert(
+            .authorization, secret: session.state, PendingAuthorization(session: session, purpose: purpose),
+            expiresAt: clock.now().addingTimeInterval(Self.authorizationLifetime))
         return session
     }
 
@@ -181,7 +188,8 @@ struct CompanionService: Sendable {
     /// The `Set-Cookie` value for a session: Secure, HttpOnly, SameSite, Path and Max-Age always.
     func sessionCookie(_ id: String) -> String {
         let session = configuration.session
-        return "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime)); Secure; HttpOnly; SameSite=\(session.sameSite)"
+        return
+            "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime)); Secure; HttpOnly; SameSite=\(session.sameSite)"
     }
 
     /// The `Set-Cookie` value that removes the session cookie.
@@ -253,7 +261,8 @@ struct SignInOutcome: Codable, Sendable {
         self.init(
             subject: credential.subject ?? "", acr: credential.acr,
             tokens: Tokens(
-                accessToken: credential.accessToken, tokenType: credential.tokenType, idToken: credential.idToken, refreshToken: credential.refreshToken,
+                accessToken: credential.accessToken, tokenType: credential.tokenType, idToken: credential.idToken,
+                refreshToken: credential.refreshToken,
                 expiresAt: credential.expiresAt
             )
         )

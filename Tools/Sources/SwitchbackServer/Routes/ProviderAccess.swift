@@ -15,7 +15,9 @@ actor ProviderAccess {
     private let logger: Logger
     private var clients: [URL: OIDCClient] = [:]
 
-    init(_ configuration: ServerConfiguration.Provider, transport: any HTTPTransport, clock: any WallClock, entropy: any EntropySource, logger: Logger) async throws {
+    init(
+        _ configuration: ServerConfiguration.Provider, transport: any HTTPTransport, clock: any WallClock, entropy: any EntropySource, logger: Logger
+    ) async throws {
         self.configuration = configuration
         if let secret = configuration.clientSecret {
             authentication = .clientSecretBasic(secret: secret)
@@ -63,7 +65,8 @@ actor ProviderAccess {
                 requiredACRValues: Set(configuration.acrValues), dpop: dpop, decryptionKeys: decryptionKeys,
                 identitySource: configuration.identitySource, requiredClaims: configuration.requiredClaims.mapValues(Set.init)
             ),
-            provider: configuration.metadata.map(ProviderSource.static) ?? .discovery(issuer: configuration.issuer), transport: transport, clock: clock, entropy: entropy, logger: logger
+            provider: configuration.metadata.map(ProviderSource.static) ?? .discovery(issuer: configuration.issuer), transport: transport,
+            clock: clock, entropy: entropy, logger: logger
         )
         clients[redirectURI] = client
         return client

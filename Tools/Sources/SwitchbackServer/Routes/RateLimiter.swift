@@ -38,7 +38,8 @@ actor RateLimiter {
     func admit(_ address: String) -> Decision {
         let now = clock.now()
         var global = refilled(all, capacity: self.global, now: now)
-        var own = perAddress > 0 ? refilled(addresses[address] ?? Bucket(tokens: Double(perAddress), updated: now), capacity: perAddress, now: now) : nil
+        var own =
+            perAddress > 0 ? refilled(addresses[address] ?? Bucket(tokens: Double(perAddress), updated: now), capacity: perAddress, now: now) : nil
         var waits: [Double] = []
         if self.global > 0, global.tokens < 1 { waits.append((1 - global.tokens) * 60 / Double(self.global)) }
         if let bucket = own, bucket.tokens < 1 { waits.append((1 - bucket.tokens) * 60 / Double(perAddress)) }

@@ -79,7 +79,9 @@ public struct HandOffGrant: Sendable, Codable, Equatable {
 
 extension CompanionStore {
     /// Issues a fresh secret of 256 random bits for `value`, stores its digest, and returns the secret.
-    public func issue(_ kind: RecordKind, _ value: some Encodable, expiresAt: Date, entropy: any EntropySource = SystemEntropy()) async throws -> String {
+    public func issue(_ kind: RecordKind, _ value: some Encodable, expiresAt: Date, entropy: any EntropySource = SystemEntropy()) async throws
+        -> String
+    {
         let secret = Base64URL.encode(entropy.randomBytes(count: 32))
         try await insert(kind, secret: secret, value, expiresAt: expiresAt)
         return secret
@@ -114,12 +116,17 @@ extension CompanionStore {
     }
 
     /// Replaces the record under `digest` with `value` sealed with `key`; false when it is gone.
-    func replace(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date, now: Date) async throws -> Bool {
-        try await replace(kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt, now: now)
+    func replace(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date, now: Date) async throws
+        -> Bool
+    {
+        try await replace(
+            kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt, now: now)
     }
 
     /// Reads the record under `digest` sealed with `key`, without using it.
-    func read<Value: Decodable>(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, as type: Value.Type, now: Date) async throws -> Value? {
+    func read<Value: Decodable>(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, as type: Value.Type, now: Date) async throws
+        -> Value?
+    {
         guard let data = try await read(kind, digest: digest, now: now) else { return nil }
         return try RecordSealing.open(type, from: data, key: key, kind: kind, digest: digest)
     }
@@ -143,7 +150,8 @@ enum RecordSealing {
     private static let salt = Data("switchback companion record v1".utf8)
 
     static func key(for secret: String, kind: RecordKind) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(kind.rawValue.utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(kind.rawValue.utf8), outputByteCount: 32)
     }
 
     static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {

@@ -9,7 +9,9 @@ struct CompanionCommandTests {
     static var executable: URL {
         get throws {
             let binary = try VerifyIDTokenCommandTests.executable.deletingLastPathComponent().appendingPathComponent("switchback-companion")
-            guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path]) }
+            guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path])
+            }
             return binary
         }
     }
@@ -17,7 +19,9 @@ struct CompanionCommandTests {
     @Test("serves what its configuration turns on, prints its routes and limits, and stops cleanly on SIGTERM")
     func servesConfiguration() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")
-        try Data(#"{"port": 0, "associations": [{"appIDs": ["A1B2C3D4E5.com.example.app"], "paths": ["/appswitch*"], "androidFingerprints": []}]}"#.utf8).write(to: file)
+        try Data(
+            #"{"port": 0, "associations": [{"appIDs": ["A1B2C3D4E5.com.example.app"], "paths": ["/appswitch*"], "androidFingerprints": []}]}"#.utf8
+        ).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let process = try ChildProcess(try Self.executable.path, ["--config", file.path])
         defer { process.send(SIGKILL) }
@@ -26,7 +30,8 @@ struct CompanionCommandTests {
         #expect(banner.contains("store: memory") && banner.contains("limits: "))
         #expect(!banner.contains("WARNING"), "no emulator, nothing to warn about")
         let base = try #require(banner.split(separator: " ").dropFirst(3).first.map { $0.trimmingCharacters(in: .punctuationCharacters) })
-        let association = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/.well-known/apple-app-site-association"))))
+        let association = try await URLSessionTransport().send(
+            HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/.well-known/apple-app-site-association"))))
         #expect(String(decoding: association.body, as: UTF8.self).contains("A1B2C3D4E5.com.example.app"))
         process.send(SIGTERM)
         #expect(await process.wait() == 0)

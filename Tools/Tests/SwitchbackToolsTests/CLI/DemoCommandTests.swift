@@ -41,7 +41,9 @@ struct DemoCommandTests {
     func failures() async throws {
         let refused = try await Self.demo(["--provider", "mitid", "--strategy", "webview"])
         #expect(refused.status == 1)
-        #expect(refused.stdout.contains("Sign-in failed: strategyNotSupported: webview cannot be used with mitid in production: MitID refuses embedded WebViews"))
+        #expect(
+            refused.stdout.contains(
+                "Sign-in failed: strategyNotSupported: webview cannot be used with mitid in production: MitID refuses embedded WebViews"))
         let declined = try await Self.demo(["--decline"])
         #expect(declined.status == 1)
         #expect(declined.stdout.contains("Sign-in failed: authorizationError"))

@@ -6,10 +6,13 @@ import Testing
 /// `switchback emulator`, run as the built executable.
 @Suite("switchback emulator")
 struct EmulatorCommandTests {
-    @Test("prints the profile, issuer, clients and users, serves discovery there (UAE Pass only when asked: it publishes none), and stops cleanly on SIGINT", arguments: [
-        ([String](), "profile generic:"), (["--profile", "uaepass", "--variant", "staging-bug", "--variant", "discovery"], "profile uaepass (staging-bug, discovery):"),
-        (["--profile", "singpass"], "profile singpass:"),
-    ])
+    @Test(
+        "prints the profile, issuer, clients and users, serves discovery there (UAE Pass only when asked: it publishes none), and stops cleanly on SIGINT",
+        arguments: [
+            ([String](), "profile generic:"),
+            (["--profile", "uaepass", "--variant", "staging-bug", "--variant", "discovery"], "profile uaepass (staging-bug, discovery):"),
+            (["--profile", "singpass"], "profile singpass:"),
+        ])
     func runsUntilInterrupted(arguments: [String], banner expected: String) async throws {
         let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["emulator", "--port", "0"] + arguments)
         defer { process.send(SIGKILL) }
@@ -35,9 +38,11 @@ struct EmulatorCommandTests {
         defer { process.send(SIGKILL) }
         let banner = process.readOutput(until: "Ctrl-C stops it.")
         let issuer = try #require(banner.split(separator: "\n").first { $0.hasPrefix("issuer: ") }?.dropFirst("issuer: ".count))
-        let discovery = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(issuer)/.well-known/openid-configuration"))))
+        let discovery = try await URLSessionTransport().send(
+            HTTPRequest(method: .get, url: try #require(URL(string: "\(issuer)/.well-known/openid-configuration"))))
         #expect(discovery.status == 404)
-        let userinfo = try await URLSessionTransport().send(HTTPRequest(method: .get, url: ProviderMetadata.uaePass(base: try #require(URL(string: String(issuer)))).userinfoEndpoint!))
+        let userinfo = try await URLSessionTransport().send(
+            HTTPRequest(method: .get, url: ProviderMetadata.uaePass(base: try #require(URL(string: String(issuer)))).userinfoEndpoint!))
         #expect(userinfo.status == 401, "the documented userinfo path answers (without a token: 401)")
         process.send(SIGINT)
         #expect(await process.wait() == 0)

@@ -16,7 +16,8 @@ struct ServerCommandTests {
         #expect(both.stderr.contains("exclude each other"), "\(both.stderr)")
     }
 
-    @Test("--with-emulator: starts on the in-memory store against a local emulator, warns, prints its routes and limits, serves them, stops on SIGINT")
+    @Test(
+        "--with-emulator: starts on the in-memory store against a local emulator, warns, prints its routes and limits, serves them, stops on SIGINT")
     func runsWithEmulator() async throws {
         let process = try ChildProcess(try VerifyIDTokenCommandTests.executable.path, ["server", "--with-emulator", "--port", "0"])
         defer { process.send(SIGKILL) }
@@ -26,13 +27,18 @@ struct ServerCommandTests {
         #expect(banner.contains("WARNING: --with-emulator: the provider is a FAKE"))
         #expect(banner.contains("limits: starts, exchanges and hand-offs 30/min per address"))
         #expect(banner.contains("/exchange/start") && banner.contains("[rate-limited]"))
-        for route in ["POST  /exchange ", "POST  /handoff ", "GET   /handoff/redeem", "POST  /bridge/redeem", "POST  /completion/status", "/.well-known/apple-app-site-association"] {
+        for route in [
+            "POST  /exchange ", "POST  /handoff ", "GET   /handoff/redeem", "POST  /bridge/redeem", "POST  /completion/status",
+            "/.well-known/apple-app-site-association",
+        ] {
             #expect(banner.contains(route), "route \(route)")
         }
-        let base = try #require(banner.split(separator: "\n").first?.split(separator: " ").dropFirst(3).first.map { $0.trimmingCharacters(in: .punctuationCharacters) })
+        let base = try #require(
+            banner.split(separator: "\n").first?.split(separator: " ").dropFirst(3).first.map { $0.trimmingCharacters(in: .punctuationCharacters) })
         let health = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/health"))))
         #expect(health.status == 200)
-        let association = try await URLSessionTransport().send(HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/.well-known/apple-app-site-association"))))
+        let association = try await URLSessionTransport().send(
+            HTTPRequest(method: .get, url: try #require(URL(string: "\(base)/.well-known/apple-app-site-association"))))
         #expect(String(decoding: association.body, as: UTF8.self).contains("A1B2C3D4E5.com.example.app"))
 
         process.send(SIGINT)
@@ -46,14 +52,23 @@ struct ServerCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cases: [(String, String)] = [
             (#"{"port": 0, "handOff": {"allowedRedirects": ["https://web.example.com/app"]}}"#, "need a provider section"),
-            (#"{"port": 0, "provider": {"issuer": "http://id.example.com", "clientID": "b", "clientSecret": "s", "scopes": ["openid"], "acrValues": []}}"#, "provider.issuer must be an https URL"),
-            (#"{"port": 0, "associations": [{"appIDs": ["TEAM.com.example"], "paths": ["/x"], "androidFingerprints": []}]}"#, "ten-character team ID"),
+            (
+                #"{"port": 0, "provider": {"issuer": "http://id.example.com", "clientID": "b", "clientSecret": "s", "scopes": ["openid"], "acrValues": []}}"#,
+                "provider.issuer must be an https URL"
+            ),
+            (
+                #"{"port": 0, "associations": [{"appIDs": ["TEAM.com.example"], "paths": ["/x"], "androidFingerprints": []}]}"#,
+                "ten-character team ID"
+            ),
             (#"{"port": "eighty"}"#, "port is malformed"),
             (
                 #"{"port": 0, "postgresURL": "postgres://u@127.0.0.1:5432/db", "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "dpop": true}}"#,
                 "provider.dpopKeyFile is required with postgresURL"
             ),
-            (#"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "forwardedParameters": ["redirect_uri"]}}"#, "cannot hold redirect_uri"),
+            (
+                #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "forwardedParameters": ["redirect_uri"]}}"#,
+                "cannot hold redirect_uri"
+            ),
         ]
         for (index, (json, reason)) in cases.enumerated() {
             let file = directory.appendingPathComponent("\(index).json")

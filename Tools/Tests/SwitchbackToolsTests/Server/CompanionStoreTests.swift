@@ -105,7 +105,8 @@ struct PostgresCompanionStoreConfigurationTests {
 
     @Test("an unreachable server fails start with a typed error, promptly")
     func unreachable() async throws {
-        let store = try PostgresCompanionStore(url: "postgres://switchback@127.0.0.1:1/switchback", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let store = try PostgresCompanionStore(
+            url: "postgres://switchback@127.0.0.1:1/switchback", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(1)) }
     }
 }

@@ -9,39 +9,43 @@ import SwitchbackServer
 struct RedirectAllowListTests {
     static let list = try! RedirectAllowList(["https://web.example.com/app", "http://127.0.0.1:8080/"])
 
-    @Test("allowed: the entry itself, paths below it, a query and a fragment, the default port written out", arguments: [
-        "https://web.example.com/app", "https://web.example.com/app/", "https://web.example.com/app/orders/42",
-        "https://web.example.com/app?tab=1", "https://web.example.com/app/x#top", "https://web.example.com:443/app/x",
-        "https://WEB.example.com/app/x", "http://127.0.0.1:8080/anything",
-    ])
+    @Test(
+        "allowed: the entry itself, paths below it, a query and a fragment, the default port written out",
+        arguments: [
+            "https://web.example.com/app", "https://web.example.com/app/", "https://web.example.com/app/orders/42",
+            "https://web.example.com/app?tab=1", "https://web.example.com/app/x#top", "https://web.example.com:443/app/x",
+            "https://WEB.example.com/app/x", "http://127.0.0.1:8080/anything",
+        ])
     func allowed(_ candidate: String) {
         #expect(Self.list.permits(candidate) != nil)
     }
 
-    @Test("open-redirect variants are refused", arguments: [
-        "//evil.example/app",  // scheme-relative
-        "https://web.example.com@evil.example/app",  // user-info trick
-        "https://evil.example\\@web.example.com/app",  // backslash
-        "https://web.example.com\\.evil.example/app",  // backslash in the host
-        "https://web.example.com.evil.example/app",  // a suffix domain
-        "https://evil.example/app",  // another host
-        "http://web.example.com/app",  // http instead of https
-        "https://web.example.com:8443/app",  // another port
-        "https://web.example.com/application",  // a prefix that only shares characters
-        "https://web.example.com/ap",  // shorter than the entry
-        "https://web.example.com/app/%2e%2e/admin",  // encoded dot segment
-        "https://web.example.com/app%2f..%2fadmin",  // encoded slash
-        "https://web.example.com/app/../admin",  // dot segment
-        "https://web.example.com/app//evil.example",  // empty segment
-        "javascript:alert(1)//https://web.example.com/app",  // another scheme
-        "data:text/html,<script>",  // data URL
-        "https://wеb.example.com/app",  // Cyrillic е look-alike
-        "https://web.example.com/app\t/x",  // control character
-        " https://web.example.com/app",  // leading space
-        "https:/web.example.com/app",  // one slash
-        "",  // empty
-        "/app",  // relative
-    ])
+    @Test(
+        "open-redirect variants are refused",
+        arguments: [
+            "//evil.example/app",  // scheme-relative
+            "https://web.example.com@evil.example/app",  // user-info trick
+            "https://evil.example\\@web.example.com/app",  // backslash
+            "https://web.example.com\\.evil.example/app",  // backslash in the host
+            "https://web.example.com.evil.example/app",  // a suffix domain
+            "https://evil.example/app",  // another host
+            "http://web.example.com/app",  // http instead of https
+            "https://web.example.com:8443/app",  // another port
+            "https://web.example.com/application",  // a prefix that only shares characters
+            "https://web.example.com/ap",  // shorter than the entry
+            "https://web.example.com/app/%2e%2e/admin",  // encoded dot segment
+            "https://web.example.com/app%2f..%2fadmin",  // encoded slash
+            "https://web.example.com/app/../admin",  // dot segment
+            "https://web.example.com/app//evil.example",  // empty segment
+            "javascript:alert(1)//https://web.example.com/app",  // another scheme
+            "data:text/html,<script>",  // data URL
+            "https://wеb.example.com/app",  // Cyrillic е look-alike
+            "https://web.example.com/app\t/x",  // control character
+            " https://web.example.com/app",  // leading space
+            "https:/web.example.com/app",  // one slash
+            "",  // empty
+            "/app",  // relative
+        ])
     func refused(_ candidate: String) {
         #expect(Self.list.permits(candidate) == nil)
     }

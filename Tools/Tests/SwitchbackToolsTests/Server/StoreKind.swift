@@ -36,12 +36,14 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             var others: [PostgresCompanionStore] = []
             do {
                 // A second pool on the same table stands for a second server instance.
-                let result = try await body(store, {
-                    let other = try PostgresCompanionStore(url: url, table: table)
-                    try await other.start()
-                    others.append(other)
-                    return other
-                })
+                let result = try await body(
+                    store,
+                    {
+                        let other = try PostgresCompanionStore(url: url, table: table)
+                        try await other.start()
+                        others.append(other)
+                        return other
+                    })
                 for other in others { await other.stop() }
                 await store.stop()
                 return result
