@@ -27,7 +27,7 @@
 
         enum Event: Sendable {
             case becameActive, enteredBackground
-            case link(URL, universalLink: Bool)
+            case link(URL)
         }
 
         public init(coordinator: SignInCoordinator, notificationCenter: NotificationCenter = .default) {
@@ -40,8 +40,8 @@
                     switch event {
                     case .becameActive: await coordinator.appDidBecomeActive()
                     case .enteredBackground: await coordinator.appDidEnterBackground()
-                    case .link(let url, let universalLink):
-                        let handled = (try? await universalLink ? coordinator.handle(userActivity: url) : coordinator.handle(url: url)) ?? true
+                    case .link(let url):
+                        let handled = (try? await coordinator.handle(url: url)) ?? true
                         if !handled { self?.unhandled?(url) }
                     }
                 }
@@ -60,13 +60,13 @@
 
         /// `application(_:open:options:)`, `scene(_:openURLContexts:)`, SwiftUI `onOpenURL`.
         public func open(_ urls: [URL]) {
-            for url in urls { events.yield(.link(url, universalLink: false)) }
+            for url in urls { events.yield(.link(url)) }
         }
 
         /// `scene(_:continue:)`, `application(_:continue:restorationHandler:)`, SwiftUI `onContinueUserActivity`.
         public func `continue`(_ userActivity: NSUserActivity) {
             guard userActivity.activityType == NSUserActivityTypeBrowsingWeb, let url = userActivity.webpageURL else { return }
-            events.yield(.link(url, universalLink: true))
+            events.yield(.link(url))
         }
     }
 

@@ -14,6 +14,18 @@ public enum CompanionRoute: Sendable, Equatable {
     /// finishes the sign-in and shows a page whose button opens the app's link. The app learns the result
     /// from the companion as soon as it is known, whether or not the user taps the button.
     case completion
+
+    /// Which of the two, without its details: what a ``CompanionAuthorization`` records.
+    public enum Kind: String, Sendable, Codable {
+        case exchange, completion
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .exchange: .exchange
+        case .completion: .completion
+        }
+    }
 }
 
 /// An authorization the backend companion started for the app: what the app needs to show it, recognise
@@ -22,11 +34,7 @@ public enum CompanionRoute: Sendable, Equatable {
 /// ``flowSecret`` is the app's proof of this authorization: the exchange's binding, or the completion's
 /// flow ID. Store it only where the flow journal goes, and never log it or put it in a URL.
 public struct CompanionAuthorization: Sendable, Codable, Equatable {
-    public enum Route: String, Sendable, Codable {
-        case exchange, completion
-    }
-
-    public let route: Route
+    public let route: CompanionRoute.Kind
     /// The URL to open in the user agent.
     public let authorizationURL: URL
     /// Where the browser part ends for the app: its redirect URI (exchange) or the link the companion's
@@ -39,7 +47,7 @@ public struct CompanionAuthorization: Sendable, Codable, Equatable {
     public let flowSecret: String?
     public let createdAt: Date
 
-    public init(route: Route, authorizationURL: URL, returnURL: URL, state: String?, flowSecret: String?, createdAt: Date) {
+    public init(route: CompanionRoute.Kind, authorizationURL: URL, returnURL: URL, state: String?, flowSecret: String?, createdAt: Date) {
         self.route = route
         self.authorizationURL = authorizationURL
         self.returnURL = returnURL

@@ -3,16 +3,11 @@ public import Foundation
 /// What the app receives — opened URLs, universal links, relayed responses, lifecycle changes — routed to
 /// the sign-in it belongs to.
 extension SignInCoordinator {
-    /// A URL the app was opened with (custom scheme). Returns false when it belongs to no sign-in (the
+    /// A URL the app was opened with: a custom-scheme URL (`application(_:open:)`) or a universal link
+    /// (`NSUserActivityTypeBrowsingWeb`'s `webpageURL`). Returns false when it belongs to no sign-in (the
     /// app handles it as usual); throws when it does but is refused (a replayed return).
     @discardableResult
     public func handle(url: URL) async throws -> Bool {
-        try await route(url)
-    }
-
-    /// A universal link the app was opened with (`NSUserActivityTypeBrowsingWeb`); as ``handle(url:)``.
-    @discardableResult
-    public func handle(userActivity url: URL) async throws -> Bool {
         try await route(url)
     }
 

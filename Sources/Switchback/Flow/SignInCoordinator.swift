@@ -7,7 +7,7 @@ public import Logging
 ///
 /// ```swift
 /// let coordinator = SignInCoordinator(client: client, host: webViewHost, opener: application, journal: store)
-/// // in the scene delegate: coordinator.handle(url:), coordinator.handle(userActivity:),
+/// // in the scene delegate: coordinator.handle(url:) (custom schemes and universal links),
 /// // coordinator.appDidBecomeActive(), coordinator.appDidEnterBackground()
 /// let credential = try await coordinator.signIn(preset.request(strategy: .webView, environment: .staging, links: links))
 /// ```

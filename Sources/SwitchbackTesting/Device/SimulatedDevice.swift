@@ -257,7 +257,7 @@ public actor SimulatedDevice {
                 record(.app, .app, "refuses the link: \(Self.describe(error))")
             }
         case .userActivity(let url)?:
-            do { accepted = try await running.coordinator.handle(userActivity: url) } catch {
+            do { accepted = try await running.coordinator.handle(url: url) } catch {
                 accepted = false
                 refused = true
                 record(.app, .app, "refuses the link: \(Self.describe(error))")

@@ -79,7 +79,7 @@
                 let coordinator = Self.coordinator(emulator, host: host)
                 let signIn = Task { try await coordinator.signIn(Self.request) }
                 _ = try await Self.presented(host)
-                #expect(try await coordinator.handle(userActivity: try #require(URL(string: "https://app.example.com/news/42"))) == false)
+                #expect(try await coordinator.handle(url: try #require(URL(string: "https://app.example.com/news/42"))) == false)
                 #expect(try await coordinator.handle(url: try #require(URL(string: "com.example.app:/settings"))) == false)
                 // A callback at the redirect URI with a state no flow has is not routed to the running one.
                 #expect(try await coordinator.handle(url: try #require(URL(string: "com.example.app:/oauth/callback?code=x&state=forged"))) == false)

@@ -159,7 +159,7 @@
             try await Task.sleep(nanoseconds: 300_000_000)
             #expect(host.calls.last != .dismiss)
             // The user taps the page's button: the link reaches the app, which collects the result with it.
-            #expect(try await coordinator.handle(userActivity: link))
+            #expect(try await coordinator.handle(url: link))
             let signIn = try await task.value
             #expect(signIn.subject == "9b1f7c2e-alice" && signIn.session != nil)
             #expect(host.calls.last == .dismiss)
