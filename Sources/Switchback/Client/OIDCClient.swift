@@ -259,7 +259,7 @@ public actor OIDCClient {
     /// The code of a callback whose redemption is someone else's (the app's backend, as the confidential
     /// client): the same checks as ``completeAuthorization(_:session:)`` — redirect URI, `state`, `iss`,
     /// the provider's error — and the same single use: the session's state is claimed for good.
-    public func authorizationCode(from callback: AuthorizationCallback, session: AuthorizationSession) async throws -> String {
+    func authorizationCode(from callback: AuthorizationCallback, session: AuthorizationSession) async throws -> String {
         let metadata = try await metadata(for: session)
         guard session.responseType == .code else {
             throw SwitchbackError(.invalidConfiguration, "this session asked for tokens, not a code")
@@ -271,7 +271,7 @@ public actor OIDCClient {
 
     /// A credential from tokens the app's backend redeemed for `code`: the ID token is validated here
     /// too, against this session's nonce and `max_age`, the access token (`at_hash`) and the code (`c_hash`).
-    public func credential(fromRedeemed tokens: TokenResponse, code: String, session: AuthorizationSession) async throws -> Credential {
+    func credential(fromRedeemed tokens: TokenResponse, code: String, session: AuthorizationSession) async throws -> Credential {
         try await credential(
             fromRedeemed: tokens, code: code, nonce: session.nonce, maxAge: session.maxAge, metadata: try await metadata(for: session))
     }
