@@ -80,8 +80,8 @@ extension Provider {
     static let qrLifetime: TimeInterval = 120
 
     /// `GET /qr?txn=`: the QR code another phone scans (Singpass; MitID once the user ID is known).
-    func otherPhoneQR(reference: String?) async -> Response {
-        guard let reference, let transaction = await state.transaction(reference), transaction.status == .pending else {
+    func otherPhoneQR(reference: String?, cookie: String?) async -> Response {
+        guard let transaction = await transaction(reference, sessionCookie: cookie), transaction.status == .pending else {
             return Reply.oauthError(.badRequest, "invalid_request", "no such request")
         }
         return Reply.json(.object(["qr": .string(Self.qrPrefix + transaction.scanToken)]))

@@ -76,8 +76,8 @@ extension Provider {
     ]
 
     /// `GET /bankid/qr?txn=`: the animated QR code's current content, for a phone other than this one.
-    func qrCode(reference: String?) async -> Response {
-        guard let reference, let transaction = await state.transaction(reference) else {
+    func qrCode(reference: String?, cookie: String?) async -> Response {
+        guard let transaction = await transaction(reference, sessionCookie: cookie) else {
             return Reply.oauthError(.badRequest, "invalidParameters", "no such order")
         }
         let seconds = max(0, Int(await state.currentDate.timeIntervalSince(transaction.startedAt)))

@@ -47,7 +47,7 @@ extension Provider {
             await collect(reference: request.uri.queryParameters["txn"].map(String.init))
         }
         router.get("/bankid/qr") { request, _ in
-            await qrCode(reference: request.uri.queryParameters["txn"].map(String.init))
+            await qrCode(reference: request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie])
         }
         router.post("/authenticator/scan") { request, _ in
             var request = request
@@ -57,7 +57,7 @@ extension Provider {
             await inbox(username: request.uri.queryParameters["username"].map(String.init))
         }
         router.get("/qr") { request, _ in
-            await otherPhoneQR(reference: request.uri.queryParameters["txn"].map(String.init))
+            await otherPhoneQR(reference: request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie])
         }
         router.post("/otherdevice") { request, _ in
             var request = request
@@ -85,6 +85,15 @@ extension Provider {
         )
         setSessionCookie(transaction, on: &response)
         return response
+    }
+
+    /// The transaction `reference` when `cookie` holds the session of the browser that started it: what a
+    /// page may show only to that browser (its QR code, which signs in whoever scans it).
+    func transaction(_ reference: String?, sessionCookie cookie: String?) async -> ProviderState.Transaction? {
+        guard let reference, let transaction = await state.transaction(reference), let session = Self.cookie(Self.sessionCookie, in: cookie),
+            ConstantTime.equals(session, transaction.session)
+        else { return nil }
+        return transaction
     }
 
     /// Binds the browser to the transaction: only the browser holding this cookie can finish it.

@@ -172,8 +172,14 @@ actor ProviderState {
         )
     }
 
+    /// How long an unfinished transaction is kept.
+    static let transactionLifetime: TimeInterval = 900
+
     /// Starts an authenticator hand-off for a pending request, bound to a new browser session.
     func startTransaction(requestID: String, clientID: String, acr: String?) -> Transaction {
+        // Sign-ins nobody finished are forgotten after a quarter of an hour, so abandoned pages do not pile up.
+        let current = now()
+        transactions = transactions.filter { current.timeIntervalSince($0.value.startedAt) < Self.transactionLifetime }
         let transaction = Transaction(
             reference: entropy.token(bytes: 16), requestID: requestID, clientID: clientID, session: entropy.token(bytes: 24), acr: acr,
             status: .pending, scanToken: entropy.token(bytes: 16), startedAt: now(), qrStartToken: UUID().uuidString.lowercased(),

@@ -142,12 +142,15 @@
                     == "bankid.67df3917-fa0d-44e5-b327-edcc928297f8.0.\(Self.pythonVector)")
             try await Self.withEmulator { emulator in
                 let session = try await EmulatorProviderTests.client(emulator).prepareAuthorization()
-                let (link, page) = try await EmulatorBrowser().handOff(session.authorizationURL)
+                let browser = EmulatorBrowser()
+                let (link, page) = try await browser.handOff(session.authorizationURL)
                 #expect(page.contains(#"<code id="qr">"#) && page.contains("/bankid/qr?txn="))
                 let reference = try AuthenticatorApp.parse(link).reference
                 let url = try #require(URL(string: emulator.issuer + "/bankid/qr?txn=" + reference))
+                // Only the browser that started the order sees its code: whoever scans it signs in there.
+                #expect(try await URLSessionTransport().send(HTTPRequest(method: .get, url: url)).status == 400)
                 func current() async throws -> [String] {
-                    let body = try await URLSessionTransport().send(HTTPRequest(method: .get, url: url)).body
+                    let body = try await browser.fetch(url).body
                     guard case .object(let answer) = try JSONDecoder().decode(JSONValue.self, from: body), case .string(let qr)? = answer["qr"] else {
                         return []
                     }

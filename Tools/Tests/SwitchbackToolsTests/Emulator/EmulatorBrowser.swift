@@ -90,6 +90,13 @@
             throw TooManyRedirects()
         }
 
+        /// A GET with this browser's cookies, as the page's own script fetches (no redirects followed).
+        func fetch(_ url: URL) async throws -> HTTPResponse {
+            var request = HTTPRequest(method: .get, url: url)
+            if !cookies.isEmpty { request.headers["Cookie"] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") }
+            return try await transport.send(request)
+        }
+
         static func unescape(_ text: String) -> String { WebPage.unescape(text) }
 
         /// The callback the app receives when the navigation ends at `landing`.

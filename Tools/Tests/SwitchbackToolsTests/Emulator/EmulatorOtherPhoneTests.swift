@@ -17,9 +17,11 @@
         }
 
         /// The content of the QR code the page shows, fetched from where its script fetches it.
-        static func qrCode(_ emulator: Emulator, page: String) async throws -> String {
+        static func qrCode(_ emulator: Emulator, page: String, browser: EmulatorBrowser) async throws -> String {
             let source = try #require(WebPage(url: try url(emulator, "/"), html: page).qrCodeSource)
-            let body = try await URLSessionTransport().send(HTTPRequest(method: .get, url: source)).body
+            // Only with the session cookie of the browser that started the sign-in.
+            #expect(try await URLSessionTransport().send(HTTPRequest(method: .get, url: source)).status == 400)
+            let body = try await browser.fetch(source).body
             guard case .object(let answer) = try JSONDecoder().decode(JSONValue.self, from: body), case .string(let qr)? = answer["qr"] else {
                 throw EmulatorBrowser.UnexpectedLanding(description: "no QR code")
             }
@@ -51,7 +53,7 @@
                 let reference = try AuthenticatorApp.parse(link).reference
                 let app = try EmulatorUAEPassTests.app(emulator)
 
-                let current = try await Self.qrCode(emulator, page: page)
+                let current = try await Self.qrCode(emulator, page: page, browser: browser)
                 var forged = current.split(separator: ".").map(String.init)
                 forged[3] = String(repeating: "0", count: 64)
                 await #expect(throws: AuthenticatorAppError.providerRefused(status: 400)) { try await app.scan(forged.joined(separator: ".")) }
@@ -62,7 +64,7 @@
                 await #expect(throws: AuthenticatorAppError.providerRefused(status: 400)) { try await app.scan(current) }
                 #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["hintCode"] == .string("outstandingTransaction"))
 
-                let fresh = try await Self.qrCode(emulator, page: page)
+                let fresh = try await Self.qrCode(emulator, page: page, browser: browser)
                 #expect(try await app.scan(fresh) == reference)
                 #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["hintCode"] == .string("userSign"))
                 try await app.decide(reference: reference, .approve())
@@ -200,7 +202,7 @@
                 let unknown = try await Self.sendIdentifier(browser, page: page, emulator: emulator, identifier: "mallory")
                 #expect(try Self.html(unknown).contains("Unknown user"))
                 let waiting = try Self.html(try await Self.sendIdentifier(browser, page: page, emulator: emulator))
-                let qr = try await Self.qrCode(emulator, page: waiting)
+                let qr = try await Self.qrCode(emulator, page: waiting, browser: browser)
                 let app = try EmulatorUAEPassTests.app(emulator)
                 await #expect(throws: AuthenticatorAppError.providerRefused(status: 400)) { try await app.scan(qr + "x") }
                 let reference = try await app.scan(qr)
