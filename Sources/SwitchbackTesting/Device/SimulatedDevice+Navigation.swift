@@ -150,6 +150,11 @@ extension SimulatedDevice {
                     request = .form(action, fields)
                 }
                 gesture = false
+            } else if let display = codeDisplay, let form = page.codeDisplayForm {
+                record(.user, tab.participant, "types their user ID, the code the code display shows, and their password")
+                request = .form(
+                    form.action, form.fields + [("identifier", display.username), ("code", display.code()), ("password", display.password)])
+                gesture = true
             } else if let phone = otherPhone, let form = page.otherDeviceForm {
                 record(.user, tab.participant, "types their user ID, to answer on their other phone")
                 request = .form(form.action, form.fields + [("identifier", phone.username)])

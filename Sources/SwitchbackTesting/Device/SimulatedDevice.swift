@@ -47,6 +47,8 @@ public actor SimulatedDevice {
     var tappedHandOffs: Set<URL> = []
     /// The user's authenticator app on another phone, when it is there rather than on this one.
     public private(set) var otherPhone: OtherPhone?
+    /// The user's code display (MitID), used on pages that offer one.
+    public private(set) var codeDisplay: CodeDisplay?
     /// The requests the other phone has answered (by the status URL their page polls), each once.
     var otherPhoneAnswered: Set<URL> = []
 
@@ -116,6 +118,11 @@ public actor SimulatedDevice {
     /// user's identifier are then answered from there.
     public func setOtherPhone(_ phone: OtherPhone?) {
         otherPhone = phone
+    }
+
+    /// Gives the user a code display: pages that offer one are answered with its current code.
+    public func setCodeDisplay(_ display: CodeDisplay?) {
+        codeDisplay = display
     }
 
     public func setKillAppOnHandOff(_ kill: Bool) {

@@ -104,6 +104,13 @@ public struct WebPage: Sendable {
         return form(from: open.upperBound)
     }
 
+    /// A code display form (`<form id="code-display" …>` with `identifier`, `code` and `password`): the
+    /// action and its hidden fields.
+    public var codeDisplayForm: (action: URL, fields: [(String, String)])? {
+        guard let open = html.range(of: "<form id=\"code-display\" method=\"post\" action=\"") else { return nil }
+        return form(from: open.upperBound)
+    }
+
     /// Where the page's script fetches the QR code it shows (`<code id="qr">`) for another phone to scan.
     public var qrCodeSource: URL? {
         guard html.contains("<code id=\"qr\">"), let fetch = html.range(of: "document.getElementById(\"qr\").textContent = (await (await fetch(\"")

@@ -55,6 +55,9 @@ struct DemoCommand: AsyncParsableCommand {
     )
     var otherPhone = false
 
+    @Flag(help: "mitid only: the user signs in with a code display (user ID, its six-digit code, password) instead of the app.")
+    var codeDisplay = false
+
     @Flag(
         help:
             "mitid only: the broker answers the app's companion, which completes the sign-in and links back to the app (MitID's backend completion).")
@@ -82,6 +85,7 @@ struct DemoCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--other-phone goes with --provider \(Self.otherPhoneProviders.joined(separator: ", ")): their pages offer another phone")
         }
+        if codeDisplay, all || provider != "mitid" { throw ValidationError("--code-display goes with --provider mitid") }
         if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
     }
 
@@ -114,7 +118,7 @@ struct DemoCommand: AsyncParsableCommand {
             pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
             environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
             authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
-            otherPhone: otherPhone
+            otherPhone: otherPhone, codeDisplay: codeDisplay
         )
     }
 }
@@ -124,7 +128,7 @@ enum Narration {
     static func text(_ result: ScenarioResult) -> String {
         let scenario = result.scenario
         var lines = [
-            "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "") =="
+            "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "") =="
         ]
         for (number, step) in result.transcript.enumerated() {
             lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")

@@ -59,6 +59,10 @@ extension Provider {
         router.get("/qr") { request, _ in
             await otherPhoneQR(reference: request.uri.queryParameters["txn"].map(String.init), cookie: request.headers[.cookie])
         }
+        router.post("/mitid/code-display") { request, _ in
+            var request = request
+            return await codeDisplay(form: try? await request.collectBody(upTo: Self.maximumBody), cookie: request.headers[.cookie])
+        }
         router.post("/otherdevice") { request, _ in
             var request = request
             return await sendToOtherPhone(form: try? await request.collectBody(upTo: Self.maximumBody), cookie: request.headers[.cookie])
@@ -74,14 +78,15 @@ extension Provider {
     /// Starts a transaction for `pending` and answers with the page (or 302) that opens the app.
     func startHandOff(
         _ pending: ProviderState.Pending, requestID: String, acr: String?, appName: String, link: (_ reference: String) -> String,
-        polls: Bool, statusPath: String = "/authenticator/transaction", otherPhone: (_ reference: String) -> Reply.OtherPhone? = { _ in nil }
+        polls: Bool, statusPath: String = "/authenticator/transaction", otherPhone: (_ reference: String) -> Reply.OtherPhone? = { _ in nil },
+        codeDisplay: Bool = false
     ) async -> Response {
         let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: acr)
         let reference = transaction.reference
         var response = Reply.handOff(
             link(reference), delivery: profile.handOffDelivery, appName: appName,
             poll: polls ? (status: "\(statusPath)?txn=\(reference)", next: "/continue?txn=\(reference)") : nil,
-            otherPhone: otherPhone(reference)
+            otherPhone: otherPhone(reference), codeDisplay: codeDisplay ? reference : nil
         )
         setSessionCookie(transaction, on: &response)
         return response

@@ -70,6 +70,8 @@ actor ProviderState {
         /// The code the browser shows and the user picks in the app (UAE Pass's number matching); nil when
         /// the transaction needs none.
         var matchCode: String?
+        /// Wrong codes typed for it on a code display (MitID).
+        var failedCodes = 0
         /// The content of the QR code another phone scans (Singpass, MitID after the user ID), single-use.
         let scanToken: String
         /// When the order started, for its lifetime and the animated QR code's seconds.
@@ -209,6 +211,12 @@ actor ProviderState {
         transactions[reference]?.withoutUsableID = !usableID
         if let user { transactions[reference]?.user = user }
         return transactions[reference]
+    }
+
+    /// Counts a wrong code display code for the transaction; returns how many there have been.
+    func recordFailedCode(_ reference: String) -> Int {
+        transactions[reference]?.failedCodes += 1
+        return transactions[reference]?.failedCodes ?? 0
     }
 
     /// The transaction whose QR code (Singpass, MitID) carries `token`.

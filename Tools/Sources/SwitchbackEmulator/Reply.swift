@@ -44,15 +44,26 @@ enum Reply {
     /// a user whose app is on another phone.
     static func handOff(
         _ link: String, delivery: Profile.HandOffDelivery, appName: String, poll: (status: String, next: String)? = nil,
-        otherPhone: OtherPhone? = nil
+        otherPhone: OtherPhone? = nil, codeDisplay reference: String? = nil
     ) -> Response {
         if delivery == .redirect {
             return Response(status: .found, headers: [.location: link, .cacheControl: "no-store"])
         }
         let refresh = delivery == .metaRefresh ? "<meta http-equiv=\"refresh\" content=\"0;url=\(escape(link))\">" : ""
         let navigation = delivery == .tap ? "" : "window.location.href = \(scriptString(link));"
+        // MitID's code display: user ID, the code it shows, and the password (one form here).
+        let codeDisplay =
+            reference.map {
+                """
+                <form id="code-display" method="post" action="/mitid/code-display"><input type="hidden" name="txn" value="\(escape($0))">\
+                <label>User ID <input name="identifier" autocomplete="username"></label>\
+                <label>Code from your code display <input name="code" inputmode="numeric" autocomplete="one-time-code"></label>\
+                <label>Password <input name="password" type="password" autocomplete="current-password"></label>\
+                <button type="submit">Sign in with the code display</button></form>
+                """
+            } ?? ""
         return waiting(
-            title: "Continue in \(appName)", lead: "<p><a id=\"handoff\" href=\"\(escape(link))\">Open \(escape(appName))</a></p>",
+            title: "Continue in \(appName)", lead: "<p><a id=\"handoff\" href=\"\(escape(link))\">Open \(escape(appName))</a></p>\(codeDisplay)",
             appName: appName, script: navigation, poll: poll, otherPhone: otherPhone, head: refresh
         )
     }

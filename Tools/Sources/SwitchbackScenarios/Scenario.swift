@@ -36,14 +36,17 @@ public struct Scenario: Sendable {
     /// code there (Swedish BankID, Singpass, MitID after the user ID) or picks the page's number in the
     /// request sent there (UAE Pass).
     public var otherPhone: Bool
+    /// MitID only: the user has no app but a code display, whose code they type in the browser.
+    public var codeDisplay: Bool
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,
         environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
-        backendCompletion: Bool = false, otherPhone: Bool = false
+        backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false
     ) {
+        self.codeDisplay = codeDisplay
         self.otherPhone = otherPhone
         self.backendCompletion = backendCompletion
         self.authenticatorUniversalLinks = authenticatorUniversalLinks
@@ -161,7 +164,14 @@ public enum ScenarioRunner {
         // The companion answers for the app's domain (its association file) and for its own public name.
         let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
         let device = SimulatedDevice(hosts: [appDomain: loopback, "api.example.com": loopback])
-        if scenario.otherPhone {
+        if scenario.codeDisplay {
+            let user = setup.configuration.users.first
+            await device.setCodeDisplay(
+                CodeDisplay(
+                    username: user?.username ?? "alice", password: user?.password ?? "",
+                    secret: MitID.codeDisplaySecret(for: user?.username ?? "alice"))
+            )
+        } else if scenario.otherPhone {
             let user = setup.configuration.users.first?.username ?? "alice"
             await device.setOtherPhone(OtherPhone(app: AuthenticatorApp(issuer: issuer), username: user, decision: scenario.decision))
         } else if scenario.authenticatorInstalled {

@@ -235,6 +235,14 @@
             #expect(Self.said(result, "the waiting page sees the app has answered and continues"))
         }
 
+        @Test("MitID with a code display: no app anywhere; the user types the code display's code and the password, and the page returns to the app")
+        func codeDisplay() async throws {
+            let result = try await Self.run(Scenario(provider: "mitid", codeDisplay: true))
+            #expect(try Self.signedIn(result).acr == MitID.substantialACR)
+            #expect(Self.said(result, "types their user ID, the code the code display shows, and their password"))
+            #expect(!result.transcript.contains { $0.from == .authenticator || $0.to == .authenticator || $0.from == .otherPhone })
+        }
+
         @Test(
             "declined on the other phone: the waiting page continues to the provider's refusal, access_denied", arguments: ["uaepass", "bankid-se"])
         func otherPhoneDeclines(provider: String) async throws {

@@ -217,6 +217,42 @@
             }
         }
 
+        @Test(
+            "MitID's code display: user ID, the current TOTP code and the password sign in from the browser that started; three wrong codes block the sign-in"
+        )
+        func mitIDCodeDisplay() async throws {
+            try await EmulatorMitIDTests.withEmulator { emulator, client in
+                let display = CodeDisplay(username: "alice", password: "Secret-123", secret: MitID.codeDisplaySecret(for: "alice"))
+                func submit(_ browser: EmulatorBrowser, page: String, code: String) async throws -> EmulatorBrowser.Landing {
+                    let form = try #require(WebPage(url: try Self.url(emulator, "/"), html: page).codeDisplayForm)
+                    return try await browser.post(form.action, form.fields + [("identifier", "alice"), ("code", code), ("password", "Secret-123")])
+                }
+
+                let session = try await client.prepareAuthorization()
+                let browser = EmulatorBrowser()
+                let page = try Self.html(try await browser.open(session.authorizationURL))
+                #expect(try Self.html(try await submit(EmulatorBrowser(), page: page, code: display.code())).contains("Session expired"))
+                let wrong = String(format: "%06d", (Int(display.code())! + 1) % 1_000_000)
+                #expect(try Self.html(try await submit(browser, page: page, code: wrong)).contains("Wrong code"))
+                let returnLink = try EmulatorMitIDTests.returnLink(try await submit(browser, page: page, code: display.code()))
+                let credential = try await client.completeAuthorization(.redirect(returnLink), session: session)
+                #expect(credential.idTokenClaims?.acr == MitID.substantialACR)
+
+                let blocked = try await client.prepareAuthorization()
+                let other = EmulatorBrowser()
+                let second = try Self.html(try await other.open(blocked.authorizationURL))
+                _ = try await submit(other, page: second, code: wrong)
+                _ = try await submit(other, page: second, code: wrong)
+                let third = try await submit(other, page: second, code: wrong)
+                let error = await expectFailure("a blocked code display must not sign in") {
+                    try await client.completeAuthorization(.redirect(try EmulatorMitIDTests.returnLink(third)), session: blocked)
+                }
+                #expect(error?.oauthError?.error == "access_denied")
+                // Once blocked, not even the right code opens it.
+                #expect(try Self.html(try await submit(other, page: second, code: display.code())).contains("Session expired"))
+            }
+        }
+
         @Test("BankIDHintCode reads the code a broker puts first in access_denied's description, and nothing else")
         func hintCodeParsing() {
             func error(_ code: String, _ description: String?) -> SwitchbackError {
