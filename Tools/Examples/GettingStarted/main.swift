@@ -3,7 +3,7 @@
 // journal store, the emulator standing in for UAE Pass staging, and the companion on loopback as the
 // app's backend (UAE Pass authenticates the client with a secret, which only the backend holds).
 import Foundation
-@_spi(SwitchbackInternals) import Switchback
+import Switchback
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting

@@ -2,7 +2,7 @@
 // guides show it. main.swift runs it on the simulated device against the emulator; the guides' Apple
 // wiring (Examples/AppleSnippets) calls the same functions with the Apple adapters.
 import Foundation
-@_spi(SwitchbackInternals) import Switchback
+import Switchback
 
 // MARK: UAE Pass
 
