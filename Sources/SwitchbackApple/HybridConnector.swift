@@ -12,8 +12,8 @@
     ///
     /// ```swift
     /// let connector = HybridConnector(
-    ///     HybridBridge.Configuration(webOrigin: URL(string: "https://web.example.com")!, returnScheme: "myapp",
-    ///                                companion: URL(string: "https://auth.example.com")!),
+    ///     HybridBridge.Configuration(webOrigin: URL(string: "https://web.example.com")!, returnScheme: "myapp"),
+    ///     companion: CompanionClient(URL(string: "https://auth.example.com")!),
     ///     webView: webView, anchor: { view.window! })
     /// webView.navigationDelegate = connector          // or call `shouldAllow` from your own delegate
     /// ```
@@ -24,13 +24,14 @@
 
         /// `ephemeral` asks the session not to share Safari's cookies.
         public init(
-            _ configuration: HybridBridge.Configuration, webView: WKWebView, anchor: @escaping @MainActor () -> ASPresentationAnchor,
+            _ configuration: HybridBridge.Configuration, companion: CompanionClient, webView: WKWebView,
+            anchor: @escaping @MainActor () -> ASPresentationAnchor,
             ephemeral: Bool = false
         ) {
             let browser = SessionBrowser(anchor: anchor, ephemeral: ephemeral)
             self.browser = browser
             self.bridge = HybridBridge(
-                configuration, browser: browser,
+                configuration, companion: companion, browser: browser,
                 loadInWebView: { [weak webView] url in
                     await MainActor.run { _ = webView?.load(URLRequest(url: url)) }
                 })

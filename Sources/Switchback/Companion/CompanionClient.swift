@@ -23,22 +23,25 @@ public struct CompanionClient: Sendable {
     /// Asks for a permission to return to `appCallbackURI` and returns the authorization parameters that
     /// carry it (`permission_token`), for ``ProviderPreset/bankIDNorway(permission:)``.
     public func permissionParameters(for appCallbackURI: URL) async throws -> [(String, String)] {
-        struct Granted: Decodable { let permission_token: String }
-        let granted = try await post("permission", ["app_callback_uri": appCallbackURI.absoluteString], expecting: [201], as: Granted.self).value
-        return [("permission_token", granted.permission_token)]
+        let granted = try await post(
+            CompanionAPI.Path.permission, CompanionAPI.PermissionRequest(appCallbackURI: appCallbackURI.absoluteString), expecting: [201],
+            as: CompanionAPI.PermissionGranted.self
+        ).value
+        return [("permission_token", granted.permissionToken)]
     }
 
     /// Has the companion redeem `code` with the session's PKCE verifier, for the session's redirect URI
     /// and nonce. Throws ``SwitchbackError/Code/tokenEndpointError`` when it refuses, and
     /// ``SwitchbackError/Code/invalidTokenResponse`` when it answers with a session rather than tokens.
     public func exchange(code: String, session: AuthorizationSession) async throws -> TokenResponse {
-        let body = ["code": code, "code_verifier": session.pkce.verifier, "redirect_uri": session.redirectURI.absoluteString, "nonce": session.nonce]
-        do {
-            return try await post("exchange", body, expecting: [200], as: TokenResponse.self).value
-        } catch let error as SwitchbackError where error.code == .malformedResponse {
-            // A session answer (no access_token) is the companion's configuration, not a broken response.
+        let body = CompanionAPI.Exchange(
+            code: code, codeVerifier: session.pkce.verifier, redirectURI: session.redirectURI.absoluteString, nonce: session.nonce)
+        let answer = try await post(CompanionAPI.Path.exchange, body, expecting: [200], as: CompanionAPI.SignInAnswer.self).value
+        guard let tokens = try Self.tokens(in: answer) else {
+            // A session answer is the companion's configuration, not a broken response.
             throw SwitchbackError(.invalidTokenResponse, "the companion answered without tokens; configure its exchange with \"returns\": \"tokens\"")
         }
+        return tokens
     }
 
     // MARK: Sign-ins the companion runs
@@ -49,16 +52,15 @@ public struct CompanionClient: Sendable {
     /// companion redeems the response only with it, so an app that intercepts the redirect (the same custom
     /// scheme) gets nothing from the code.
     public func startExchange(redirectURI: URL, binding: String, options: AuthorizationOptions, now: Date) async throws -> CompanionAuthorization {
-        struct Started: Decodable {
-            let authorization_url: String
-            let state: String
-        }
-        var body: [String: Any] = ["redirect_uri": redirectURI.absoluteString, "binding": binding]
-        body.merge(Self.requestFields(options)) { $1 }
-        let started = try await post("exchange/start", body, expecting: [200], as: Started.self).value
+        let fields = Self.requestFields(options)
+        let body = CompanionAPI.ExchangeStart(
+            redirectURI: redirectURI.absoluteString, binding: binding, acrValues: fields.acrValues, loginHint: fields.loginHint,
+            uiLocales: fields.uiLocales, parameters: fields.parameters)
+        let started = try await post(CompanionAPI.Path.exchangeStart, body, expecting: [200], as: CompanionAPI.AuthorizationStarted.self).value
+        guard let state = started.state else { throw SwitchbackError(.malformedResponse, "the companion's exchange names no state") }
         return CompanionAuthorization(
-            route: .exchange, authorizationURL: try Self.acceptableURL(started.authorization_url, "authorization_url"), returnURL: redirectURI,
-            state: started.state, flowSecret: binding, createdAt: now
+            route: .exchange, authorizationURL: try Self.acceptableURL(started.authorizationURL, "authorization_url"), returnURL: redirectURI,
+            state: state, flowSecret: binding, createdAt: now
         )
     }
 
@@ -66,26 +68,26 @@ public struct CompanionClient: Sendable {
     /// companion started, and the binding it was started with. The companion checks both against that
     /// authorization (binding, state, issuer), redeems the code and validates the ID token.
     public func exchange(callback: URL, binding: String) async throws -> CompanionSignIn {
-        try await post("exchange", ["callback_url": callback.absoluteString, "binding": binding], expecting: [200], as: Delivered.self).value.signIn(
-            now: Date())
+        let answer = try await post(
+            CompanionAPI.Path.exchange, CompanionAPI.Exchange(callbackURL: callback.absoluteString, binding: binding), expecting: [200],
+            as: CompanionAPI.SignInAnswer.self
+        ).value
+        return try Self.signIn(from: answer, now: Date())
     }
 
     /// `POST /completion/start`: registers `flowSecret` (random, at least 128 bits, known only to the app)
     /// and has the companion prepare an authorization whose response comes back to the companion itself.
     public func startCompletion(flowSecret: String, options: AuthorizationOptions, now: Date) async throws -> CompanionAuthorization {
-        struct Started: Decodable {
-            let authorization_url: String
-            let return_url: String
-        }
-        var body: [String: Any] = ["flow_id": flowSecret]
-        body.merge(Self.requestFields(options)) { $1 }
-        if let mode = options.responseMode { body["response_mode"] = mode.rawValue }
-        let started = try await post("completion/start", body, expecting: [200], as: Started.self).value
-        guard let returnURL = URL(string: started.return_url), returnURL.scheme != nil else {
+        let fields = Self.requestFields(options)
+        let body = CompanionAPI.CompletionStart(
+            flowID: flowSecret, responseMode: options.responseMode, acrValues: fields.acrValues, loginHint: fields.loginHint,
+            uiLocales: fields.uiLocales, parameters: fields.parameters)
+        let started = try await post(CompanionAPI.Path.completionStart, body, expecting: [200], as: CompanionAPI.AuthorizationStarted.self).value
+        guard let returnURL = started.returnURL.flatMap(URL.init(string:)), returnURL.scheme != nil else {
             throw SwitchbackError(.malformedResponse, "the companion's return_url is not a URL")
         }
         return CompanionAuthorization(
-            route: .completion, authorizationURL: try Self.acceptableURL(started.authorization_url, "authorization_url"), returnURL: returnURL,
+            route: .completion, authorizationURL: try Self.acceptableURL(started.authorizationURL, "authorization_url"), returnURL: returnURL,
             state: nil, flowSecret: flowSecret, createdAt: now
         )
     }
@@ -114,70 +116,80 @@ public struct CompanionClient: Sendable {
     @_spi(SwitchbackInternals) public func completionProgress(flowSecret: String, result: String?, wait: TimeInterval) async throws
         -> CompletionProgress
     {
-        var body: [String: Any] = ["flow_id": flowSecret, "wait": wait]
-        if let result { body["result"] = result }
-        let (status, delivered) = try await post("completion/status", body, expecting: [200, 202], as: Delivered.self)
-        switch (status, delivered.status) {
-        case (_, "awaiting_return"?):
+        let body = CompanionAPI.CompletionStatus(flowID: flowSecret, result: result, wait: wait)
+        let (status, answer) = try await post(CompanionAPI.Path.completionStatus, body, expecting: [200, 202], as: CompanionAPI.SignInAnswer.self)
+        switch (status, answer.status) {
+        case (_, .awaitingReturn?):
             return .awaitingReturn
-        case (202, _), (_, "pending"?):
+        case (202, _), (_, .pending?):
             return .running
-        case (_, "failed"?):
-            let error = delivered.error ?? "server_error"
+        case (_, .failed?):
+            let error = answer.error ?? "server_error"
             guard error == "access_denied" else {
                 throw SwitchbackError(.tokenEndpointError, "the companion could not complete the sign-in (\(error.prefix(40)))")
             }
             throw SwitchbackError(.authorizationError, "the provider ended the sign-in (access_denied)", oauthError: OAuthErrorResponse(error: error))
         default:
-            return .finished(try delivered.signIn(now: Date()))
+            return .finished(try Self.signIn(from: answer, now: Date()))
         }
     }
 
-    /// What the companion's exchange and completion routes deliver.
-    private struct Delivered: Decodable {
-        let status: String?
-        let error: String?
-        let sub: String?
-        let acr: String?
-        let session: String?
-        let expires_in: Int?
-        let tokens: TokenResponse?
+    // MARK: The hybrid bridge and session hand-off
 
-        enum CodingKeys: String, CodingKey {
-            case status, error, sub, acr, session, expires_in, access_token
-        }
+    /// `POST /bridge/start`: the authorization URL for a hybrid app's sign-in (``HybridBridge``). The
+    /// companion refuses a scheme off its allow-list (``SwitchbackError/oauthError`` is `not_allowed`).
+    func startBridge(_ request: CompanionAPI.BridgeStart) async throws -> URL {
+        let started = try await post(CompanionAPI.Path.bridgeStart, request, expecting: [200], as: CompanionAPI.AuthorizationStarted.self).value
+        return try Self.acceptableURL(started.authorizationURL, "authorization_url")
+    }
 
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            status = try container.decodeIfPresent(String.self, forKey: .status)
-            error = try container.decodeIfPresent(String.self, forKey: .error)
-            sub = try container.decodeIfPresent(String.self, forKey: .sub)
-            acr = try container.decodeIfPresent(String.self, forKey: .acr)
-            session = try container.decodeIfPresent(String.self, forKey: .session)
-            expires_in = try container.decodeIfPresent(Int.self, forKey: .expires_in)
-            tokens = container.contains(.access_token) ? try TokenResponse(from: decoder) : nil
-        }
+    /// `POST /handoff` with the app's access token (``SessionHandOff``): a one-time code for `destination`,
+    /// and the companion's redeem URL that carries it. `authorization` is the `Authorization` header and
+    /// `proof` the `DPoP` header of a sender-constrained token. Refusals throw
+    /// ``SwitchbackError/Code/handOffRefused``.
+    func issueHandOff(for destination: URL, authorization: String, proof: String?) async throws -> CompanionAPI.HandOffIssued {
+        var headers = ["Authorization": authorization]
+        if let proof { headers["DPoP"] = proof }
+        return try await post(
+            CompanionAPI.Path.handOff, CompanionAPI.HandOffRequest(goto: destination.absoluteString), headers: headers, expecting: [201],
+            refusal: .handOffRefused, as: CompanionAPI.HandOffIssued.self
+        ).value
+    }
 
-        func signIn(now: Date) throws -> CompanionSignIn {
-            guard let sub, !sub.isEmpty, session != nil || tokens != nil else {
-                throw SwitchbackError(.malformedResponse, "the companion's answer names no subject, or has neither a session nor tokens")
-            }
-            return CompanionSignIn(
-                subject: sub, acr: acr, session: session, tokens: tokens, expiresAt: expires_in.map { now.addingTimeInterval(TimeInterval($0)) })
+    /// The URL of the companion's route `path`.
+    func url(_ path: String) -> URL {
+        CompanionAPI.url(path, below: baseURL)
+    }
+
+    // MARK: Answers
+
+    private static func tokens(in answer: CompanionAPI.SignInAnswer) throws -> TokenResponse? {
+        guard answer.accessToken != nil else { return nil }
+        guard answer.tokenType?.isEmpty == false else {
+            throw SwitchbackError(.malformedResponse, "the companion's tokens name no token_type")
         }
+        return answer.tokens
+    }
+
+    private static func signIn(from answer: CompanionAPI.SignInAnswer, now: Date) throws -> CompanionSignIn {
+        let tokens = try tokens(in: answer)
+        guard let subject = answer.subject, !subject.isEmpty, answer.session != nil || tokens != nil else {
+            throw SwitchbackError(.malformedResponse, "the companion's answer names no subject, or has neither a session nor tokens")
+        }
+        return CompanionSignIn(
+            subject: subject, acr: answer.acr, session: answer.session, tokens: tokens,
+            expiresAt: answer.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) })
     }
 
     /// The authorization options a companion route forwards: the rest is the companion's configuration,
     /// which also says which extra parameters it passes on (`provider.forwardedParameters`).
-    private static func requestFields(_ options: AuthorizationOptions) -> [String: Any] {
-        var fields: [String: Any] = [:]
-        if !options.acrValues.isEmpty { fields["acr_values"] = options.acrValues }
-        if let loginHint = options.loginHint { fields["login_hint"] = loginHint }
-        if !options.uiLocales.isEmpty { fields["ui_locales"] = options.uiLocales }
-        if !options.extraParameters.isEmpty {
-            fields["parameters"] = Dictionary(options.extraParameters, uniquingKeysWith: { _, last in last })
-        }
-        return fields
+    private static func requestFields(_ options: AuthorizationOptions) -> (
+        acrValues: [String]?, loginHint: String?, uiLocales: [String]?, parameters: [String: String]?
+    ) {
+        (
+            options.acrValues.isEmpty ? nil : options.acrValues, options.loginHint, options.uiLocales.isEmpty ? nil : options.uiLocales,
+            options.extraParameters.isEmpty ? nil : Dictionary(options.extraParameters, uniquingKeysWith: { _, last in last })
+        )
     }
 
     /// An authorization URL from the companion: https (or loopback http), never a script or a file.
@@ -190,37 +202,47 @@ public struct CompanionClient: Sendable {
 
     // MARK: Transport
 
-    private func post<T: Decodable>(_ path: String, _ body: [String: Any], expecting statuses: Set<Int>, as type: T.Type) async throws -> (
-        status: Int, value: T
-    ) {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Posts `body` as JSON to the route `path` and decodes an answer with one of `statuses`; any other
+    /// status throws `refusal` with the companion's OAuth-style error.
+    private func post<Body: Encodable, Answer: Decodable>(
+        _ path: String, _ body: Body, headers extra: [String: String] = [:], expecting statuses: Set<Int>,
+        refusal: SwitchbackError.Code = .tokenEndpointError, as type: Answer.Type
+    ) async throws -> (status: Int, value: Answer) {
         guard EndpointSecurity.isAcceptable(baseURL) else {
             throw SwitchbackError(.insecureEndpoint, "the companion \(Redaction.describe(baseURL)) is not HTTPS")
         }
-        let request = HTTPRequest(
-            method: .post, url: baseURL.appendingPathComponent(path), headers: ["Content-Type": "application/json", "Accept": "application/json"],
-            body: try JSONSerialization.data(withJSONObject: body)
-        )
+        var headers = ["Content-Type": "application/json", "Accept": "application/json"]
+        headers.merge(extra) { $1 }
+        let request = HTTPRequest(method: .post, url: url(path), headers: headers, body: try Self.encoder.encode(body))
         let response: HTTPResponse
         do {
             response = try await transport.send(request)
         } catch let error as SwitchbackError {
             throw error
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             throw SwitchbackError(.transportFailed, "the companion could not be reached", underlying: error)
         }
         guard statuses.contains(response.status) else {
-            let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body)
+            let refused = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body)
             logger.notice(
-                "the companion refused", metadata: ["route": "\(path)", "status": "\(response.status)", "error": "\(refusal?.error ?? "-")"])
+                "the companion refused", metadata: ["route": "\(path)", "status": "\(response.status)", "error": "\(refused?.error ?? "-")"])
             throw SwitchbackError(
-                .tokenEndpointError, "the companion refused /\(path) (HTTP \(response.status)\(refusal.map { ", \($0.error.prefix(40))" } ?? ""))",
-                oauthError: refusal, httpStatus: response.status
+                refusal, "the companion refused \(path) (HTTP \(response.status)\(refused.map { ", \($0.error.prefix(40))" } ?? ""))",
+                oauthError: refused, httpStatus: response.status
             )
         }
         do {
-            return (response.status, try JSONDecoder().decode(T.self, from: response.body))
+            return (response.status, try JSONDecoder().decode(Answer.self, from: response.body))
         } catch {
-            throw SwitchbackError(.malformedResponse, "the companion's answer to /\(path) could not be read", underlying: error)
+            throw SwitchbackError(.malformedResponse, "the companion's answer to \(path) could not be read", underlying: error)
         }
     }
 }

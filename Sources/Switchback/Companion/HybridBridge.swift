@@ -21,15 +21,12 @@ public actor HybridBridge {
         public var webOrigin: URL
         /// The app's deep-link scheme the companion returns to; it must be on the companion's allow-list.
         public var returnScheme: String
-        /// The backend companion's base URL (https, or http on loopback).
-        public var companion: URL
         /// The scheme of the trigger URL the web app navigates to.
         public var triggerScheme: String
 
-        public init(webOrigin: URL, returnScheme: String, companion: URL, triggerScheme: String = "switchback") {
+        public init(webOrigin: URL, returnScheme: String, triggerScheme: String = "switchback") {
             self.webOrigin = webOrigin
             self.returnScheme = returnScheme.lowercased()
-            self.companion = companion
             self.triggerScheme = triggerScheme.lowercased()
         }
     }
@@ -60,21 +57,22 @@ public actor HybridBridge {
     }
 
     public nonisolated let configuration: Configuration
+    /// The backend companion that runs the sign-in.
+    public nonisolated let companion: CompanionClient
     private let browser: any Browser
     private let loadInWebView: @Sendable (URL) async -> Void
-    private let transport: any HTTPTransport
     private let logger: Logger
     /// The return path of the sign-in in progress; nil when none is.
     private var pendingPath: String?
 
     public init(
-        _ configuration: Configuration, browser: any Browser, loadInWebView: @escaping @Sendable (URL) async -> Void,
-        transport: any HTTPTransport = URLSessionTransport(), logger: Logger = Logger(label: "switchback.hybrid")
+        _ configuration: Configuration, companion: CompanionClient, browser: any Browser, loadInWebView: @escaping @Sendable (URL) async -> Void,
+        logger: Logger = Logger(label: "switchback.hybrid")
     ) {
         self.configuration = configuration
+        self.companion = companion
         self.browser = browser
         self.loadInWebView = loadInWebView
-        self.transport = transport
         self.logger = logger
     }
 
@@ -98,34 +96,21 @@ public actor HybridBridge {
         guard let binding = fields["binding"], (16...512).contains(binding.utf8.count) else {
             return await fail(path: path, "invalid_request", "the trigger carries no binding of 16 to 512 characters")
         }
-        guard EndpointSecurity.isAcceptable(configuration.companion) else {
-            return await fail(path: path, "server_error", "the companion is not https")
+        let responseMode = fields["response_mode"].map { ResponseMode(rawValue: $0) }
+        if case .some(nil) = responseMode {
+            return await fail(path: path, "invalid_request", "the trigger's response_mode is not query, fragment or form_post")
         }
-        var body: [String: String] = ["scheme": configuration.returnScheme, "path": path, "binding": binding]
-        if let mode = fields["response_mode"] { body["response_mode"] = mode }
         let authorizationURL: URL
         do {
-            let response = try await transport.send(
-                HTTPRequest(
-                    method: .post, url: configuration.companion.appendingPathComponent("bridge/start"),
-                    headers: ["Content-Type": "application/json", "Accept": "application/json"],
-                    body: try JSONSerialization.data(withJSONObject: body)
-                )
-            )
-            struct Started: Decodable {
-                let authorization_url: String?
-                let error: String?
-            }
-            let started = try? JSONDecoder().decode(Started.self, from: response.body)
-            guard response.status == 200, let text = started?.authorization_url, let url = URL(string: text),
-                url.scheme?.lowercased() == "https" || EndpointSecurity.isAcceptable(url)
-            else {
-                let code = started?.error.map { String($0.prefix(40)) } ?? "server_error"
-                return await fail(path: path, code, "the companion refused the sign-in (HTTP \(response.status))")
-            }
-            authorizationURL = url
+            authorizationURL = try await companion.startBridge(
+                CompanionAPI.BridgeStart(scheme: configuration.returnScheme, path: path, binding: binding, responseMode: responseMode ?? nil))
+        } catch let error as SwitchbackError where error.code == .insecureEndpoint {
+            return await fail(path: path, "server_error", "the companion is not https")
+        } catch let error as SwitchbackError where error.oauthError != nil {
+            return await fail(
+                path: path, String(error.oauthError!.error.prefix(40)), "the companion refused the sign-in (HTTP \(error.httpStatus ?? 0))")
         } catch {
-            return await fail(path: path, "server_error", "the companion could not be reached")
+            return await fail(path: path, "server_error", "the companion could not start the sign-in")
         }
         pendingPath = path
         do {

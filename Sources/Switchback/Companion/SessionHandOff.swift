@@ -11,7 +11,7 @@ public import Logging
 /// URL is opened at once and never stored. A DPoP-bound access token is sent with a proof (``dpop``).
 ///
 /// ```swift
-/// let handOff = SessionHandOff(companion: URL(string: "https://auth.example.com")!)
+/// let handOff = SessionHandOff(companion: CompanionClient(URL(string: "https://auth.example.com")!))
 /// try await handOff.open(URL(string: "https://shop.example.com/orders")!, accessToken: credential.accessToken,
 ///                        in: .systemBrowser(application))
 /// ```
@@ -26,23 +26,21 @@ public struct SessionHandOff: Sendable {
         case webView(@Sendable (URL) async -> Void)
     }
 
-    /// The companion's base URL: https, or http on a loopback host.
-    public let companion: URL
+    /// The backend companion that issues the codes.
+    public let companion: CompanionClient
     /// The key the app's access tokens are bound to (RFC 9449), when the provider issues DPoP-bound
     /// tokens: each request then carries `Authorization: DPoP` and a fresh proof by this key.
     public let dpop: DPoPKey?
-    private let transport: any HTTPTransport
     private let clock: any WallClock
     private let entropy: any EntropySource
     private let logger: Logger
 
     public init(
-        companion: URL, dpop: DPoPKey? = nil, transport: any HTTPTransport = URLSessionTransport(), clock: any WallClock = SystemClock(),
-        entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.handoff")
+        companion: CompanionClient, dpop: DPoPKey? = nil, clock: any WallClock = SystemClock(), entropy: any EntropySource = SystemEntropy(),
+        logger: Logger = Logger(label: "switchback.handoff")
     ) {
         self.companion = companion
         self.dpop = dpop
-        self.transport = transport
         self.clock = clock
         self.entropy = entropy
         self.logger = logger
@@ -55,9 +53,6 @@ public struct SessionHandOff: Sendable {
     /// ``SwitchbackError/oauthError``) or answers with a URL that is not its own redeem route, and
     /// ``SwitchbackError/Code/transportFailed`` when it cannot be reached.
     public func redeemURL(for destination: URL, accessToken: String) async throws -> URL {
-        guard EndpointSecurity.isAcceptable(companion) else {
-            throw SwitchbackError(.insecureEndpoint, "the companion \(Redaction.describe(companion)) is not HTTPS")
-        }
         guard
             destination.scheme?.lowercased() == "https"
                 || (destination.scheme?.lowercased() == "http" && EndpointSecurity.isLoopback(destination.host))
@@ -65,38 +60,18 @@ public struct SessionHandOff: Sendable {
             throw SwitchbackError(.invalidURL, "a hand-off opens an https web app, not \(Redaction.describe(destination))")
         }
         guard !accessToken.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a hand-off needs the app's access token") }
-        let body = try JSONSerialization.data(withJSONObject: ["goto": destination.absoluteString])
-        let url = endpoint("handoff")
-        var headers = ["Content-Type": "application/json", "Accept": "application/json"]
+        let authorization: String
+        var proof: String?
         if let dpop {
-            headers["Authorization"] = "DPoP \(accessToken)"
-            headers["DPoP"] = try dpop.proof(method: "POST", url: url, accessToken: accessToken, now: clock.now(), jti: entropy.token(bytes: 16))
+            authorization = "DPoP \(accessToken)"
+            proof = try dpop.proof(
+                method: "POST", url: companion.url(CompanionAPI.Path.handOff), accessToken: accessToken, now: clock.now(),
+                jti: entropy.token(bytes: 16))
         } else {
-            headers["Authorization"] = "Bearer \(accessToken)"
+            authorization = "Bearer \(accessToken)"
         }
-        let request = HTTPRequest(method: .post, url: url, headers: headers, body: body)
-        let response: HTTPResponse
-        do {
-            response = try await transport.send(request)
-        } catch let error as SwitchbackError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            throw SwitchbackError(.transportFailed, "the companion could not be reached", underlying: error)
-        }
-        guard response.status == 201 else {
-            let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body)
-            logger.notice("hand-off refused", metadata: ["status": "\(response.status)", "error": "\(refusal?.error ?? "-")"])
-            throw SwitchbackError(
-                .handOffRefused, "the companion refused the hand-off (HTTP \(response.status)\(refusal.map { ", \($0.error.prefix(40))" } ?? ""))",
-                oauthError: refusal, httpStatus: response.status
-            )
-        }
-        struct Issued: Decodable { let redeem_url: String? }
-        guard let text = (try? JSONDecoder().decode(Issued.self, from: response.body))?.redeem_url, let redeem = URL(string: text),
-            isRedeemRoute(redeem)
-        else {
+        let issued = try await companion.issueHandOff(for: destination, authorization: authorization, proof: proof)
+        guard let redeem = issued.redeemURL.flatMap(URL.init(string:)), isRedeemRoute(redeem) else {
             throw SwitchbackError(.handOffRefused, "the companion's answer holds no redeem URL of its own")
         }
         logger.info("hand-off issued", metadata: ["destination": "\(Redaction.describe(destination))"])
@@ -115,14 +90,10 @@ public struct SessionHandOff: Sendable {
         }
     }
 
-    private func endpoint(_ path: String) -> URL {
-        companion.appendingPathComponent(path)
-    }
-
     /// The companion's own origin and `…/handoff/redeem` path: a compromised or misconfigured answer
     /// cannot send the browser, and the code, anywhere else.
     private func isRedeemRoute(_ url: URL) -> Bool {
-        let expected = endpoint("handoff/redeem")
+        let expected = companion.url(CompanionAPI.Path.handOffRedeem)
         return url.scheme?.lowercased() == expected.scheme?.lowercased() && url.host?.lowercased() == expected.host?.lowercased()
             && url.port == expected.port && url.path == expected.path && url.user == nil && url.fragment == nil
     }

@@ -51,6 +51,8 @@ public struct HybridShell: Sendable {
     }
 
     public let configuration: HybridBridge.Configuration
+    /// The backend companion the bridge asks.
+    public let companion: CompanionClient
     public let browser: Browser
     /// The web app's page the WebView opens at launch.
     public let start: URL
@@ -58,9 +60,11 @@ public struct HybridShell: Sendable {
     public let screen: (any HybridScreen)?
 
     public init(
-        _ configuration: HybridBridge.Configuration, browser: Browser = .authenticationSession, start: URL? = nil, screen: (any HybridScreen)? = nil
+        _ configuration: HybridBridge.Configuration, companion: CompanionClient, browser: Browser = .authenticationSession, start: URL? = nil,
+        screen: (any HybridScreen)? = nil
     ) {
         self.configuration = configuration
+        self.companion = companion
         self.browser = browser
         self.start = start ?? configuration.webOrigin
         self.screen = screen

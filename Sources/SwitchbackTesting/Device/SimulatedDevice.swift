@@ -202,11 +202,10 @@ public actor SimulatedDevice {
         let coordinator = await app.makeCoordinator(context)
         let bridge = app.hybrid.map { shell in
             HybridBridge(
-                shell.configuration, browser: DeviceBridgeBrowser(device: self, launch: id, kind: shell.browser),
+                shell.configuration, companion: shell.companion, browser: DeviceBridgeBrowser(device: self, launch: id, kind: shell.browser),
                 loadInWebView: { [weak self] url in
                     if let screen = shell.screen { await screen.load(url) } else { await self?.loadInAppScreen(url, launch: id) }
-                },
-                transport: network
+                }
             )
         }
         let runningApp = RunningApp(id: id, coordinator: coordinator, bridge: bridge, opener: context.opener)

@@ -46,7 +46,10 @@ public struct HybridRig: Sendable {
         let device = SimulatedDevice(hosts: [webOrigin.host!: webApp.baseURL, companionOrigin.host!: loopback])
         // A real engine does not resolve names through the device's hosts map: it shows the web app at its loopback address.
         let origin = screen == nil ? webOrigin : webApp.baseURL
-        let shell = HybridShell(.init(webOrigin: origin, returnScheme: returnScheme, companion: companionOrigin), browser: browser, screen: screen)
+        let shell = HybridShell(
+            .init(webOrigin: origin, returnScheme: returnScheme), companion: CompanionClient(companionOrigin, transport: device.network),
+            browser: browser,
+            screen: screen)
         let issuer = emulator.issuer
         await device.install(
             SimulatedApp(appID: appID, schemes: [returnScheme, "com.example.app"], hybrid: shell) { context in

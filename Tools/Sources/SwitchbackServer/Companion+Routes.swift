@@ -30,13 +30,14 @@ extension Companion {
         on router: Router<CompanionContext>, configuration: ServerConfiguration, limiter: RateLimiter,
         service: @escaping @Sendable () -> CompanionService
     ) -> [Route] {
+        typealias Path = CompanionAPI.Path
         var routes: [Route] = []
         func add(
-            _ method: HTTPRequest.Method, _ path: RouterPath, _ audience: Audience, _ purpose: String, limited: Bool = false,
+            _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false,
             _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
         ) {
-            routes.append(Route(method: method.rawValue, path: path.description, purpose: purpose + (limited ? " [rate-limited]" : "")))
-            router.on(path, method: method) { request, context in
+            routes.append(Route(method: method.rawValue, path: path, purpose: purpose + (limited ? " [rate-limited]" : "")))
+            router.on(RouterPath(path), method: method) { request, context in
                 let service = service()
                 do {
                     if limited, case .limited(let retryAfter) = await limiter.admit(clientAddress(request, context, limits: configuration.limits)) {
@@ -69,52 +70,54 @@ extension Companion {
             Replies.json(raw: apple)
         }
         add(.get, "/.well-known/assetlinks.json", .app, "Android App Links statements") { _, _ in Replies.json(raw: android) }
-        add(.get, "/health", .app, "liveness") { _, _ in Replies.json(["status": "ok"]) }
+        add(.get, Path.health, .app, "liveness") { _, _ in Replies.json(["status": "ok"]) }
 
         if configuration.exchange != nil {
-            add(.post, "/exchange/start", .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) {
+            add(.post, Path.exchangeStart, .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) {
                 try await $0.startExchange($1)
             }
-            add(.post, "/exchange", .app, "redeem the callback as a confidential client; tokens or a session", limited: true) {
+            add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true) {
                 try await $0.exchange($1)
             }
         }
         if configuration.permission != nil {
-            add(.post, "/permission", .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true) {
+            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true) {
                 try await $0.permission($1)
             }
         }
         if configuration.bridge != nil {
-            add(.post, "/bridge/start", .app, "start a sign-in that returns to an allow-listed deep link", limited: true) {
+            add(.post, Path.bridgeStart, .app, "start a sign-in that returns to an allow-listed deep link", limited: true) {
                 try await $0.startBridge($1)
             }
-            add(.get, "/bridge/callback", .browser, "provider answer (query; fragment through a forwarding page)") { try await $0.bridgeCallback($1) }
-            add(.post, "/bridge/callback", .browser, "provider answer (form_post)") { try await $0.bridgeFormPost($1) }
-            add(.post, "/bridge/fragment", .browser, "fragment forwarded by the page") { try await $0.bridgeFragment($1) }
-            add(.post, "/bridge/redeem", .app, "redeem the deep link's one-time code once") { try await $0.redeemBridge($1) }
+            add(.get, Path.bridgeCallback, .browser, "provider answer (query; fragment through a forwarding page)") {
+                try await $0.bridgeCallback($1)
+            }
+            add(.post, Path.bridgeCallback, .browser, "provider answer (form_post)") { try await $0.bridgeFormPost($1) }
+            add(.post, Path.bridgeFragment, .browser, "fragment forwarded by the page") { try await $0.bridgeFragment($1) }
+            add(.post, Path.bridgeRedeem, .app, "redeem the deep link's one-time code once") { try await $0.redeemBridge($1) }
         }
         if configuration.handOff != nil {
-            add(.post, "/handoff", .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: true) {
+            add(.post, Path.handOff, .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: true) {
                 try await $0.issueHandOff($1)
             }
-            add(.get, "/handoff/redeem", .browser, "?handoffotp&goto -> a page naming the account; nothing used up") { try await $0.showRedeem($1) }
-            add(.post, "/handoff/redeem", .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
+            add(.get, Path.handOffRedeem, .browser, "?handoffotp&goto -> a page naming the account; nothing used up") { try await $0.showRedeem($1) }
+            add(.post, Path.handOffRedeem, .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
         }
         if configuration.completion != nil {
-            add(.post, "/completion/start", .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true) {
+            add(.post, Path.completionStart, .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true) {
                 try await $0.startCompletion($1)
             }
-            add(.get, "/complete", .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
-            add(.post, "/complete", .browser, "provider answer (form_post)") { try await $0.completionCallback($1) }
-            add(.post, "/completion/status", .app, "long poll (one per flow) for the result; needs the app link's value") {
+            add(.get, Path.completion, .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
+            add(.post, Path.completion, .browser, "provider answer (form_post)") { try await $0.completionCallback($1) }
+            add(.post, Path.completionStatus, .app, "long poll (one per flow) for the result; needs the app link's value") {
                 try await $0.completionStatus($1)
             }
         }
         if configuration.exchange?.returns == .session || configuration.bridge?.returns == .session || configuration.completion?.returns == .session
             || configuration.handOff != nil
         {
-            add(.get, "/session", .app, "who the session cookie or Authorization: Session belongs to") { try await $0.describeSession($1) }
-            add(.post, "/session/logout", .app, "end the session (cookie: same-origin only) and clear the cookie") { try await $0.endSession($1) }
+            add(.get, Path.session, .app, "who the session cookie or Authorization: Session belongs to") { try await $0.describeSession($1) }
+            add(.post, Path.sessionLogout, .app, "end the session (cookie: same-origin only) and clear the cookie") { try await $0.endSession($1) }
         }
         if !associations.isEmpty {
             // A universal link that opened in a browser (typed, or reached by a redirect): say so, and offer

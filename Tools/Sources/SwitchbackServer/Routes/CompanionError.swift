@@ -71,6 +71,16 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
 enum Replies {
     static let noStore: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
 
+    /// A JSON answer of the companion's API (``CompanionAPI``).
+    static func json(_ answer: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(answer)) ?? Data("{}".utf8)
+        var headers = noStore
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
     static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         var headers = noStore

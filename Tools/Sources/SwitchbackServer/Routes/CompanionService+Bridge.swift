@@ -7,16 +7,7 @@ import Logging
 /// server redeems the code and sends the browser to the app's deep link with a one-time code, never tokens.
 @available(macOS 14, iOS 17, *)
 extension CompanionService {
-    static let bridgeCallbackPath = "/bridge/callback"
-
-    struct BridgeStart: Decodable {
-        let scheme: String
-        let path: String
-        /// A secret of the app's WebView session; the code is redeemable only with it.
-        let binding: String
-        let response_mode: ResponseMode?
-        let acr_values: [String]?
-    }
+    static let bridgeCallbackPath = CompanionAPI.Path.bridgeCallback
 
     struct BridgeRecord: Codable {
         let outcome: SignInOutcome
@@ -27,7 +18,7 @@ extension CompanionService {
     /// authorization whose answer comes back to this server.
     func startBridge(_ request: Request) async throws -> Response {
         guard let bridge = configuration.bridge else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
-        let body = try await decode(BridgeStart.self, from: request)
+        let body = try await decode(CompanionAPI.BridgeStart.self, from: request)
         guard bridge.schemes.contains(body.scheme) else {
             throw CompanionError(.notAllowed, "the deep-link scheme is not on this server's allow-list")
         }
@@ -35,15 +26,16 @@ extension CompanionService {
             throw CompanionError(.invalidRequest, "path must start with / and hold only letters, digits, /, -, _ and . (no empty or dot segments)")
         }
         guard Secrets.isPlausible(body.binding) else { throw CompanionError(.invalidRequest, "binding must be 16…512 printable characters") }
-        if bridge.responseType == .idTokenToken, body.response_mode == .query {
+        if bridge.responseType == .idTokenToken, body.responseMode == .query {
             throw CompanionError(.invalidRequest, "implicit tokens are never sent in a query; use fragment or form_post")
         }
         let session = try await startAuthorization(
             redirectURI: url(Self.bridgeCallbackPath),
             purpose: .bridge(scheme: body.scheme, path: body.path, bindingDigest: Secrets.digest(body.binding)),
-            options: AuthorizationOptions(responseType: bridge.responseType, responseMode: body.response_mode, acrValues: body.acr_values ?? [])
+            options: AuthorizationOptions(responseType: bridge.responseType, responseMode: body.responseMode, acrValues: body.acrValues ?? [])
         )
-        return Replies.json(["authorization_url": session.authorizationURL.absoluteString, "expires_in": Int(Self.authorizationLifetime)])
+        return Replies.json(
+            CompanionAPI.AuthorizationStarted(authorizationURL: session.authorizationURL.absoluteString, expiresIn: Int(Self.authorizationLifetime)))
     }
 
     /// The return path rule the app's ``HybridBridge`` applies too.
@@ -53,7 +45,7 @@ extension CompanionService {
     /// fragment, which only the browser sees, so a minimal page posts it back.
     func bridgeCallback(_ request: Request) async throws -> Response {
         guard configuration.bridge != nil else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
-        guard let query = request.uri.query, !query.isEmpty else { return Self.fragmentForwardingPage(action: url("/bridge/fragment")) }
+        guard let query = request.uri.query, !query.isEmpty else { return Self.fragmentForwardingPage(action: url(CompanionAPI.Path.bridgeFragment)) }
         guard let callback = url(Self.bridgeCallbackPath, query: query) else {
             throw CompanionError(.invalidRequest, "the answer's query is malformed")
         }
@@ -97,16 +89,11 @@ extension CompanionService {
         return Replies.redirect(base + "?handoffotp=" + code, status: .found)
     }
 
-    struct BridgeRedeem: Decodable {
-        let handoffotp: String
-        let binding: String
-    }
-
     /// `POST /bridge/redeem`: the app (or its web app) redeems the deep link's code once, with the binding
     /// it started with, and receives the tokens or a session.
     func redeemBridge(_ request: Request) async throws -> Response {
         guard let bridge = configuration.bridge else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
-        let body = try await decode(BridgeRedeem.self, from: request)
+        let body = try await decode(CompanionAPI.BridgeRedeem.self, from: request)
         guard Secrets.isIssued(body.handoffotp),
             let record = try await store.redeem(.bridgeCode, secret: body.handoffotp, as: BridgeRecord.self, now: clock.now())
         else {

@@ -9,16 +9,7 @@ import Logging
 /// the app the result through a status request bound to the app's flow ID.
 @available(macOS 14, iOS 17, *)
 extension CompanionService {
-    static let completionPath = "/complete"
-
-    struct CompletionStart: Decodable {
-        let flow_id: String
-        let response_mode: ResponseMode?
-        let acr_values: [String]?
-        let login_hint: String?
-        let ui_locales: [String]?
-        let parameters: [String: String]?
-    }
+    static let completionPath = CompanionAPI.Path.completion
 
     struct CompletionRecord: Codable {
         enum Status: String, Codable {
@@ -44,18 +35,18 @@ extension CompanionService {
     /// app knows) and starts the authorization. When the provider cannot be reached, the flow ID is released.
     func startCompletion(_ request: Request) async throws -> Response {
         guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
-        let body = try await decode(CompletionStart.self, from: request)
-        guard body.flow_id.utf8.count >= 22, Secrets.isPlausible(body.flow_id) else {
+        let body = try await decode(CompanionAPI.CompletionStart.self, from: request)
+        guard body.flowID.utf8.count >= 22, Secrets.isPlausible(body.flowID) else {
             throw CompanionError(.invalidRequest, "flow_id must be a random value of at least 128 bits (22+ characters)")
         }
-        let digest = Secrets.digest(body.flow_id)
-        let key = RecordSealing.encode(RecordSealing.key(for: body.flow_id, kind: .completion))
+        let digest = Secrets.digest(body.flowID)
+        let key = RecordSealing.encode(RecordSealing.key(for: body.flowID, kind: .completion))
         let expiresAt = clock.now().addingTimeInterval(Self.authorizationLifetime)
         let options = try options(
-            responseMode: body.response_mode, acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales,
+            responseMode: body.responseMode, acrValues: body.acrValues, loginHint: body.loginHint, uiLocales: body.uiLocales,
             parameters: body.parameters)
         do {
-            try await store.insert(.completion, secret: body.flow_id, CompletionRecord(status: .pending), expiresAt: expiresAt)
+            try await store.insert(.completion, secret: body.flowID, CompletionRecord(status: .pending), expiresAt: expiresAt)
         } catch {
             throw CompanionError(.invalidRequest, "this flow_id is already in use")
         }
@@ -67,10 +58,9 @@ extension CompanionService {
             _ = try? await store.take(.completion, digest: digest, now: clock.now())
             throw error
         }
-        return Replies.json([
-            "authorization_url": session.authorizationURL.absoluteString, "return_url": completion.appLink,
-            "expires_in": Int(Self.authorizationLifetime),
-        ])
+        return Replies.json(
+            CompanionAPI.AuthorizationStarted(
+                authorizationURL: session.authorizationURL.absoluteString, returnURL: completion.appLink, expiresIn: Int(Self.authorizationLifetime)))
     }
 
     /// `GET /complete?…` (query answer) and `POST /complete` (form_post answer). The final page's button opens
@@ -131,25 +121,18 @@ extension CompanionService {
         return link + (link.contains("?") ? "&" : "?") + name + "=" + FormEncoding.escape(value)
     }
 
-    struct CompletionStatus: Decodable {
-        let flow_id: String
-        /// The one-time value the final page's app link carried, once the app received it.
-        let result: String?
-        let wait: Double?
-    }
-
     /// `POST /completion/status`: waits up to `wait` seconds (capped by configuration) for the flow to
     /// finish; one waiter per flow. Failed: answered once, then forgotten. Completed: answered once to a
     /// request that presents the app link's `result` value (else `awaiting_return`, 202). Still pending:
     /// 202. Unknown: 404. A waiter wakes on the store's notification, not by polling.
     func completionStatus(_ request: Request) async throws -> Response {
         guard let completion = configuration.completion else { throw CompanionError(.notConfigured, "backend completion is off") }
-        let body = try await decode(CompletionStatus.self, from: request)
-        guard Secrets.isPlausible(body.flow_id) else { throw CompanionError(.invalidRequest, "flow_id is malformed") }
+        let body = try await decode(CompanionAPI.CompletionStatus.self, from: request)
+        guard Secrets.isPlausible(body.flowID) else { throw CompanionError(.invalidRequest, "flow_id is malformed") }
         if let result = body.result, !Secrets.isIssued(result) { throw CompanionError(.invalidRequest, "result is malformed") }
-        let digest = Secrets.digest(body.flow_id)
+        let digest = Secrets.digest(body.flowID)
         let wait = min(max(body.wait ?? completion.maximumWait, 0), completion.maximumWait)
-        let key = RecordSealing.key(for: body.flow_id, kind: .completion)
+        let key = RecordSealing.key(for: body.flowID, kind: .completion)
         guard let record = try await currentCompletion(digest, key: key) else {
             return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
         }
@@ -176,14 +159,16 @@ extension CompanionService {
         }
         switch current.status {
         case .pending:
-            return Replies.json(["status": "pending"], status: .accepted)
+            return Replies.json(CompanionAPI.SignInAnswer(status: .pending), status: .accepted)
         case .failed:
             guard try await store.take(.completion, digest: digest, now: clock.now()) != nil else {
                 return CompanionError(.invalidGrant, "this result was already collected").json.withStatus(404)
             }
-            return Replies.json(["status": "failed", "error": current.error ?? "server_error"])
+            var failed = CompanionAPI.SignInAnswer(status: .failed)
+            failed.error = current.error ?? "server_error"
+            return Replies.json(failed)
         case .completed:
-            guard let result = body.result else { return Replies.json(["status": "awaiting_return"], status: .accepted) }
+            guard let result = body.result else { return Replies.json(CompanionAPI.SignInAnswer(status: .awaitingReturn), status: .accepted) }
             guard let expected = current.returnDigest, ConstantTime.equals(Secrets.digest(result), expected) else {
                 logger.warning("completion status presented with a result value of another flow")
                 throw CompanionError(.invalidGrant, "this result value belongs to another sign-in")
@@ -192,7 +177,7 @@ extension CompanionService {
                 return CompanionError(.invalidGrant, "this result was already collected").json.withStatus(404)
             }
             var reply = try await deliver(outcome, as: completion.returns)
-            reply["status"] = "completed"
+            reply.status = .completed
             return Replies.json(reply)
         }
     }

@@ -6,24 +6,12 @@ import Logging
 /// Backend code exchange and the upfront permission proxy.
 @available(macOS 14, iOS 17, *)
 extension CompanionService {
-    struct ExchangeStart: Decodable {
-        let redirect_uri: String
-        /// A secret only the starting app holds (never in a URL); `POST /exchange` redeems only with it,
-        /// so an app that intercepts the callback (the same custom scheme) cannot redeem the code.
-        let binding: String
-        let acr_values: [String]?
-        let login_hint: String?
-        /// Languages for the provider's pages (`ui_locales`; UAE Pass takes `en` or `ar`).
-        let ui_locales: [String]?
-        let parameters: [String: String]?
-    }
-
     /// `POST /exchange/start`: the server prepares the authorization (with PAR when the provider offers it)
     /// for the app's redirect URI, keeps the verifier, and gives the app the URL to open.
     func startExchange(_ request: Request) async throws -> Response {
         guard let exchange = configuration.exchange else { throw CompanionError(.notConfigured, "backend code exchange is off") }
-        let body = try await decode(ExchangeStart.self, from: request)
-        guard exchange.redirectURIs.contains(body.redirect_uri), let redirectURI = URL(string: body.redirect_uri) else {
+        let body = try await decode(CompanionAPI.ExchangeStart.self, from: request)
+        guard exchange.redirectURIs.contains(body.redirectURI), let redirectURI = URL(string: body.redirectURI) else {
             throw CompanionError(.notAllowed, "the redirect_uri is not one of this server's exchange redirect URIs")
         }
         guard body.binding.utf8.count >= 22, Secrets.isPlausible(body.binding) else {
@@ -31,23 +19,11 @@ extension CompanionService {
         }
         let session = try await startAuthorization(
             redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding)),
-            options: try options(acrValues: body.acr_values, loginHint: body.login_hint, uiLocales: body.ui_locales, parameters: body.parameters)
+            options: try options(acrValues: body.acrValues, loginHint: body.loginHint, uiLocales: body.uiLocales, parameters: body.parameters)
         )
-        return Replies.json([
-            "authorization_url": session.authorizationURL.absoluteString, "state": session.state, "expires_in": Int(Self.authorizationLifetime),
-        ])
-    }
-
-    /// The two shapes `POST /exchange` takes: the callback of an authorization the server started, or the
-    /// code, verifier and nonce of one the app started and whose callback it already checked.
-    struct ExchangeRequest: Decodable {
-        let callback_url: String?
-        /// With `callback_url`: the binding `POST /exchange/start` was given.
-        let binding: String?
-        let code: String?
-        let code_verifier: String?
-        let redirect_uri: String?
-        let nonce: String?
+        return Replies.json(
+            CompanionAPI.AuthorizationStarted(
+                authorizationURL: session.authorizationURL.absoluteString, state: session.state, expiresIn: Int(Self.authorizationLifetime)))
     }
 
     /// `POST /exchange`: redeems the code as a confidential client, validates the ID token with the core,
@@ -61,9 +37,9 @@ extension CompanionService {
     ///   code redeemed twice.
     func exchange(_ request: Request) async throws -> Response {
         guard let exchange = configuration.exchange else { throw CompanionError(.notConfigured, "backend code exchange is off") }
-        let body = try await decode(ExchangeRequest.self, from: request)
+        let body = try await decode(CompanionAPI.Exchange.self, from: request)
         let outcome: SignInOutcome
-        switch (body.callback_url, body.code) {
+        switch (body.callbackURL, body.code) {
         case (let callbackURL?, nil):
             guard callbackURL.utf8.count <= 8192, let callback = URL(string: callbackURL) else {
                 throw CompanionError(.invalidRequest, "callback_url is not a URL")
@@ -92,11 +68,11 @@ extension CompanionService {
         return Replies.json(try await deliver(outcome, as: exchange.returns))
     }
 
-    private func redeemAppCode(_ code: String, _ body: ExchangeRequest, allowed: [String]) async throws -> SignInOutcome {
-        guard let redirect = body.redirect_uri, allowed.contains(redirect), let redirectURI = URL(string: redirect) else {
+    private func redeemAppCode(_ code: String, _ body: CompanionAPI.Exchange, allowed: [String]) async throws -> SignInOutcome {
+        guard let redirect = body.redirectURI, allowed.contains(redirect), let redirectURI = URL(string: redirect) else {
             throw CompanionError(.notAllowed, "the redirect_uri is not one of this server's exchange redirect URIs")
         }
-        guard (1...2048).contains(code.utf8.count), let verifier = body.code_verifier.flatMap({ try? PKCE(verifier: $0) }) else {
+        guard (1...2048).contains(code.utf8.count), let verifier = body.codeVerifier.flatMap({ try? PKCE(verifier: $0) }) else {
             throw CompanionError(.invalidRequest, "the code is empty or too long, or code_verifier is not a PKCE verifier")
         }
         guard let nonce = body.nonce, (16...512).contains(nonce.utf8.count) else {
@@ -123,18 +99,14 @@ extension CompanionService {
         return result
     }
 
-    struct PermissionRequest: Decodable {
-        let app_callback_uri: String
-    }
-
     /// `POST /permission`: asks Norwegian BankID for an upfront permission for one allow-listed
     /// `app_callback_uri`, as this server's confidential client: a client-credentials token with the
     /// permissions scope, the biometrics server's `permissions_endpoint` from its discovery document, and
     /// the permission posted there; the permission token goes to the app.
     func permission(_ request: Request) async throws -> Response {
         guard let permission = configuration.permission else { throw CompanionError(.notConfigured, "the permission proxy is off") }
-        let body = try await decode(PermissionRequest.self, from: request)
-        guard permission.appCallbackURIs.contains(body.app_callback_uri) else {
+        let body = try await decode(CompanionAPI.PermissionRequest.self, from: request)
+        guard permission.appCallbackURIs.contains(body.appCallbackURI) else {
             throw CompanionError(.notAllowed, "the app_callback_uri is not one of this server's allowed app callbacks")
         }
         let provider = try requireProvider()
@@ -146,7 +118,7 @@ extension CompanionService {
         } catch let error as SwitchbackError {
             throw CompanionError(.providerFailed, "the permission could not be asked for: \(error.message)")
         }
-        let statement = try JSONSerialization.data(withJSONObject: ["type": "app_callback", "app_callback_uri": body.app_callback_uri])
+        let statement = try JSONSerialization.data(withJSONObject: ["type": "app_callback", "app_callback_uri": body.appCallbackURI])
         let answer: Switchback.HTTPResponse
         do {
             answer = try await provider.send(
@@ -165,7 +137,7 @@ extension CompanionService {
             logger.notice("permission refused by the provider", metadata: ["status": "\(answer.status)"])
             throw CompanionError(.providerFailed, "the provider refused the permission (HTTP \(answer.status))")
         }
-        return Replies.json(["permission_token": granted.permissionToken], status: .created)
+        return Replies.json(CompanionAPI.PermissionGranted(permissionToken: granted.permissionToken), status: .created)
     }
 
     /// The `permissions_endpoint` the biometrics server's discovery document names; the document must name

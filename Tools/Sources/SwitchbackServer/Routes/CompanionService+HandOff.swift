@@ -6,10 +6,6 @@ import Logging
 /// Session hand-off: a signed-in app opens a web app already signed in, through a one-time code.
 @available(macOS 14, iOS 17, *)
 extension CompanionService {
-    struct HandOffRequest: Decodable {
-        let goto: String?
-    }
-
     /// Who an access token presented at `POST /handoff` belongs to, and the key it is bound to.
     struct TokenOwner {
         let subject: String
@@ -20,8 +16,8 @@ extension CompanionService {
         let boundThumbprint: String?
     }
 
-    static let handOffPath = "/handoff"
-    static let redeemPath = "/handoff/redeem"
+    static let handOffPath = CompanionAPI.Path.handOff
+    static let redeemPath = CompanionAPI.Path.handOffRedeem
 
     /// `POST /handoff` with `Authorization: Bearer <access token>` (or `DPoP <token>` with a `DPoP` proof for
     /// a sender-constrained token): the token is checked (introspection or local JWT validation), it must
@@ -38,7 +34,8 @@ extension CompanionService {
         }
         let token = String(header[header.index(after: space)...].trimmingSpaces())
         let body =
-            request.headers[.contentLength].flatMap(Int.init) == 0 ? HandOffRequest(goto: nil) : try await decode(HandOffRequest.self, from: request)
+            request.headers[.contentLength].flatMap(Int.init) == 0
+            ? CompanionAPI.HandOffRequest(goto: nil) : try await decode(CompanionAPI.HandOffRequest.self, from: request)
         if let goto = body.goto, allowList.permits(goto) == nil {
             throw CompanionError(.notAllowed, "goto is not on this server's redirect allow-list")
         }
@@ -51,9 +48,8 @@ extension CompanionService {
         )
         let code = try await store.issue(grant, entropy: entropy)
         logger.info("hand-off code issued", metadata: ["lifetime": "\(Int(handOff.codeLifetime))", "client": "\(owner.clientID.prefix(80))"])
-        var reply: [String: Any] = ["handoffotp": code, "expires_in": Int(handOff.codeLifetime)]
-        if let goto = body.goto { reply["redeem_url"] = Self.redeemURL(base: url(Self.redeemPath), code: code, goto: goto).absoluteString }
-        return Replies.json(reply, status: .created)
+        let redeem = body.goto.map { Self.redeemURL(base: url(Self.redeemPath), code: code, goto: $0).absoluteString }
+        return Replies.json(CompanionAPI.HandOffIssued(handoffotp: code, expiresIn: Int(handOff.codeLifetime), redeemURL: redeem), status: .created)
     }
 
     /// The URL that redeems `code` and continues to `goto`.

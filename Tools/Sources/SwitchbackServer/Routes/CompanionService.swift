@@ -158,23 +158,20 @@ struct CompanionService: Sendable {
     }
 
     /// What the app receives: the provider's tokens, or a first-party session made now.
-    func deliver(_ outcome: SignInOutcome, as result: ServerConfiguration.ExchangeResult) async throws -> [String: Any] {
-        var body: [String: Any] = ["sub": outcome.subject]
-        if let acr = outcome.acr { body["acr"] = acr }
+    func deliver(_ outcome: SignInOutcome, as result: ServerConfiguration.ExchangeResult) async throws -> CompanionAPI.SignInAnswer {
         switch result {
         case .tokens:
             guard let tokens = outcome.tokens else { throw CompanionError(.providerFailed, "no tokens were kept for this sign-in") }
-            body["access_token"] = tokens.accessToken
-            body["token_type"] = tokens.tokenType
-            if let idToken = tokens.idToken { body["id_token"] = idToken }
-            if let refreshToken = tokens.refreshToken { body["refresh_token"] = refreshToken }
-            if let expiresAt = tokens.expiresAt { body["expires_in"] = max(0, Int(expiresAt.timeIntervalSince(clock.now()))) }
+            return CompanionAPI.SignInAnswer(
+                subject: outcome.subject, acr: outcome.acr, session: nil,
+                tokens: TokenResponse(
+                    accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: tokens.idToken),
+                expiresIn: tokens.expiresAt.map { max(0, Int($0.timeIntervalSince(clock.now()))) })
         case .session:
             let session = try await issueSession(subject: outcome.subject, acr: outcome.acr)
-            body["session"] = session.id
-            body["expires_in"] = Int(configuration.session.lifetime)
+            return CompanionAPI.SignInAnswer(
+                subject: outcome.subject, acr: outcome.acr, session: session.id, tokens: nil, expiresIn: Int(configuration.session.lifetime))
         }
-        return body
     }
 
     /// A new first-party session.

@@ -168,7 +168,7 @@
             let app = try #require(await rig.device.app)
             let credential = try await app.coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser))
             let target = Self.companionOrigin.appendingPathComponent("session")
-            let handOff = SessionHandOff(companion: Self.companionOrigin, transport: rig.device.network)
+            let handOff = SessionHandOff(companion: CompanionClient(Self.companionOrigin, transport: rig.device.network))
             switch destination {
             case .systemBrowser:
                 try await handOff.open(target, accessToken: credential.accessToken, in: .systemBrowser(app.opener))

@@ -107,13 +107,13 @@
             #expect(replayed.response.status == 401)
             #expect((replayed.json["error_description"] as? String)?.contains("already used") == true)
             // The core's SessionHandOff with the key sends a fresh proof each time.
-            let handOff = SessionHandOff(companion: rig.companion.baseURL, dpop: key, transport: rig.transport)
+            let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport), dpop: key)
             let first = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
             let second = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
             #expect(first != second)
             // Without the key, the core's client is refused as any Bearer sender would be.
             await expectCode(.handOffRefused) {
-                _ = try await SessionHandOff(companion: rig.companion.baseURL, transport: rig.transport).redeemURL(
+                _ = try await SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport)).redeemURL(
                     for: URL(string: CompanionRig.webApp)!, accessToken: token)
             }
         }

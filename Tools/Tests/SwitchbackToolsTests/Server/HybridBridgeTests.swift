@@ -38,13 +38,12 @@
             let loaded = LockedValue<[URL]>([])
             let seen = LockedValue<[String]>([])
             let bridge = HybridBridge(
-                .init(webOrigin: URL(string: "https://web.example.com")!, returnScheme: returnScheme, companion: rig.companion.baseURL),
-                browser: browser,
+                .init(webOrigin: URL(string: "https://web.example.com")!, returnScheme: returnScheme),
+                companion: CompanionClient(rig.companion.baseURL, transport: rig.transport), browser: browser,
                 loadInWebView: { url in
                     loaded.withLock { $0.append(url) }
                     seen.withLock { $0.append(url.absoluteString) }
-                },
-                transport: rig.transport
+                }
             )
             return Harness(rig: rig, bridge: bridge, browser: browser, loaded: loaded, seen: seen)
         }

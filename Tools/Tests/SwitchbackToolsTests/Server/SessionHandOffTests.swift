@@ -13,7 +13,7 @@
             let rig = try await CompanionRig.start(returns: .tokens)
             defer { Task { await rig.stop() } }
             let token = try await rig.accessToken()
-            let handOff = SessionHandOff(companion: rig.companion.baseURL, transport: rig.transport)
+            let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport))
             let opener = RecordingURLOpener()
             let webApp = try #require(URL(string: CompanionRig.webApp + "/orders"))
             try await handOff.open(webApp, accessToken: token, in: .systemBrowser(opener))
@@ -37,7 +37,7 @@
             defer { Task { await rig.stop() } }
             let token = try await rig.accessToken()
             let loaded = LockedValue<[URL]>([])
-            try await SessionHandOff(companion: rig.companion.baseURL, transport: rig.transport)
+            try await SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport))
                 .open(try #require(URL(string: CompanionRig.webApp)), accessToken: token, in: .webView { url in loaded.withLock { $0.append(url) } })
             let url = try #require(loaded.withLock { $0 }.first)
             #expect(try await rig.followRedeem(url).status == 303)
@@ -47,7 +47,7 @@
         func refusals() async throws {
             let rig = try await CompanionRig.start(returns: .tokens)
             defer { Task { await rig.stop() } }
-            let handOff = SessionHandOff(companion: rig.companion.baseURL, transport: rig.transport)
+            let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport))
             let webApp = try #require(URL(string: CompanionRig.webApp))
             let forged = await #expect(throws: SwitchbackError.self) {
                 try await handOff.redeemURL(for: webApp, accessToken: "forged-token-0123456789")
@@ -66,7 +66,8 @@
             }
             #expect(plain?.code == .invalidURL)
             let insecure = await #expect(throws: SwitchbackError.self) {
-                try await SessionHandOff(companion: URL(string: "http://auth.example.com")!).redeemURL(for: webApp, accessToken: token)
+                try await SessionHandOff(companion: CompanionClient(URL(string: "http://auth.example.com")!)).redeemURL(
+                    for: webApp, accessToken: token)
             }
             #expect(insecure?.code == .insecureEndpoint)
             let failing = await #expect(throws: SwitchbackError.self) {
@@ -90,7 +91,7 @@
                 let transport = StubTransport { _ in HTTPResponse(status: 201, headers: ["Content-Type": "application/json"], body: Data(answer.utf8))
                 }
                 let error = await #expect(throws: SwitchbackError.self) {
-                    try await SessionHandOff(companion: companion, transport: transport).redeemURL(
+                    try await SessionHandOff(companion: CompanionClient(companion, transport: transport)).redeemURL(
                         for: URL(string: "https://web.example.com/app")!, accessToken: "t")
                 }
                 #expect(error?.code == .handOffRefused, "\(answer)")

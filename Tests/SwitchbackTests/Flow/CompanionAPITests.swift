@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+
+/// The companion's wire format, which the app's client and the server share: the names on the wire are
+/// the documented snake_case ones, and what one side writes the other reads back unchanged.
+@Suite("Companion API: the wire format")
+struct CompanionAPITests {
+    static func object(_ value: some Encodable) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any])
+    }
+
+    @Test("requests carry the wire names; absent options are left out rather than sent as null")
+    func requestNames() throws {
+        let start = CompanionAPI.ExchangeStart(
+            redirectURI: "com.example.app:/cb", binding: "b", acrValues: ["urn:a"], loginHint: "h", uiLocales: ["ar"], parameters: ["prompt": "login"]
+        )
+        #expect(Set(try Self.object(start).keys) == ["redirect_uri", "binding", "acr_values", "login_hint", "ui_locales", "parameters"])
+        #expect(Set(try Self.object(CompanionAPI.ExchangeStart(redirectURI: "x", binding: "b")).keys) == ["redirect_uri", "binding"])
+        #expect(
+            Set(try Self.object(CompanionAPI.CompletionStart(flowID: "f", responseMode: .formPost)).keys) == ["flow_id", "response_mode"])
+        #expect(try Self.object(CompanionAPI.CompletionStart(flowID: "f", responseMode: .formPost))["response_mode"] as? String == "form_post")
+        #expect(
+            Set(try Self.object(CompanionAPI.Exchange(code: "c", codeVerifier: "v", redirectURI: "r", nonce: "n")).keys) == [
+                "code", "code_verifier", "redirect_uri", "nonce",
+            ])
+        #expect(Set(try Self.object(CompanionAPI.Exchange(callbackURL: "u", binding: "b")).keys) == ["callback_url", "binding"])
+        #expect(Set(try Self.object(CompanionAPI.CompletionStatus(flowID: "f", wait: 5)).keys) == ["flow_id", "wait"])
+        #expect(Set(try Self.object(CompanionAPI.PermissionRequest(appCallbackURI: "u")).keys) == ["app_callback_uri"])
+    }
+
+    @Test("a tokens answer and a session answer read back as they were written; an unknown status survives")
+    func answers() throws {
+        let tokens = TokenResponse(accessToken: "at", tokenType: "DPoP", expiresIn: 300, refreshToken: "rt", idToken: "id")
+        let written = CompanionAPI.SignInAnswer(subject: "alice", acr: "urn:x", session: nil, tokens: tokens, expiresIn: 300)
+        let read = try JSONDecoder().decode(CompanionAPI.SignInAnswer.self, from: JSONEncoder().encode(written))
+        #expect(read == written)
+        #expect(read.tokens == tokens)
+        #expect(Set(try Self.object(written).keys) == ["sub", "acr", "expires_in", "access_token", "token_type", "id_token", "refresh_token"])
+
+        let session = try JSONDecoder().decode(
+            CompanionAPI.SignInAnswer.self, from: Data(#"{"sub":"bob","session":"s","expires_in":60,"status":"completed"}"#.utf8))
+        #expect(session.status == .completed && session.session == "s" && session.tokens == nil)
+
+        let later = try JSONDecoder().decode(CompanionAPI.SignInAnswer.self, from: Data(#"{"status":"queued"}"#.utf8))
+        #expect(later.status?.rawValue == "queued")
+    }
+
+    @Test("a route's URL keeps a path prefix of the companion's base URL")
+    func routeURLs() {
+        let base = URL(string: "https://example.com/auth")!
+        #expect(CompanionAPI.url(CompanionAPI.Path.exchangeStart, below: base).absoluteString == "https://example.com/auth/exchange/start")
+        #expect(
+            CompanionAPI.url(CompanionAPI.Path.handOff, below: URL(string: "https://example.com")!).absoluteString == "https://example.com/handoff")
+    }
+}
