@@ -82,7 +82,13 @@ tools=(--package-path Tools --scratch-path "$root/.build")
 # every file, so CI sees every warning.
 build_log=$(mktemp /tmp/switchback-build.XXXXXX)
 cleanup+=("rm -f '$build_log'")
+# The packages share one build folder, and SwiftPM may reuse the build plan it cached for the other
+# package when no file was added since (a Tools build then compiles nothing and its tests run stale
+# binaries): drop the cached plan before each package's build.
+replan() { rm -f "$root"/.build/*/debug/description.json "$root"/.build/*/release/description.json; }
+replan
 swift build --build-tests 2>&1 | tee "$build_log"
+replan
 swift build --build-tests "${tools[@]}" 2>&1 | tee -a "$build_log"
 if grep -E "^$root/(Sources|Tests|Examples|Tools/Sources|Tools/Tests|Tools/Examples)/[^:]+:[0-9]+:[0-9]+: warning:" "$build_log" >&2; then
   log "the build above warns in the project's own code"
@@ -125,6 +131,7 @@ bash scripts/app-dependencies.sh "$app_check"
 # from this build; the Apple module compiles to nothing here, so its catalog is checked as articles.
 docs=$(mktemp -d /tmp/switchback-docs.XXXXXX)
 cleanup+=("rm -rf '$docs'")
+replan
 swift package dump-symbol-graph --minimum-access-level public >/dev/null
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 for module in Switchback SwitchbackApple; do
@@ -148,6 +155,7 @@ if ! webkit_ready; then
 fi
 if webkit_ready; then
   started=$(date +%s)
+  replan
   swift build --build-tests --package-path WebKitHost --scratch-path "$root/.build"
   xvfb-run -a swift test --skip-build --package-path WebKitHost --scratch-path "$root/.build" "$@"
   log "WebKitGTK $(pkg-config --modversion webkit2gtk-4.1) tests passed in $(( $(date +%s) - started )) s (build included)"

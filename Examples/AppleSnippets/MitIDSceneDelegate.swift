@@ -30,8 +30,8 @@ final class SceneDelegate: UIResponder, UIWindowSceneDelegate {
 
     func signInTapped() {
         Task {
-            let credential = try await signInWithMitID(coordinator)
-            print("signed in at \(credential.idTokenClaims?.acr ?? "?")")
+            let result = try await signInWithMitID(coordinator)
+            print("signed in at \(result.acr ?? "?")")
         }
     }
 }

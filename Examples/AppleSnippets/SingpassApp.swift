@@ -22,7 +22,7 @@ struct SingpassExampleApp: App {
             Button("Sign in with Singpass") {
                 Task {
                     // Sent back to the companion as `Authorization: Session …`; keep it in the Keychain.
-                    session = try await signInWithSingpass(coordinator).session
+                    session = try await signInWithSingpass(coordinator).companion?.session
                 }
             }
             .switchbackRouting(AppRouting(coordinator: coordinator))

@@ -43,8 +43,8 @@ struct SignInView: View {
             Button("Sign in with UAE Pass") {
                 Task {
                     do {
-                        let credential = try await signInWithUAEPass(coordinator, environment: .staging)
-                        status = "Signed in as \(credential.subject ?? "?")"
+                        let result = try await signInWithUAEPass(coordinator, environment: .staging)
+                        status = "Signed in as \(result.subject ?? "?")"
                     } catch let error as SwitchbackError where error.code == .userCancelled {
                         status = "Signed out"
                     } catch {

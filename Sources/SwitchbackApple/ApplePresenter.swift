@@ -9,7 +9,7 @@
     ///
     /// ```swift
     /// let presenter = ApplePresenter(window: { scene.keyWindow })
-    /// let coordinator = SignInCoordinator(client: client, host: presenter, opener: ApplicationURLOpener(), journal: KeychainFlowJournalStore())
+    /// let coordinator = SignInCoordinator(.app(client), host: presenter, opener: ApplicationURLOpener(), journal: KeychainFlowJournalStore())
     /// ```
     @MainActor
     public final class ApplePresenter: UserAgentHost {

@@ -32,7 +32,7 @@ enum Rig {
         let client = OIDCClient(
             configuration: ClientConfiguration(clientID: "app", redirectURI: redirectURI), provider: .static(metadata), transport: RefusingTransport()
         )
-        return SignInCoordinator(client: client, host: host, opener: NoOpener())
+        return SignInCoordinator(.app(client), host: host, opener: NoOpener())
     }
 
     /// Waits (up to 5 s) until `condition` holds.
@@ -110,7 +110,7 @@ struct AuthenticationSessionGlueTests {
 @Suite("WebView glue") @MainActor
 struct WebViewGlueTests {
     /// Starts a WebView sign-in through ApplePresenter; returns the coordinator's task and the WebView.
-    static func start() async throws -> (Task<Credential, any Error>, WKWebView, WebViewController) {
+    static func start() async throws -> (Task<SignInResult, any Error>, WKWebView, WebViewController) {
         let window = Rig.window()
         let presenter = ApplePresenter(window: { window })
         let coordinator = Rig.coordinator(host: presenter)

@@ -5,9 +5,10 @@ public import Logging
 /// - for providers whose client is confidential (Norwegian BankID): the upfront permission
 ///   (`POST /permission`) and the code exchange (`POST /exchange`), where the backend redeems the app's
 ///   code with the client secret and hands the tokens back. Give it to ``SignInCoordinator`` as
-///   ``CodeExchange/companion(_:)``; the companion's exchange must then return tokens.
-/// - for sign-ins the companion runs itself (``CompanionRoute``): `POST /exchange/start` with
-///   `POST /exchange`, and `POST /completion/start` with `POST /completion/status`.
+///   ``Authorizer/app(_:redeemingCodesAt:)``; the companion's exchange must then return tokens.
+/// - for sign-ins the companion runs itself (``Authorizer/companion(_:route:)``): `POST /exchange/start`
+///   with `POST /exchange`, and `POST /completion/start` with `POST /completion/status`.
+/// - for ``HybridBridge`` (`POST /bridge/start`) and ``SessionHandOff`` (`POST /handoff`).
 public struct CompanionClient: Sendable {
     /// The companion's base URL: https, or http on a loopback host.
     public let baseURL: URL
@@ -150,10 +151,14 @@ public struct CompanionClient: Sendable {
     func issueHandOff(for destination: URL, authorization: String, proof: String?) async throws -> CompanionAPI.HandOffIssued {
         var headers = ["Authorization": authorization]
         if let proof { headers["DPoP"] = proof }
-        return try await post(
-            CompanionAPI.Path.handOff, CompanionAPI.HandOffRequest(goto: destination.absoluteString), headers: headers, expecting: [201],
-            refusal: .handOffRefused, as: CompanionAPI.HandOffIssued.self
-        ).value
+        do {
+            return try await post(
+                CompanionAPI.Path.handOff, CompanionAPI.HandOffRequest(goto: destination.absoluteString), headers: headers, expecting: [201],
+                refusal: .handOffRefused, as: CompanionAPI.HandOffIssued.self
+            ).value
+        } catch let error as SwitchbackError where error.code == .malformedResponse {
+            throw SwitchbackError(.handOffRefused, "the companion's answer holds no hand-off code", underlying: error)
+        }
     }
 
     /// The URL of the companion's route `path`.
@@ -245,13 +250,4 @@ public struct CompanionClient: Sendable {
             throw SwitchbackError(.malformedResponse, "the companion's answer to \(path) could not be read", underlying: error)
         }
     }
-}
-
-/// Who redeems the authorization code of a ``SignInCoordinator``'s sign-ins.
-public enum CodeExchange: Sendable {
-    /// The app itself, as a public client with PKCE.
-    case client
-    /// The app's backend companion, as the confidential client; the app still checks the callback and
-    /// validates the ID token it gets back.
-    case companion(CompanionClient)
 }

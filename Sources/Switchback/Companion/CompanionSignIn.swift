@@ -1,6 +1,6 @@
 public import Foundation
 
-/// How the backend companion takes part in a sign-in it runs itself (``SignInCoordinator/signIn(_:through:)``):
+/// How the backend companion takes part in a sign-in it runs itself (``Authorizer/companion(_:route:)``):
 /// the companion's client at the provider prepares the authorization and redeems the code, and the app
 /// shows the provider and relays what comes back. For providers whose client cannot live in an app —
 /// FAPI 2.0 (Singpass: PAR, `private_key_jwt` and DPoP with the backend's keys) — and for providers that

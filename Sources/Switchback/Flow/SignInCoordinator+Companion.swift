@@ -3,15 +3,11 @@ import Foundation
 /// Sign-ins the backend companion runs (``CompanionRoute``): starting them at the companion, and for
 /// backend completion, collecting the companion's answer.
 extension SignInCoordinator {
-    /// Signs the user in through an authorization the backend companion runs (``CompanionRoute``): the
-    /// companion prepares it, the app shows it and relays what comes back, and the companion redeems the
-    /// code. Returns what the companion hands back (a session, or tokens it validated). The request's
-    /// acr values and login hint are forwarded; everything else is the companion's configuration.
-    public func signIn(_ request: SignInRequest, through route: CompanionRoute) async throws -> CompanionSignIn {
-        guard let companion else {
-            throw SwitchbackError(
-                .invalidConfiguration, "this coordinator has no companion; create it with init(companion:…) or exchange: .companion(…)")
-        }
+    /// Has the companion prepare an authorization on `route` and starts its flow: the companion prepares it,
+    /// the app shows it and relays what comes back, and the companion redeems the code. The request's acr
+    /// values, login hint, page languages and extra parameters are forwarded; everything else is the
+    /// companion's configuration.
+    func startAtCompanion(_ request: SignInRequest, companion: CompanionClient, route: CompanionRoute) async throws -> String {
         if request.options.responseType != .code {
             throw SwitchbackError(.strategyNotSupported, "the companion's exchange and completion redeem authorization codes only")
         }
@@ -28,12 +24,8 @@ extension SignInCoordinator {
         case .completion:
             authorization = try await companion.startCompletion(flowSecret: entropy.token(bytes: 32), options: request.options, now: clock.now())
         }
-        let flowID = await begin(
+        return await begin(
             request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)
-        guard case .companion(let signIn) = try await result(of: flowID) else {
-            throw SwitchbackError(.invalidTokenResponse, "the sign-in ended without the companion's answer")
-        }
-        return signIn
     }
 
     /// For a backend completion, asks the companion from the start how the sign-in stands, so that a refusal
@@ -42,7 +34,7 @@ extension SignInCoordinator {
     /// browser may have finished a flow this app did not start), so the asking stops once the provider answered.
     func startCollecting(_ flowID: String) {
         guard let entry = entries[flowID], case .companion(let authorization) = entry.authorization, authorization.route == .completion,
-            let secret = authorization.flowSecret, let companion
+            let secret = authorization.flowSecret, let companion = authorizer.companion
         else { return }
         let clock = clock
         let task = Task {

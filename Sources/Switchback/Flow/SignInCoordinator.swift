@@ -6,23 +6,20 @@ public import Logging
 /// URLs, universal links, lifecycle changes — to the flow it belongs to.
 ///
 /// ```swift
-/// let coordinator = SignInCoordinator(client: client, host: webViewHost, opener: application, journal: store)
+/// let coordinator = SignInCoordinator(.app(client), host: webViewHost, opener: application, journal: store)
 /// // in the scene delegate: coordinator.handle(url:) (custom schemes and universal links),
 /// // coordinator.appDidBecomeActive(), coordinator.appDidEnterBackground()
-/// let credential = try await coordinator.signIn(preset.request(strategy: .webView, environment: .staging, links: links))
+/// let result = try await coordinator.signIn(preset.request(strategy: .webView, environment: .staging, links: links))
 /// ```
 public actor SignInCoordinator {
-    /// The app's client at the provider; nil for a coordinator whose sign-ins the companion runs.
-    public nonisolated let client: OIDCClient?
-    /// The backend companion, for ``CodeExchange/companion(_:)`` and ``signIn(_:through:)``.
-    public nonisolated let companion: CompanionClient?
+    /// Who runs this coordinator's authorizations.
+    public nonisolated let authorizer: Authorizer
     private let host: any UserAgentHost
     private let opener: any URLOpener
     private let journal: any FlowJournalStore
     let clock: any FlowClock
     let entropy: any EntropySource
     private let logger: Logger
-    private let codeExchange: CodeExchange
 
     struct Entry {
         var flow: SignInFlow
@@ -48,40 +45,12 @@ public actor SignInCoordinator {
     private var unclaimedOrder: [String] = []
     private static let finishedKept = 16
 
-    /// A coordinator for the app's own sign-ins at the provider (``signIn(_:)``); with
-    /// ``CodeExchange/companion(_:)`` the companion redeems the codes, and can also run sign-ins itself
-    /// (``signIn(_:through:)``).
+    /// A coordinator whose sign-ins `authorizer` runs: the app's own client, or the backend companion.
     public init(
-        client: OIDCClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
-        clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow"),
-        exchange: CodeExchange = .client
-    ) {
-        let companion: CompanionClient?
-        if case .companion(let client) = exchange { companion = client } else { companion = nil }
-        self.init(
-            client: client, companion: companion, exchange: exchange, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy,
-            logger: logger)
-    }
-
-    /// A coordinator whose sign-ins the backend companion runs (``signIn(_:through:)``): the app has no
-    /// client at the provider (FAPI 2.0 providers such as Singpass, backend completion).
-    public init(
-        companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
+        _ authorizer: Authorizer, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
         clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow")
     ) {
-        self.init(
-            client: nil, companion: companion, exchange: .client, host: host, opener: opener, journal: journal, clock: clock, entropy: entropy,
-            logger: logger)
-    }
-
-    private init(
-        client: OIDCClient?, companion: CompanionClient?, exchange: CodeExchange, host: any UserAgentHost, opener: any URLOpener,
-        journal: any FlowJournalStore,
-        clock: any FlowClock, entropy: any EntropySource, logger: Logger
-    ) {
-        self.codeExchange = exchange
-        self.client = client
-        self.companion = companion
+        self.authorizer = authorizer
         self.host = host
         self.opener = opener
         self.journal = journal
@@ -92,13 +61,23 @@ public actor SignInCoordinator {
 
     // MARK: Starting and resuming
 
-    /// Signs the user in: prepares the authorization request, shows the user agent, and returns the
-    /// validated credential. Cancelling the task dismisses the user agent and throws `CancellationError`.
-    public func signIn(_ request: SignInRequest) async throws -> Credential {
-        guard let client else {
-            throw SwitchbackError(
-                .invalidConfiguration, "this coordinator has no client at the provider; its sign-ins go through the companion (signIn(_:through:))")
+    /// Signs the user in: prepares the authorization request (or has the companion prepare it), shows the
+    /// user agent, and returns the result: a credential the app validated (``Authorizer/app(_:)``) or what
+    /// the companion handed back (``Authorizer/companion(_:route:)``). Cancelling the task dismisses the
+    /// user agent and throws `CancellationError`.
+    public func signIn(_ request: SignInRequest) async throws -> SignInResult {
+        let flowID: String
+        switch authorizer.kind {
+        case .app(let client, _):
+            flowID = try await startOwn(request, client: client)
+        case .companion(let companion, let route):
+            flowID = try await startAtCompanion(request, companion: companion, route: route)
         }
+        return try await result(of: flowID)
+    }
+
+    /// Prepares the app's own authorization and starts its flow.
+    private func startOwn(_ request: SignInRequest, client: OIDCClient) async throws -> String {
         if request.options.responseMode == .formPost, request.strategy == .webView {
             // WKWebView does not expose a form submission's body to the app, so the response would be lost.
             throw SwitchbackError(
@@ -112,11 +91,7 @@ public actor SignInCoordinator {
                 "an app receives authorization codes only; a provider that answers with implicit tokens needs the companion's bridge")
         }
         let session = try await client.prepareAuthorization(request.options)
-        let flowID = await begin(request, authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI)
-        guard case .credential(let credential) = try await result(of: flowID) else {
-            throw SwitchbackError(.invalidTokenResponse, "the sign-in ended without a credential")
-        }
-        return credential
+        return await begin(request, authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI)
     }
 
     /// Registers a flow for `authorization` and starts it; returns its ID.
@@ -243,7 +218,7 @@ public actor SignInCoordinator {
             case .app(let session):
                 run(flowID) { try await self.redeem(callback, session: session) }
             case .companion(let authorization) where authorization.route == .exchange:
-                guard let companion else { break }
+                guard let companion = authorizer.companion else { break }
                 run(flowID) {
                     let url = try CallbackValidator.companionResponse(callback, authorization: authorization)
                     guard let binding = authorization.flowSecret else {
@@ -258,7 +233,7 @@ public actor SignInCoordinator {
                     await collected(flowID, completion)
                     break
                 }
-                guard let companion, let secret = authorization.flowSecret else { break }
+                guard let companion = authorizer.companion, let secret = authorization.flowSecret else { break }
                 let returned: String?
                 if case .redirect(let url) = callback { returned = CompanionAuthorization.returnValue(in: url) } else { returned = nil }
                 run(flowID) {
@@ -279,11 +254,14 @@ public actor SignInCoordinator {
 
     /// The app's own code, redeemed by itself or by the companion, and the ID token validated here.
     private func redeem(_ callback: AuthorizationCallback, session: AuthorizationSession) async throws -> SignInResult {
-        guard let client else { throw SwitchbackError(.invalidConfiguration, "this coordinator has no client at the provider") }
-        switch codeExchange {
-        case .client:
+        guard case .app(let client, let redeemer) = authorizer.kind else {
+            throw SwitchbackError(
+                .invalidConfiguration, "this sign-in was started by the app's own client, and this coordinator's sign-ins are the companion's")
+        }
+        switch redeemer {
+        case nil:
             return .credential(try await client.completeAuthorization(callback, session: session))
-        case .companion(let companion):
+        case let companion?:
             let code = try await client.authorizationCode(from: callback, session: session)
             let tokens = try await companion.exchange(code: code, session: session)
             return .credential(try await client.credential(fromRedeemed: tokens, code: code, session: session))

@@ -11,7 +11,7 @@ public import Foundation
 /// let device = SimulatedDevice(hosts: ["app.example.com": appSite])
 /// await device.installAuthenticator(scheme: "uaepassstg", backend: emulatorURL)
 /// let app = await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { context in
-///     SignInCoordinator(client: client, host: context.host, opener: context.opener, journal: store, clock: context.clock)
+///     SignInCoordinator(.app(client), host: context.host, opener: context.opener, journal: store, clock: context.clock)
 /// })
 /// let credential = try await app.coordinator.signIn(request)
 /// ```

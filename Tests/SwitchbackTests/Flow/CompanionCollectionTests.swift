@@ -25,7 +25,7 @@ struct CompanionCollectionTests {
             return next
         }
         let companion = CompanionClient(URL(string: "https://api.example.com")!, transport: transport)
-        return (SignInCoordinator(companion: companion, host: host, opener: RecordingURLOpener(), clock: clock), transport)
+        return (SignInCoordinator(.companion(companion, route: .completion), host: host, opener: RecordingURLOpener(), clock: clock), transport)
     }
 
     static func statusRequests(_ transport: StubTransport) -> Int {
@@ -43,13 +43,13 @@ struct CompanionCollectionTests {
             ],
             clock: clock, host: host
         )
-        let task = Task { try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView), through: .completion) }
+        let task = Task { try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView)) }
         // The sign-in's time limit and the poll's back-off both sleep on the clock.
         for _ in 0..<1000 where clock.sleeperCount < 2 { try await Task.sleep(nanoseconds: 2_000_000) }
         #expect(clock.sleeperCount == 2)
         #expect(Self.statusRequests(transport) == 1)
         clock.advance(by: 2)
-        let signIn = try await task.value
+        let signIn = try #require(try await task.value.companion)
         #expect(signIn.subject == "alice" && signIn.session == "s-1")
         // The companion's expires_in, counted from when the app read it (the system's time).
         #expect(signIn.expiresAt.map { $0.timeIntervalSinceNow > 3500 && $0.timeIntervalSinceNow <= 3600 } == true)
@@ -67,7 +67,7 @@ struct CompanionCollectionTests {
             clock: clock, host: host
         )
         do {
-            _ = try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView), through: .completion)
+            _ = try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView))
             Issue.record("the sign-in succeeded")
         } catch let error as SwitchbackError {
             #expect(error.code == .tokenEndpointError && error.httpStatus == 404)
@@ -81,7 +81,7 @@ struct CompanionCollectionTests {
             statuses: [StubTransport.json(200, #"{"status": "completed", "session": "s-1"}"#)], clock: ManualClock(), host: RecordingUserAgentHost()
         )
         await expectCode(.malformedResponse) {
-            _ = try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView), through: .completion)
+            _ = try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView))
         }
     }
 }

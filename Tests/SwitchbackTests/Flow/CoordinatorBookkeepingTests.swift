@@ -18,7 +18,7 @@ struct CoordinatorBookkeepingTests {
             provider: .static(metadata),
             transport: StubTransport { _ in StubTransport.json(500, "{}") }
         )
-        return (SignInCoordinator(client: client, host: RecordingUserAgentHost(), opener: RecordingURLOpener(), journal: journal), client)
+        return (SignInCoordinator(.app(client), host: RecordingUserAgentHost(), opener: RecordingURLOpener(), journal: journal), client)
     }
 
     static func begin(_ coordinator: SignInCoordinator, _ client: OIDCClient) async throws -> String {

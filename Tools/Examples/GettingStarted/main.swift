@@ -29,8 +29,8 @@ let app = await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app",
         provider: .static(endpoints)
     )
     return SignInCoordinator(
-        client: client, host: platform.host, opener: platform.opener, journal: platform.journal, clock: platform.clock,
-        exchange: .companion(CompanionClient(companion.baseURL, transport: device.network))
+        .app(client, redeemingCodesAt: CompanionClient(companion.baseURL, transport: device.network)),
+        host: platform.host, opener: platform.opener, journal: platform.journal, clock: platform.clock
     )
 })
 
@@ -40,9 +40,9 @@ let request = try await uaePass.request(
     strategy: .webView, environment: .staging,
     links: .init(scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
 )
-let credential = try await app.coordinator.signIn(request)
+let result = try await app.coordinator.signIn(request)   // .credential(…): tokens and the validated identity
 // --- end of the app's code ---
 
-print("signed in: sub \(credential.subject ?? "?"), acr \(credential.acr ?? "?"), identity from \(credential.identitySource)")
+print("signed in: sub \(result.subject ?? "?"), acr \(result.acr ?? "?"), identity from \(result.credential.map { "\($0.identitySource)" } ?? "?")")
 await companion.stop()
 await emulator.stop()

@@ -20,11 +20,11 @@ func makeUAEPassCoordinator(
         ),
         provider: .static(endpoints)
     )
-    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock, exchange: .companion(companion))
+    return SignInCoordinator(.app(client, redeemingCodesAt: companion), host: host, opener: opener, journal: journal, clock: clock)
 }
 
 /// The sign-in button: the WebView strategy, the UAE Pass app's return rewritten to the app's scheme.
-func signInWithUAEPass(_ coordinator: SignInCoordinator, environment: AuthenticatorRule.Environment, preset: ProviderPreset = .uaePass) async throws -> Credential {
+func signInWithUAEPass(_ coordinator: SignInCoordinator, environment: AuthenticatorRule.Environment, preset: ProviderPreset = .uaePass) async throws -> SignInResult {
     let request = try await preset.request(
         strategy: .webView, environment: environment,
         links: .init(scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
@@ -41,11 +41,11 @@ func makeMitIDCoordinator(
         configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "https://app.example.com/oauth/callback")!),
         provider: .discovery(issuer: broker)
     )
-    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock)
+    return SignInCoordinator(.app(client), host: host, opener: opener, journal: journal, clock: clock)
 }
 
 /// A Safari view (MitID refuses WebViews); the MitID app returns by the app's universal link.
-func signInWithMitID(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> Credential {
+func signInWithMitID(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> SignInResult {
     let request = try await preset.request(
         strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
     )
@@ -64,12 +64,12 @@ func makeBankIDNorwayCoordinator(
         configuration: ClientConfiguration(clientID: "backend", redirectURI: URL(string: "com.example.app:/oauth/callback")!, pushedAuthorization: .never),
         provider: .discovery(issuer: issuer)
     )
-    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock, exchange: .companion(companion))
+    return SignInCoordinator(.app(client, redeemingCodesAt: companion), host: host, opener: opener, journal: journal, clock: clock)
 }
 
 /// The system browser; the BankID app returns by the app's universal link (`app_callback_uri`), which
 /// BankID accepts only with an upfront permission the companion asks for.
-func signInWithBankIDNorway(_ coordinator: SignInCoordinator, companion: CompanionClient) async throws -> Credential {
+func signInWithBankIDNorway(_ coordinator: SignInCoordinator, companion: CompanionClient) async throws -> SignInResult {
     let bankID = ProviderPreset.bankIDNorway(permission: { try await companion.permissionParameters(for: $0) })
     let request = try await bankID.request(
         strategy: .systemBrowser, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
@@ -86,11 +86,11 @@ func makeOIDCCoordinator(
         configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "com.example.app:/oauth/callback")!, scopes: ["openid", "profile"]),
         provider: .discovery(issuer: issuer)
     )
-    return SignInCoordinator(client: client, host: host, opener: opener, journal: journal, clock: clock)
+    return SignInCoordinator(.app(client), host: host, opener: opener, journal: journal, clock: clock)
 }
 
 /// The system browser (ASWebAuthenticationSession), returning to the app's scheme.
-func signInWithOIDC(_ coordinator: SignInCoordinator) async throws -> Credential {
+func signInWithOIDC(_ coordinator: SignInCoordinator) async throws -> SignInResult {
     try await coordinator.signIn(try await ProviderPreset.generic.request(strategy: .systemBrowser))
 }
 
@@ -101,25 +101,34 @@ func signInWithOIDC(_ coordinator: SignInCoordinator) async throws -> Credential
 func makeSingpassCoordinator(
     companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
 ) -> SignInCoordinator {
-    SignInCoordinator(companion: companion, host: host, opener: opener, journal: journal, clock: clock)
+    let callback = URL(string: "https://app.example.com/oauth/callback")!
+    return SignInCoordinator(.companion(companion, route: .exchange(redirectURI: callback)), host: host, opener: opener, journal: journal, clock: clock)
 }
 
 /// The system browser; the Singpass app returns by the app's universal link (`app_launch_url`), the
 /// Singpass page then ends on the redirect URI, which the app hands to the companion to redeem.
-func signInWithSingpass(_ coordinator: SignInCoordinator, preset: ProviderPreset = .singpass) async throws -> CompanionSignIn {
+func signInWithSingpass(_ coordinator: SignInCoordinator, preset: ProviderPreset = .singpass) async throws -> SignInResult {
     let request = try await preset.request(
         strategy: .systemBrowser, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
     )
-    return try await coordinator.signIn(request, through: .exchange(redirectURI: URL(string: "https://app.example.com/oauth/callback")!))
+    return try await coordinator.signIn(request)
 }
 
 // MARK: MitID with backend completion
 
+/// The broker's client is the companion's, and the broker answers the companion: the app has only the
+/// companion's address.
+func makeMitIDCompletionCoordinator(
+    companion: CompanionClient, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
+) -> SignInCoordinator {
+    SignInCoordinator(.companion(companion, route: .completion), host: host, opener: opener, journal: journal, clock: clock)
+}
+
 /// The broker answers the companion's https page, which finishes the sign-in and offers a button back to
 /// the app; the link carries the one-time value the app collects the result with.
-func signInWithMitIDCompletion(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> CompanionSignIn {
+func signInWithMitIDCompletion(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> SignInResult {
     let request = try await preset.request(
         strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
     )
-    return try await coordinator.signIn(request, through: .completion)
+    return try await coordinator.signIn(request)
 }

@@ -67,14 +67,14 @@ let (uaePassApp, stopUAEPass, uaePassPhone) = try await phone(profile: "uaepass"
     )
 }
 try await report("UAE Pass", on: uaePassPhone) {
-    .credential(try await signInWithUAEPass(uaePassApp.coordinator, environment: .staging, preset: ProviderPreset.uaePass.serving(from: ["127.0.0.1"])))
+    try await signInWithUAEPass(uaePassApp.coordinator, environment: .staging, preset: ProviderPreset.uaePass.serving(from: ["127.0.0.1"]))
 }
 await stopUAEPass()
 
 let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authenticator: "mitid") { issuer, _, device in
     makeMitIDCoordinator(broker: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
-try await report("MitID", on: mitIDPhone) { .credential(try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"]))) }
+try await report("MitID", on: mitIDPhone) { try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"])) }
 await stopMitID()
 
 // MitID with backend completion: the broker's client is the companion's; the broker answers its page.
@@ -82,10 +82,10 @@ let (completionApp, stopCompletion, completionPhone) = try await phone(profile: 
     configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret")
     configuration.completion = .init(appLink: "https://app.example.com/signed-in", returns: .session)
 }) { _, companionURL, device in
-    SignInCoordinator(companion: CompanionClient(companionURL, transport: device.network), host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
+    makeMitIDCompletionCoordinator(companion: CompanionClient(companionURL, transport: device.network), host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("MitID (backend completion)", on: completionPhone) {
-    .companion(try await signInWithMitIDCompletion(completionApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"])))
+    try await signInWithMitIDCompletion(completionApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"]))
 }
 await stopCompletion()
 
@@ -102,14 +102,14 @@ let (bankIDApp, stopBankID, bankIDPhone) = try await phone(profile: "bankid-no",
 }
 try await report("Norwegian BankID", on: bankIDPhone) {
     guard let companion = bankIDCompanion.withLock({ $0 }) else { throw SwitchbackError(.invalidConfiguration, "the app did not launch") }
-    return .credential(try await signInWithBankIDNorway(bankIDApp.coordinator, companion: companion))
+    return try await signInWithBankIDNorway(bankIDApp.coordinator, companion: companion)
 }
 await stopBankID()
 
 let (oidcApp, stopOIDC, oidcPhone) = try await phone(profile: "generic", authenticator: nil) { issuer, _, device in
     makeOIDCCoordinator(issuer: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
-try await report("OpenID Connect", on: oidcPhone) { .credential(try await signInWithOIDC(oidcApp.coordinator)) }
+try await report("OpenID Connect", on: oidcPhone) { try await signInWithOIDC(oidcApp.coordinator) }
 await stopOIDC()
 
 // Singpass: the companion is the FAPI client, with the private_key_jwt key registered at Singpass and a
@@ -135,5 +135,5 @@ let (singpassApp, stopSingpass, singpassPhone) = try await phone(profile: "singp
 }) { _, companionURL, device in
     makeSingpassCoordinator(companion: CompanionClient(companionURL, transport: device.network), host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
-try await report("Singpass", on: singpassPhone) { .companion(try await signInWithSingpass(singpassApp.coordinator, preset: ProviderPreset.singpass.serving(from: ["127.0.0.1"]))) }
+try await report("Singpass", on: singpassPhone) { try await signInWithSingpass(singpassApp.coordinator, preset: ProviderPreset.singpass.serving(from: ["127.0.0.1"])) }
 await stopSingpass()

@@ -164,7 +164,7 @@ enum HandOffBenchmark {
                 SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { context in
                     let client = OIDCClient(configuration: configuration, provider: .discovery(issuer: issuer), logger: CodeFlowBenchmark.quiet)
                     return SignInCoordinator(
-                        client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                        .app(client), host: context.host, opener: context.opener, journal: context.journal, clock: context.clock,
                         logger: CodeFlowBenchmark.quiet
                     )
                 })
@@ -174,8 +174,8 @@ enum HandOffBenchmark {
         }
 
         func signIn() async throws {
-            let credential = try await app.coordinator.signIn(request)
-            guard credential.idTokenClaims?.acr == UAEPassOptions.onDeviceACR else { throw BenchmarkError(description: "unexpected acr") }
+            let credential = try await app.coordinator.signIn(request).credential
+            guard credential?.idTokenClaims?.acr == UAEPassOptions.onDeviceACR else { throw BenchmarkError(description: "unexpected acr") }
         }
     }
 }

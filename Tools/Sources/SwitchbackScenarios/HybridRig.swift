@@ -59,7 +59,7 @@ public struct HybridRig: Sendable {
                     provider: .discovery(issuer: issuer), logger: quiet
                 )
                 return SignInCoordinator(
-                    client: client, host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: quiet)
+                    .app(client), host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: quiet)
             })
         return HybridRig(emulator: emulator, companion: companion, webApp: webApp, device: device)
     }

@@ -195,18 +195,18 @@ public enum ScenarioRunner {
         let route = setup.companionRoute
         let app = await device.install(
             SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
-                if route != nil, let backend {
+                if let route, let backend {
                     return SignInCoordinator(
-                        companion: backend, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                        .companion(backend, route: route), host: userAgent ?? context.host, opener: context.opener, journal: context.journal,
+                        clock: context.clock,
                         logger: logger
                     )
                 }
                 let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
+                let authorizer: Authorizer = backend.map { .app(client, redeemingCodesAt: $0) } ?? .app(client)
                 return SignInCoordinator(
-                    client: client, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
-                    logger: logger,
-                    exchange: backend.map { .companion($0) } ?? .client
-                )
+                    authorizer, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                    logger: logger)
             })
         let preset = setup.preset(issuer: issuer, companion: backend)
         var installed = true
@@ -225,11 +225,7 @@ public enum ScenarioRunner {
         let first = FirstLaunch()
         Task {
             do {
-                if let route {
-                    await first.finish(.success(.companion(try await coordinator.signIn(request, through: route))))
-                } else {
-                    await first.finish(.success(.credential(try await coordinator.signIn(request))))
-                }
+                await first.finish(.success(try await coordinator.signIn(request)))
             } catch {
                 await first.finish(.failure(error))
             }

@@ -117,7 +117,7 @@
                     #expect(location.contains("error=invalid_request") && !location.contains("access_token"), "\(location)")
                 }
 
-                let coordinator = SignInCoordinator(client: Self.client(emulator), host: RecordingUserAgentHost(), opener: RecordingURLOpener())
+                let coordinator = SignInCoordinator(.app(Self.client(emulator)), host: RecordingUserAgentHost(), opener: RecordingURLOpener())
                 await expectCode(.strategyNotSupported) {
                     try await coordinator.signIn(SignInRequest(provider: "legacy", strategy: .systemBrowser, options: Self.implicit))
                 }

@@ -166,7 +166,7 @@
             let rig = try await Self.start()
             defer { Task { await rig.stop() } }
             let app = try #require(await rig.device.app)
-            let credential = try await app.coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser))
+            let credential = try #require(try await app.coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser)).credential)
             let target = Self.companionOrigin.appendingPathComponent("session")
             let handOff = SessionHandOff(companion: CompanionClient(Self.companionOrigin, transport: rig.device.network))
             switch destination {

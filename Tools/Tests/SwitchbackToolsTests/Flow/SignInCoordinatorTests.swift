@@ -15,7 +15,7 @@
             -> SignInCoordinator
         {
             SignInCoordinator(
-                client: EmulatorProviderTests.client(emulator), host: host, opener: RecordingURLOpener(), journal: journal, clock: ManualClock(Date())
+                .app(EmulatorProviderTests.client(emulator)), host: host, opener: RecordingURLOpener(), journal: journal, clock: ManualClock(Date())
             )
         }
 
@@ -48,7 +48,7 @@
                 let callback = try await Self.callback(for: try #require(try await Self.presented(host).first))
                 #expect(try await coordinator.handle(url: callback))
                 let credential = try await signIn.value
-                #expect(credential.idTokenClaims?.sub == "9b1f7c2e-alice")
+                #expect(credential.credential?.idTokenClaims?.sub == "9b1f7c2e-alice")
                 #expect(host.calls.last == .dismiss)
                 let replay = await #expect(throws: SwitchbackError.self) { try await coordinator.handle(url: callback) }
                 #expect(replay?.code == .callbackReplayed)
@@ -67,7 +67,7 @@
                 let callbacks = [try await Self.callback(for: urls[0]), try await Self.callback(for: urls[1])]
                 #expect(try await coordinator.handle(url: callbacks[1]))
                 #expect(try await coordinator.handle(url: callbacks[0]))
-                let tokens = [try await first.value.accessToken, try await second.value.accessToken]
+                let tokens = [try await first.value.credential?.accessToken, try await second.value.credential?.accessToken]
                 #expect(Set(tokens).count == 2)
             }
         }

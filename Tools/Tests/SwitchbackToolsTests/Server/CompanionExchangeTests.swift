@@ -32,7 +32,10 @@
             }
             let events = try #require(host.events)
             await events.callback(.redirect(callback))
-            return (await task.result, callback)
+            let credential = await task.result.flatMap { result in
+                result.credential.map { .success($0) } ?? .failure(RigFailure("the sign-in ended without a credential"))
+            }
+            return (credential, callback)
         }
 
         @Test("the companion redeems, the app validates: signed in with the provider's tokens; the callback again is refused")
@@ -41,7 +44,7 @@
             defer { Task { await rig.stop() } }
             let host = RecordingUserAgentHost()
             let coordinator = SignInCoordinator(
-                client: Self.client(rig), host: host, opener: RecordingURLOpener(), exchange: .companion(CompanionClient(rig.companion.baseURL)))
+                .app(Self.client(rig), redeemingCodesAt: CompanionClient(rig.companion.baseURL)), host: host, opener: RecordingURLOpener())
             let (result, callback) = try await Self.signIn(coordinator, host: host)
             let credential = try result.get()
             #expect(credential.subject == "9b1f7c2e-alice" && credential.refreshToken != nil)
@@ -49,7 +52,7 @@
             // Without the companion the app's own client cannot redeem: it holds no secret.
             let alone = RecordingUserAgentHost()
             let (refused, _) = try await Self.signIn(
-                SignInCoordinator(client: Self.client(rig), host: alone, opener: RecordingURLOpener()), host: alone)
+                SignInCoordinator(.app(Self.client(rig)), host: alone, opener: RecordingURLOpener()), host: alone)
             #expect((refused.failure as? SwitchbackError)?.code == .tokenEndpointError)
         }
 
@@ -59,8 +62,7 @@
             defer { Task { await sessions.stop() } }
             let host = RecordingUserAgentHost()
             let coordinator = SignInCoordinator(
-                client: Self.client(sessions), host: host, opener: RecordingURLOpener(),
-                exchange: .companion(CompanionClient(sessions.companion.baseURL)))
+                .app(Self.client(sessions), redeemingCodesAt: CompanionClient(sessions.companion.baseURL)), host: host, opener: RecordingURLOpener())
             let (session, _) = try await Self.signIn(coordinator, host: host)
             #expect((session.failure as? SwitchbackError)?.code == .invalidTokenResponse)
 
@@ -70,8 +72,7 @@
             defer { Task { await refusing.stop() } }
             let other = RecordingUserAgentHost()
             let refused = SignInCoordinator(
-                client: Self.client(refusing), host: other, opener: RecordingURLOpener(),
-                exchange: .companion(CompanionClient(refusing.companion.baseURL)))
+                .app(Self.client(refusing), redeemingCodesAt: CompanionClient(refusing.companion.baseURL)), host: other, opener: RecordingURLOpener())
             let (result, _) = try await Self.signIn(refused, host: other)
             let error = result.failure as? SwitchbackError
             #expect(error?.code == .tokenEndpointError && error?.httpStatus == 400)

@@ -13,10 +13,19 @@
     struct CompanionSignInTests {
         static let request = SignInRequest(provider: "generic", strategy: .systemBrowser)
 
-        static func coordinator(_ rig: CompanionRig, host: RecordingUserAgentHost, journal: any FlowJournalStore = InMemoryFlowJournalStore())
-            -> SignInCoordinator
-        {
-            SignInCoordinator(companion: CompanionClient(rig.companion.baseURL), host: host, opener: RecordingURLOpener(), journal: journal)
+        static func coordinator(
+            _ rig: CompanionRig, route: CompanionRoute, host: RecordingUserAgentHost, journal: any FlowJournalStore = InMemoryFlowJournalStore()
+        ) -> SignInCoordinator {
+            SignInCoordinator(
+                .companion(CompanionClient(rig.companion.baseURL), route: route), host: host, opener: RecordingURLOpener(), journal: journal)
+        }
+
+        /// The companion's answer a sign-in ended with.
+        static func companionSignIn(_ coordinator: SignInCoordinator, _ request: SignInRequest = request) async throws -> CompanionSignIn {
+            guard case .companion(let signIn) = try await coordinator.signIn(request) else {
+                throw RigFailure("the sign-in ended without the companion's answer")
+            }
+            return signIn
         }
 
         /// Waits until the host was asked to present, and returns that URL.
@@ -38,8 +47,8 @@
             _ rig: CompanionRig, through route: CompanionRoute
         ) async throws -> (coordinator: SignInCoordinator, host: RecordingUserAgentHost, task: Task<CompanionSignIn, any Error>, shown: URL) {
             let host = RecordingUserAgentHost()
-            let coordinator = Self.coordinator(rig, host: host)
-            let task = Task { try await coordinator.signIn(Self.request, through: route) }
+            let coordinator = Self.coordinator(rig, route: route, host: host)
+            let task = Task { try await Self.companionSignIn(coordinator) }
             return (coordinator, host, task, try await Self.presented(host))
         }
 
@@ -123,23 +132,16 @@
             let rig = try await CompanionRig.start()
             defer { Task { await rig.stop() } }
             let host = RecordingUserAgentHost()
-            let coordinator = Self.coordinator(rig, host: host)
-            await expectCode(.tokenEndpointError) {
-                _ = try await coordinator.signIn(Self.request, through: .exchange(redirectURI: URL(string: "com.example.other:/cb")!))
-            }
+            let elsewhere = Self.coordinator(rig, route: .exchange(redirectURI: URL(string: "com.example.other:/cb")!), host: host)
+            await expectCode(.tokenEndpointError) { _ = try await elsewhere.signIn(Self.request) }
+            let coordinator = Self.coordinator(rig, route: Self.exchangeRoute, host: host)
             var extra = Self.request
             extra.options.extraParameters = [("prompt_hint", "x")]
-            await expectCode(.tokenEndpointError) {
-                _ = try await coordinator.signIn(extra, through: .exchange(redirectURI: URL(string: CompanionRig.appRedirect)!))
-            }
+            await expectCode(.tokenEndpointError) { _ = try await coordinator.signIn(extra) }
             var formPost = Self.request
             formPost.options.responseMode = .formPost
-            await expectCode(.strategyNotSupported) {
-                _ = try await coordinator.signIn(formPost, through: .exchange(redirectURI: URL(string: CompanionRig.appRedirect)!))
-            }
+            await expectCode(.strategyNotSupported) { _ = try await coordinator.signIn(formPost) }
             #expect(host.calls.isEmpty)
-            // A coordinator without a client cannot run the app's own sign-in.
-            await expectCode(.invalidConfiguration) { _ = try await coordinator.signIn(Self.request) }
         }
 
         // MARK: Completion route

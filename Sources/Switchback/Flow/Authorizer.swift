@@ -1,0 +1,59 @@
+public import Foundation
+
+/// Who runs a ``SignInCoordinator``'s authorizations: who prepares the request, who redeems the code and
+/// who validates the ID token. A coordinator is made with one, so each sign-in has what it needs; a
+/// coordinator cannot be asked for a kind of sign-in it was not made for.
+///
+/// ```swift
+/// // UAE Pass, MitID, Swedish BankID: the app is a public client with PKCE.
+/// SignInCoordinator(.app(client), host: host, opener: application)
+/// // Norwegian BankID: the app's request, the backend companion redeems the code as the confidential client.
+/// SignInCoordinator(.app(client, redeemingCodesAt: companion), host: host, opener: application)
+/// // Singpass (FAPI 2.0): the companion runs the whole authorization.
+/// SignInCoordinator(.companion(companion, route: .exchange(redirectURI: callback)), host: host, opener: application)
+/// ```
+///
+/// A struct with static members rather than an enum, so that another kind (a wallet, for one) can be added
+/// without breaking code that builds these.
+public struct Authorizer: Sendable {
+    enum Kind: Sendable {
+        case app(OIDCClient, redeemer: CompanionClient?)
+        case companion(CompanionClient, CompanionRoute)
+    }
+
+    let kind: Kind
+
+    /// The app's own client at the provider, as a public client with PKCE: it prepares the request, redeems
+    /// the code and validates the ID token. Sign-ins end with ``SignInResult/credential(_:)``.
+    public static func app(_ client: OIDCClient) -> Authorizer {
+        Authorizer(kind: .app(client, redeemer: nil))
+    }
+
+    /// The app's own client prepares the request, checks the response and validates the ID token; the
+    /// backend companion, the confidential client, redeems the code (`POST /exchange`, configured to return
+    /// tokens). Sign-ins end with ``SignInResult/credential(_:)``.
+    public static func app(_ client: OIDCClient, redeemingCodesAt companion: CompanionClient) -> Authorizer {
+        Authorizer(kind: .app(client, redeemer: companion))
+    }
+
+    /// The backend companion runs the authorization on `route` (``CompanionRoute``): it prepares the request
+    /// with its own client, redeems the code and validates the ID token; the app shows the provider and
+    /// relays what comes back. Sign-ins end with ``SignInResult/companion(_:)``.
+    public static func companion(_ companion: CompanionClient, route: CompanionRoute) -> Authorizer {
+        Authorizer(kind: .companion(companion, route))
+    }
+
+    /// The app's client at the provider, when the app runs the authorization.
+    public var client: OIDCClient? {
+        if case .app(let client, _) = kind { return client }
+        return nil
+    }
+
+    /// The backend companion, when it takes part.
+    public var companion: CompanionClient? {
+        switch kind {
+        case .app(_, let redeemer): redeemer
+        case .companion(let companion, _): companion
+        }
+    }
+}
