@@ -16,11 +16,11 @@ public enum AuthorizationCallback: Sendable, Equatable {
 }
 
 /// The parameters of an authorization response, each present at most once.
-public struct AuthorizationResponse: Sendable, Equatable {
-    public let parameters: [String: String]
+struct AuthorizationResponse: Sendable, Equatable {
+    let parameters: [String: String]
 
     /// Reads the parameters from where `mode` puts them. A parameter given twice is an error (RFC 6749 §3.1).
-    public init(_ callback: AuthorizationCallback, mode: ResponseMode) throws {
+    init(_ callback: AuthorizationCallback, mode: ResponseMode) throws {
         let fields: [(String, String)]?
         switch (callback, mode) {
         case (.formPost(_, let body), .formPost):

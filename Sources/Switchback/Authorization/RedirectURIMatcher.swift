@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Exact redirect-URI matching: scheme, host, port and path must equal the registered URI's.
 ///
@@ -6,8 +6,8 @@ public import Foundation
 /// byte for byte, so `/cb/`, `/cb%2F` and `/CB` are all different from `/cb`. A default port written out
 /// (`:443` for https) equals an omitted one. A callback with user-info is refused. Parameters the
 /// registered URI carries in its query must be present with the same values.
-public enum RedirectURIMatcher {
-    public static func matches(_ candidate: URL, registered: URL) -> Bool {
+enum RedirectURIMatcher {
+    static func matches(_ candidate: URL, registered: URL) -> Bool {
         guard let actual = URLComponents(url: candidate, resolvingAgainstBaseURL: false),
             let expected = URLComponents(url: registered, resolvingAgainstBaseURL: false),
             actual.user == nil, actual.password == nil,

@@ -34,7 +34,7 @@ public struct CompanionClient: Sendable {
     /// Has the companion redeem `code` with the session's PKCE verifier, for the session's redirect URI
     /// and nonce. Throws ``SwitchbackError/Code/tokenEndpointError`` when it refuses, and
     /// ``SwitchbackError/Code/invalidTokenResponse`` when it answers with a session rather than tokens.
-    public func exchange(code: String, session: AuthorizationSession) async throws -> TokenResponse {
+    @_spi(SwitchbackInternals) public func exchange(code: String, session: AuthorizationSession) async throws -> TokenResponse {
         let body = CompanionAPI.Exchange(
             code: code, codeVerifier: session.pkce.verifier, redirectURI: session.redirectURI.absoluteString, nonce: session.nonce)
         let answer = try await post(CompanionAPI.Path.exchange, body, expecting: [200], as: CompanionAPI.SignInAnswer.self).value
@@ -52,7 +52,9 @@ public struct CompanionClient: Sendable {
     /// `binding` is a random secret of the app's (at least 128 bits) that never travels in a URL: the
     /// companion redeems the response only with it, so an app that intercepts the redirect (the same custom
     /// scheme) gets nothing from the code.
-    public func startExchange(redirectURI: URL, binding: String, options: AuthorizationOptions, now: Date) async throws -> CompanionAuthorization {
+    @_spi(SwitchbackInternals) public func startExchange(redirectURI: URL, binding: String, options: AuthorizationOptions, now: Date) async throws
+        -> CompanionAuthorization
+    {
         let fields = Self.requestFields(options)
         let body = CompanionAPI.ExchangeStart(
             redirectURI: redirectURI.absoluteString, binding: binding, acrValues: fields.acrValues, loginHint: fields.loginHint,
@@ -68,7 +70,7 @@ public struct CompanionClient: Sendable {
     /// `POST /exchange` with the authorization response the app received for an authorization the
     /// companion started, and the binding it was started with. The companion checks both against that
     /// authorization (binding, state, issuer), redeems the code and validates the ID token.
-    public func exchange(callback: URL, binding: String) async throws -> CompanionSignIn {
+    @_spi(SwitchbackInternals) public func exchange(callback: URL, binding: String) async throws -> CompanionSignIn {
         let answer = try await post(
             CompanionAPI.Path.exchange, CompanionAPI.Exchange(callbackURL: callback.absoluteString, binding: binding), expecting: [200],
             as: CompanionAPI.SignInAnswer.self
@@ -78,7 +80,9 @@ public struct CompanionClient: Sendable {
 
     /// `POST /completion/start`: registers `flowSecret` (random, at least 128 bits, known only to the app)
     /// and has the companion prepare an authorization whose response comes back to the companion itself.
-    public func startCompletion(flowSecret: String, options: AuthorizationOptions, now: Date) async throws -> CompanionAuthorization {
+    @_spi(SwitchbackInternals) public func startCompletion(flowSecret: String, options: AuthorizationOptions, now: Date) async throws
+        -> CompanionAuthorization
+    {
         let fields = Self.requestFields(options)
         let body = CompanionAPI.CompletionStart(
             flowID: flowSecret, responseMode: options.responseMode, acrValues: fields.acrValues, loginHint: fields.loginHint,
@@ -95,11 +99,13 @@ public struct CompanionClient: Sendable {
 
     /// `POST /completion/status`: waits up to `wait` seconds for the result of the sign-in registered under
     /// `flowSecret`. A completed sign-in is handed over only with `result`, the one-time value the
-    /// companion's final page put in the app link (``CompanionAuthorization/returnValue(in:)``), so a flow
+    /// companion's final page put in the app link (`CompanionAuthorization.returnValue(in:)`), so a flow
     /// someone else started and sent to this user's browser yields nothing to its starter. Nil while the
     /// sign-in runs or waits for the app link. The companion answers a result once: a provider's refusal
     /// throws ``SwitchbackError/Code/authorizationError``, any other failure ``SwitchbackError/Code/tokenEndpointError``.
-    public func completionStatus(flowSecret: String, result: String? = nil, wait: TimeInterval) async throws -> CompanionSignIn? {
+    @_spi(SwitchbackInternals) public func completionStatus(flowSecret: String, result: String? = nil, wait: TimeInterval) async throws
+        -> CompanionSignIn?
+    {
         if case .finished(let signIn) = try await completionProgress(flowSecret: flowSecret, result: result, wait: wait) { return signIn }
         return nil
     }

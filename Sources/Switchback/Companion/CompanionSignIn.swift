@@ -15,7 +15,7 @@ public enum CompanionRoute: Sendable, Equatable {
     /// from the companion as soon as it is known, whether or not the user taps the button.
     case completion
 
-    /// Which of the two, without its details: what a ``CompanionAuthorization`` records.
+    /// Which of the two, without its details: what a sign-in's journal records.
     public enum Kind: String, Sendable, Codable {
         case exchange, completion
     }
@@ -33,7 +33,7 @@ public enum CompanionRoute: Sendable, Equatable {
 ///
 /// ``flowSecret`` is the app's proof of this authorization: the exchange's binding, or the completion's
 /// flow ID. Store it only where the flow journal goes, and never log it or put it in a URL.
-public struct CompanionAuthorization: Sendable, Codable, Equatable {
+@_spi(SwitchbackInternals) public struct CompanionAuthorization: Sendable, Codable, Equatable {
     public let route: CompanionRoute.Kind
     /// The URL to open in the user agent.
     public let authorizationURL: URL
@@ -73,7 +73,7 @@ extension CompanionAuthorization: CustomStringConvertible {
 
 /// The authorization a sign-in was started with: the app's own (it holds the verifier and nonce) or one
 /// its backend companion started. A journal keeps it (``FlowJournal``).
-public enum StartedAuthorization: Sendable, Equatable {
+@_spi(SwitchbackInternals) public enum StartedAuthorization: Sendable, Equatable {
     case app(AuthorizationSession)
     case companion(CompanionAuthorization)
 

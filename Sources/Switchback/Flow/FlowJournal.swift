@@ -8,14 +8,15 @@ public import Foundation
 /// The authorization holds secrets: store journals only where the app's other secrets go (the Keychain
 /// adapter on Apple platforms; ``FileFlowJournalStore`` writes owner-only files).
 public struct FlowJournal: Sendable, Codable, Equatable {
-    public var flow: SignInFlow
-    public var authorization: StartedAuthorization
+    /// The flow's state machine (internal to the library).
+    @_spi(SwitchbackInternals) public var flow: SignInFlow
+    @_spi(SwitchbackInternals) public var authorization: StartedAuthorization
     /// The preset or provider name, for the app to show what was interrupted.
     public var provider: String
     /// After this instant the journal is worthless (the provider has forgotten the request) and purged.
     public var expiresAt: Date
 
-    public init(flow: SignInFlow, authorization: StartedAuthorization, provider: String, expiresAt: Date) {
+    @_spi(SwitchbackInternals) public init(flow: SignInFlow, authorization: StartedAuthorization, provider: String, expiresAt: Date) {
         self.flow = flow
         self.authorization = authorization
         self.provider = provider
@@ -23,7 +24,7 @@ public struct FlowJournal: Sendable, Codable, Equatable {
     }
 
     /// The journal of a sign-in the app started itself.
-    public init(flow: SignInFlow, session: AuthorizationSession, provider: String, expiresAt: Date) {
+    @_spi(SwitchbackInternals) public init(flow: SignInFlow, session: AuthorizationSession, provider: String, expiresAt: Date) {
         self.init(flow: flow, authorization: .app(session), provider: provider, expiresAt: expiresAt)
     }
 

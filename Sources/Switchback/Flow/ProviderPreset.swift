@@ -26,7 +26,7 @@ public struct ProviderPreset: Sendable {
     /// Asks the app's backend for a permission to use `appReturnURL` (Norwegian BankID's `/permissions`)
     /// and returns the authorization parameters that carry it.
     public var permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])?
-    public var withoutReturn: SignInFlow.Plan.WithoutReturn
+    public var withoutReturn: SignInRequest.WithoutReturn
     /// Custom schemes of the provider's apps that also have an https universal-link form, tried first.
     public var appLinks: [String: URL]
     /// Authorization parameters every request to this provider carries (Singpass's
@@ -37,7 +37,7 @@ public struct ProviderPreset: Sendable {
         name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [],
         appReturn: AppReturn? = nil,
         authenticatorACR: String? = nil, withoutAuthenticatorACR: String? = nil,
-        permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait,
+        permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil, withoutReturn: SignInRequest.WithoutReturn = .wait,
         appLinks: [String: URL] = [:], authorizationParameters: [(String, String)] = []
     ) {
         self.appLinks = appLinks

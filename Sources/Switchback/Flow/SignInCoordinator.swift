@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
 
-/// Runs sign-ins: performs what each ``SignInFlow`` asks (show the user agent, open the authenticator,
+/// Runs sign-ins: performs what each sign-in's state machine asks (<doc:TheSignInFlow>) (show the user agent, open the authenticator,
 /// start timers, save the journal, redeem the code) and routes everything the app receives — opened
 /// URLs, universal links, lifecycle changes — to the flow it belongs to.
 ///
@@ -153,7 +153,7 @@ public actor SignInCoordinator {
     }
 
     /// The state of every running sign-in, by flow ID.
-    public var states: [String: SignInFlow.State] { entries.mapValues(\.flow.state) }
+    @_spi(SwitchbackInternals) public var states: [String: SignInFlow.State] { entries.mapValues(\.flow.state) }
 
     /// Cancels the sign-in `flowID`: it ends as ``SwitchbackError/Code/userCancelled``.
     public func cancel(_ flowID: String) async {

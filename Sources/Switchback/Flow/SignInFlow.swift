@@ -10,7 +10,7 @@ public import Foundation
 /// // later, from the WebView's navigation delegate:
 /// for action in flow.handle(.navigation(url)) { perform(action) }
 /// ```
-public struct SignInFlow: Sendable, Codable, Equatable {
+@_spi(SwitchbackInternals) public struct SignInFlow: Sendable, Codable, Equatable {
     /// What the flow needs to know about this sign-in; fixed when it starts.
     public struct Plan: Sendable, Codable, Equatable {
         /// Correlates the authenticator's return with this flow (random, unguessable).
@@ -54,30 +54,8 @@ public struct SignInFlow: Sendable, Codable, Equatable {
             self.gracePeriod = gracePeriod
         }
 
-        /// The authenticator rule, its environment, and the app URL rewritten links return to.
-        public struct Rewrite: Sendable, Codable, Equatable {
-            public var rule: AuthenticatorRule
-            public var environment: AuthenticatorRule.Environment
-            /// The app's custom-scheme URL (pattern B) or universal link (pattern C).
-            public var returnTo: URL
-
-            public init(rule: AuthenticatorRule, environment: AuthenticatorRule.Environment, returnTo: URL) {
-                self.rule = rule
-                self.environment = environment
-                self.returnTo = returnTo
-            }
-        }
-
-        /// The outcome of coming back from the authenticator without a return URL.
-        public enum WithoutReturn: String, Sendable, Codable, CaseIterable {
-            /// Keep waiting: the provider's page (still in the user agent) continues by itself.
-            case wait
-            /// Load the provider's saved resume page again (it reports the authenticator's answer), or wait
-            /// when there is none.
-            case reload
-            /// Fail with ``SwitchbackError/Code/authenticatorDidNotReturn``.
-            case fail
-        }
+        public typealias Rewrite = SignInRequest.Rewrite
+        public typealias WithoutReturn = SignInRequest.WithoutReturn
 
         /// The navigation policy the WebView applies.
         public var navigationPolicy: NavigationPolicy {

@@ -8,12 +8,12 @@ public struct SignInRequest: Sendable {
     public var strategy: UserAgentStrategy
     public var options: AuthorizationOptions
     /// The WebView rewrite of authenticator links.
-    public var rewrite: SignInFlow.Plan.Rewrite?
+    public var rewrite: Rewrite?
     /// A return URL given to the provider (for example `app_callback_uri`); it only brings the app forward.
     public var appReturnURL: URL?
     /// The authenticator returns to an https page of the provider (pattern A).
     public var returnsThroughProviderPage = false
-    public var withoutReturn: SignInFlow.Plan.WithoutReturn
+    public var withoutReturn: WithoutReturn
     public var gracePeriod: TimeInterval
     /// The sign-in fails with ``SwitchbackError/Code/timedOut`` when not finished by then.
     public var timeout: TimeInterval
@@ -22,8 +22,8 @@ public struct SignInRequest: Sendable {
 
     public init(
         provider: String, strategy: UserAgentStrategy, options: AuthorizationOptions = AuthorizationOptions(),
-        rewrite: SignInFlow.Plan.Rewrite? = nil,
-        appReturnURL: URL? = nil, withoutReturn: SignInFlow.Plan.WithoutReturn = .wait, gracePeriod: TimeInterval = 2, timeout: TimeInterval = 600
+        rewrite: Rewrite? = nil,
+        appReturnURL: URL? = nil, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2, timeout: TimeInterval = 600
     ) {
         self.provider = provider
         self.strategy = strategy
@@ -33,5 +33,30 @@ public struct SignInRequest: Sendable {
         self.withoutReturn = withoutReturn
         self.gracePeriod = gracePeriod
         self.timeout = timeout
+    }
+
+    /// The authenticator rule, its environment, and the app URL rewritten links return to.
+    public struct Rewrite: Sendable, Codable, Equatable {
+        public var rule: AuthenticatorRule
+        public var environment: AuthenticatorRule.Environment
+        /// The app's custom-scheme URL (pattern B) or universal link (pattern C).
+        public var returnTo: URL
+
+        public init(rule: AuthenticatorRule, environment: AuthenticatorRule.Environment, returnTo: URL) {
+            self.rule = rule
+            self.environment = environment
+            self.returnTo = returnTo
+        }
+    }
+
+    /// The outcome of coming back from the authenticator without a return URL.
+    public enum WithoutReturn: String, Sendable, Codable, CaseIterable {
+        /// Keep waiting: the provider's page (still in the user agent) continues by itself.
+        case wait
+        /// Load the provider's saved resume page again (it reports the authenticator's answer), or wait
+        /// when there is none.
+        case reload
+        /// Fail with ``SwitchbackError/Code/authenticatorDidNotReturn``.
+        case fail
     }
 }
