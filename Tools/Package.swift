@@ -133,23 +133,17 @@ let package = Package(
             path: "Examples/Guides",
             swiftSettings: swiftSettings
         ),
-        // The tools' tests: the emulator, the companion, the end-to-end scenarios on the simulated device and
-        // the executables. Shared/ links the core tests' helpers (expectCode, StubProvider, Glewlwyd).
+        // The tools' tests, one target per module: the emulator, the companion, the end-to-end scenarios on the
+        // simulated device, and the executables. Tests/Support holds what several of them share (each target
+        // links the files it needs into its Support/ folder), with the core tests' expectCode, StubProvider
+        // and Glewlwyd helpers.
+        .testTarget(name: "EmulatorTests", dependencies: testDependencies(["SwitchbackEmulator"]), swiftSettings: swiftSettings),
         .testTarget(
-            name: "SwitchbackToolsTests",
-            dependencies: [
-                .product(name: "Switchback", package: "Switchback"),
-                .product(name: "SwitchbackTesting", package: "Switchback"),
-                "SwitchbackEmulator",
-                "SwitchbackServer",
-                "SwitchbackScenarios",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+            name: "CompanionTests", dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer"]), swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ScenarioTests", dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer", "SwitchbackScenarios"]),
+            swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: testDependencies(["SwitchbackEmulator"]), swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -160,4 +154,16 @@ var swiftSettings: [SwiftSetting] {
         .enableUpcomingFeature("InternalImportsByDefault"),
         .enableUpcomingFeature("MemberImportVisibility"),
     ]
+}
+
+/// What every test target uses, and the modules under test.
+func testDependencies(_ modules: [Target.Dependency]) -> [Target.Dependency] {
+    [
+        .product(name: "Switchback", package: "Switchback"),
+        .product(name: "SwitchbackTesting", package: "Switchback"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "_CryptoExtras", package: "swift-crypto"),
+        .product(name: "JWTKit", package: "jwt-kit"),
+        .product(name: "Logging", package: "swift-log"),
+    ] + modules
 }

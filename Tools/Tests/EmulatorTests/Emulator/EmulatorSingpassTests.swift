@@ -1,0 +1,311 @@
+// The emulator needs macOS 14 (Hummingbird 2) while the package's floor is macOS 13, so these tests
+// are compiled where CI runs them.
+#if os(Linux)
+    import Crypto
+    import Foundation
+    import Testing
+    @_spi(SwitchbackInternals) @testable import Switchback
+    import SwitchbackEmulator
+    import SwitchbackTesting
+
+    /// The singpass profile (FAPI 2.0): PAR only, private_key_jwt only, DPoP-bound tokens, the Singpass app
+    /// hand-off with a registered app_launch_url, and the tap-to-return page — with the core's DPoP support.
+    @Suite("Emulator: singpass profile and DPoP")
+    struct EmulatorSingpassTests {
+        static let launchURL = "https://app.example.com/appswitch"
+
+        /// The client's encryption key: Singpass encrypts every ID token to the `use: enc` key the client registered.
+        static let decryptionKey = DecryptionKey.generateP256(keyID: "client-enc-1")
+
+        static func withEmulator(
+            profile: Profile = .singpass, _ body: (Emulator, EmulatorHarness.Keys) async throws -> Void
+        ) async throws {
+            let keys = try await EmulatorHarness.clientKeys()
+            guard case .object(let signing) = keys.jwks, case .array(let signingKeys)? = signing["keys"] else { throw CancellationError() }
+            var configuration = EmulatorConfiguration.defaults
+            configuration.clients.append(
+                .init(
+                    clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"],
+                    idTokenAlgorithm: "ES256",
+                    jwks: .object(["keys": .array(signingKeys + [.object(decryptionKey.publicJWK(algorithm: "ECDH-ES+A256KW"))])]),
+                    appReturnURLs: [launchURL]
+                ))
+            try await EmulatorHarness.withEmulator(profile: profile, configuration: configuration) { try await body($0, keys) }
+        }
+
+        static func client(
+            _ emulator: Emulator, keys: EmulatorHarness.Keys, dpop: DPoPKey? = DPoPKey(),
+            decryptionKeys: [DecryptionKey] = [decryptionKey]
+        ) throws -> OIDCClient {
+            OIDCClient(
+                configuration: ClientConfiguration(
+                    clientID: "singpass-app", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback")),
+                    authentication: .privateKeyJWT(keys.signer), dpop: dpop, decryptionKeys: decryptionKeys
+                ),
+                provider: .discovery(issuer: emulator.issuer)
+            )
+        }
+
+        static func launchOptions(_ url: String = launchURL, httpsType: String? = "app_claimed_https") -> AuthorizationOptions {
+            AuthorizationOptions(extraParameters: [("app_launch_url", url)] + (httpsType.map { [("redirect_uri_https_type", $0)] } ?? []))
+        }
+
+        /// Signs in through the Singpass app and the tap-to-return page; returns the session and the tapped URL.
+        static func signIn(_ emulator: Emulator, client: OIDCClient) async throws -> (AuthorizationSession, URL) {
+            let session = try await client.prepareAuthorization(Self.launchOptions())
+            #expect(session.requestURI != nil, "FAPI 2.0 requests go by PAR")
+            let browser = EmulatorBrowser()
+            let (link, page) = try await browser.handOff(session.authorizationURL)
+            #expect(link.absoluteString.hasPrefix("singpass://auth?txn="))
+            let back = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .approve())
+            #expect(back?.absoluteString == Self.launchURL)
+            let tapped = try EmulatorMitIDTests.returnLink(
+                try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer)))
+            return (session, tapped)
+        }
+
+        @Test("PAR with private_key_jwt and DPoP, the Singpass app, the tap-to-return page; DPoP-bound tokens for userinfo and refresh")
+        func signIn() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let client = try Self.client(emulator, keys: keys)
+                let metadata = try await client.metadata()
+                #expect(metadata.requirePushedAuthorizationRequests)
+                let (session, tapped) = try await Self.signIn(emulator, client: client)
+                let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+                #expect(credential.tokenType == "DPoP")
+                #expect(credential.idTokenClaims?.acr == Singpass.acr)
+                #expect(try await client.userInfo(for: credential)["sub"] == .string("9b1f7c2e-alice"))
+                let refreshed = try await client.refresh(credential)
+                #expect(refreshed.tokenType == "DPoP")
+                #expect(try await client.userInfo(for: refreshed)["sub"] == .string("9b1f7c2e-alice"))
+            }
+        }
+
+        @Test("a DPoP-bound access token is refused as a Bearer token, with a proof by another key, and with a replayed proof")
+        func boundTokenMisuse() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let key = DPoPKey()
+                let client = try Self.client(emulator, keys: keys, dpop: key)
+                let (session, tapped) = try await Self.signIn(emulator, client: client)
+                let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+                let userinfo = try #require(URL(string: emulator.issuer + "/userinfo"))
+                let transport = URLSessionTransport()
+                func call(_ scheme: String, proof: String?) async throws -> Int {
+                    var headers = ["Authorization": "\(scheme) \(credential.accessToken)"]
+                    if let proof { headers["DPoP"] = proof }
+                    return try await transport.send(HTTPRequest(method: .get, url: userinfo, headers: headers)).status
+                }
+                #expect(try await call("Bearer", proof: nil) == 401)
+                let stranger = try DPoPKey().proof(method: "GET", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "stranger-1")
+                #expect(try await call("DPoP", proof: stranger) == 401)
+                let proof = try key.proof(method: "GET", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "once-1")
+                #expect(try await call("DPoP", proof: proof) == 200)
+                #expect(try await call("DPoP", proof: proof) == 401)
+                let wrongTarget = try key.proof(method: "POST", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "once-2")
+                #expect(try await call("DPoP", proof: wrongTarget) == 401)
+            }
+        }
+
+        @Test(
+            "FAPI 2.0 refusals: no DPoP at the token endpoint, a front-channel request without PAR, a client secret, an unregistered app_launch_url, a WebView"
+        )
+        func refusals() async throws {
+            try await Self.withEmulator { emulator, keys in
+                // Without DPoP the pushed request itself is refused (a proof or dpop_jkt is required at PAR).
+                let withoutDPoP = try Self.client(emulator, keys: keys, dpop: nil)
+                let error = await expectFailure("a pushed request without a DPoP proof must be refused") {
+                    try await withoutDPoP.prepareAuthorization(Self.launchOptions())
+                }
+                #expect(error?.code == .parFailed)
+                #expect(error?.oauthError?.error == "invalid_dpop_proof")
+
+                let frontChannel = OIDCClient(
+                    configuration: ClientConfiguration(
+                        clientID: "singpass-app", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback")),
+                        pushedAuthorization: .never
+                    ),
+                    provider: .discovery(issuer: emulator.issuer)
+                )
+                await expectCode(.parRequired) { try await frontChannel.prepareAuthorization() }
+                let direct = try #require(URL(string: emulator.issuer + "/authorize?client_id=singpass-app&response_type=code"))
+                guard case .page(400, _) = try await EmulatorBrowser().open(direct) else {
+                    Issue.record("the authorization endpoint must refuse requests that were not pushed")
+                    return
+                }
+
+                let secretClient = EmulatorHarness.client(
+                    emulator, clientID: "backend", authentication: .clientSecretBasic(secret: "backend-secret"), par: .always)
+                await expectCode(.parFailed) { try await secretClient.prepareAuthorization() }
+
+                let client = try Self.client(emulator, keys: keys)
+                let unregistered = try await client.prepareAuthorization(Self.launchOptions("https://evil.example/launch"))
+                let refused = try await EmulatorBrowser().open(unregistered.authorizationURL)
+                let launchError = await expectFailure("an unregistered app_launch_url must be refused") {
+                    try await client.completeAuthorization(.redirect(try EmulatorMitIDTests.returnLink(refused)), session: unregistered)
+                }
+                #expect(launchError?.oauthError?.error == "invalid_request")
+
+                let inWebView = try await client.prepareAuthorization(Self.launchOptions())
+                guard case .page(403, _) = try await EmulatorBrowser(userAgent: EmulatorBrowser.webView).open(inWebView.authorizationURL) else {
+                    Issue.record("Singpass must refuse an embedded WebView")
+                    return
+                }
+            }
+        }
+
+        /// A compact JWS over `claims` with the client's P-256 key, its header naming `alg`.
+        static func assertion(_ keys: EmulatorHarness.Keys, alg: String = "ES256", claims: [String: JSONValue]) throws -> String {
+            let key = try P256.Signing.PrivateKey(pemRepresentation: keys.pem)
+            let header = Base64URL.encode(
+                Data(JSONValue.object(["alg": .string(alg), "kid": .string("client-key-1"), "typ": .string("JWT")]).description.utf8))
+            let payload = Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+            let signature = try key.signature(for: Data("\(header).\(payload)".utf8))
+            return "\(header).\(payload).\(Base64URL.encode(signature.rawRepresentation))"
+        }
+
+        @Test("client assertions: aud is the issuer alone, ES256/ES384/ES512 only, at most 120 s; the core's signer meets all three")
+        func assertionRules() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let now = Date().timeIntervalSince1970.rounded(.down)
+                func claims(aud: JSONValue = .string(emulator.issuer), lifetime: Double = 60) -> [String: JSONValue] {
+                    [
+                        "iss": .string("singpass-app"), "sub": .string("singpass-app"), "aud": aud, "iat": .number(now),
+                        "exp": .number(now + lifetime),
+                        "jti": .string(UUID().uuidString),
+                    ]
+                }
+                // The hand-made assertion is accepted when it follows the rules, so each refusal below is for its one difference.
+                // Client authentication comes first; an accepted assertion then meets the missing DPoP proof (400, not 401).
+                let good = try await EmulatorClientAssertionTests.post(emulator, assertion: try Self.assertion(keys, claims: claims()))
+                #expect(good.status == 400 && good.body.contains("invalid_dpop_proof"), "\(good.body)")
+                let refused: [(String, String)] = [
+                    (try Self.assertion(keys, claims: claims(aud: .string(emulator.issuer + "/token"))), "another audience"),
+                    (
+                        try Self.assertion(keys, claims: claims(aud: .array([.string(emulator.issuer), .string("https://elsewhere.example")]))),
+                        "single string"
+                    ),
+                    (try Self.assertion(keys, claims: claims(lifetime: 121)), "at most 120 seconds"),
+                    (try Self.assertion(keys, alg: "RS256", claims: claims()), "ES256, ES384, ES512"),
+                ]
+                for (assertion, reason) in refused {
+                    let response = try await EmulatorClientAssertionTests.post(emulator, assertion: assertion)
+                    #expect(response.status == 401 && response.body.contains(reason), "\(reason): \(response.body)")
+                }
+                var withoutIssuedAt = claims()
+                withoutIssuedAt["iat"] = nil
+                let missing = try await EmulatorClientAssertionTests.post(emulator, assertion: try Self.assertion(keys, claims: withoutIssuedAt))
+                #expect(missing.status == 401 && missing.body.contains("must carry iat"), "\(missing.body)")
+                // The core's signer: aud is the issuer for the token endpoint too, and its lifetime is capped at 120 s.
+                let signer = try await ClientAssertionSigner(algorithm: .es256, privateKeyPEM: keys.pem, keyID: "client-key-1", lifetime: 600)
+                #expect(signer.lifetime == 120)
+                let fromCore = try await signer.assertion(clientID: "singpass-app", audience: emulator.issuer, now: Date(), entropy: SystemEntropy())
+                let accepted = try await EmulatorClientAssertionTests.post(emulator, assertion: fromCore)
+                #expect(accepted.status == 400 && accepted.body.contains("invalid_dpop_proof"), "\(accepted.body)")
+            }
+        }
+
+        @Test("ID tokens are signed then encrypted (ECDH-ES+A256KW, A256CBC-HS512, cty JWT) to the registered key; no key or another key fails typed")
+        func encryptedIDTokens() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let client = try Self.client(emulator, keys: keys)
+                let (session, tapped) = try await Self.signIn(emulator, client: client)
+                let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+                #expect(credential.subject == "9b1f7c2e-alice")
+                // The credential keeps the signed token from inside the JWE, which the provider's keys verify.
+                #expect(credential.idToken?.split(separator: ".", omittingEmptySubsequences: false).count == 3)
+
+                for (keys2, expected) in [
+                    ([DecryptionKey](), SwitchbackError.Code.idTokenDecryptionFailed),
+                    ([.generateP256(keyID: "client-enc-1")], .idTokenDecryptionFailed),
+                ] {
+                    let other = try Self.client(emulator, keys: keys, decryptionKeys: keys2)
+                    let (session, tapped) = try await Self.signIn(emulator, client: other)
+                    let error = await expectFailure("an ID token the client cannot decrypt must be refused") {
+                        try await other.completeAuthorization(.redirect(tapped), session: session)
+                    }
+                    #expect(error?.code == expected)
+                }
+            }
+        }
+
+        @Test(
+            "userinfo is a JWS inside a JWE (application/jwt) for a client with an encryption key; the client decrypts and verifies it, iss and aud included"
+        )
+        func encryptedUserInfo() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let key = DPoPKey()
+                let client = try Self.client(emulator, keys: keys, dpop: key)
+                let (session, tapped) = try await Self.signIn(emulator, client: client)
+                let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+                let userinfo = try #require(URL(string: emulator.issuer + "/userinfo"))
+                let proof = try key.proof(method: "GET", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "userinfo-raw")
+                let raw = try await URLSessionTransport().send(
+                    HTTPRequest(
+                        method: .get, url: userinfo, headers: ["Authorization": "DPoP \(credential.accessToken)", "DPoP": proof]
+                    ))
+                #expect(raw.mediaType == "application/jwt")
+                let token = String(decoding: raw.body, as: UTF8.self)
+                #expect(CompactJWE.isEncrypted(token) && token.split(separator: ".", omittingEmptySubsequences: false).count == 5)
+                #expect(!token.contains("alice"), "nothing readable without the key")
+
+                let claims = try await client.userInfo(for: credential)
+                #expect(claims["sub"] == .string("9b1f7c2e-alice"))
+                #expect(claims["iss"] == .string(emulator.issuer) && claims["aud"] == .string("singpass-app"))
+            }
+        }
+
+        @Test("a client that holds a decryption key refuses a plain ID token (no silent downgrade)")
+        func plainIDTokenRefused() async throws {
+            try await EmulatorClientAssertionTests.withEmulator { emulator, keys in
+                let client = OIDCClient(
+                    configuration: ClientConfiguration(
+                        clientID: "fapi", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")),
+                        authentication: .privateKeyJWT(keys.signer),
+                        pushedAuthorization: .always, decryptionKeys: [Self.decryptionKey]
+                    ),
+                    provider: .discovery(issuer: emulator.issuer)
+                )
+                await expectCode(.idTokenNotEncrypted) { _ = try await EmulatorFaultTests.signIn(client) }
+            }
+        }
+
+        @Test("redirect_uri_https_type: app_claimed_https gets the tap page, standard_https (or none) a plain 302 to the redirect URI")
+        func redirectHTTPSType() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let client = try Self.client(emulator, keys: keys)
+                for httpsType in ["standard_https", nil] {
+                    let session = try await client.prepareAuthorization(Self.launchOptions(httpsType: httpsType))
+                    let browser = EmulatorBrowser()
+                    let (link, page) = try await browser.handOff(session.authorizationURL)
+                    _ = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .approve())
+                    let answer = try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer))
+                    guard case .redirect(let target) = answer, let location = URL(string: target) else {
+                        Issue.record("\(httpsType ?? "no type"): expected a 302, got \(answer)")
+                        continue
+                    }
+                    #expect(target.hasPrefix("https://app.example.com/oauth/callback?code="))
+                    let credential = try await client.completeAuthorization(.redirect(location), session: session)
+                    #expect(credential.subject == "9b1f7c2e-alice")
+                }
+                #expect(ProviderPreset.singpass.authorizationParameters.contains { $0 == ("redirect_uri_https_type", "app_claimed_https") })
+            }
+        }
+
+        @Test("the profile's short code lifetime wins over the configuration's: an expired code is invalid_grant")
+        func codeLifetime() async throws {
+            #expect(Profile.singpass.codeLifetime == 60)
+            var profile = Profile.singpass
+            profile.codeLifetime = 1
+            try await Self.withEmulator(profile: profile) { emulator, keys in
+                let client = try Self.client(emulator, keys: keys)
+                let (session, tapped) = try await Self.signIn(emulator, client: client)
+                try await Task.sleep(for: .milliseconds(2100))
+                let error = await expectFailure("an expired code must not be redeemed") {
+                    try await client.completeAuthorization(.redirect(tapped), session: session)
+                }
+                #expect(error?.oauthError?.error == "invalid_grant")
+                #expect(error?.oauthError?.errorDescription?.contains("expired") == true)
+            }
+        }
+    }
+#endif

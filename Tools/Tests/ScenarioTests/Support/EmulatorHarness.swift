@@ -1,0 +1,1 @@
+../../Support/EmulatorHarness.swift

@@ -1,0 +1,1 @@
+../../../Tests/SwitchbackTests/Interop/Glewlwyd.swift

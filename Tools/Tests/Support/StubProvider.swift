@@ -1,0 +1,1 @@
+../../../Tests/SwitchbackTests/Support/StubProvider.swift
