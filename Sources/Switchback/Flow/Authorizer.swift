@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Who runs a ``SignInCoordinator``'s authorizations: who prepares the request, who redeems the code and
 /// who validates the ID token. A coordinator is made with one, so each sign-in has what it needs; a

@@ -89,6 +89,24 @@ struct WebKitGTKHostTests {
     }
 
     @Test(
+        "the other presets that allow a WebView sign in on the engine: Swedish BankID's page polls collect until the app answered, then continues by its own script; ID.me; any OpenID provider",
+        arguments: ["bankid-se", "idme", "generic"])
+    func otherWebViewPresets(_ provider: String) async throws {
+        let host = try Self.host()
+        let result = try await Self.run(Scenario(provider: provider, strategy: .webView), host: host)
+        #expect(try Self.credential(result, host).subject == "9b1f7c2e-alice")
+        let callback = try #require(Self.decisions(host).last { $0.url.scheme == "com.example.app" }, "the redirect URI reached the policy")
+        #expect(!callback.allowed, "the redirect URI is intercepted, never loaded")
+        if provider == "bankid-se" {
+            // The autostart link leaves the WebView for the BankID app (its https universal link first); the
+            // callback afterwards comes from the page's own polling script, not from a return link.
+            let links = Self.decisions(host).filter { $0.url.host == "app.bankid.com" || $0.url.scheme == "bankid" }
+            #expect(!links.isEmpty && links.allSatisfy { !$0.allowed }, "the autostart link was cancelled in the WebView and opened as an app")
+            #expect(result.transcript.contains { $0.text.hasPrefix("opens BankID") }, "the device opened the BankID app")
+        }
+    }
+
+    @Test(
         "every uaepass parameter shape and hand-off delivery (302, meta refresh) signs in through the engine",
         arguments: [
             "successURL", "double-encoded", "trailing-parameters", "no-closeondone", "handoff-meta-refresh", "handoff-302",
