@@ -243,12 +243,12 @@ public struct CompanionClient: Sendable {
         }
         guard statuses.contains(response.status) else {
             let refused = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body)
-            logger.notice(
-                "the companion refused", metadata: ["route": "\(path)", "status": "\(response.status)", "error": "\(refused?.error ?? "-")"])
+            // Only a plain code goes into the log and the message; the body itself stays in `oauthError`.
+            let code = refused.map { OAuthErrorResponse.plainCode($0.error) ?? "‹not a code›" }
+            logger.notice("the companion refused", metadata: ["route": "\(path)", "status": "\(response.status)", "error": "\(code ?? "-")"])
             throw SwitchbackError(
-                refusal, "the companion refused \(path) (HTTP \(response.status)\(refused.map { ", \($0.error.prefix(40))" } ?? ""))",
-                oauthError: refused, httpStatus: response.status
-            )
+                refusal, "the companion refused \(path) (HTTP \(response.status)\(code.map { ", \($0)" } ?? ""))", oauthError: refused,
+                httpStatus: response.status)
         }
         do {
             return (response.status, try JSONDecoder().decode(Answer.self, from: response.body))

@@ -14,7 +14,8 @@ public import Logging
 /// pending sign-in, a second delivery, or a link carrying anything but a code or an error is refused.
 ///
 /// Failures reach the web app the same way: `<webOrigin><path>?error=<code>` (`cancelled`,
-/// `access_denied`, `server_error`, or the companion's refusal such as `not_allowed`).
+/// `access_denied`, `server_error`, or the companion's refusal such as `not_allowed`; a code that is not
+/// lowercase letters and `_` arrives as `server_error`).
 public actor HybridBridge {
     public struct Configuration: Sendable {
         /// The web app's origin (`https://web.example.com`); returns load there.
@@ -108,7 +109,7 @@ public actor HybridBridge {
             return await fail(path: path, "server_error", "the companion is not https")
         } catch let error as SwitchbackError where error.oauthError != nil {
             return await fail(
-                path: path, String(error.oauthError!.error.prefix(40)), "the companion refused the sign-in (HTTP \(error.httpStatus ?? 0))")
+                path: path, Self.errorCode(error.oauthError!.error), "the companion refused the sign-in (HTTP \(error.httpStatus ?? 0))")
         } catch {
             return await fail(path: path, "server_error", "the companion could not start the sign-in")
         }
@@ -140,7 +141,7 @@ public actor HybridBridge {
         }
         pendingPath = nil
         await browser.close()
-        let target = webURL(path: path, query: [(name, value)])
+        let target = webURL(path: path, query: [(name, name == "error" ? Self.errorCode(value) : value)])
         await loadInWebView(target)
         logger.info("hybrid sign-in returned to the web app", metadata: ["outcome": "\(name == "error" ? "error" : "code")"])
         return .loaded(target)
@@ -183,6 +184,13 @@ public actor HybridBridge {
 
     /// Whether a sign-in is waiting for its return link.
     public var isSigningIn: Bool { pendingPath != nil }
+
+    /// An error code as the web app receives it: OAuth-shaped (`a`–`z` and `_`, at most 40 characters) as it
+    /// came, anything else `server_error`, so that neither the companion nor a forged return link can put
+    /// text of its choosing into the web app's page.
+    static func errorCode(_ raw: String) -> String {
+        OAuthErrorResponse.plainCode(raw) ?? "server_error"
+    }
 
     private func fail(path: String, _ code: String, _ reason: String) async {
         logger.notice("hybrid sign-in not started", metadata: ["reason": "\(reason)"])

@@ -33,3 +33,13 @@ public struct OAuthErrorResponse: Sendable, Equatable, Codable, CustomStringConv
         return String(String.UnicodeScalarView(printable).prefix(200))
     }
 }
+
+extension OAuthErrorResponse {
+    /// `raw` when it reads as an error code (`a`–`z` and `_`, 1 to 40 characters, as every registered OAuth
+    /// code does), else nil: what a log line or another party's page may show of an error another server
+    /// chose, so that it cannot carry text of its choosing there.
+    static func plainCode(_ raw: String) -> String? {
+        (1...40).contains(raw.utf8.count) && raw.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") }
+            ? raw : nil
+    }
+}

@@ -56,4 +56,15 @@ public struct Authorizer: Sendable {
         case .companion(let companion, _): companion
         }
     }
+
+    /// Whether a sign-in started with `authorization` is one this authorizer can finish: the app's own with
+    /// the same client ID, or the companion's on the same kind of route. A journal another configuration of
+    /// the app wrote is left for that configuration.
+    func finishes(_ authorization: StartedAuthorization) -> Bool {
+        switch (kind, authorization) {
+        case (.app(let client, _), .app(let session)): session.clientID == client.configuration.clientID
+        case (.companion(_, let route), .companion(let started)): route.kind == started.route
+        case (.app, .companion), (.companion, .app): false
+        }
+    }
 }

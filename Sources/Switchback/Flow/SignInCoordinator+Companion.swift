@@ -34,7 +34,7 @@ extension SignInCoordinator {
     /// browser may have finished a flow this app did not start), so the asking stops once the provider answered.
     func startCollecting(_ flowID: String) {
         guard let entry = entries[flowID], case .companion(let authorization) = entry.authorization, authorization.route == .completion,
-            let secret = authorization.flowSecret, let companion = authorizer.companion
+            let secret = authorization.flowSecret, case .companion(let companion, .completion) = authorizer.kind
         else { return }
         let clock = clock
         let task = Task {

@@ -116,11 +116,13 @@ public actor SignInCoordinator {
     }
 
     /// Reads back the journals of sign-ins interrupted when the app was terminated, purges expired ones,
-    /// and returns the IDs of those that continue; await each with ``result(of:)``.
+    /// and returns the IDs of those that continue; await each with ``result(of:)``. Journals of sign-ins
+    /// another authorizer started (the app's own client where this coordinator's is the companion, another
+    /// client ID, the other companion route) stay in the store for the coordinator that can finish them.
     public func restore() async throws -> [String] {
         let now = clock.now()
         var restored: [String] = []
-        for saved in try await journal.purge(now: now) where entries[saved.flowID] == nil {
+        for saved in try await journal.purge(now: now) where entries[saved.flowID] == nil && authorizer.finishes(saved.authorization) {
             entries[saved.flowID] = Entry(flow: saved.flow, authorization: saved.authorization, provider: saved.provider, expiresAt: saved.expiresAt)
             startTimeout(saved.flowID, after: saved.expiresAt.timeIntervalSince(now))
             startCollecting(saved.flowID)
@@ -218,7 +220,10 @@ public actor SignInCoordinator {
             case .app(let session):
                 run(flowID) { try await self.redeem(callback, session: session) }
             case .companion(let authorization) where authorization.route == .exchange:
-                guard let companion = authorizer.companion else { break }
+                guard case .companion(let companion, .exchange) = authorizer.kind else {
+                    await exchanged(flowID, result: nil, error: Self.notThisAuthorizers)
+                    break
+                }
                 run(flowID) {
                     let url = try CallbackValidator.companionResponse(callback, authorization: authorization)
                     guard let binding = authorization.flowSecret else {
@@ -233,7 +238,16 @@ public actor SignInCoordinator {
                     await collected(flowID, completion)
                     break
                 }
-                guard let companion = authorizer.companion, let secret = authorization.flowSecret else { break }
+                guard case .companion(let companion, .completion) = authorizer.kind else {
+                    await exchanged(flowID, result: nil, error: Self.notThisAuthorizers)
+                    break
+                }
+                guard let secret = authorization.flowSecret else {
+                    await exchanged(
+                        flowID, result: nil,
+                        error: SwitchbackError(.flowInterrupted, "this sign-in was started without a flow secret and cannot be collected; start a new one"))
+                    break
+                }
                 let returned: String?
                 if case .redirect(let url) = callback { returned = CompanionAuthorization.returnValue(in: url) } else { returned = nil }
                 run(flowID) {
@@ -252,12 +266,13 @@ public actor SignInCoordinator {
         }
     }
 
+    /// A sign-in this coordinator's authorizer did not start and cannot finish (``Authorizer/finishes(_:)``).
+    static let notThisAuthorizers = SwitchbackError(
+        .invalidConfiguration, "this sign-in was started by another authorizer than this coordinator's, which cannot finish it")
+
     /// The app's own code, redeemed by itself or by the companion, and the ID token validated here.
     private func redeem(_ callback: AuthorizationCallback, session: AuthorizationSession) async throws -> SignInResult {
-        guard case .app(let client, let redeemer) = authorizer.kind else {
-            throw SwitchbackError(
-                .invalidConfiguration, "this sign-in was started by the app's own client, and this coordinator's sign-ins are the companion's")
-        }
+        guard case .app(let client, let redeemer) = authorizer.kind else { throw Self.notThisAuthorizers }
         switch redeemer {
         case nil:
             return .credential(try await client.completeAuthorization(callback, session: session))

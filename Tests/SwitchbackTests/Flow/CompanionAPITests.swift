@@ -44,6 +44,38 @@ struct CompanionAPITests {
 
         let later = try JSONDecoder().decode(CompanionAPI.SignInAnswer.self, from: Data(#"{"status":"queued"}"#.utf8))
         #expect(later.status?.rawValue == "queued")
+
+        // RFC 6749 §5.1 requires token_type: an access token without one is not taken for a Bearer token.
+        let untyped = try JSONDecoder().decode(CompanionAPI.SignInAnswer.self, from: Data(#"{"sub":"bob","access_token":"at"}"#.utf8))
+        #expect(untyped.accessToken == "at" && untyped.tokens == nil)
+    }
+
+    @Test("descriptions never show a secret: bindings, flow IDs, codes, verifiers, nonces, sessions, tokens and one-time values")
+    func descriptionsRedact() {
+        let secret = "SECRET-7f3a9c1e2b4d6f80"
+        let url = "https://id.example.test/authorize?request_uri=\(secret)&state=\(secret)"
+        let bodies: [any CustomStringConvertible] = [
+            CompanionAPI.ExchangeStart(redirectURI: "com.example.app:/cb", binding: secret, loginHint: secret),
+            CompanionAPI.CompletionStart(flowID: secret, loginHint: secret),
+            CompanionAPI.BridgeStart(scheme: "myapp", path: "/home", binding: secret),
+            CompanionAPI.AuthorizationStarted(authorizationURL: url, state: secret, returnURL: "com.example.app:/done?result=\(secret)"),
+            CompanionAPI.Exchange(callbackURL: "com.example.app:/cb?code=\(secret)&state=\(secret)", binding: secret),
+            CompanionAPI.Exchange(code: secret, codeVerifier: secret, redirectURI: "com.example.app:/cb", nonce: secret),
+            CompanionAPI.CompletionStatus(flowID: secret, result: secret),
+            CompanionAPI.SignInAnswer(
+                subject: "alice", acr: nil, session: secret,
+                tokens: TokenResponse(accessToken: secret, tokenType: "DPoP", expiresIn: 60, refreshToken: secret, idToken: secret), expiresIn: 60),
+            CompanionAPI.BridgeRedeem(handoffotp: secret, binding: secret),
+            CompanionAPI.PermissionGranted(permissionToken: secret),
+            CompanionAPI.HandOffIssued(handoffotp: secret, expiresIn: 60, redeemURL: "https://web.example.com/redeem?handoffotp=\(secret)"),
+        ]
+        for body in bodies {
+            for shown in [body.description, String(describing: body), String(reflecting: body), "\(body)"] {
+                #expect(!shown.contains("SECRET"), "\(type(of: body)): \(shown)")
+            }
+        }
+        // What is not secret is still there to read.
+        #expect(bodies[2].description.contains("/home") && bodies[7].description.contains("alice") && bodies[7].description.contains("DPoP"))
     }
 
     @Test("a route's URL keeps a path prefix of the companion's base URL")

@@ -3,8 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
 
-/// The coordinator's bookkeeping where order matters: which unclaimed result is dropped first, and a
-/// journal save that finishes after its sign-in ended.
+/// The coordinator's bookkeeping where order matters: which unclaimed result is dropped first, a journal
+/// save that finishes after its sign-in ended, and which journals a coordinator may take back.
 @Suite("SignInCoordinator bookkeeping")
 struct CoordinatorBookkeepingTests {
     static let metadata = ProviderMetadata(
@@ -58,6 +58,61 @@ struct CoordinatorBookkeepingTests {
         _ = try await started.value
         #expect(await journal.saved.isEmpty, "the late save was taken back")
         #expect(try await coordinator.restore().isEmpty)
+    }
+
+    static func companionAuthorization(_ route: CompanionRoute.Kind) -> CompanionAuthorization {
+        CompanionAuthorization(
+            route: route, authorizationURL: URL(string: "https://id.example.test/authorize?request_uri=R")!,
+            returnURL: URL(string: "com.example.app:/oauth/callback")!, state: "S", flowSecret: String(repeating: "b", count: 43),
+            createdAt: Date())
+    }
+
+    static func companionCoordinator(_ route: CompanionRoute, journal: any FlowJournalStore) -> SignInCoordinator {
+        let companion = CompanionClient(URL(string: "https://companion.example.test")!, transport: StubTransport { _ in StubTransport.json(500, "{}") })
+        return SignInCoordinator(.companion(companion, route: route), host: RecordingUserAgentHost(), opener: RecordingURLOpener(), journal: journal)
+    }
+
+    @Test(
+        "restore takes back only the journals its authorizer can finish; those of another client ID or the companion's other route stay in the store"
+    )
+    func restoreByAuthorizer() async throws {
+        let store: any FlowJournalStore = InMemoryFlowJournalStore()
+        let expiry = Date().addingTimeInterval(600)
+        let own = try FlowJournalTests.journal("own", expiresAt: expiry)
+        try await store.save(own)
+        guard case .app(let session) = own.authorization else { throw SwitchbackError(.invalidConfiguration, "not the app's") }
+        let otherClient = AuthorizationSession(
+            issuer: session.issuer, clientID: "another-app", redirectURI: session.redirectURI, state: session.state, nonce: session.nonce,
+            pkce: session.pkce, responseMode: .query, maxAge: nil, requestURI: nil, authorizationURL: session.authorizationURL,
+            createdAt: session.createdAt)
+        try await store.save(FlowJournal(flow: try FlowJournalTests.withID("other-client", own.flow), session: otherClient, provider: "x", expiresAt: expiry))
+        for route in [CompanionRoute.Kind.exchange, .completion] {
+            try await store.save(
+                FlowJournal(
+                    flow: try FlowJournalTests.withID("companion-\(route.rawValue)", own.flow), authorization: .companion(Self.companionAuthorization(route)),
+                    provider: "singpass", expiresAt: expiry))
+        }
+
+        let (app, _) = Self.coordinator(journal: store)
+        #expect(try await app.restore() == ["own"])
+        let exchange = Self.companionCoordinator(.exchange(redirectURI: URL(string: "com.example.app:/oauth/callback")!), journal: store)
+        #expect(try await exchange.restore() == ["companion-exchange"])
+        #expect(Set(try await store.journals().map(\.flowID)) == ["own", "other-client", "companion-exchange", "companion-completion"])
+        await app.cancel("own")
+        await exchange.cancel("companion-exchange")
+    }
+
+    @Test(
+        "a response for a sign-in this coordinator's authorizer did not start fails it with invalidConfiguration; the sign-in does not hang",
+        .timeLimit(.minutes(1)))
+    func foreignAuthorizationFails() async throws {
+        let (coordinator, _) = Self.coordinator()
+        let authorization = Self.companionAuthorization(.exchange)
+        let flowID = await coordinator.begin(
+            SignInRequest(provider: "singpass", strategy: .safariView), authorization: .companion(authorization),
+            url: authorization.authorizationURL, returnURL: authorization.returnURL)
+        #expect(try await coordinator.handle(url: URL(string: "com.example.app:/oauth/callback?code=C&state=S")!))
+        await expectCode(.invalidConfiguration) { _ = try await coordinator.result(of: flowID) }
     }
 }
 

@@ -134,15 +134,25 @@ extension Provider {
         return Reply.json(.object(["requests": .array(requests)]))
     }
 
-    /// `POST /authenticator/{approve,decline,ignore}` with `txn` (and `username` to approve as someone
-    /// other than the first configured user).
+    /// `POST /authenticator/{approve,decline,ignore}` with `txn` (and, to approve, optionally `username`).
+    ///
+    /// An approval signs in the user whose app holds the request: the one who opened it (from a link or a
+    /// QR code) or to whom the provider sent it (the identifier typed in the browser), as in the real apps,
+    /// where the request shows on that user's phone only. Approving a request no app has opened, or as
+    /// another user than the one holding it, is refused and leaves the request waiting.
     func authenticator(_ action: AuthenticatorAction, form body: ByteBuffer?) async -> Response {
         guard let form = Self.transactionForm(body), let reference = form["txn"] else { return Self.missingTransaction }
         let status: ProviderState.Transaction.Status
         switch action {
         case .approve:
-            guard let user = form["username"].map({ name in configuration.users.first { $0.username == name } }) ?? configuration.users.first else {
-                return Reply.oauthError(.badRequest, "invalid_request", "unknown username")
+            guard let transaction = await state.transaction(reference) else {
+                return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is unknown or already decided")
+            }
+            guard let holder = transaction.user else {
+                return Reply.oauthError(.conflict, "not_opened", "no authenticator app has opened this request")
+            }
+            guard form["username"].map({ $0 == holder }) ?? true, let user = configuration.users.first(where: { $0.username == holder }) else {
+                return Reply.oauthError(.forbidden, "wrong_user", "this request is in another user's app")
             }
             status = .approved(subject: user.subject)
         case .decline: status = .declined

@@ -180,6 +180,33 @@
             #expect(await !failing.bridge.isSigningIn)
         }
 
+        @Test(
+            "an error code that is not lowercase letters and _ reaches the web app as server_error: neither the companion's refusal nor a return link puts its own text in the page"
+        )
+        func errorCodesAreCodes() async throws {
+            let loaded = LockedValue<[URL]>([])
+            let refusing = HybridBridge(
+                .init(webOrigin: URL(string: "https://web.example.com")!, returnScheme: "myapp"),
+                companion: CompanionClient(
+                    URL(string: "https://companion.example.test")!,
+                    transport: StubTransport { _ in StubTransport.json(403, #"{"error":"Call +1 555 0100 to unlock your account"}"#) }),
+                browser: Browser(), loadInWebView: { url in loaded.withLock { $0.append(url) } })
+            #expect(await refusing.decide(URL(string: "switchback://sign-in?return=/home&binding=\(Self.binding)")!) == .cancel)
+            #expect(loaded.withLock { $0 } == [URL(string: "https://web.example.com/home?error=server_error")!])
+
+            let harness = try await Self.harness()
+            defer { Task { await harness.rig.stop() } }
+            for (link, shown) in [
+                ("myapp://oauth/home?error=%3Cscript%3Ealert(1)%3C%2Fscript%3E", "server_error"),
+                ("myapp://oauth/home?error=Your%20session%20expired", "server_error"),
+                ("myapp://oauth/home?error=" + String(repeating: "a", count: 41), "server_error"),
+                ("myapp://oauth/home?error=temporarily_unavailable", "temporarily_unavailable"),
+            ] {
+                _ = await harness.bridge.decide(URL(string: "switchback://sign-in?return=/home&binding=\(Self.binding)")!)
+                #expect(await harness.bridge.handleReturn(URL(string: link)!) == .loaded(URL(string: "https://web.example.com/home?error=\(shown)")!), "\(link)")
+            }
+        }
+
         @Test("a declined sign-in comes back as ?error=access_denied for the web app")
         func declined() async throws {
             let harness = try await Self.harness()

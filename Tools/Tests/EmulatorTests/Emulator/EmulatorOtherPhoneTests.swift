@@ -77,6 +77,38 @@
         }
 
         @Test(
+            "an approval signs in the user whose app holds the request: approving one no app opened, or as another user, is refused and the request keeps waiting"
+        )
+        func approvalBoundToHolder() async throws {
+            var configuration = EmulatorConfiguration.defaults
+            configuration.users.append(
+                .init(username: "mallory", password: "Other-456", subject: "5c0ffee0-mallory", name: "Mallory Example", email: "mallory@example.com"))
+            try await EmulatorHarness.withEmulator(profile: try Profile.named("bankid-se").get(), configuration: configuration) { emulator in
+                let client = EmulatorHarness.client(emulator)
+                let session = try await client.prepareAuthorization()
+                let browser = EmulatorBrowser()
+                let (link, page) = try await browser.handOff(session.authorizationURL)
+                let reference = try AuthenticatorApp.parse(link).reference
+                let transport = URLSessionTransport()
+                let approve = try Self.url(emulator, "/authenticator/approve")
+
+                let unopened = try await transport.send(.form(approve, [("txn", reference), ("username", "mallory")]))
+                #expect(unopened.status == 409 && String(decoding: unopened.body, as: UTF8.self).contains("not_opened"))
+                #expect(try await transport.send(.form(try Self.url(emulator, "/authenticator/open"), [("txn", reference), ("username", "alice")])).status == 200)
+                let foreign = try await transport.send(.form(approve, [("txn", reference), ("username", "mallory")]))
+                #expect(foreign.status == 403 && String(decoding: foreign.body, as: UTF8.self).contains("wrong_user"))
+                #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["status"] == .string("pending"), "the request keeps waiting")
+
+                #expect(try await transport.send(.form(approve, [("txn", reference)])).status == 200, "alice's app approves as alice")
+                let credential = try await client.completeAuthorization(
+                    try EmulatorBrowser.callback(try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer))),
+                    session: session
+                )
+                #expect(credential.subject == "9b1f7c2e-alice")
+            }
+        }
+
+        @Test(
             "collect's other hint codes: started (no usable BankID yet), certificateErr reported by the app, cancelled by a newer order for the same user"
         )
         func bankIDHintCodes() async throws {
