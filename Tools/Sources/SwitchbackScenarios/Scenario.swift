@@ -116,11 +116,15 @@ public enum ScenarioRunner {
         }
     }
 
+    /// Makes a real user agent for one launch of the app, given the system it routes other apps' links through.
+    public typealias UserAgentFactory = @Sendable (_ system: any URLOpener) -> any UserAgentHost
+
     /// Runs `scenario`; `during`, when given, runs alongside the sign-in once it has started. `userAgent`
-    /// replaces the device's simulated user agents with a real one (a WebKit engine's WebView); the
+    /// replaces the device's simulated user agents with a real one (a WebKit engine's views): it is made for
+    /// each launch of the app with the system it hands other apps' links to (the app's `URLOpener`); the
     /// device still routes links, runs the authenticator and the app's lifecycle.
     public static func run(
-        _ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo"), userAgent: (any UserAgentHost)? = nil,
+        _ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo"), userAgent: UserAgentFactory? = nil,
         during: (@Sendable (Rig) async throws -> Void)? = nil
     ) async throws -> ScenarioResult {
         let setup = try await Setup(scenario)
@@ -157,7 +161,7 @@ public enum ScenarioRunner {
     }
 
     private static func run(
-        _ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger, userAgent: (any UserAgentHost)?,
+        _ scenario: Scenario, setup: Setup, emulator: Emulator, companion: Companion, logger: Logger, userAgent: UserAgentFactory?,
         during: (@Sendable (Rig) async throws -> Void)?
     ) async throws -> ScenarioResult {
         guard let issuer = URL(string: emulator.issuer) else { throw SwitchbackError(.invalidURL, "the emulator's issuer is not a URL") }
@@ -197,7 +201,7 @@ public enum ScenarioRunner {
             SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
                 if let route, let backend {
                     return SignInCoordinator(
-                        .companion(backend, route: route), host: userAgent ?? context.host, opener: context.opener, journal: context.journal,
+                        .companion(backend, route: route), host: userAgent?(context.opener) ?? context.host, opener: context.opener, journal: context.journal,
                         clock: context.clock,
                         logger: logger
                     )
@@ -205,7 +209,7 @@ public enum ScenarioRunner {
                 let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
                 let authorizer: Authorizer = backend.map { .app(client, redeemingCodesAt: $0) } ?? .app(client)
                 return SignInCoordinator(
-                    authorizer, host: userAgent ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                    authorizer, host: userAgent?(context.opener) ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
                     logger: logger)
             })
         let preset = setup.preset(issuer: issuer, companion: backend)

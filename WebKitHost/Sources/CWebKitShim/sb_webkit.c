@@ -78,12 +78,65 @@ static void on_load_changed(WebKitWebView *view, WebKitLoadEvent event, gpointer
     if (event == WEBKIT_LOAD_FINISHED) state->finished(webkit_web_view_get_uri(view), state->context);
 }
 
-WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, sb_response response, void *context) {
+WebKitWebContext *sb_store_new(void) {
     WebKitWebsiteDataManager *data = webkit_website_data_manager_new_ephemeral();
-    WebKitWebContext *web_context = webkit_web_context_new_with_website_data_manager(data);
-    WebKitWebView *view = WEBKIT_WEB_VIEW(webkit_web_view_new_with_context(web_context));
-    g_object_unref(web_context);
+    WebKitWebContext *store = webkit_web_context_new_with_website_data_manager(data);
     g_object_unref(data);
+    return store;
+}
+
+static WebKitCookieManager *sb_cookie_manager(WebKitWebContext *store) {
+    return webkit_website_data_manager_get_cookie_manager(webkit_web_context_get_website_data_manager(store));
+}
+
+typedef struct {
+    void (*done)(int copied, void *context);
+    void *context;
+    WebKitWebContext *to;
+    int persistent_only;
+    int pending;
+    int copied;
+} sb_cookie_copy;
+
+static void sb_cookie_copy_step(sb_cookie_copy *copy) {
+    if (--copy->pending > 0) return;
+    copy->done(copy->copied, copy->context);
+    g_object_unref(copy->to);
+    g_free(copy);
+}
+
+static void on_cookie_added(GObject *source, GAsyncResult *result, gpointer data) {
+    sb_cookie_copy *copy = data;
+    if (webkit_cookie_manager_add_cookie_finish(WEBKIT_COOKIE_MANAGER(source), result, NULL)) copy->copied++;
+    sb_cookie_copy_step(copy);
+}
+
+static void on_all_cookies(GObject *source, GAsyncResult *result, gpointer data) {
+    sb_cookie_copy *copy = data;
+    GList *cookies = webkit_cookie_manager_get_all_cookies_finish(WEBKIT_COOKIE_MANAGER(source), result, NULL);
+    // One step for the listing itself, so that `done` runs once, after the last addition.
+    copy->pending = 1;
+    for (GList *item = cookies; item; item = item->next) {
+        SoupCookie *cookie = item->data;
+        if (copy->persistent_only && soup_cookie_get_expires(cookie) == NULL) continue;
+        copy->pending++;
+        webkit_cookie_manager_add_cookie(sb_cookie_manager(copy->to), cookie, NULL, on_cookie_added, copy);
+    }
+    g_list_free_full(cookies, (GDestroyNotify)soup_cookie_free);
+    sb_cookie_copy_step(copy);
+}
+
+void sb_copy_cookies(WebKitWebContext *from, WebKitWebContext *to, int persistent_only, void (*done)(int copied, void *context), void *context) {
+    sb_cookie_copy *copy = g_new0(sb_cookie_copy, 1);
+    copy->done = done;
+    copy->context = context;
+    copy->to = g_object_ref(to);
+    copy->persistent_only = persistent_only;
+    webkit_cookie_manager_get_all_cookies(sb_cookie_manager(from), NULL, on_all_cookies, copy);
+}
+
+WebKitWebView *sb_web_view_new(WebKitWebContext *store, const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, sb_response response, void *context) {
+    WebKitWebView *view = WEBKIT_WEB_VIEW(webkit_web_view_new_with_context(store));
     WebKitSettings *settings = webkit_web_view_get_settings(view);
     webkit_settings_set_enable_javascript(settings, TRUE);
     if (user_agent) webkit_settings_set_user_agent(settings, user_agent);

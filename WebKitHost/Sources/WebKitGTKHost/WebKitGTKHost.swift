@@ -3,31 +3,61 @@ public import Switchback
 import CWebKitGTK
 import CWebKitShim
 
-/// The WebView strategy's user agent on a real WebKit engine: a WebKitGTK web view whose navigation and
-/// new-window decisions go to the flow (`UserAgentEvents.shouldLoad`), whose failed loads are reported
-/// with their error's domain and code, and which carries out the flow's answers (load, close). It is the
-/// WKWebView adapter's counterpart and, like it, decides nothing: the same core calls in the same places.
+/// iOS's user agents on a real WebKit engine: a WebKitGTK view standing in for each of them, with the
+/// cookie store Apple documents for it, the rules the platform applies to its navigations, and the same
+/// core calls the Apple adapters make.
+///
+/// - The WebView (`WKWebView`, ``Seat/webView``): the app's own data store, kept across presentations as
+///   `WKWebsiteDataStore.default()` is; every navigation and new window is put to the flow
+///   (`UserAgentEvents.shouldLoad`), its responses and failed loads reported. It decides nothing itself.
+/// - The Safari view (`SFSafariViewController`, ``Seat/safariView``): a store of the app's Safari views,
+///   separate from Safari's since iOS 11; the app sees none of its navigations. Links of other schemes go
+///   to the system (``routeLinks(through:)``), as do https links the user taps to another domain that an
+///   app claims (universal links).
+/// - The authentication session (`ASWebAuthenticationSession`, ``Seat/authenticationSession``): a store
+///   that starts with Safari's persistent cookies, not its session cookies, and gives its persistent
+///   cookies back to Safari when it closes; with `prefersEphemeralWebBrowserSession`
+///   (``Seat/ephemeralSession``) a fresh store shared with nothing. It catches its callback (a custom
+///   scheme by scheme, an https callback by host and path, as from iOS 17.4) and closes.
+/// - "Safari" itself exists here only as the store the authentication session draws on.
 public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
+    /// The iOS user agent a shown view stands in for.
+    public enum Seat: String, Sendable {
+        case webView, safariView, authenticationSession, ephemeralSession
+        /// Safari itself: the store the authentication session draws on.
+        case safari
+    }
+
     /// What the engine reported, in order, for tests to check what really happened.
     public enum Observation: Sendable, Equatable {
-        /// A navigation (or new window) put to the flow, and the answer; `kind` is the engine's navigation
-        /// type: link, form, back-forward, reload, form-resubmit or other (script, redirect, load).
+        /// A WebView navigation (or new window) put to the flow, and the answer; `kind` is the engine's
+        /// navigation type: link, form, back-forward, reload, form-resubmit or other (script, redirect, load).
         case decided(URL?, kind: String, redirect: Bool, userGesture: Bool, newWindow: Bool, allowed: Bool)
+        /// A browser (Safari view, authentication session) navigation and whether the browser itself loaded
+        /// it (false: it caught it, or handed it to the system).
+        case navigated(URL?, kind: String, userGesture: Bool, loaded: Bool)
         /// The response to a main-frame navigation.
         case response(URL?, status: Int)
         /// A load failed with this error.
         case failed(URL?, domain: String, code: Int)
         /// A main-frame page finished loading.
         case finished(URL?)
-        case presented(URL)
+        case presented(URL, Seat)
         /// The app loaded `url` into the shown view, which then held cookies with these names for it.
         case loaded(URL, cookies: [String])
+        /// A browser handed `url` to the system, which opened it (in an app) or not.
+        case routed(URL, opened: Bool)
+        /// The authentication session caught its callback.
+        case caught(URL)
         case closed
     }
 
     /// The user agent iOS WKWebViews send (no `Safari/` token), so providers see an embedded WebView.
     public static let webViewUserAgent =
         "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
+    /// The user agent of Safari, the Safari view and the authentication session.
+    public static let safariUserAgent =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
 
     fileprivate let loop: MainLoop
     private let userAgent: String
@@ -38,44 +68,185 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     private let lock = NSLock()
     private var observed: [Observation] = []
     private var current: Presentation?
+    private var system: (any URLOpener)?
+    /// The long-lived stores, by name (`safari`, `safari-view`, `webview`); touched on the loop's thread.
+    private var stores: [String: Pointer<WebKitWebContext>] = [:]
 
     /// Starts (once per process) the GLib main loop the engine runs on. Throws when GTK has no display.
+    /// `userAgent` is the WebView's; the browsers send Safari's.
     public init(userAgent: String = WebKitGTKHost.webViewUserAgent, customSchemesSkipPolicy: Bool = false) throws {
         loop = try MainLoop.shared.get()
         self.userAgent = userAgent
         self.customSchemesSkipPolicy = customSchemesSkipPolicy
     }
 
+    deinit {
+        let stores = Array(stores.values)
+        loop.perform { for store in stores { g_object_unref(store.value) } }
+    }
+
     public var observations: [Observation] { lock.withLock { observed } }
 
     func observe(_ observation: Observation) { lock.withLock { observed.append(observation) } }
 
+    /// Where the browsers send what they do not load (other schemes, universal links): the device's
+    /// operating system, which opens the app that handles it. Without one such links open nothing.
+    @discardableResult
+    public func routeLinks(through system: any URLOpener) -> Self {
+        lock.withLock { self.system = system }
+        return self
+    }
+
     // MARK: UserAgentHost
 
     public func present(_ url: URL, strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents) async throws {
-        guard strategy == .webView else {
-            throw SwitchbackError(.strategyNotSupported, "this host is a WebView; \(strategy) needs another user agent")
+        switch strategy {
+        case .webView:
+            await show(
+                url, seat: .webView,
+                Presentation(
+                    host: self, shouldLoad: { await events.shouldLoad($0.url) },
+                    loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) }, response: { await events.pageResponse($0, status: $1) },
+                    dismissed: { await events.dismissed() }))
+        case .safariView:
+            await show(
+                url, seat: .safariView,
+                Presentation(
+                    host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: nil) ?? false }, loadFailed: { _, _, _ in },
+                    response: { _, _ in }, dismissed: { await events.dismissed() }))
+        case .systemBrowser, .ephemeralBrowser:
+            let seat: Seat = strategy == .systemBrowser ? .authenticationSession : .ephemeralSession
+            // The session's completion handler, as the Apple adapter passes it on: the URL caught, or the
+            // user's Cancel (ASWebAuthenticationSessionError.canceledLogin, code 1).
+            let caught: @Sendable (URL) async -> Void = { await events.sessionCompleted(callbackURL: $0, errorDomain: nil, errorCode: nil) }
+            await show(
+                url, seat: seat,
+                Presentation(
+                    host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: (redirectURI, caught)) ?? false },
+                    loadFailed: { _, _, _ in }, response: { _, _ in },
+                    dismissed: {
+                        await events.sessionCompleted(callbackURL: nil, errorDomain: PlatformOutcome.authenticationSessionErrorDomain, errorCode: 1)
+                    }))
         }
-        await show(
-            url,
-            Presentation(
-                host: self, shouldLoad: { await events.shouldLoad($0) }, loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) },
-                response: { await events.pageResponse($0, status: $1) }, dismissed: { await events.dismissed() }
-            ))
     }
 
     /// Shows a web app (a hybrid app's own WebView): every navigation and new window is put to `decide`
     /// (a ``HybridBridge``'s `decide(_:) == .allow`), which loads it when true.
     public func open(_ start: URL, decide: @escaping @Sendable (URL?) async -> Bool) async {
-        await show(start, Presentation(host: self, shouldLoad: decide, loadFailed: { _, _, _ in }, response: { _, _ in }, dismissed: nil))
+        await show(
+            start, seat: .webView,
+            Presentation(host: self, shouldLoad: { await decide($0.url) }, loadFailed: { _, _, _ in }, response: { _, _ in }, dismissed: nil))
     }
 
-    private func show(_ url: URL, _ presentation: Presentation) async {
+    /// Shows `url` in a view standing in for `seat`, with no sign-in attached, and returns once the page
+    /// finished loading (or after 10 s): the browsers apply their own rules, a WebView loads everything. For
+    /// tests and demos that look at the user agents themselves (their cookie stores, what they route).
+    public func browse(_ url: URL, as seat: Seat) async {
+        let before = finishedLoads
+        await open(url, as: seat)
+        for _ in 0..<1000 where finishedLoads == before {
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+    }
+
+    private var finishedLoads: Int {
+        observations.count { if case .finished = $0 { true } else { false } }
+    }
+
+    private func open(_ url: URL, as seat: Seat) async {
+        let loads: @Sendable (Presentation.Navigation) async -> Bool
+        if seat == .webView {
+            loads = { _ in true }
+        } else {
+            loads = { [weak self] in await self?.browserLoads($0, catching: nil) ?? false }
+        }
+        await show(url, seat: seat, Presentation(host: self, shouldLoad: loads, loadFailed: { _, _, _ in }, response: { _, _ in }, dismissed: nil))
+    }
+
+    private func show(_ url: URL, seat: Seat, _ presentation: Presentation) async {
         await dismiss()
         lock.withLock { current = presentation }
-        observe(.presented(url))
-        let userAgent = userAgent
-        await loop.run { presentation.open(userAgent: userAgent, at: url) }
+        observe(.presented(url, seat))
+        let userAgent = seat == .webView ? userAgent : Self.safariUserAgent
+        let store = await self.store(for: seat)
+        presentation.seat = seat
+        await loop.run { presentation.open(store: store, userAgent: userAgent, at: url) }
+    }
+
+    /// The store a new view of `seat` uses: the app's WebView or Safari view store, kept; a fresh one for an
+    /// ephemeral session; for an authentication session a fresh one holding Safari's persistent cookies.
+    private func store(for seat: Seat) async -> Pointer<WebKitWebContext> {
+        switch seat {
+        case .webView: return await loop.run { self.kept("webview") }
+        case .safariView: return await loop.run { self.kept("safari-view") }
+        case .safari: return await loop.run { self.kept("safari") }
+        case .ephemeralSession: return await loop.run { Pointer(sb_store_new()) }
+        case .authenticationSession:
+            let (safari, session) = await loop.run { (self.kept("safari"), Pointer(sb_store_new())) }
+            _ = await copyCookies(from: safari, to: session, persistentOnly: true)
+            return session
+        }
+    }
+
+    /// A long-lived store; on the loop's thread only.
+    private func kept(_ name: String) -> Pointer<WebKitWebContext> {
+        if let store = stores[name] { return store }
+        let store = Pointer(sb_store_new()!)
+        stores[name] = store
+        return store
+    }
+
+    private func copyCookies(from: Pointer<WebKitWebContext>, to: Pointer<WebKitWebContext>, persistentOnly: Bool) async -> Int {
+        await withCheckedContinuation { continuation in
+            let done = CopyDone { continuation.resume(returning: $0) }
+            loop.perform {
+                sb_copy_cookies(
+                    from.value, to.value, persistentOnly ? 1 : 0,
+                    { copied, context in Unmanaged<CopyDone>.fromOpaque(context!).takeRetainedValue().run(Int(copied)) },
+                    Unmanaged.passRetained(done).toOpaque())
+            }
+        }
+    }
+
+    private final class CopyDone: Sendable {
+        let run: @Sendable (Int) -> Void
+        init(_ run: @escaping @Sendable (Int) -> Void) { self.run = run }
+    }
+
+    /// What a browser (the Safari view, the authentication session) does with a navigation: the
+    /// authentication session catches its callback and closes; a scheme other than the web's goes to the
+    /// system; an https link the user tapped to another domain goes to the app that claims it, if one does
+    /// (universal links open only from a user's gesture that crosses domains); the rest the browser loads.
+    func browserLoads(_ navigation: Presentation.Navigation, catching callback: (redirectURI: URL, caught: @Sendable (URL) async -> Void)?) async -> Bool {
+        guard let url = navigation.url, let scheme = url.scheme?.lowercased() else { return false }
+        if let callback, Self.isCallback(url, of: callback.redirectURI) {
+            observe(.caught(url))
+            await closeCurrent()
+            await callback.caught(url)
+            return false
+        }
+        let system = lock.withLock { self.system }
+        if !["http", "https", "about", "data", "blob"].contains(scheme) {
+            let opened = await system?.open(url) ?? false
+            observe(.routed(url, opened: opened))
+            return false
+        }
+        if scheme == "https", navigation.userGesture, url.host?.lowercased() != navigation.from?.host?.lowercased(),
+            let system, await system.openUniversalLink(url)
+        {
+            observe(.routed(url, opened: true))
+            return false
+        }
+        return true
+    }
+
+    /// `ASWebAuthenticationSession`'s callback rule: a custom scheme matches by scheme; an https callback
+    /// (`Callback.https(host:path:)`, iOS 17.4) by host and path.
+    static func isCallback(_ url: URL, of redirectURI: URL) -> Bool {
+        let scheme = redirectURI.scheme?.lowercased()
+        guard url.scheme?.lowercased() == scheme else { return false }
+        guard scheme == "https" else { return true }
+        return url.host?.lowercased() == redirectURI.host?.lowercased() && url.path == redirectURI.path
     }
 
     public func load(_ url: URL) async {
@@ -87,32 +258,39 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 
     public func dismiss() async {
-        guard
-            let presentation = lock.withLock({
-                let shown = current
-                current = nil
-                return shown
-            })
-        else { return }
-        observe(.closed)
-        await loop.run { presentation.close() }
+        await closeCurrent()
     }
 
-    /// The user taps Cancel on the WebView's screen: the screen closes and the flow is told.
+    /// The user taps Cancel (or Done) on the shown screen: the screen closes and the flow is told.
     public func userCancels() async {
-        guard
-            let presentation = lock.withLock({
-                let shown = current
-                current = nil
-                return shown
-            })
-        else { return }
-        observe(.closed)
-        await loop.run { presentation.close() }
+        guard let presentation = await closeCurrent() else { return }
         await presentation.dismissed?()
     }
 
-    /// The cookies the shown WebView holds for `url`, as a `Cookie` header value.
+    /// Closes the shown view, if any; an authentication session first gives its persistent cookies back to
+    /// Safari's store.
+    @discardableResult
+    private func closeCurrent() async -> Presentation? {
+        guard
+            let presentation = lock.withLock({
+                let shown = current
+                current = nil
+                return shown
+            })
+        else { return nil }
+        observe(.closed)
+        let store = await loop.run { presentation.close() }
+        if let store {
+            if presentation.seat == .authenticationSession {
+                let safari = await loop.run { self.kept("safari") }
+                _ = await copyCookies(from: store, to: safari, persistentOnly: true)
+            }
+            loop.perform { g_object_unref(store.value) }
+        }
+        return presentation
+    }
+
+    /// The cookies the shown view holds for `url`, as a `Cookie` header value.
     public func cookies(for url: URL) async -> String {
         guard let presentation = lock.withLock({ current }) else { return "" }
         return await withCheckedContinuation { continuation in
@@ -149,6 +327,13 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         return await evaluate(script) == "yes"
     }
 
+    /// Runs `script` on the shown page, apart from the page's own scripts, and returns its string result
+    /// (for tests: setting or reading what a page could).
+    @discardableResult
+    public func runScript(_ script: String) async -> String {
+        await evaluate(script)
+    }
+
     private func evaluate(_ script: String) async -> String {
         guard let presentation = lock.withLock({ current }) else { return "" }
         return await withCheckedContinuation { continuation in
@@ -157,23 +342,35 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 }
 
-/// One shown WebView. Its view pointer is touched only on the main loop's thread.
+/// One shown view. Its view and store pointers are touched only on the main loop's thread.
 final class Presentation: @unchecked Sendable {
+    /// A navigation the engine puts to the view's owner: its URL, whether the user's gesture started it,
+    /// and the page it leaves.
+    struct Navigation: Sendable {
+        let url: URL?
+        let userGesture: Bool
+        let from: URL?
+    }
+
     weak var host: WebKitGTKHost?
-    /// The app's answer to a navigation: true to load it.
-    let shouldLoad: @Sendable (URL?) async -> Bool
+    /// The owner's answer to a navigation: true to load it.
+    let shouldLoad: @Sendable (Navigation) async -> Bool
     /// A failed load, with its error's domain and code.
     let loadFailed: @Sendable (URL?, String, Int) async -> Void
     /// The response to a main-frame navigation, with its HTTP status.
     let response: @Sendable (URL?, Int) async -> Void
     /// The user closed the screen.
     let dismissed: (@Sendable () async -> Void)?
+    /// The user agent this view stands in for; set before it opens.
+    var seat: WebKitGTKHost.Seat = .webView
     private var view: UnsafeMutablePointer<WebKitWebView>?
+    private var store: Pointer<WebKitWebContext>?
     private var context: Unmanaged<Presentation>?
 
     init(
-        host: WebKitGTKHost, shouldLoad: @escaping @Sendable (URL?) async -> Bool, loadFailed: @escaping @Sendable (URL?, String, Int) async -> Void,
-        response: @escaping @Sendable (URL?, Int) async -> Void, dismissed: (@Sendable () async -> Void)?
+        host: WebKitGTKHost, shouldLoad: @escaping @Sendable (Navigation) async -> Bool,
+        loadFailed: @escaping @Sendable (URL?, String, Int) async -> Void, response: @escaping @Sendable (URL?, Int) async -> Void,
+        dismissed: (@Sendable () async -> Void)?
     ) {
         self.host = host
         self.shouldLoad = shouldLoad
@@ -182,11 +379,14 @@ final class Presentation: @unchecked Sendable {
         self.dismissed = dismissed
     }
 
-    func open(userAgent: String, at url: URL) {
+    /// Opens a view on `store` at `url`. A session's own store (ephemeral or authentication session) is
+    /// this view's to release: ``close()`` hands it back.
+    func open(store: Pointer<WebKitWebContext>, userAgent: String, at url: URL) {
         let context = Unmanaged.passRetained(self)
         self.context = context
+        if seat == .authenticationSession || seat == .ephemeralSession { self.store = store }
         view = sb_web_view_new(
-            userAgent,
+            store.value, userAgent,
             { decision, navigation, context in
                 Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().decide(decision!, navigation!.pointee)
             },
@@ -210,12 +410,16 @@ final class Presentation: @unchecked Sendable {
         webkit_web_view_load_uri(view, url.absoluteString)
     }
 
-    func close() {
-        guard let view else { return }
+    /// Closes the view; returns the session store it owned, for the host to release (after giving an
+    /// authentication session's persistent cookies back to Safari).
+    func close() -> Pointer<WebKitWebContext>? {
+        guard let view else { return nil }
         sb_web_view_destroy(view)
         self.view = nil
         context?.release()
         context = nil
+        defer { store = nil }
+        return store
     }
 
     /// decide-policy: keep the decision, ask the flow, answer on the loop's thread.
@@ -242,9 +446,15 @@ final class Presentation: @unchecked Sendable {
         let viewPointer = Pointer(view)
         let shouldLoad = shouldLoad
         let loop = host.loop
+        let seat = seat
+        let from = webkit_web_view_get_uri(view).flatMap { URL(string: String(cString: $0)) }
         Task {
-            let allowed = await shouldLoad(url)
-            host.observe(.decided(url, kind: kind, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
+            let allowed = await shouldLoad(Navigation(url: url, userGesture: gesture, from: from))
+            if seat == .webView {
+                host.observe(.decided(url, kind: kind, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
+            } else {
+                host.observe(.navigated(url, kind: kind, userGesture: gesture, loaded: allowed))
+            }
             loop.perform { [weak self] in
                 // A new window opens in this same view, as the WKWebView adapter does.
                 if newWindow {

@@ -34,7 +34,7 @@ struct WebKitGTKHostTests {
     static func run(_ scenario: Scenario, host: WebKitGTKHost, during: (@Sendable (ScenarioRunner.Rig) async throws -> Void)? = nil) async throws
         -> ScenarioResult
     {
-        try await ScenarioRunner.run(scenario, logger: quiet, userAgent: host, during: during)
+        try await ScenarioRunner.run(scenario, logger: quiet, userAgent: { host.routeLinks(through: $0) }, during: during)
     }
 
     static func credential(_ result: ScenarioResult, _ host: WebKitGTKHost) throws -> Credential {
@@ -58,7 +58,10 @@ struct WebKitGTKHostTests {
         case .response(let url, let status): "response \(status) \(url.map(Redaction.describe) ?? "nil")"
         case .failed(let url, let domain, let code): "failed \(url.map(Redaction.describe) ?? "nil") \(domain) \(code)"
         case .finished(let url): "finished \(url.map(Redaction.describe) ?? "nil")"
-        case .presented(let url): "presented \(Redaction.describe(url))"
+        case .presented(let url, let seat): "presented \(seat) \(Redaction.describe(url))"
+        case .navigated(let url, let kind, let gesture, let loaded): "navigated \(kind) \(url.map(Redaction.describe) ?? "nil") gesture=\(gesture) loaded=\(loaded)"
+        case .routed(let url, let opened): "routed \(Redaction.describe(url)) opened=\(opened)"
+        case .caught(let url): "caught \(Redaction.describe(url))"
         case .loaded(let url, let cookies): "loaded \(Redaction.describe(url)) cookies=\(cookies)"
         case .closed: "closed"
         }

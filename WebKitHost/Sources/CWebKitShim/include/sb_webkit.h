@@ -33,9 +33,17 @@ typedef void (*sb_finished)(const char *uri, void *context);
 /// Called with the response to a main-frame navigation: its URI and HTTP status.
 typedef void (*sb_response)(const char *uri, int status, void *context);
 
-/// A WebView in an offscreen window, with its own non-persistent website data, the given user agent,
-/// JavaScript on, and the callbacks connected.
-WebKitWebView *sb_web_view_new(const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, sb_response response, void *context);
+/// A website data store: a web context with its own data manager, kept in memory for this process (each
+/// stands in for one of iOS's cookie stores: Safari's, an app's Safari views', an app's WebViews', an
+/// authentication session's). Release with g_object_unref.
+WebKitWebContext *sb_store_new(void);
+/// Copies the cookies `from` holds into `to` (only those with an expiry when `persistent_only`), then calls
+/// `done` with how many were copied.
+void sb_copy_cookies(WebKitWebContext *from, WebKitWebContext *to, int persistent_only, void (*done)(int copied, void *context), void *context);
+
+/// A WebView on `store` in an offscreen window, with the given user agent, JavaScript on, and the
+/// callbacks connected.
+WebKitWebView *sb_web_view_new(WebKitWebContext *store, const char *user_agent, sb_decide decide, sb_failed failed, sb_finished finished, sb_response response, void *context);
 void sb_web_view_destroy(WebKitWebView *view);
 void sb_decision_use(WebKitPolicyDecision *decision);
 void sb_decision_ignore(WebKitPolicyDecision *decision);
