@@ -14,9 +14,17 @@ import WebKitGTKHost
     "WebKitGTK host: the authentication session, the Safari view and Safari on a real engine", .serialized,
     .enabled(if: Engine.runs, "WebKitGTK or a display is missing (run scripts/test.sh, which installs it and uses Xvfb)"))
 struct BrowserSeatTests {
-    /// Sets a session cookie and a persistent one (an hour) named after `prefix` on the page shown.
-    static func setCookies(_ host: WebKitGTKHost, _ prefix: String) async {
+    /// Sets a session cookie and a persistent one (an hour) named after `prefix` on the page `url` shown,
+    /// and waits (up to 5 s) until the view's store holds them: a page's cookie write reaches the store
+    /// asynchronously.
+    static func setCookies(_ host: WebKitGTKHost, _ prefix: String, for url: URL) async throws {
         await host.runScript("document.cookie='\(prefix)session=1; path=/'; document.cookie='\(prefix)kept=1; path=/; max-age=3600'; 'ok'")
+        for _ in 0..<500 {
+            let names = await Self.names(host, url)
+            if names.contains("\(prefix)session") && names.contains("\(prefix)kept") { return }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        Issue.record("the page's cookies \(prefix)session and \(prefix)kept never reached the store")
     }
 
     /// The cookie names `seat` holds for `url` when it shows `url`, sorted.
@@ -41,23 +49,23 @@ struct BrowserSeatTests {
         let page = try #require(URL(string: emulator.issuer + "/.well-known/openid-configuration"))
 
         #expect(await Self.names(host, page, as: .safari) == [])
-        await Self.setCookies(host, "safari")
+        try await Self.setCookies(host, "safari", for: page)
         #expect(await Self.names(host, page) == ["safarikept", "safarisession"])
 
         #expect(await Self.names(host, page, as: .authenticationSession) == ["safarikept"], "Safari's persistent cookie only")
-        await Self.setCookies(host, "session")
+        try await Self.setCookies(host, "session", for: page)
         await host.dismiss()
         #expect(
             await Self.names(host, page, as: .safari) == ["safarikept", "safarisession", "sessionkept"],
             "the session's persistent cookie went back to Safari, its session cookie did not")
 
         #expect(await Self.names(host, page, as: .ephemeralSession) == [], "an ephemeral session shares nothing")
-        await Self.setCookies(host, "ephemeral")
+        try await Self.setCookies(host, "ephemeral", for: page)
         await host.dismiss()
         #expect(!(await Self.names(host, page, as: .safari).contains { $0.hasPrefix("ephemeral") }))
 
         #expect(await Self.names(host, page, as: .safariView) == [], "the Safari view has its own store (iOS 11)")
-        await Self.setCookies(host, "view")
+        try await Self.setCookies(host, "view", for: page)
         #expect(await Self.names(host, page, as: .safariView) == ["viewkept", "viewsession"], "kept for the app's next Safari view")
         #expect(await Self.names(host, page, as: .webView) == [], "the WebView's store is the app's own")
         await host.dismiss()
