@@ -320,14 +320,16 @@ extension CompanionAPI.BridgeStart: CustomStringConvertible {
 extension CompanionAPI.AuthorizationStarted: CustomStringConvertible {
     public var description: String {
         let shown = [authorizationURL, returnURL].map { $0.flatMap(URL.init(string:)).map(Redaction.describe) ?? "nil" }
-        return "AuthorizationStarted(authorizationURL: \(shown[0]), state: \(Redaction.secret(state)), returnURL: \(shown[1]), expiresIn: \(expiresIn.map(String.init) ?? "nil"))"
+        return
+            "AuthorizationStarted(authorizationURL: \(shown[0]), state: \(Redaction.secret(state)), returnURL: \(shown[1]), expiresIn: \(expiresIn.map(String.init) ?? "nil"))"
     }
 }
 
 extension CompanionAPI.Exchange: CustomStringConvertible {
     public var description: String {
         let secrets = [("binding", binding), ("code", code), ("codeVerifier", codeVerifier), ("nonce", nonce)]
-        return "Exchange(callbackURL: \(callbackURL.flatMap(URL.init(string:)).map(Redaction.describe) ?? "nil"), redirectURI: \(redirectURI ?? "nil"), "
+        return
+            "Exchange(callbackURL: \(callbackURL.flatMap(URL.init(string:)).map(Redaction.describe) ?? "nil"), redirectURI: \(redirectURI ?? "nil"), "
             + secrets.map { "\($0.0): \(Redaction.secret($0.1))" }.joined(separator: ", ") + ")"
     }
 }

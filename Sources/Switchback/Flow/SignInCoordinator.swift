@@ -245,7 +245,8 @@ public actor SignInCoordinator {
                 guard let secret = authorization.flowSecret else {
                     await exchanged(
                         flowID, result: nil,
-                        error: SwitchbackError(.flowInterrupted, "this sign-in was started without a flow secret and cannot be collected; start a new one"))
+                        error: SwitchbackError(
+                            .flowInterrupted, "this sign-in was started without a flow secret and cannot be collected; start a new one"))
                     break
                 }
                 let returned: String?

@@ -68,7 +68,8 @@ struct CoordinatorBookkeepingTests {
     }
 
     static func companionCoordinator(_ route: CompanionRoute, journal: any FlowJournalStore) -> SignInCoordinator {
-        let companion = CompanionClient(URL(string: "https://companion.example.test")!, transport: StubTransport { _ in StubTransport.json(500, "{}") })
+        let companion = CompanionClient(
+            URL(string: "https://companion.example.test")!, transport: StubTransport { _ in StubTransport.json(500, "{}") })
         return SignInCoordinator(.companion(companion, route: route), host: RecordingUserAgentHost(), opener: RecordingURLOpener(), journal: journal)
     }
 
@@ -85,11 +86,13 @@ struct CoordinatorBookkeepingTests {
             issuer: session.issuer, clientID: "another-app", redirectURI: session.redirectURI, state: session.state, nonce: session.nonce,
             pkce: session.pkce, responseMode: .query, maxAge: nil, requestURI: nil, authorizationURL: session.authorizationURL,
             createdAt: session.createdAt)
-        try await store.save(FlowJournal(flow: try FlowJournalTests.withID("other-client", own.flow), session: otherClient, provider: "x", expiresAt: expiry))
+        try await store.save(
+            FlowJournal(flow: try FlowJournalTests.withID("other-client", own.flow), session: otherClient, provider: "x", expiresAt: expiry))
         for route in [CompanionRoute.Kind.exchange, .completion] {
             try await store.save(
                 FlowJournal(
-                    flow: try FlowJournalTests.withID("companion-\(route.rawValue)", own.flow), authorization: .companion(Self.companionAuthorization(route)),
+                    flow: try FlowJournalTests.withID("companion-\(route.rawValue)", own.flow),
+                    authorization: .companion(Self.companionAuthorization(route)),
                     provider: "singpass", expiresAt: expiry))
         }
 

@@ -201,7 +201,8 @@ public enum ScenarioRunner {
             SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
                 if let route, let backend {
                     return SignInCoordinator(
-                        .companion(backend, route: route), host: userAgent?(context.opener) ?? context.host, opener: context.opener, journal: context.journal,
+                        .companion(backend, route: route), host: userAgent?(context.opener) ?? context.host, opener: context.opener,
+                        journal: context.journal,
                         clock: context.clock,
                         logger: logger
                     )
@@ -209,7 +210,8 @@ public enum ScenarioRunner {
                 let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
                 let authorizer: Authorizer = backend.map { .app(client, redeemingCodesAt: $0) } ?? .app(client)
                 return SignInCoordinator(
-                    authorizer, host: userAgent?(context.opener) ?? context.host, opener: context.opener, journal: context.journal, clock: context.clock,
+                    authorizer, host: userAgent?(context.opener) ?? context.host, opener: context.opener, journal: context.journal,
+                    clock: context.clock,
                     logger: logger)
             })
         let preset = setup.preset(issuer: issuer, companion: backend)

@@ -106,7 +106,8 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
                 url, seat: .webView,
                 Presentation(
                     host: self, shouldLoad: { await events.shouldLoad($0.url) },
-                    loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) }, response: { await events.pageResponse($0, status: $1) },
+                    loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) },
+                    response: { await events.pageResponse($0, status: $1) },
                     dismissed: { await events.dismissed() }))
         case .safariView:
             await show(
@@ -217,7 +218,9 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// authentication session catches its callback and closes; a scheme other than the web's goes to the
     /// system; an https link the user tapped to another domain goes to the app that claims it, if one does
     /// (universal links open only from a user's gesture that crosses domains); the rest the browser loads.
-    func browserLoads(_ navigation: Presentation.Navigation, catching callback: (redirectURI: URL, caught: @Sendable (URL) async -> Void)?) async -> Bool {
+    func browserLoads(_ navigation: Presentation.Navigation, catching callback: (redirectURI: URL, caught: @Sendable (URL) async -> Void)?) async
+        -> Bool
+    {
         guard let url = navigation.url, let scheme = url.scheme?.lowercased() else { return false }
         if let callback, Self.isCallback(url, of: callback.redirectURI) {
             observe(.caught(url))

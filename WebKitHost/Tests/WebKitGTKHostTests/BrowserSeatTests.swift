@@ -91,9 +91,11 @@ struct BrowserSeatTests {
         #expect(!observations.contains { if case .decided = $0 { true } else { false } }, "a browser's navigations are not the app's to decide")
         let callback = "com.example.app"
         if strategy == .safariView {
-            #expect(observations.contains { if case .routed(let url, true) = $0 { url.scheme == callback } else { false } }, "the system opened the app")
+            #expect(
+                observations.contains { if case .routed(let url, true) = $0 { url.scheme == callback } else { false } }, "the system opened the app")
         } else {
-            #expect(observations.contains { if case .caught(let url) = $0 { url.scheme == callback } else { false } }, "the session caught its callback")
+            #expect(
+                observations.contains { if case .caught(let url) = $0 { url.scheme == callback } else { false } }, "the session caught its callback")
         }
         #expect(observations.contains(.closed))
     }
@@ -106,7 +108,9 @@ struct BrowserSeatTests {
         let result = try await WebKitGTKHostTests.run(Scenario(provider: "bankid-se", strategy: strategy), host: host)
         #expect(try WebKitGTKHostTests.credential(result, host).subject == "9b1f7c2e-alice")
         #expect(
-            host.observations.contains { if case .routed(let url, true) = $0 { url.host == "app.bankid.com" || url.scheme == "bankid" } else { false } },
+            host.observations.contains {
+                if case .routed(let url, true) = $0 { url.host == "app.bankid.com" || url.scheme == "bankid" } else { false }
+            },
             "the autostart link opened the BankID app")
         #expect(result.transcript.contains { $0.text.hasPrefix("opens BankID") })
     }

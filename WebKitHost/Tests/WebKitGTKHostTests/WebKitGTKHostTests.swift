@@ -59,7 +59,8 @@ struct WebKitGTKHostTests {
         case .failed(let url, let domain, let code): "failed \(url.map(Redaction.describe) ?? "nil") \(domain) \(code)"
         case .finished(let url): "finished \(url.map(Redaction.describe) ?? "nil")"
         case .presented(let url, let seat): "presented \(seat) \(Redaction.describe(url))"
-        case .navigated(let url, let kind, let gesture, let loaded): "navigated \(kind) \(url.map(Redaction.describe) ?? "nil") gesture=\(gesture) loaded=\(loaded)"
+        case .navigated(let url, let kind, let gesture, let loaded):
+            "navigated \(kind) \(url.map(Redaction.describe) ?? "nil") gesture=\(gesture) loaded=\(loaded)"
         case .routed(let url, let opened): "routed \(Redaction.describe(url)) opened=\(opened)"
         case .caught(let url): "caught \(Redaction.describe(url))"
         case .loaded(let url, let cookies): "loaded \(Redaction.describe(url)) cookies=\(cookies)"

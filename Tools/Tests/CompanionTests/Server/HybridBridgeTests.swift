@@ -203,7 +203,9 @@
                 ("myapp://oauth/home?error=temporarily_unavailable", "temporarily_unavailable"),
             ] {
                 _ = await harness.bridge.decide(URL(string: "switchback://sign-in?return=/home&binding=\(Self.binding)")!)
-                #expect(await harness.bridge.handleReturn(URL(string: link)!) == .loaded(URL(string: "https://web.example.com/home?error=\(shown)")!), "\(link)")
+                #expect(
+                    await harness.bridge.handleReturn(URL(string: link)!) == .loaded(URL(string: "https://web.example.com/home?error=\(shown)")!),
+                    "\(link)")
             }
         }
 

@@ -94,7 +94,9 @@
 
                 let unopened = try await transport.send(.form(approve, [("txn", reference), ("username", "mallory")]))
                 #expect(unopened.status == 409 && String(decoding: unopened.body, as: UTF8.self).contains("not_opened"))
-                #expect(try await transport.send(.form(try Self.url(emulator, "/authenticator/open"), [("txn", reference), ("username", "alice")])).status == 200)
+                #expect(
+                    try await transport.send(.form(try Self.url(emulator, "/authenticator/open"), [("txn", reference), ("username", "alice")])).status
+                        == 200)
                 let foreign = try await transport.send(.form(approve, [("txn", reference), ("username", "mallory")]))
                 #expect(foreign.status == 403 && String(decoding: foreign.body, as: UTF8.self).contains("wrong_user"))
                 #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["status"] == .string("pending"), "the request keeps waiting")
