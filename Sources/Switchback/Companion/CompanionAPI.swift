@@ -295,6 +295,25 @@ public import Foundation
     }
 }
 
+/// A body whose description hides its secrets; its mirror shows only that description, so that `dump`, a
+/// debugger's summary or `Mirror` do not show the stored fields either.
+@_spi(SwitchbackInternals) public protocol RedactedBody: CustomStringConvertible, CustomReflectable {}
+
+extension RedactedBody {
+    public var customMirror: Mirror { Mirror(self, children: ["redacted": description], displayStyle: .struct) }
+}
+
+extension CompanionAPI.ExchangeStart: RedactedBody {}
+extension CompanionAPI.CompletionStart: RedactedBody {}
+extension CompanionAPI.BridgeStart: RedactedBody {}
+extension CompanionAPI.AuthorizationStarted: RedactedBody {}
+extension CompanionAPI.Exchange: RedactedBody {}
+extension CompanionAPI.CompletionStatus: RedactedBody {}
+extension CompanionAPI.SignInAnswer: RedactedBody {}
+extension CompanionAPI.BridgeRedeem: RedactedBody {}
+extension CompanionAPI.PermissionGranted: RedactedBody {}
+extension CompanionAPI.HandOffIssued: RedactedBody {}
+
 // The bodies' descriptions show their shape, never a secret: bindings, flow IDs, codes, verifiers, nonces,
 // sessions, tokens and one-time values are shown as present or absent (`Redaction.secret`), URLs without
 // their query values. A body that reaches a log line or a test failure gives nothing away.
@@ -343,7 +362,7 @@ extension CompanionAPI.CompletionStatus: CustomStringConvertible {
 extension CompanionAPI.SignInAnswer: CustomStringConvertible {
     public var description: String {
         let secrets = [("session", session), ("accessToken", accessToken), ("idToken", idToken), ("refreshToken", refreshToken)]
-        return "SignInAnswer(status: \(status?.rawValue ?? "nil"), error: \(error ?? "nil"), subject: \(subject ?? "nil"), acr: \(acr ?? "nil"), "
+        return "SignInAnswer(status: \(status?.rawValue ?? "nil"), error: \(error.map { OAuthErrorResponse.plainCode($0) ?? "‹not a code›" } ?? "nil"), subject: \(subject ?? "nil"), acr: \(acr ?? "nil"), "
             + secrets.map { "\($0.0): \(Redaction.secret($0.1))" }.joined(separator: ", ")
             + ", tokenType: \(tokenType ?? "nil"), expiresIn: \(expiresIn.map(String.init) ?? "nil"))"
     }

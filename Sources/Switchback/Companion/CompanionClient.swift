@@ -63,7 +63,7 @@ public struct CompanionClient: Sendable {
         guard let state = started.state else { throw SwitchbackError(.malformedResponse, "the companion's exchange names no state") }
         return CompanionAuthorization(
             route: .exchange, authorizationURL: try Self.acceptableURL(started.authorizationURL, "authorization_url"), returnURL: redirectURI,
-            state: state, flowSecret: binding, createdAt: now
+            state: state, flowSecret: binding, createdAt: now, companion: baseURL
         )
     }
 
@@ -93,7 +93,7 @@ public struct CompanionClient: Sendable {
         }
         return CompanionAuthorization(
             route: .completion, authorizationURL: try Self.acceptableURL(started.authorizationURL, "authorization_url"), returnURL: returnURL,
-            state: nil, flowSecret: flowSecret, createdAt: now
+            state: nil, flowSecret: flowSecret, createdAt: now, companion: baseURL
         )
     }
 
@@ -133,7 +133,8 @@ public struct CompanionClient: Sendable {
         case (_, .failed?):
             let error = answer.error ?? "server_error"
             guard error == "access_denied" else {
-                throw SwitchbackError(.tokenEndpointError, "the companion could not complete the sign-in (\(error.prefix(40)))")
+                throw SwitchbackError(
+                    .tokenEndpointError, "the companion could not complete the sign-in (\(OAuthErrorResponse.plainCode(error) ?? "‹not a code›"))")
             }
             throw SwitchbackError(.authorizationError, "the provider ended the sign-in (access_denied)", oauthError: OAuthErrorResponse(error: error))
         default:

@@ -46,14 +46,20 @@ public enum CompanionRoute: Sendable, Equatable {
     /// the exchange is redeemed with (exchange), or the flow ID the result is asked for with (completion).
     public let flowSecret: String?
     public let createdAt: Date
+    /// The base URL of the companion that started it, so that only a coordinator of that companion takes its
+    /// journal back (nil in journals written before it was recorded).
+    public let companion: URL?
 
-    public init(route: CompanionRoute.Kind, authorizationURL: URL, returnURL: URL, state: String?, flowSecret: String?, createdAt: Date) {
+    public init(
+        route: CompanionRoute.Kind, authorizationURL: URL, returnURL: URL, state: String?, flowSecret: String?, createdAt: Date, companion: URL? = nil
+    ) {
         self.route = route
         self.authorizationURL = authorizationURL
         self.returnURL = returnURL
         self.state = state
         self.flowSecret = flowSecret
         self.createdAt = createdAt
+        self.companion = companion
     }
 }
 

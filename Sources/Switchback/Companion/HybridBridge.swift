@@ -134,7 +134,8 @@ public actor HybridBridge {
         let returned = url.path.isEmpty ? "/" : url.path
         guard returned == path, url.fragment == nil, url.user == nil,
             let fields = FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "", plusIsSpace: false),
-            fields.count == 1, let (name, value) = fields.first, name == "handoffotp" || name == "error", !value.isEmpty, value.utf8.count <= 512
+            fields.count == 1, let (name, value) = fields.first, name == "handoffotp" || name == "error", !value.isEmpty, value.utf8.count <= 512,
+            name == "error" || Self.isOneTimeCode(value)
         else {
             logger.warning("hybrid return link of an unexpected shape refused")
             return .rejected(.handOffLinkInvalid)
@@ -184,6 +185,20 @@ public actor HybridBridge {
 
     /// Whether a sign-in is waiting for its return link.
     public var isSigningIn: Bool { pendingPath != nil }
+
+    /// A one-time code as the companion makes them: 16 to 512 characters of the base64url alphabet. Anything
+    /// else in a return link is not the companion's and does not reach the web app.
+    static func isOneTimeCode(_ value: String) -> Bool {
+        (16...512).contains(value.utf8.count)
+            && value.utf8.allSatisfy {
+                switch $0 {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
+    }
 
     /// An error code as the web app receives it: OAuth-shaped (`a`–`z` and `_`, at most 40 characters) as it
     /// came, anything else `server_error`, so that neither the companion nor a forged return link can put

@@ -57,13 +57,16 @@ public struct Authorizer: Sendable {
         }
     }
 
-    /// Whether a sign-in started with `authorization` is one this authorizer can finish: the app's own with
-    /// the same client ID, or the companion's on the same kind of route. A journal another configuration of
-    /// the app wrote is left for that configuration.
+    /// Whether a sign-in started with `authorization` is one this authorizer can finish: the app's own at the
+    /// same issuer with the same client ID, or the companion's at the same companion on the same kind of route
+    /// (a journal from before the companion was recorded matches any). A journal another configuration of the
+    /// app wrote is left for that configuration.
     func finishes(_ authorization: StartedAuthorization) -> Bool {
         switch (kind, authorization) {
-        case (.app(let client, _), .app(let session)): session.clientID == client.configuration.clientID
-        case (.companion(_, let route), .companion(let started)): route.kind == started.route
+        case (.app(let client, _), .app(let session)):
+            session.clientID == client.configuration.clientID && session.issuer == client.provider.issuer
+        case (.companion(let companion, let route), .companion(let started)):
+            route.kind == started.route && (started.companion.map { $0 == companion.baseURL } ?? true)
         case (.app, .companion), (.companion, .app): false
         }
     }

@@ -50,7 +50,8 @@ struct CompanionAPITests {
         #expect(untyped.accessToken == "at" && untyped.tokens == nil)
     }
 
-    @Test("descriptions never show a secret: bindings, flow IDs, codes, verifiers, nonces, sessions, tokens and one-time values")
+    @Test(
+        "descriptions, dumps and mirrors never show a secret: bindings, flow IDs, codes, verifiers, nonces, sessions, tokens and one-time values")
     func descriptionsRedact() {
         let secret = "SECRET-7f3a9c1e2b4d6f80"
         let url = "https://id.example.test/authorize?request_uri=\(secret)&state=\(secret)"
@@ -70,7 +71,10 @@ struct CompanionAPITests {
             CompanionAPI.HandOffIssued(handoffotp: secret, expiresIn: 60, redeemURL: "https://web.example.com/redeem?handoffotp=\(secret)"),
         ]
         for body in bodies {
-            for shown in [body.description, String(describing: body), String(reflecting: body), "\(body)"] {
+            var dumped = ""
+            dump(body, to: &dumped)
+            let mirrored = Mirror(reflecting: body).children.map { "\($0.label ?? ""): \($0.value)" }.joined()
+            for shown in [body.description, String(describing: body), String(reflecting: body), "\(body)", dumped, mirrored] {
                 #expect(!shown.contains("SECRET"), "\(type(of: body)): \(shown)")
             }
         }

@@ -60,49 +60,62 @@ struct CoordinatorBookkeepingTests {
         #expect(try await coordinator.restore().isEmpty)
     }
 
-    static func companionAuthorization(_ route: CompanionRoute.Kind) -> CompanionAuthorization {
+    static let companionURL = URL(string: "https://companion.example.test")!
+
+    static func companionAuthorization(_ route: CompanionRoute.Kind, at companion: URL? = companionURL) -> CompanionAuthorization {
         CompanionAuthorization(
             route: route, authorizationURL: URL(string: "https://id.example.test/authorize?request_uri=R")!,
             returnURL: URL(string: "com.example.app:/oauth/callback")!, state: "S", flowSecret: String(repeating: "b", count: 43),
-            createdAt: Date())
+            createdAt: Date(), companion: companion)
     }
 
     static func companionCoordinator(_ route: CompanionRoute, journal: any FlowJournalStore) -> SignInCoordinator {
         let companion = CompanionClient(
-            URL(string: "https://companion.example.test")!, transport: StubTransport { _ in StubTransport.json(500, "{}") })
+            companionURL, transport: StubTransport { _ in StubTransport.json(500, "{}") })
         return SignInCoordinator(.companion(companion, route: route), host: RecordingUserAgentHost(), opener: RecordingURLOpener(), journal: journal)
     }
 
     @Test(
-        "restore takes back only the journals its authorizer can finish; those of another client ID or the companion's other route stay in the store"
+        "restore takes back only the journals its authorizer can finish; those of another client ID or issuer, another companion or the companion's other route stay in the store"
     )
     func restoreByAuthorizer() async throws {
         let store: any FlowJournalStore = InMemoryFlowJournalStore()
         let expiry = Date().addingTimeInterval(600)
-        let own = try FlowJournalTests.journal("own", expiresAt: expiry)
-        try await store.save(own)
-        guard case .app(let session) = own.authorization else { throw SwitchbackError(.invalidConfiguration, "not the app's") }
-        let otherClient = AuthorizationSession(
-            issuer: session.issuer, clientID: "another-app", redirectURI: session.redirectURI, state: session.state, nonce: session.nonce,
-            pkce: session.pkce, responseMode: .query, maxAge: nil, requestURI: nil, authorizationURL: session.authorizationURL,
-            createdAt: session.createdAt)
-        try await store.save(
-            FlowJournal(flow: try FlowJournalTests.withID("other-client", own.flow), session: otherClient, provider: "x", expiresAt: expiry))
-        for route in [CompanionRoute.Kind.exchange, .completion] {
+        let template = try FlowJournalTests.journal("template", expiresAt: expiry)
+        guard case .app(let session) = template.authorization else { throw SwitchbackError(.invalidConfiguration, "not the app's") }
+        func app(_ flowID: String, issuer: String, clientID: String) throws -> FlowJournal {
+            let started = AuthorizationSession(
+                issuer: issuer, clientID: clientID, redirectURI: session.redirectURI, state: session.state, nonce: session.nonce, pkce: session.pkce,
+                responseMode: .query, maxAge: nil, requestURI: nil, authorizationURL: session.authorizationURL, createdAt: session.createdAt)
+            return FlowJournal(flow: try FlowJournalTests.withID(flowID, template.flow), session: started, provider: "x", expiresAt: expiry)
+        }
+        try await store.save(try app("own", issuer: Self.metadata.issuer, clientID: "app"))
+        try await store.save(try app("other-client", issuer: Self.metadata.issuer, clientID: "another-app"))
+        try await store.save(try app("other-issuer", issuer: "https://staging.id.example.test", clientID: "app"))
+        let companions: [(String, CompanionAuthorization)] = [
+            ("companion-exchange", Self.companionAuthorization(.exchange)), ("companion-completion", Self.companionAuthorization(.completion)),
+            ("other-companion", Self.companionAuthorization(.exchange, at: URL(string: "https://companion-b.example.test")!)),
+            ("unrecorded-companion", Self.companionAuthorization(.exchange, at: nil)),
+        ]
+        for (flowID, authorization) in companions {
             try await store.save(
                 FlowJournal(
-                    flow: try FlowJournalTests.withID("companion-\(route.rawValue)", own.flow),
-                    authorization: .companion(Self.companionAuthorization(route)),
-                    provider: "singpass", expiresAt: expiry))
+                    flow: try FlowJournalTests.withID(flowID, template.flow), authorization: .companion(authorization), provider: "singpass",
+                    expiresAt: expiry))
         }
 
-        let (app, _) = Self.coordinator(journal: store)
-        #expect(try await app.restore() == ["own"])
+        let (appCoordinator, _) = Self.coordinator(journal: store)
+        #expect(try await appCoordinator.restore() == ["own"])
         let exchange = Self.companionCoordinator(.exchange(redirectURI: URL(string: "com.example.app:/oauth/callback")!), journal: store)
-        #expect(try await exchange.restore() == ["companion-exchange"])
-        #expect(Set(try await store.journals().map(\.flowID)) == ["own", "other-client", "companion-exchange", "companion-completion"])
-        await app.cancel("own")
+        // A journal written before the companion was recorded is taken by any coordinator of that route.
+        #expect(Set(try await exchange.restore()) == ["companion-exchange", "unrecorded-companion"])
+        #expect(
+            Set(try await store.journals().map(\.flowID)) == [
+                "own", "other-client", "other-issuer", "companion-exchange", "companion-completion", "other-companion", "unrecorded-companion",
+            ])
+        await appCoordinator.cancel("own")
         await exchange.cancel("companion-exchange")
+        await exchange.cancel("unrecorded-companion")
     }
 
     @Test(

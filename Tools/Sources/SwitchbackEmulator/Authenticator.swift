@@ -31,7 +31,22 @@ extension Provider {
     /// the same user fails the first with `cancelled`.
     func openTransaction(form body: ByteBuffer?) async -> Response {
         guard let form = Self.transactionForm(body), let reference = form["txn"] else { return Self.missingTransaction }
+        if let refusal = await refusal(toOpen: reference, as: form["username"] ?? configuration.users.first?.username) { return refusal }
         return await describeTransaction(reference: await open(reference, form: form)?.reference)
+    }
+
+    /// Why the app of `user` may not open the request `reference`: it is answered, or another user's app
+    /// holds it. Nil when it may (or when the request is unknown, which the caller reports).
+    func refusal(toOpen reference: String, as user: String?) async -> Response? {
+        // An unknown one is for the caller to report (404); an answered one is refused here.
+        guard let transaction = await state.transaction(reference) else { return nil }
+        guard transaction.status.awaitsAnswer else {
+            return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is already decided")
+        }
+        if let holder = transaction.user, let user, user != holder {
+            return Reply.oauthError(.forbidden, "wrong_user", "this request is in another user's app")
+        }
+        return nil
     }
 
     func open(_ reference: String, form: [String: String]) async -> ProviderState.Transaction? {
@@ -50,6 +65,9 @@ extension Provider {
         }
         guard let transaction = await scannedTransaction(content) else {
             return Reply.oauthError(.badRequest, "invalid_qr", "the QR code is unknown, expired or not valid")
+        }
+        if let refusal = await refusal(toOpen: transaction.reference, as: form["username"] ?? configuration.users.first?.username) {
+            return refusal
         }
         return await describeTransaction(reference: await open(transaction.reference, form: form)?.reference)
     }
@@ -136,22 +154,23 @@ extension Provider {
 
     /// `POST /authenticator/{approve,decline,ignore}` with `txn` (and, to approve, optionally `username`).
     ///
-    /// An approval signs in the user whose app holds the request: the one who opened it (from a link or a
-    /// QR code) or to whom the provider sent it (the identifier typed in the browser), as in the real apps,
-    /// where the request shows on that user's phone only. Approving a request no app has opened, or as
-    /// another user than the one holding it, is refused and leaves the request waiting.
+    /// Only the app holding the request answers it: the one that opened it (from a link or a QR code) or the
+    /// one the provider sent it to (the identifier typed in the browser), as in the real apps, where the
+    /// request shows on that user's phone only; an approval signs that user in. Answering a request no app
+    /// holds, or (naming a `username`) one another user's app holds, is refused and leaves it waiting.
     func authenticator(_ action: AuthenticatorAction, form body: ByteBuffer?) async -> Response {
         guard let form = Self.transactionForm(body), let reference = form["txn"] else { return Self.missingTransaction }
+        guard let held = await state.transaction(reference) else {
+            return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is unknown or already decided")
+        }
+        guard held.user != nil else { return Reply.oauthError(.conflict, "not_opened", "no authenticator app has opened this request") }
+        if let named = form["username"], named != held.user {
+            return Reply.oauthError(.forbidden, "wrong_user", "this request is in another user's app")
+        }
         let status: ProviderState.Transaction.Status
         switch action {
         case .approve:
-            guard let transaction = await state.transaction(reference) else {
-                return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is unknown or already decided")
-            }
-            guard let holder = transaction.user else {
-                return Reply.oauthError(.conflict, "not_opened", "no authenticator app has opened this request")
-            }
-            guard form["username"].map({ $0 == holder }) ?? true, let user = configuration.users.first(where: { $0.username == holder }) else {
+            guard let user = configuration.users.first(where: { $0.username == held.user }) else {
                 return Reply.oauthError(.forbidden, "wrong_user", "this request is in another user's app")
             }
             status = .approved(subject: user.subject)

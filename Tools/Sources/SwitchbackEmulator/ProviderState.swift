@@ -41,6 +41,9 @@ actor ProviderState {
             /// for the same user replaced this one (`cancelled`): the hint code collect reports.
             case failed(hint: String)
 
+            /// Whether the app may still answer: nothing answered yet, or the app was left without an answer.
+            var awaitsAnswer: Bool { self == .pending || self == .ignored }
+
             /// The name the authenticator endpoints report.
             var name: String {
                 switch self {
@@ -199,8 +202,12 @@ actor ProviderState {
     /// The app opens the transaction as `user` (nil: not said), with or without a usable identity; nil when
     /// it is unknown. With `replacing`, another undecided transaction the same user opened earlier fails
     /// with that hint code (Swedish BankID's `cancelled`: a new order for the same user).
+    /// The authenticator app of `user` opens the request. The first app to open it holds it: nil when the
+    /// request is unknown, already answered, or held by another user's app.
     func open(_ reference: String, user: String?, usableID: Bool = true, replacing hint: String? = nil) -> Transaction? {
-        guard transactions[reference] != nil else { return nil }
+        guard let transaction = transactions[reference], transaction.status.awaitsAnswer,
+            transaction.user == nil || user == nil || transaction.user == user
+        else { return nil }
         if let user, let hint {
             for (other, transaction) in transactions
             where other != reference && transaction.user == user && transaction.opened && transaction.status == .pending {
@@ -232,7 +239,8 @@ actor ProviderState {
     /// The browser sent the user's identifier (the other-device path): the request now waits in that
     /// user's app, with `matchCode` for the user to pick when the provider matches numbers.
     func send(_ reference: String, to user: String, matchCode: String?) -> Transaction? {
-        guard transactions[reference]?.status == .pending else { return nil }
+        // Once an app opened it, the request is that app's: the browser cannot send it elsewhere.
+        guard transactions[reference]?.status == .pending, transactions[reference]?.opened == false else { return nil }
         transactions[reference]?.user = user
         transactions[reference]?.matchCode = matchCode
         return transactions[reference]
@@ -245,7 +253,7 @@ actor ProviderState {
 
     /// Records the authenticator's answer; false when the transaction is unknown or already decided.
     func decide(_ reference: String, _ status: Transaction.Status) -> Bool {
-        guard let transaction = transactions[reference], transaction.status == .pending || transaction.status == .ignored else { return false }
+        guard let transaction = transactions[reference], transaction.status.awaitsAnswer else { return false }
         transactions[reference]?.status = status
         return true
     }

@@ -121,6 +121,8 @@
             let refused = [
                 "myapp://oauth/elsewhere?handoffotp=x", "myapp://oauth/home?access_token=abc", "myapp://oauth/home?handoffotp=x&access_token=abc",
                 "myapp://oauth/home#handoffotp=x", "myapp://oauth/home", "myapp://oauth/home?handoffotp=",
+                // Not a code the companion makes (base64url, 16 to 512 characters): text for the web app's page.
+                "myapp://oauth/home?handoffotp=%3Cscript%3Ealert(1)%3C%2Fscript%3E-padding",
             ]
             for link in refused {
                 #expect(await harness.bridge.handleReturn(URL(string: link)!) == .rejected(.handOffLinkInvalid), "\(link)")

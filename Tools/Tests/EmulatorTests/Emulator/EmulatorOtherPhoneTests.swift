@@ -77,7 +77,7 @@
         }
 
         @Test(
-            "an approval signs in the user whose app holds the request: approving one no app opened, or as another user, is refused and the request keeps waiting"
+            "only the app holding a request answers it, and an approval signs in its user: answering one no app opened, or as another user, or re-opening it as another user, is refused and the request keeps waiting"
         )
         func approvalBoundToHolder() async throws {
             var configuration = EmulatorConfiguration.defaults
@@ -99,6 +99,14 @@
                         == 200)
                 let foreign = try await transport.send(.form(approve, [("txn", reference), ("username", "mallory")]))
                 #expect(foreign.status == 403 && String(decoding: foreign.body, as: UTF8.self).contains("wrong_user"))
+                // Another user's app cannot take the request over by opening it again, nor answer it by name.
+                let reopened = try await transport.send(
+                    .form(try Self.url(emulator, "/authenticator/open"), [("txn", reference), ("username", "mallory")]))
+                #expect(reopened.status == 403)
+                #expect(try await transport.send(.form(approve, [("txn", reference), ("username", "mallory")])).status == 403)
+                let decline = try await transport.send(
+                    .form(try Self.url(emulator, "/authenticator/decline"), [("txn", reference), ("username", "mallory")]))
+                #expect(decline.status == 403)
                 #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["status"] == .string("pending"), "the request keeps waiting")
 
                 #expect(try await transport.send(.form(approve, [("txn", reference)])).status == 200, "alice's app approves as alice")

@@ -1,0 +1,146 @@
+public import ArgumentParser
+import Foundation
+@_spi(SwitchbackInternals) public import Switchback
+import SwitchbackTesting
+
+/// The demo's options, shared by `switchback demo` (the simulated device) and `switchback-webkit demo`
+/// (the same scenarios on a real WebKit engine): which preset, user agent, return pattern and environment,
+/// and what goes wrong on the way.
+public struct DemoOptions: ParsableArguments, Sendable {
+    public init() {}
+
+    @Option(help: "The provider preset (\(Scenario.providers.joined(separator: ", "))).")
+    public var provider = "uaepass"
+
+    @Option(
+        help:
+            "The user agent (\(UserAgentStrategy.allCases.map(\.rawValue).joined(separator: ", "))); default: uaepass uses webview, others their preset's first."
+    )
+    public var strategy: String?
+
+    @Option(
+        help:
+            "How the authenticator returns (\(ReturnPattern.allCases.map(\.rawValue).joined(separator: ", "))); default: the first the preset can use."
+    )
+    public var pattern: String?
+
+    @Option(help: "production or staging (uaepass defaults to staging).")
+    public var environment: String?
+
+    @Option(name: .customLong("variant"), help: "An emulator profile variant, repeatable (see `switchback emulator --help`).")
+    public var variants: [String] = []
+
+    @Flag(help: "The system terminates the app while the user is in the authenticator; the sign-in continues after the relaunch.")
+    public var killDuringHandoff = false
+
+    @Flag(help: "The user declines in the authenticator.")
+    public var decline = false
+
+    @Flag(help: "The authenticator app is not installed.")
+    public var noAuthenticator = false
+
+    @Flag(
+        help:
+            "The authenticator app is on another phone: the user scans the page's QR code there (bankid-se, singpass, mitid) or picks the page's number in the request sent there (uaepass)."
+    )
+    public var otherPhone = false
+
+    @Flag(help: "mitid only: the user signs in with a code display (user ID, its six-digit code, password) instead of the app.")
+    public var codeDisplay = false
+
+    @Flag(
+        help:
+            "mitid only: the broker answers the app's companion, which completes the sign-in and links back to the app (MitID's backend completion).")
+    public var backendCompletion = false
+
+    @Flag(help: "Run every provider preset with its default user agent, one after the other.")
+    public var all = false
+
+    public func validate() throws {
+        guard Scenario.providers.contains(provider) else {
+            throw ValidationError("unknown provider \(provider); known: \(Scenario.providers.joined(separator: ", "))")
+        }
+        if let strategy, UserAgentStrategy(rawValue: strategy) == nil {
+            throw ValidationError("unknown strategy \(strategy); known: \(UserAgentStrategy.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let pattern, ReturnPattern(rawValue: pattern) == nil {
+            throw ValidationError("unknown pattern \(pattern); known: \(ReturnPattern.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let environment, !["production", "staging"].contains(environment) { throw ValidationError("--environment is production or staging") }
+        if backendCompletion, all || provider != "mitid" { throw ValidationError("--backend-completion goes with --provider mitid") }
+        if otherPhone, all || !Self.otherPhoneProviders.contains(provider) {
+            throw ValidationError(
+                "--other-phone goes with --provider \(Self.otherPhoneProviders.joined(separator: ", ")): their pages offer another phone")
+        }
+        if codeDisplay, all || provider != "mitid" { throw ValidationError("--code-display goes with --provider mitid") }
+        if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
+    }
+
+    /// The presets whose pages offer a phone other than the one signing in.
+    public static let otherPhoneProviders = ["uaepass", "mitid", "bankid-se", "singpass"]
+
+    /// The scenarios these options ask for: one, or with `--all` every preset with its default user agent.
+    public func scenarios() -> [Scenario] {
+        all ? Scenario.providers.map { scenario(provider: $0) } : [scenario(provider: provider)]
+    }
+
+    /// The scenario for `provider` with these options.
+    public func scenario(provider: String, strategy chosen: UserAgentStrategy? = nil) -> Scenario {
+        var strategy = chosen ?? self.strategy.flatMap(UserAgentStrategy.init(rawValue:))
+        if strategy == nil, provider == "uaepass" { strategy = .webView }
+        return Scenario(
+            provider: provider, strategy: all && chosen == nil ? (provider == "uaepass" ? .webView : nil) : strategy,
+            pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
+            environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
+            authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
+            otherPhone: otherPhone, codeDisplay: codeDisplay
+        )
+    }
+}
+
+/// Turns a scenario's transcript into the narration and the sequence diagram.
+public enum Narration {
+    public static func text(_ result: ScenarioResult) -> String {
+        let scenario = result.scenario
+        var lines = [
+            "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "") =="
+        ]
+        for (number, step) in result.transcript.enumerated() {
+            lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")
+        }
+        switch result.outcome {
+        case .success(.credential(let credential)):
+            let identity = credential.identitySource == .userInfo ? " (identity from userinfo: the provider issues no ID token)" : ""
+            lines.append(
+                "Signed in: sub \(credential.subject ?? "?"), assurance \(credential.acr ?? "none reported")\(identity); token type \(credential.tokenType), access token \(Redaction.secret(credential.accessToken))."
+            )
+        case .success(.companion(let signIn)):
+            let grant =
+                signIn.session.map { "companion session \(Redaction.secret($0))" } ?? signIn.tokens.map {
+                    "tokens from the companion, access token \(Redaction.secret($0.accessToken))"
+                } ?? "nothing"
+            lines.append("Signed in through the companion: sub \(signIn.subject), assurance \(signIn.acr ?? "none reported"); \(grant).")
+        case .failure(let error):
+            lines.append("Sign-in failed: \(error)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    public static func mermaid(_ result: ScenarioResult) -> String {
+        var lines = ["sequenceDiagram"]
+        let used = SimulatedDevice.Participant.allCases.filter { participant in
+            result.transcript.contains { $0.from == participant || $0.to == participant }
+        }
+        for actor in used { lines.append("    participant \(actor.rawValue)") }
+        for step in result.transcript {
+            let text = step.text.replacingOccurrences(of: ";", with: ",").replacingOccurrences(of: "#", with: "").replacingOccurrences(
+                of: "\"", with: "'")
+            lines.append("    \(step.from.rawValue)->>\(step.to.rawValue): \(text)")
+        }
+        switch result.outcome {
+        case .success: lines.append("    Note over App: signed in")
+        case .failure(let error): lines.append("    Note over App: failed, \(error.code)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
