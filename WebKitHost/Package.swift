@@ -9,10 +9,13 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "WebKitGTKHost", targets: ["WebKitGTKHost"]),
+        .executable(name: "switchback-webkit", targets: ["SwitchbackWebKit"]),
     ],
     dependencies: [
         .package(name: "Switchback", path: ".."),
         .package(name: "SwitchbackTools", path: "../Tools"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(name: "CWebKitGTK", pkgConfig: "webkit2gtk-4.1", providers: [.apt(["libwebkit2gtk-4.1-dev"])]),
@@ -20,6 +23,18 @@ let package = Package(
         .target(
             name: "WebKitGTKHost",
             dependencies: ["CWebKitShim", "CWebKitGTK", .product(name: "Switchback", package: "Switchback")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
+            name: "SwitchbackWebKit",
+            dependencies: [
+                "WebKitGTKHost",
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "SwitchbackTesting", package: "Switchback"),
+                .product(name: "_SwitchbackScenarios", package: "SwitchbackTools"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .testTarget(

@@ -172,6 +172,15 @@ if webkit_ready; then
   swift build --build-tests --package-path WebKitHost --scratch-path "$root/.build"
   xvfb-run -a swift test --skip-build --package-path WebKitHost --scratch-path "$root/.build" "$@"
   log "WebKitGTK $(pkg-config --modversion webkit2gtk-4.1) tests passed in $(( $(date +%s) - started )) s (build included)"
+  # The demo's scenarios with every user agent on the engine: each preset with each strategy (signed in,
+  # or refused, typed, where the preset says it cannot work), a decline, a kill during the hand-off and
+  # MitID's backend completion; screenshots and their index are written and thrown away.
+  started=$(date +%s)
+  shots=$(mktemp -d /tmp/switchback-webkit.XXXXXX)
+  cleanup+=("rm -rf '$shots'")
+  xvfb-run -a "$(swift build --show-bin-path --package-path WebKitHost --scratch-path "$root/.build")/switchback-webkit" demo --all \
+    --screenshots "$shots" >/dev/null
+  log "switchback-webkit demo --all: every preset and user agent on WebKitGTK, in $(( $(date +%s) - started )) s"
 elif [ "${CI:-}" = true ]; then
   log "WebKitGTK or Xvfb is missing and CI=true: the real-engine tests must run"
   exit 1

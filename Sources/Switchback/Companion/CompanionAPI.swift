@@ -362,7 +362,8 @@ extension CompanionAPI.CompletionStatus: CustomStringConvertible {
 extension CompanionAPI.SignInAnswer: CustomStringConvertible {
     public var description: String {
         let secrets = [("session", session), ("accessToken", accessToken), ("idToken", idToken), ("refreshToken", refreshToken)]
-        return "SignInAnswer(status: \(status?.rawValue ?? "nil"), error: \(error.map { OAuthErrorResponse.plainCode($0) ?? "‹not a code›" } ?? "nil"), subject: \(subject ?? "nil"), acr: \(acr ?? "nil"), "
+        return
+            "SignInAnswer(status: \(status?.rawValue ?? "nil"), error: \(error.map { OAuthErrorResponse.plainCode($0) ?? "‹not a code›" } ?? "nil"), subject: \(subject ?? "nil"), acr: \(acr ?? "nil"), "
             + secrets.map { "\($0.0): \(Redaction.secret($0.1))" }.joined(separator: ", ")
             + ", tokenType: \(tokenType ?? "nil"), expiresIn: \(expiresIn.map(String.init) ?? "nil"))"
     }

@@ -144,7 +144,7 @@ public struct FileFlowJournalStore: FlowJournalStore {
         guard FileManager.default.fileExists(atPath: file.path) else { return }
         do {
             try FileManager.default.removeItem(at: file)
-        } catch where !FileManager.default.fileExists(atPath: file.path) {
+        } catch  where !FileManager.default.fileExists(atPath: file.path) {
             // Removed meanwhile (another coordinator purging the same directory): gone is what was asked.
         } catch {
             throw SwitchbackError(.storeFailed, "could not remove the flow journal", underlying: error)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 @_spi(SwitchbackInternals) public import Switchback
 public import SwitchbackTesting
 import SwitchbackEmulator
@@ -116,8 +116,10 @@ public enum ScenarioRunner {
         }
     }
 
-    /// Makes a real user agent for one launch of the app, given the system it routes other apps' links through.
-    public typealias UserAgentFactory = @Sendable (_ system: any URLOpener) -> any UserAgentHost
+    /// Makes a real user agent for one launch of the app, given the system it routes other apps' links
+    /// through and the names the device resolves to loopback servers (the app's domain, the companion's
+    /// public name), as a real phone's DNS would resolve them.
+    public typealias UserAgentFactory = @Sendable (_ system: any URLOpener, _ hosts: [String: URL]) -> any UserAgentHost
 
     /// Runs `scenario`; `during`, when given, runs alongside the sign-in once it has started. `userAgent`
     /// replaces the device's simulated user agents with a real one (a WebKit engine's views): it is made for
@@ -167,7 +169,8 @@ public enum ScenarioRunner {
         guard let issuer = URL(string: emulator.issuer) else { throw SwitchbackError(.invalidURL, "the emulator's issuer is not a URL") }
         // The companion answers for the app's domain (its association file) and for its own public name.
         let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
-        let device = SimulatedDevice(hosts: [appDomain: loopback, "api.example.com": loopback])
+        let hosts = [appDomain: loopback, "api.example.com": loopback]
+        let device = SimulatedDevice(hosts: hosts)
         if scenario.codeDisplay {
             let user = setup.configuration.users.first
             await device.setCodeDisplay(
@@ -201,7 +204,7 @@ public enum ScenarioRunner {
             SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
                 if let route, let backend {
                     return SignInCoordinator(
-                        .companion(backend, route: route), host: userAgent?(context.opener) ?? context.host, opener: context.opener,
+                        .companion(backend, route: route), host: userAgent?(context.opener, hosts) ?? context.host, opener: context.opener,
                         journal: context.journal,
                         clock: context.clock,
                         logger: logger
@@ -210,7 +213,7 @@ public enum ScenarioRunner {
                 let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
                 let authorizer: Authorizer = backend.map { .app(client, redeemingCodesAt: $0) } ?? .app(client)
                 return SignInCoordinator(
-                    authorizer, host: userAgent?(context.opener) ?? context.host, opener: context.opener, journal: context.journal,
+                    authorizer, host: userAgent?(context.opener, hosts) ?? context.host, opener: context.opener, journal: context.journal,
                     clock: context.clock,
                     logger: logger)
             })

@@ -147,6 +147,8 @@ WebKitWebView *sb_web_view_new(WebKitWebContext *store, const char *user_agent, 
     state->response = response;
     state->context = context;
     state->window = gtk_offscreen_window_new();
+    // A phone's screen in points (an iPhone 15), so that pages lay out and photograph as on one.
+    gtk_window_set_default_size(GTK_WINDOW(state->window), 393, 852);
     gtk_container_add(GTK_CONTAINER(state->window), GTK_WIDGET(view));
     gtk_widget_show_all(state->window);
     g_object_set_data_full(G_OBJECT(view), "sb-state", state, g_free);
@@ -222,4 +224,28 @@ void sb_evaluate(WebKitWebView *view, const char *script, void (*done)(const cha
     request->done = done;
     request->context = context;
     webkit_web_view_evaluate_javascript(view, script, -1, "switchback-test", NULL, NULL, on_text, request);
+}
+
+typedef struct {
+    void (*done)(int written, void *context);
+    void *context;
+    char *path;
+} sb_snapshot_request;
+
+static void on_snapshot(GObject *source, GAsyncResult *result, gpointer data) {
+    sb_snapshot_request *request = data;
+    cairo_surface_t *surface = webkit_web_view_get_snapshot_finish(WEBKIT_WEB_VIEW(source), result, NULL);
+    int written = surface && cairo_surface_write_to_png(surface, request->path) == CAIRO_STATUS_SUCCESS;
+    if (surface) cairo_surface_destroy(surface);
+    request->done(written, request->context);
+    g_free(request->path);
+    g_free(request);
+}
+
+void sb_snapshot(WebKitWebView *view, const char *path, void (*done)(int written, void *context), void *context) {
+    sb_snapshot_request *request = g_new(sb_snapshot_request, 1);
+    request->done = done;
+    request->context = context;
+    request->path = g_strdup(path);
+    webkit_web_view_get_snapshot(view, WEBKIT_SNAPSHOT_REGION_VISIBLE, WEBKIT_SNAPSHOT_OPTIONS_NONE, NULL, on_snapshot, request);
 }

@@ -49,6 +49,8 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         case routed(URL, opened: Bool)
         /// The authentication session caught its callback.
         case caught(URL)
+        /// A browser navigation to a name that stands for a loopback server went there instead.
+        case resolved(URL, to: URL)
         case closed
     }
 
@@ -69,6 +71,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     private var observed: [Observation] = []
     private var current: Presentation?
     private var system: (any URLOpener)?
+    private var hosts: [String: URL] = [:]
     /// The long-lived stores, by name (`safari`, `safari-view`, `webview`); touched on the loop's thread.
     private var stores: [String: Pointer<WebKitWebContext>] = [:]
 
@@ -91,10 +94,26 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     /// Where the browsers send what they do not load (other schemes, universal links): the device's
     /// operating system, which opens the app that handles it. Without one such links open nothing.
+    /// `hosts` names servers that run on loopback (`api.example.com` → `http://127.0.0.1:8080`): a browser
+    /// navigation to one loads the loopback address instead, the page's origin then being the loopback's.
     @discardableResult
-    public func routeLinks(through system: any URLOpener) -> Self {
-        lock.withLock { self.system = system }
+    public func routeLinks(through system: any URLOpener, resolving hosts: [String: URL] = [:]) -> Self {
+        lock.withLock {
+            self.system = system
+            self.hosts = Dictionary(hosts.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        }
         return self
+    }
+
+    /// `url` on the loopback server its host name stands for, if ``routeLinks(through:resolving:)`` named it.
+    func resolved(_ url: URL) -> URL? {
+        guard let host = url.host?.lowercased(), let base = lock.withLock({ hosts[host] }),
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return nil }
+        components.scheme = base.scheme
+        components.host = base.host
+        components.port = base.port
+        return components.url
     }
 
     // MARK: UserAgentHost
@@ -166,11 +185,16 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     private func show(_ url: URL, seat: Seat, _ presentation: Presentation) async {
         await dismiss()
+        presentation.seat = seat
         lock.withLock { current = presentation }
         observe(.presented(url, seat))
         let userAgent = seat == .webView ? userAgent : Self.safariUserAgent
         let store = await self.store(for: seat)
-        presentation.seat = seat
+        // Dismissed while its store was being prepared: it never opens, and a session's own store is released.
+        guard lock.withLock({ current === presentation }) else {
+            if seat == .authenticationSession || seat == .ephemeralSession { loop.perform { g_object_unref(store.value) } }
+            return
+        }
         await loop.run { presentation.open(store: store, userAgent: userAgent, at: url) }
     }
 
@@ -221,10 +245,13 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     func browserLoads(_ navigation: Presentation.Navigation, catching callback: (redirectURI: URL, caught: @Sendable (URL) async -> Void)?) async
         -> Bool
     {
-        guard let url = navigation.url, let scheme = url.scheme?.lowercased() else { return false }
+        // A view already closed or replaced does nothing more: it neither catches nor routes anything.
+        guard lock.withLock({ current === navigation.source }), let url = navigation.url, let scheme = url.scheme?.lowercased() else {
+            return false
+        }
         if let callback, Self.isCallback(url, of: callback.redirectURI) {
             observe(.caught(url))
-            await closeCurrent()
+            guard await closeCurrent(if: navigation.source) != nil else { return false }
             await callback.caught(url)
             return false
         }
@@ -234,20 +261,25 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
             observe(.routed(url, opened: opened))
             return false
         }
-        if scheme == "https", navigation.userGesture, url.host?.lowercased() != navigation.from?.host?.lowercased(),
+        // Universal links open from a link the user tapped, never from a form's submission (its body would be lost).
+        if scheme == "https", navigation.userGesture, navigation.kind == "link", url.host?.lowercased() != navigation.from?.host?.lowercased(),
             let system, await system.openUniversalLink(url)
         {
             observe(.routed(url, opened: true))
+            return false
+        }
+        if let loopback = resolved(url) {
+            observe(.resolved(url, to: loopback))
+            await loop.run { navigation.source.load(loopback) }
             return false
         }
         return true
     }
 
     /// `ASWebAuthenticationSession`'s callback rule: a custom scheme matches by scheme; an https callback
-    /// (`Callback.https(host:path:)`, iOS 17.4) by host and path.
+    /// (`Callback.https(host:path:)`, iOS 17.4) by host and path; an http redirect URI is never caught.
     static func isCallback(_ url: URL, of redirectURI: URL) -> Bool {
-        let scheme = redirectURI.scheme?.lowercased()
-        guard url.scheme?.lowercased() == scheme else { return false }
+        guard let scheme = redirectURI.scheme?.lowercased(), scheme != "http", url.scheme?.lowercased() == scheme else { return false }
         guard scheme == "https" else { return true }
         return url.host?.lowercased() == redirectURI.host?.lowercased() && url.path == redirectURI.path
     }
@@ -270,13 +302,13 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         await presentation.dismissed?()
     }
 
-    /// Closes the shown view, if any; an authentication session first gives its persistent cookies back to
-    /// Safari's store.
+    /// Closes the shown view (only when it is `only`, if given); an authentication session first gives its
+    /// persistent cookies back to Safari's store. Returns the view closed.
     @discardableResult
-    private func closeCurrent() async -> Presentation? {
+    private func closeCurrent(if only: Presentation? = nil) async -> Presentation? {
         guard
-            let presentation = lock.withLock({
-                let shown = current
+            let presentation = lock.withLock({ () -> Presentation? in
+                guard let shown = current, only == nil || shown === only else { return nil }
                 current = nil
                 return shown
             })
@@ -317,17 +349,52 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// when the page has no password form.
     @discardableResult
     public func userSignsIn(username: String, password: String) async -> Bool {
-        func literal(_ text: String) -> String {
-            "'"
-                + text.unicodeScalars.map {
-                    $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u{%x}", $0.value)
-                }.joined() + "'"
-        }
         let script = """
             (function(){var p=document.querySelector('input[type=password]');if(!p||!p.form)return 'no';var f=p.form;
-            f.querySelector('input[name=username]').value=\(literal(username));p.value=\(literal(password));f.submit();return 'yes';})()
+            f.querySelector('input[name=username]').value=\(Self.literal(username));p.value=\(Self.literal(password));f.submit();return 'yes';})()
             """
         return await evaluate(script) == "yes"
+    }
+
+    /// What the user does on the shown page, if it asks anything of them, read from its DOM as a person reads
+    /// the screen: signs in on a username and password form (not a code display's, whose user has the app),
+    /// confirms a confirmation form (`form#confirm`), taps the
+    /// return link (`#return`) or the page's "Open …" link (`#handoff`, once per page). Returns what they did,
+    /// in the demo's words; nil when the page asks nothing. For tests and `switchback-webkit demo`.
+    public func userActs(username: String, password: String, tapsHandOff: Bool) async -> String? {
+        let script = """
+            (function(){
+            var p=Array.prototype.find.call(document.querySelectorAll('input[type=password]'),function(i){return i.form&&i.form.querySelector('input[name=username]');});
+            if(p){p.form.querySelector('input[name=username]').value=\(Self.literal(username));p.value=\(Self.literal(password));p.form.submit();return 'signs in with username and password';}
+            var c=document.getElementById('confirm');
+            if(c&&c.tagName==='FORM'){var b=document.getElementById('continue');var l=b?b.textContent.trim():'Continue';if(b)b.click();else c.submit();return 'taps "'+l+'"';}
+            var r=document.getElementById('return');
+            if(r&&r.href){r.click();return 'taps "'+r.textContent.trim()+'"';}
+            var h=document.getElementById('handoff');
+            if(\(tapsHandOff ? "true" : "false")&&h&&h.href&&!window.switchbackTapped){window.switchbackTapped=true;h.click();return 'taps "'+h.textContent.trim()+'"';}
+            return '';})()
+            """
+        let done = await evaluate(script)
+        return done.isEmpty ? nil : done
+    }
+
+    /// `text` as a JavaScript string literal: letters and digits as they are, everything else escaped.
+    static func literal(_ text: String) -> String {
+        "'"
+            + text.unicodeScalars.map {
+                $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u{%x}", $0.value)
+            }.joined() + "'"
+    }
+
+    /// The seat of the view shown now, if any.
+    public var shownSeat: Seat? { lock.withLock { current?.seat } }
+
+    /// Writes a PNG of the shown view to `file`; false when nothing is shown or the engine could not.
+    public func photograph(to file: URL) async -> Bool {
+        guard let presentation = lock.withLock({ current }) else { return false }
+        return await withCheckedContinuation { continuation in
+            loop.perform { presentation.photograph(to: file.path) { continuation.resume(returning: $0) } }
+        }
     }
 
     /// Runs `script` on the shown page, apart from the page's own scripts, and returns its string result
@@ -352,7 +419,11 @@ final class Presentation: @unchecked Sendable {
     struct Navigation: Sendable {
         let url: URL?
         let userGesture: Bool
+        /// The engine's navigation type: link, form, back-forward, reload, form-resubmit or other.
+        let kind: String
         let from: URL?
+        /// The view the navigation happens in.
+        let source: Presentation
     }
 
     weak var host: WebKitGTKHost?
@@ -452,7 +523,7 @@ final class Presentation: @unchecked Sendable {
         let seat = seat
         let from = webkit_web_view_get_uri(view).flatMap { URL(string: String(cString: $0)) }
         Task {
-            let allowed = await shouldLoad(Navigation(url: url, userGesture: gesture, from: from))
+            let allowed = await shouldLoad(Navigation(url: url, userGesture: gesture, kind: kind, from: from, source: self))
             if seat == .webView {
                 host.observe(.decided(url, kind: kind, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
             } else {
@@ -494,6 +565,21 @@ final class Presentation: @unchecked Sendable {
             { header, context in
                 Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(header.map { String(cString: $0) } ?? "")
             }, box)
+    }
+
+    func photograph(to path: String, _ done: @escaping @Sendable (Bool) -> Void) {
+        guard let view else { return done(false) }
+        let box = Unmanaged.passRetained(Written(done)).toOpaque()
+        sb_snapshot(
+            view, path,
+            { written, context in
+                Unmanaged<Written>.fromOpaque(context!).takeRetainedValue().run(written != 0)
+            }, box)
+    }
+
+    private final class Written {
+        let run: @Sendable (Bool) -> Void
+        init(_ run: @escaping @Sendable (Bool) -> Void) { self.run = run }
     }
 
     func evaluate(_ script: String, _ done: @escaping @Sendable (String) -> Void) {

@@ -5,7 +5,7 @@ import SwitchbackEmulator
 import SwitchbackScenarios
 import SwitchbackTesting
 import Testing
-import WebKitGTKHost
+@testable import WebKitGTKHost
 
 /// The stand-ins for iOS's browsers on the real engine: whose cookies each one sees (Apple's documented
 /// store rules, measured on the engine rather than assumed), and sign-ins through the authentication
@@ -69,6 +69,20 @@ struct BrowserSeatTests {
         #expect(await Self.names(host, page, as: .safariView) == ["viewkept", "viewsession"], "kept for the app's next Safari view")
         #expect(await Self.names(host, page, as: .webView) == [], "the WebView's store is the app's own")
         await host.dismiss()
+    }
+
+    @Test(
+        "the authentication session's callback rule: a custom scheme by its scheme, an https callback by host and path, an http redirect URI never")
+    func callbackRule() throws {
+        let custom = try #require(URL(string: "com.example.app:/oauth/callback"))
+        #expect(WebKitGTKHost.isCallback(try #require(URL(string: "com.example.app:/anything?code=1")), of: custom))
+        #expect(!WebKitGTKHost.isCallback(try #require(URL(string: "com.other.app:/oauth/callback")), of: custom))
+        let https = try #require(URL(string: "https://app.example.com/oauth/callback"))
+        #expect(WebKitGTKHost.isCallback(try #require(URL(string: "https://APP.example.com/oauth/callback?code=1")), of: https))
+        #expect(!WebKitGTKHost.isCallback(try #require(URL(string: "https://app.example.com/oauth/other")), of: https))
+        #expect(!WebKitGTKHost.isCallback(try #require(URL(string: "https://evil.example/oauth/callback")), of: https))
+        let http = try #require(URL(string: "http://127.0.0.1:8080/callback"))
+        #expect(!WebKitGTKHost.isCallback(http, of: http), "every http page would otherwise end the session")
     }
 
     @Test(

@@ -34,7 +34,7 @@ struct WebKitGTKHostTests {
     static func run(_ scenario: Scenario, host: WebKitGTKHost, during: (@Sendable (ScenarioRunner.Rig) async throws -> Void)? = nil) async throws
         -> ScenarioResult
     {
-        try await ScenarioRunner.run(scenario, logger: quiet, userAgent: { host.routeLinks(through: $0) }, during: during)
+        try await ScenarioRunner.run(scenario, logger: quiet, userAgent: { host.routeLinks(through: $0, resolving: $1) }, during: during)
     }
 
     static func credential(_ result: ScenarioResult, _ host: WebKitGTKHost) throws -> Credential {
@@ -63,6 +63,7 @@ struct WebKitGTKHostTests {
             "navigated \(kind) \(url.map(Redaction.describe) ?? "nil") gesture=\(gesture) loaded=\(loaded)"
         case .routed(let url, let opened): "routed \(Redaction.describe(url)) opened=\(opened)"
         case .caught(let url): "caught \(Redaction.describe(url))"
+        case .resolved(let url, let loopback): "resolved \(Redaction.describe(url)) to \(Redaction.describe(loopback))"
         case .loaded(let url, let cookies): "loaded \(Redaction.describe(url)) cookies=\(cookies)"
         case .closed: "closed"
         }

@@ -54,4 +54,7 @@ void sb_cookies(WebKitWebView *view, const char *uri, void (*done)(const char *h
 /// result to `done`. For tests playing the user: reading the page, tapping a link.
 void sb_evaluate(WebKitWebView *view, const char *script, void (*done)(const char *text, void *context), void *context);
 
+/// Writes a PNG of the view's visible part to `path`, then calls `done` with 1 when it was written.
+void sb_snapshot(WebKitWebView *view, const char *path, void (*done)(int written, void *context), void *context);
+
 #endif
