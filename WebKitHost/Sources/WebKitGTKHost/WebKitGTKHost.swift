@@ -51,6 +51,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         case caught(URL)
         /// A browser navigation to a name that stands for a loopback server went there instead.
         case resolved(URL, to: URL)
+        /// With ``capturesPages``: a page started a navigation itself (a script, a refresh, a form, or the
+        /// user's tap: `userGesture`), and this was the page's HTML when it did. Navigations the app or the
+        /// host asked for, and redirects, are not the page's and are not recorded.
+        case left(URL?, html: String, to: URL?, kind: String, userGesture: Bool)
         case closed
     }
 
@@ -63,6 +67,14 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     fileprivate let loop: MainLoop
     private let userAgent: String
+    /// Records, for each navigation a page starts, the page's HTML at that moment (``Observation/left``):
+    /// for comparing what a page does in the engine with what a reader of its HTML predicts. Off by default.
+    public var capturesPages: Bool {
+        get { lock.withLock { captures } }
+        set { lock.withLock { captures = newValue } }
+    }
+    private var captures = false
+
     /// Lets custom-scheme navigations through without asking the flow, as iOS's WKWebView sometimes does:
     /// the engine then fails the provisional load, and only the failure reaches the flow.
     /// For tests of that fallback path; off in any real use.
@@ -481,8 +493,13 @@ final class Presentation: @unchecked Sendable {
 
     func load(_ url: URL) {
         guard let view else { return }
+        loadsPending += 1
         webkit_web_view_load_uri(view, url.absoluteString)
     }
+
+    /// Loads asked for by the app or the host that have not reached decide-policy yet (loop thread only):
+    /// their navigations are not the page's own.
+    private var loadsPending = 0
 
     /// Closes the view; returns the session store it owned, for the host to release (after giving an
     /// authentication session's persistent cookies back to Safari).
@@ -522,7 +539,20 @@ final class Presentation: @unchecked Sendable {
         let loop = host.loop
         let seat = seat
         let from = webkit_web_view_get_uri(view).flatMap { URL(string: String(cString: $0)) }
+        let byHost = loadsPending > 0 && !redirect
+        if byHost { loadsPending -= 1 }
+        let captures = host.capturesPages && !byHost && !redirect
         Task {
+            if captures {
+                // The page that starts the navigation is still the one shown: keep what it was.
+                let html = await withCheckedContinuation { continuation in
+                    loop.perform { [weak self] in
+                        guard let self else { return continuation.resume(returning: "") }
+                        self.evaluate("document.documentElement ? document.documentElement.outerHTML : ''") { continuation.resume(returning: $0) }
+                    }
+                }
+                host.observe(.left(from, html: html, to: url, kind: kind, userGesture: gesture))
+            }
             let allowed = await shouldLoad(Navigation(url: url, userGesture: gesture, kind: kind, from: from, source: self))
             if seat == .webView {
                 host.observe(.decided(url, kind: kind, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))

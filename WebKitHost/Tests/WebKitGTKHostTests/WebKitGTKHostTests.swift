@@ -64,6 +64,8 @@ struct WebKitGTKHostTests {
         case .routed(let url, let opened): "routed \(Redaction.describe(url)) opened=\(opened)"
         case .caught(let url): "caught \(Redaction.describe(url))"
         case .resolved(let url, let loopback): "resolved \(Redaction.describe(url)) to \(Redaction.describe(loopback))"
+        case .left(let url, _, let target, let kind, let gesture):
+            "left \(url.map(Redaction.describe) ?? "nil") for \(target.map(Redaction.describe) ?? "nil") by \(kind) gesture=\(gesture)"
         case .loaded(let url, let cookies): "loaded \(Redaction.describe(url)) cookies=\(cookies)"
         case .closed: "closed"
         }
