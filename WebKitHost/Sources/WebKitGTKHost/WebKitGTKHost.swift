@@ -350,11 +350,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         await evaluate("document.body ? document.body.innerText : ''")
     }
 
-    /// The user taps the link with this `id` (for tests); false when the page has none.
+    /// The user taps the link with this `id` with input events (for tests); false when the page has none.
     @discardableResult
     public func userTaps(linkWithID id: String) async -> Bool {
-        let escaped = id.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
-        return await evaluate("(function(){var a=document.getElementById('\(escaped)');if(!a)return 'no';a.click();return 'yes';})()") == "yes"
+        await userClicks(elementWithID: id)
     }
 
     /// The user types a username and password into the page's form and submits it (for tests); false
@@ -370,7 +369,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     /// What the user does on the shown page, if it asks anything of them, read from its DOM as a person reads
     /// the screen: signs in on a username and password form (not a code display's, whose user has the app),
-    /// confirms a confirmation form (`form#confirm`), taps the
+    /// confirms a confirmation form (`form#confirm`), taps (with input events, ``userClicks(elementWithID:)``) the
     /// return link (`#return`) or the page's "Open …" link (`#handoff`, once per page). Returns what they did,
     /// in the demo's words; nil when the page asks nothing. For tests and `switchback-webkit demo`.
     public func userActs(username: String, password: String, tapsHandOff: Bool) async -> String? {
@@ -381,12 +380,18 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
             var c=document.getElementById('confirm');
             if(c&&c.tagName==='FORM'){var b=document.getElementById('continue');var l=b?b.textContent.trim():'Continue';if(b)b.click();else c.submit();return 'taps "'+l+'"';}
             var r=document.getElementById('return');
-            if(r&&r.href){r.click();return 'taps "'+r.textContent.trim()+'"';}
+            if(r&&r.href){return 'link:return:'+r.textContent.trim();}
             var h=document.getElementById('handoff');
-            if(\(tapsHandOff ? "true" : "false")&&h&&h.href&&!window.switchbackTapped){window.switchbackTapped=true;h.click();return 'taps "'+h.textContent.trim()+'"';}
+            if(\(tapsHandOff ? "true" : "false")&&h&&h.href&&!window.switchbackTapped){window.switchbackTapped=true;return 'link:handoff:'+h.textContent.trim();}
             return '';})()
             """
         let done = await evaluate(script)
+        // A link is tapped with input events, so the engine's gesture flag is a person's, not a script's.
+        if done.hasPrefix("link:") {
+            let parts = done.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, await userClicks(elementWithID: parts[1]) else { return nil }
+            return "taps \"\(parts[2])\""
+        }
         return done.isEmpty ? nil : done
     }
 
@@ -396,6 +401,20 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
             + text.unicodeScalars.map {
                 $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u{%x}", $0.value)
             }.joined() + "'"
+    }
+
+    /// The user taps the element with `id` with input events (a mouse press and release at its centre, the
+    /// path a person's tap takes through the engine), not a script: false when the page shows no such element.
+    @discardableResult
+    public func userClicks(elementWithID id: String) async -> Bool {
+        let escaped = id.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        let place = await evaluate(
+            "(function(){var e=document.getElementById('\(escaped)');if(!e)return '';e.scrollIntoView({block:'center'});var r=e.getBoundingClientRect();return (r.left+r.width/2)+','+(r.top+r.height/2);})()"
+        )
+        let point = place.split(separator: ",").compactMap { Double($0) }
+        guard point.count == 2, let presentation = lock.withLock({ current }) else { return false }
+        await loop.run { presentation.click(x: point[0], y: point[1]) }
+        return true
     }
 
     /// The seat of the view shown now, if any.
@@ -595,6 +614,11 @@ final class Presentation: @unchecked Sendable {
             { header, context in
                 Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(header.map { String(cString: $0) } ?? "")
             }, box)
+    }
+
+    func click(x: Double, y: Double) {
+        guard let view else { return }
+        sb_click(view, x, y)
     }
 
     func photograph(to path: String, _ done: @escaping @Sendable (Bool) -> Void) {

@@ -129,3 +129,41 @@ struct BrowserSeatTests {
         #expect(result.transcript.contains { $0.text.hasPrefix("opens BankID") })
     }
 }
+
+/// A person's tap against a script's: how the engine flags the navigation each starts.
+@Suite(
+    "WebKitGTK host: taps as input events", .serialized,
+    .enabled(if: Engine.runs, "WebKitGTK or a display is missing (run scripts/test.sh, which installs it and uses Xvfb)"))
+struct InputEventTests {
+    @Test(
+        "a link tapped with input events is a user gesture of the link kind; a navigation the page's own timer starts is not, while one a script of the app's starts is"
+    )
+    func tapIsGesture() async throws {
+        let host = try WebKitGTKHostTests.host()
+        // A page with a link to a custom scheme (handed to no system: nothing opens) and a timer of its own.
+        let html = """
+            <a id="tap" href="tapped-by-hand:/x" style="display:block;font-size:40px">Tap</a>
+            <script>setTimeout(function(){location.href='by-page-timer:/y';}, 1500);</script>
+            """
+        let page = try #require(URL(string: "data:text/html," + (html.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")))
+        await host.browse(page, as: .safari)
+        #expect(await host.userClicks(elementWithID: "tap"))
+        // A timer the app's own script starts (the evaluate API, as the tests' scripted "user" uses).
+        await host.runScript("setTimeout(function(){location.href='by-app-timer:/z';}, 100); 'ok'")
+        for _ in 0..<500
+        where !["by-page-timer", "by-app-timer"].allSatisfy({ scheme in
+            host.observations.contains { if case .navigated(let url?, _, _, _) = $0 { url.scheme == scheme } else { false } }
+        }) {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        let navigations = host.observations.compactMap { observation -> (String, String, Bool)? in
+            if case .navigated(let url?, let kind, let gesture, _) = observation { return (url.scheme ?? "", kind, gesture) }
+            return nil
+        }
+        #expect(navigations.contains { $0 == ("tapped-by-hand", "link", true) }, "\(navigations)")
+        #expect(navigations.contains { $0.0 == "by-page-timer" && !$0.2 }, "\(navigations)")
+        // WebKit carries the gesture of a script the app evaluates over to a timer it starts.
+        #expect(navigations.contains { $0.0 == "by-app-timer" && $0.2 }, "\(navigations)")
+        await host.dismiss()
+    }
+}

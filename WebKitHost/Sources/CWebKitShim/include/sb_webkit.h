@@ -54,6 +54,10 @@ void sb_cookies(WebKitWebView *view, const char *uri, void (*done)(const char *h
 /// result to `done`. For tests playing the user: reading the page, tapping a link.
 void sb_evaluate(WebKitWebView *view, const char *script, void (*done)(const char *text, void *context), void *context);
 
+/// A press and release of the primary mouse button at (x, y) in the view's coordinates, delivered to the
+/// view as input events (the path a person's tap takes), not as a script.
+void sb_click(WebKitWebView *view, double x, double y);
+
 /// Writes a PNG of the view's visible part to `path`, then calls `done` with 1 when it was written.
 void sb_snapshot(WebKitWebView *view, const char *path, void (*done)(int written, void *context), void *context);
 
