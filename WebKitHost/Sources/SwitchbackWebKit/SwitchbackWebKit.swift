@@ -27,8 +27,8 @@ struct Demo: AsyncParsableCommand {
             the engine. The simulated device still routes links, runs the authenticator app and the app's \
             lifecycle. The user's part on a page (signing in, confirming, tapping a link) is done in the engine. \
             Without a display, run it under xvfb-run. With --all: every preset with every user agent (those a \
-            preset cannot use must be refused, typed), plus a decline, a kill during the hand-off and MitID's \
-            backend completion.
+            preset cannot use must be refused, typed), plus a decline, a kill during the hand-off, MitID's \
+            backend completion and a hybrid app whose own WebView is the engine.
             """
     )
 
@@ -63,6 +63,12 @@ struct Demo: AsyncParsableCommand {
             if let verdict { print(verdict) }
             album.chapter(narration: narration + (verdict.map { "\n" + $0 } ?? ""), photos: seen.photos)
             if verdict?.hasPrefix("FAILED") == true { failed.append("\(run.scenario.provider) \(result.strategy)") }
+        }
+        if options.all {
+            let hybrid = try await HybridRun.run(folder: folder, prefix: "hybrid")
+            print(hybrid.narration)
+            album.chapter(narration: hybrid.narration, photos: hybrid.photos)
+            if !hybrid.signedIn { failed.append("the hybrid app") }
         }
         if let folder {
             try album.index().write(to: folder.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)

@@ -1,0 +1,54 @@
+import Foundation
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackScenarios
+import SwitchbackTesting
+import WebKitGTKHost
+
+extension WebKitGTKHost: HybridScreen {}
+
+/// The hybrid app on the engine: the app's own WebView (the engine) shows the web app; its sign-in link
+/// goes to the bridge, the sign-in runs in the device's authentication session, and the return lands in
+/// the engine, where the web app redeems its one-time code.
+enum HybridRun {
+    struct Outcome {
+        let narration: String
+        let photos: [EngineUser.Photo]
+        let signedIn: Bool
+    }
+
+    static func run(folder: URL?, prefix: String) async throws -> Outcome {
+        let host = try WebKitGTKHost()
+        let rig = try await HybridRig.start(screen: host)
+        let user = Task { await EngineUser(host: host, folder: folder, prefix: prefix).act() }
+        var text = await waitForPage(host) { $0.contains("Web app") }
+        let tapped = await host.userTaps(linkWithID: "sign-in")
+        if tapped { text = await waitForPage(host) { $0.contains("Signed in") || $0.contains("failed") } }
+        user.cancel()
+        let seen = await user.value
+        await host.dismiss()
+        let transcript = await rig.device.transcript
+        await rig.stop()
+        let signedIn = text.contains("Signed in as 9b1f7c2e-alice")
+        var lines = ["== hybrid app: the web app in the app's WebView on the engine, the sign-in in the authentication session =="]
+        lines.append("     User → webView: taps \"Sign in\"\(tapped ? "" : " (the web app showed no sign-in link)")")
+        for (number, step) in transcript.enumerated() {
+            lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")
+        }
+        lines.append(
+            signedIn
+                ? "Signed in: the web app in the engine shows \"Signed in as 9b1f7c2e-alice\"."
+                : "Sign-in failed: the engine shows \"\(text.prefix(160))\"")
+        return Outcome(narration: lines.joined(separator: "\n") + seen.narration, photos: seen.photos, signedIn: signedIn)
+    }
+
+    /// The engine's page text once `done` holds, or as it is after 20 s.
+    static func waitForPage(_ host: WebKitGTKHost, _ done: (String) -> Bool) async -> String {
+        var text = ""
+        for _ in 0..<400 {
+            text = await host.pageText()
+            if done(text) { return text }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+        return text
+    }
+}
