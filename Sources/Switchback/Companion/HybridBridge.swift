@@ -189,15 +189,7 @@ public actor HybridBridge {
     /// A one-time code as the companion makes them: 16 to 512 characters of the base64url alphabet. Anything
     /// else in a return link is not the companion's and does not reach the web app.
     static func isOneTimeCode(_ value: String) -> Bool {
-        (16...512).contains(value.utf8.count)
-            && value.utf8.allSatisfy {
-                switch $0 {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    true
-                default: false
-                }
-            }
+        (16...512).contains(value.utf8.count) && Base64URL.isAlphabet(value)
     }
 
     /// An error code as the web app receives it: OAuth-shaped (`a`–`z` and `_`, at most 40 characters) as it

@@ -22,6 +22,12 @@ public import Foundation
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Whether every character of `text` is in the base64url alphabet (no padding): the shape of the
+    /// one-time values and secrets this project issues.
+    @_spi(SwitchbackInternals) public static func isAlphabet(_ text: some StringProtocol) -> Bool {
+        text.utf8.allSatisfy { value(of: $0) != nil }
+    }
+
     /// Decodes strict base64url: no padding, no whitespace, no characters outside the alphabet, and
     /// unused trailing bits zero (so one value has exactly one encoding).
     @_spi(SwitchbackInternals) public static func decode(_ text: some StringProtocol) -> Data? {

@@ -31,28 +31,20 @@ extension Provider {
     /// the same user fails the first with `cancelled`.
     func openTransaction(form body: ByteBuffer?) async -> Response {
         guard let form = Self.transactionForm(body), let reference = form["txn"] else { return Self.missingTransaction }
-        if let refusal = await refusal(toOpen: reference, as: form["username"] ?? configuration.users.first?.username) { return refusal }
-        return await describeTransaction(reference: await open(reference, form: form)?.reference)
+        return await open(reference, form: form)
     }
 
-    /// Why the app of `user` may not open the request `reference`: it is answered, or another user's app
-    /// holds it. Nil when it may (or when the request is unknown, which the caller reports).
-    func refusal(toOpen reference: String, as user: String?) async -> Response? {
-        // An unknown one is for the caller to report (404); an answered one is refused here.
-        guard let transaction = await state.transaction(reference) else { return nil }
-        guard transaction.status.awaitsAnswer else {
-            return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is already decided")
-        }
-        if let holder = transaction.user, let user, user != holder {
-            return Reply.oauthError(.forbidden, "wrong_user", "this request is in another user's app")
-        }
-        return nil
-    }
-
-    func open(_ reference: String, form: [String: String]) async -> ProviderState.Transaction? {
+    /// Opens the request in the app of `form`'s `username` (the first configured user when absent) and
+    /// answers what the app shows, or why it may not open it: it is answered, or another user's app holds it.
+    func open(_ reference: String, form: [String: String]) async -> Response {
         let replacing: String? = if case .bankIDSweden = profile.handOff { "cancelled" } else { nil }
         let user = form["username"] ?? configuration.users.first?.username
-        return await state.open(reference, user: user, usableID: form["usable"] != "false", replacing: replacing)
+        switch await state.open(reference, user: user, usableID: form["usable"] != "false", replacing: replacing) {
+        case .opened(let transaction): return await describeTransaction(reference: transaction.reference)
+        case .unknown: return await describeTransaction(reference: nil)
+        case .answered: return Reply.oauthError(.conflict, "invalid_transaction", "the transaction is already decided")
+        case .heldByAnother: return Reply.oauthError(.forbidden, "wrong_user", "this request is in another user's app")
+        }
     }
 
     /// `POST /authenticator/scan` with `qr` (and `username`): the app on another phone scanned the code
@@ -66,10 +58,7 @@ extension Provider {
         guard let transaction = await scannedTransaction(content) else {
             return Reply.oauthError(.badRequest, "invalid_qr", "the QR code is unknown, expired or not valid")
         }
-        if let refusal = await refusal(toOpen: transaction.reference, as: form["username"] ?? configuration.users.first?.username) {
-            return refusal
-        }
-        return await describeTransaction(reference: await open(transaction.reference, form: form)?.reference)
+        return await open(transaction.reference, form: form)
     }
 
     func scannedTransaction(_ content: String) async -> ProviderState.Transaction? {
@@ -171,7 +160,7 @@ extension Provider {
         switch action {
         case .approve:
             guard let user = configuration.users.first(where: { $0.username == held.user }) else {
-                return Reply.oauthError(.forbidden, "wrong_user", "this request is in another user's app")
+                return Reply.oauthError(.badRequest, "invalid_request", "the app that holds this request is not a configured user's")
             }
             status = .approved(subject: user.subject)
         case .decline: status = .declined

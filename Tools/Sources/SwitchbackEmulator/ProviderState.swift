@@ -199,15 +199,23 @@ actor ProviderState {
     /// The clock the state keeps time by.
     var currentDate: Date { now() }
 
-    /// The app opens the transaction as `user` (nil: not said), with or without a usable identity; nil when
-    /// it is unknown. With `replacing`, another undecided transaction the same user opened earlier fails
-    /// with that hint code (Swedish BankID's `cancelled`: a new order for the same user).
-    /// The authenticator app of `user` opens the request. The first app to open it holds it: nil when the
-    /// request is unknown, already answered, or held by another user's app.
-    func open(_ reference: String, user: String?, usableID: Bool = true, replacing hint: String? = nil) -> Transaction? {
-        guard let transaction = transactions[reference], transaction.status.awaitsAnswer,
-            transaction.user == nil || user == nil || transaction.user == user
-        else { return nil }
+    /// What opening a request in an authenticator app came to.
+    enum Opening {
+        case opened(Transaction)
+        case unknown
+        /// The app already answered it.
+        case answered
+        /// Another user's app opened it first, or the provider sent it to another user's app.
+        case heldByAnother
+    }
+
+    /// The authenticator app of `user` (nil: not said) opens the request, with or without a usable identity.
+    /// The first app to open it holds it. With `replacing`, another undecided transaction the same user
+    /// opened earlier fails with that hint code (Swedish BankID's `cancelled`: a new order for the same user).
+    func open(_ reference: String, user: String?, usableID: Bool = true, replacing hint: String? = nil) -> Opening {
+        guard let transaction = transactions[reference] else { return .unknown }
+        guard transaction.status.awaitsAnswer else { return .answered }
+        if let holder = transaction.user, let user, holder != user { return .heldByAnother }
         if let user, let hint {
             for (other, transaction) in transactions
             where other != reference && transaction.user == user && transaction.opened && transaction.status == .pending {
@@ -217,7 +225,7 @@ actor ProviderState {
         transactions[reference]?.opened = true
         transactions[reference]?.withoutUsableID = !usableID
         if let user { transactions[reference]?.user = user }
-        return transactions[reference]
+        return transactions[reference].map { .opened($0) } ?? .unknown
     }
 
     /// Counts a wrong code display code for the transaction; returns how many there have been.

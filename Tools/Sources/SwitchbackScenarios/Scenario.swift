@@ -202,9 +202,10 @@ public enum ScenarioRunner {
         let route = setup.companionRoute
         let app = await device.install(
             SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
+                let host = userAgent?(context.opener, hosts) ?? context.host
                 if let route, let backend {
                     return SignInCoordinator(
-                        .companion(backend, route: route), host: userAgent?(context.opener, hosts) ?? context.host, opener: context.opener,
+                        .companion(backend, route: route), host: host, opener: context.opener,
                         journal: context.journal,
                         clock: context.clock,
                         logger: logger
@@ -213,7 +214,7 @@ public enum ScenarioRunner {
                 let client = OIDCClient(configuration: configuration, provider: setup.providerSource(issuer: emulator.issuer), logger: logger)
                 let authorizer: Authorizer = backend.map { .app(client, redeemingCodesAt: $0) } ?? .app(client)
                 return SignInCoordinator(
-                    authorizer, host: userAgent?(context.opener, hosts) ?? context.host, opener: context.opener, journal: context.journal,
+                    authorizer, host: host, opener: context.opener, journal: context.journal,
                     clock: context.clock,
                     logger: logger)
             })

@@ -250,9 +250,8 @@ void sb_snapshot(WebKitWebView *view, const char *path, void (*done)(int written
     webkit_web_view_get_snapshot(view, WEBKIT_SNAPSHOT_REGION_VISIBLE, WEBKIT_SNAPSHOT_OPTIONS_NONE, NULL, on_snapshot, request);
 }
 
-static void sb_send_button(GtkWidget *widget, GdkEventType type, double x, double y) {
-    GdkWindow *window = gtk_widget_get_window(widget);
-    if (!window) return;
+/// One press or release of the primary button at (x, y) in the view, from the default seat's pointer.
+static void sb_send_button(GtkWidget *widget, GdkWindow *window, GdkEventType type, double x, double y) {
     GdkEvent *event = gdk_event_new(type);
     event->button.window = g_object_ref(window);
     event->button.send_event = FALSE;
@@ -273,17 +272,6 @@ void sb_click(WebKitWebView *view, double x, double y) {
     GtkWidget *widget = GTK_WIDGET(view);
     GdkWindow *window = gtk_widget_get_window(widget);
     if (!window) return;
-    GdkEvent *motion = gdk_event_new(GDK_MOTION_NOTIFY);
-    motion->motion.window = g_object_ref(window);
-    motion->motion.time = GDK_CURRENT_TIME;
-    motion->motion.x = x;
-    motion->motion.y = y;
-    motion->motion.x_root = x;
-    motion->motion.y_root = y;
-    GdkSeat *seat = gdk_display_get_default_seat(gdk_window_get_display(window));
-    if (seat) gdk_event_set_device(motion, gdk_seat_get_pointer(seat));
-    gtk_widget_event(widget, motion);
-    gdk_event_free(motion);
-    sb_send_button(widget, GDK_BUTTON_PRESS, x, y);
-    sb_send_button(widget, GDK_BUTTON_RELEASE, x, y);
+    sb_send_button(widget, window, GDK_BUTTON_PRESS, x, y);
+    sb_send_button(widget, window, GDK_BUTTON_RELEASE, x, y);
 }

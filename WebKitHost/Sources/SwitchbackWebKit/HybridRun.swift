@@ -21,7 +21,7 @@ enum HybridRun {
         let rig = try await HybridRig.start(screen: host)
         let user = Task { await EngineUser(host: host, folder: folder, prefix: prefix).act() }
         var text = await waitForPage(host) { $0.contains("Web app") }
-        let tapped = await host.userTaps(linkWithID: "sign-in")
+        let tapped = await host.userClicks(elementWithID: "sign-in")
         if tapped { text = await waitForPage(host) { $0.contains("Signed in") || $0.contains("failed") } }
         user.cancel()
         let seen = await user.value

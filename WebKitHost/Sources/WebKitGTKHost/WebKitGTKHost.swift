@@ -20,6 +20,14 @@ import CWebKitShim
 ///   (``Seat/ephemeralSession``) a fresh store shared with nothing. It catches its callback (a custom
 ///   scheme by scheme, an https callback by host and path, as from iOS 17.4) and closes.
 /// - "Safari" itself exists here only as the store the authentication session draws on.
+///
+/// Sources for the store rules: Apple's `prefersEphemeralWebBrowserSession` and
+/// `WebAuthenticationSession.BrowserSession` (`.shared` "can share cookies and other browsing data" with
+/// the user's browser session, `.ephemeral` does not); for the Safari view, Apple's iOS 11 privacy change
+/// as Microsoft's "WebKit and Safari changes in iOS 11" describes it (browsing data kept per app). That
+/// a shared session takes Safari's persistent cookies but not its session cookies is what developers
+/// report (react-native-app-auth issue 871, among others), not a rule Apple documents; the simulated
+/// device makes the same assumption (`SimulatedDevice.sessionJar`).
 public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// The iOS user agent a shown view stands in for.
     public enum Seat: String, Sendable {
@@ -350,21 +358,20 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         await evaluate("document.body ? document.body.innerText : ''")
     }
 
-    /// The user taps the link with this `id` with input events (for tests); false when the page has none.
-    @discardableResult
-    public func userTaps(linkWithID id: String) async -> Bool {
-        await userClicks(elementWithID: id)
-    }
-
-    /// The user types a username and password into the page's form and submits it (for tests); false
-    /// when the page has no password form.
+    /// The user types a username and password into the page's sign-in form (one with a `username` field)
+    /// and submits it (for tests); false when the page has no such form.
     @discardableResult
     public func userSignsIn(username: String, password: String) async -> Bool {
-        let script = """
-            (function(){var p=document.querySelector('input[type=password]');if(!p||!p.form)return 'no';var f=p.form;
-            f.querySelector('input[name=username]').value=\(Self.literal(username));p.value=\(Self.literal(password));f.submit();return 'yes';})()
-            """
-        return await evaluate(script) == "yes"
+        await evaluate("(function(){return \(Self.signIn(username: username, password: password))?'yes':'no';})()") == "yes"
+    }
+
+    /// A script expression that fills and submits the page's sign-in form (a password field whose form has a
+    /// `username` field; a code display's form has none) and is true when there was one.
+    static func signIn(username: String, password: String) -> String {
+        """
+        (function(){var p=Array.prototype.find.call(document.querySelectorAll('input[type=password]'),function(i){return i.form&&i.form.querySelector('input[name=username]');});
+        if(!p)return false;p.form.querySelector('input[name=username]').value=\(literal(username));p.value=\(literal(password));p.form.submit();return true;})()
+        """
     }
 
     /// What the user does on the shown page, if it asks anything of them, read from its DOM as a person reads
@@ -375,8 +382,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     public func userActs(username: String, password: String, tapsHandOff: Bool) async -> String? {
         let script = """
             (function(){
-            var p=Array.prototype.find.call(document.querySelectorAll('input[type=password]'),function(i){return i.form&&i.form.querySelector('input[name=username]');});
-            if(p){p.form.querySelector('input[name=username]').value=\(Self.literal(username));p.value=\(Self.literal(password));p.form.submit();return 'signs in with username and password';}
+            if(\(Self.signIn(username: username, password: password)))return 'signs in with username and password';
             var c=document.getElementById('confirm');
             if(c&&c.tagName==='FORM'){var b=document.getElementById('continue');var l=b?b.textContent.trim():'Continue';if(b)b.click();else c.submit();return 'taps "'+l+'"';}
             var r=document.getElementById('return');

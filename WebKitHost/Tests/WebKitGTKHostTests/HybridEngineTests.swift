@@ -37,7 +37,7 @@ struct HybridEngineTests {
         let rig = try await HybridRig.start(profile: profile, responseType: responseType, trigger: trigger, screen: host)
         defer { Task { await rig.stop() } }
         _ = try await Self.waitForPage(host) { $0.contains("Web app") }
-        #expect(await host.userTaps(linkWithID: "sign-in"))
+        #expect(await host.userClicks(elementWithID: "sign-in"))
         let text = try await Self.waitForPage(host) { $0.contains("Signed in") || $0.contains("failed") }
         #expect(text.contains("Signed in as 9b1f7c2e-alice"), "\(shape): the engine shows \(text.prefix(120))")
 

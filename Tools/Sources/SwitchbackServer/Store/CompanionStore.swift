@@ -217,17 +217,11 @@ enum Secrets {
 
     /// A secret this server issued: 43 base64url characters (32 bytes).
     static func isIssued(_ secret: String) -> Bool {
-        secret.utf8.count == 43 && secret.utf8.allSatisfy(\.isBase64URL)
+        secret.utf8.count == 43 && Base64URL.isAlphabet(secret)
     }
 
     /// A secret from elsewhere (a `state`, a flow ID): printable, bounded.
     static func isPlausible(_ secret: String) -> Bool {
         (16...512).contains(secret.utf8.count) && secret.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
-    }
-}
-
-extension UInt8 {
-    fileprivate var isBase64URL: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) || self == 0x2D || self == 0x5F
     }
 }
