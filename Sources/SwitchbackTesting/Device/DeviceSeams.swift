@@ -38,7 +38,27 @@ struct DeviceURLOpener: URLOpener {
     func openUniversalLink(_ url: URL) async -> Bool {
         guard let device, await device.isAlive(launch) else { return false }
         await device.record(.app, .device, "opens \(Redaction.describe(url)) if an app claims it")
-        return await device.openUniversalLinkOnly(url, from: appID)
+        return await device.openUniversalLinkOnly(url)
+    }
+}
+
+/// The system as a browser outside the device hands links to it (``SimulatedDevice/browserSystem``): a
+/// link of another scheme, or an https link the browser found the user tapped across domains. The browser
+/// has applied the universal-link rule with its engine's own gesture flag, so an https link is offered
+/// only to the apps that claim it; when none does, the browser loads it itself.
+struct BrowserHandOver: URLOpener {
+    weak let device: SimulatedDevice?
+
+    func open(_ url: URL) async -> Bool {
+        guard let device else { return false }
+        await device.record(.userAgent, .device, "hands over \(Redaction.describe(url))")
+        return await device.open(url, from: .browser)
+    }
+
+    func openUniversalLink(_ url: URL) async -> Bool {
+        guard let device else { return false }
+        await device.record(.userAgent, .device, "hands over \(Redaction.describe(url)), the user's tap to another domain")
+        return await device.openUniversalLinkOnly(url)
     }
 }
 

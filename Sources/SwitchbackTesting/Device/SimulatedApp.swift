@@ -79,6 +79,13 @@ public protocol HybridScreen: Sendable {
     func load(_ url: URL) async
 }
 
+/// Safari from outside the device (a real WebKit engine's view): the device opens in it the https links
+/// it would open in its own model of Safari (``SimulatedDevice/setSafari(_:)``).
+public protocol SafariScreen: Sendable {
+    /// Brings Safari forward with `url` loading in a tab.
+    func safariOpens(_ url: URL) async
+}
+
 /// One launch of the app under test.
 public final class RunningApp: Sendable {
     let id: UUID

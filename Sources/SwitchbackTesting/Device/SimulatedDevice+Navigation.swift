@@ -36,16 +36,25 @@ extension SimulatedDevice {
         background { await $0.navigate(id, to: url) }
     }
 
-    /// The running hybrid app loads `url` in its own WebView (`webView.load(URLRequest(url:))`).
+    /// The running app loads `url` in its own WebView (`webView.load(URLRequest(url:))`): a hybrid app's
+    /// screen, or a WebView it opens for the page.
     public func loadInAppScreen(_ url: URL) {
         guard let running else { return }
         loadInAppScreen(url, launch: running.id)
     }
 
-    /// Loads `url` in a hybrid app's own WebView (the bridge's return, or a hand-off).
+    /// Loads `url` in the app's own WebView (a hybrid app's bridge return, or a hand-off); an app whose
+    /// screen is not a WebView opens one, which loads everything and tells the app nothing.
     func loadInAppScreen(_ url: URL, launch: UUID) {
-        guard isAlive(launch), let id = appScreen() else { return }
-        record(.app, .userAgent, "loads \(Redaction.describe(url)) in its web app")
+        guard isAlive(launch) else { return }
+        let id: Int
+        if let screen = appScreen() {
+            id = screen
+            record(.app, .userAgent, "loads \(Redaction.describe(url)) in its web app")
+        } else {
+            id = newTab(Tab(kind: .webView(events: PlainWebView()), owner: launch, jar: "app-webview", isAppScreen: true))
+            record(.app, .userAgent, "opens a WebView of its own at \(Redaction.describe(url))")
+        }
         background { await $0.navigate(id, to: url) }
     }
 
@@ -139,7 +148,9 @@ extension SimulatedDevice {
                 await events.pageResponse(request.url, status: response.status)
                 guard self.tab(id) != nil else { return }
             }
-            let page = WebPage(url: request.url, status: response.status, html: String(decoding: response.body, as: UTF8.self))
+            let page = WebPage(
+                url: request.url, status: response.status, html: String(decoding: response.body, as: UTF8.self),
+                referrerPolicy: response.headers["referrer-policy"])
             setPage(page, of: id)
             record(.provider, tab.participant, "shows \"\(page.heading)\" (HTTP \(response.status))")
             if let move = page.automaticMove {
@@ -286,9 +297,9 @@ extension SimulatedDevice {
             ? CookieJar.sessionHeader(own: jars[tab.jar], safari: jars["safari"], for: original, now: clock.now())
             : jars[tab.jar]?.header(for: original, now: clock.now())
         if let cookie { request.headers["Cookie"] = cookie }
-        // A browser names the origin of the page that sent a form (the Fetch standard's Origin header).
-        if request.method == .post, let from = tab.page?.url, let scheme = from.scheme, let host = from.host {
-            request.headers["Origin"] = "\(scheme)://\(host)\(from.port.map { ":\($0)" } ?? "")"
+        // A browser names the origin of the page that sent a form, unless the page's referrer policy hides it.
+        if request.method == .post, let page = tab.page {
+            request.headers["Origin"] = page.originHeader(to: original)
         }
         let response = try await transport.send(request)
         jars[tab.jar, default: CookieJar()].store(response.headers["set-cookie"], from: original, now: clock.now())
@@ -336,6 +347,15 @@ struct BridgeEvents: TabEvents {
         if case .redirect(let url) = callback { _ = await bridge.browserCompleted(with: url) }
     }
     func dismissed() async { await bridge.browserDismissed() }
+}
+
+/// A WebView the app shows a web page in, outside any sign-in: it loads every navigation.
+struct PlainWebView: TabEvents {
+    func shouldLoad(_ url: URL?) async -> Bool { true }
+    func loadFailed(_ url: URL?, cancelledByPolicy: Bool) async {}
+    func pageResponse(_ url: URL?, status: Int) async {}
+    func callback(_ callback: AuthorizationCallback) async {}
+    func dismissed() async {}
 }
 
 /// The secure browser a hybrid app's bridge shows sign-ins in.

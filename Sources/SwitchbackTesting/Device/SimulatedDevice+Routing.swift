@@ -6,11 +6,12 @@ import Foundation
 extension SimulatedDevice {
     // MARK: Operating-system URL routing
 
-    /// Where a URL is being opened from: an app (`UIApplication.open`), or a page in a browser (with or
-    /// without the user's tap).
+    /// Where a URL is being opened from: an app (`UIApplication.open`), a page in a browser (with or
+    /// without the user's tap), or a browser outside the device that has applied the user-gesture rule itself.
     enum Source {
         case app(String)
         case page(URL, userGesture: Bool)
+        case browser
     }
 
     /// Opens `url` as the system would. Returns false when nothing handles it.
@@ -23,11 +24,16 @@ extension SimulatedDevice {
                 return await bringForward(app.appID, with: .userActivity(url))
             }
             if await openAuthenticatorUniversalLink(url, from: source) { return true }
-            if case .page = source { return false }
+            // A page's link that no app claims stays in its browser.
+            guard case .app = source else { return false }
             record(.device, .safari, "opens \(Redaction.describe(url)) in Safari")
             previous = foreground
             if foreground == signInApp?.appID, let running { await running.coordinator.appDidEnterBackground() }
             foreground = "safari"
+            if let safari = externalSafari {
+                background { _ in await safari.safariOpens(url) }
+                return true
+            }
             let tab = newTab(Tab(kind: .safari, owner: nil, jar: "safari"))
             background { await $0.navigate(tab, to: url) }
             return true
@@ -56,7 +62,7 @@ extension SimulatedDevice {
 
     /// `UIApplication.open` with `universalLinksOnly`: an app that claims the https link gets it; otherwise
     /// nothing opens (no Safari).
-    func openUniversalLinkOnly(_ url: URL, from appID: String) async -> Bool {
+    func openUniversalLinkOnly(_ url: URL) async -> Bool {
         navigationLog.append(url)
         guard url.scheme?.lowercased() == "https", let host = url.host?.lowercased() else { return false }
         if let app = signInApp, await claims(app, url) {
@@ -83,7 +89,7 @@ extension SimulatedDevice {
     /// page of another domain; never for a script or redirect navigation.
     static func universalLinkAllowed(_ url: URL, from source: Source) -> Bool {
         switch source {
-        case .app: true
+        case .app, .browser: true
         case .page(let page, let gesture): gesture && page.host?.lowercased() != url.host?.lowercased()
         }
     }

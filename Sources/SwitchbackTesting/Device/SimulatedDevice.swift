@@ -51,6 +51,8 @@ public actor SimulatedDevice {
     public private(set) var codeDisplay: CodeDisplay?
     /// The requests the other phone has answered (by the status URL their page polls), each once.
     var otherPhoneAnswered: Set<URL> = []
+    /// Safari from outside the device (a real engine's view), when set: https links no app claims open there.
+    var externalSafari: (any SafariScreen)?
 
     /// The app's persistent storage: flow journals written here survive a kill.
     public nonisolated let storage: FileFlowJournalStore
@@ -124,6 +126,18 @@ public actor SimulatedDevice {
     public func setCodeDisplay(_ display: CodeDisplay?) {
         codeDisplay = display
     }
+
+    /// Makes `safari` (a real engine's view) the device's Safari: the https links the system opens in Safari
+    /// (those no app claims, a session hand-off to the system browser) open there instead of in the
+    /// device's own model of Safari; nil goes back to that model.
+    public func setSafari(_ safari: (any SafariScreen)?) {
+        externalSafari = safari
+    }
+
+    /// The system as a browser outside the device sees it (a real engine standing in for the app's user
+    /// agents or for Safari): what it hands over is routed as links from a page are, and the narration shows
+    /// the browser handing it over, not the app.
+    public nonisolated var browserSystem: any URLOpener { BrowserHandOver(device: self) }
 
     public func setKillAppOnHandOff(_ kill: Bool) {
         killAppOnHandOff = kill

@@ -7,11 +7,40 @@ public struct WebPage: Sendable {
     public let url: URL
     public let status: Int
     public let html: String
+    /// The page's `Referrer-Policy` (lowercase); nil for the default, `strict-origin-when-cross-origin`.
+    public let referrerPolicy: String?
 
-    public init(url: URL, status: Int = 200, html: String) {
+    public init(url: URL, status: Int = 200, html: String, referrerPolicy: String? = nil) {
         self.url = url
         self.status = status
         self.html = html
+        // A list names fallbacks; the last policy wins.
+        self.referrerPolicy = referrerPolicy?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+    }
+
+    /// The `Origin` header a browser sends with a request other than GET or HEAD (a form's POST) from this
+    /// page to `target`, as the Fetch standard's "append a request `Origin` header" says: the page's origin,
+    /// or `null` when the page's referrer policy hides it (`no-referrer`; `same-origin` towards another
+    /// origin; the `strict-origin` and `no-referrer-when-downgrade` policies from https to http).
+    public func originHeader(to target: URL) -> String {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return "null" }
+        let origin = Self.origin(scheme: scheme, host: host, port: url.port)
+        switch referrerPolicy ?? "strict-origin-when-cross-origin" {
+        case "no-referrer":
+            return "null"
+        case "no-referrer-when-downgrade", "strict-origin", "strict-origin-when-cross-origin":
+            return scheme == "https" && target.scheme?.lowercased() != "https" ? "null" : origin
+        case "same-origin":
+            let other = Self.origin(scheme: target.scheme?.lowercased() ?? "", host: target.host?.lowercased() ?? "", port: target.port)
+            return other == origin ? origin : "null"
+        default:
+            return origin
+        }
+    }
+
+    private static func origin(scheme: String, host: String, port: Int?) -> String {
+        let port = port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
+        return "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")"
     }
 
     /// Where the page goes without the user: a script or zero-delay meta refresh navigation, or an

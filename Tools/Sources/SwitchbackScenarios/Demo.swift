@@ -53,6 +53,12 @@ public struct DemoOptions: ParsableArguments, Sendable {
             "mitid only: the broker answers the app's companion, which completes the sign-in and links back to the app (MitID's backend completion).")
     public var backendCompletion = false
 
+    @Option(
+        help:
+            "generic only: after signing in, the app opens its web app signed in through the companion's session hand-off, in the system browser or a WebView of its own (\(HandOffDestination.allCases.map(\.rawValue).joined(separator: ", ")))."
+    )
+    public var handoff: String?
+
     @Flag(help: "Run every provider preset with its default user agent, one after the other.")
     public var all = false
 
@@ -74,6 +80,12 @@ public struct DemoOptions: ParsableArguments, Sendable {
         }
         if codeDisplay, all || provider != "mitid" { throw ValidationError("--code-display goes with --provider mitid") }
         if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
+        if let handoff {
+            guard HandOffDestination(rawValue: handoff) != nil else {
+                throw ValidationError("unknown --handoff \(handoff); known: \(HandOffDestination.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if all || provider != "generic" { throw ValidationError("--handoff goes with --provider generic") }
+        }
     }
 
     /// The presets whose pages offer a phone other than the one signing in.
@@ -93,7 +105,7 @@ public struct DemoOptions: ParsableArguments, Sendable {
             pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
             environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
             authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
-            otherPhone: otherPhone, codeDisplay: codeDisplay
+            otherPhone: otherPhone, codeDisplay: codeDisplay, handOff: handoff.flatMap(HandOffDestination.init(rawValue:))
         )
     }
 }
@@ -103,7 +115,7 @@ public enum Narration {
     public static func text(_ result: ScenarioResult) -> String {
         let scenario = result.scenario
         var lines = [
-            "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "") =="
+            "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "")\(scenario.handOff.map { ", then a session hand-off to the \($0 == .systemBrowser ? "system browser" : "app's WebView")" } ?? "") =="
         ]
         for (number, step) in result.transcript.enumerated() {
             lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")
@@ -122,6 +134,14 @@ public enum Narration {
             lines.append("Signed in through the companion: sub \(signIn.subject), assurance \(signIn.acr ?? "none reported"); \(grant).")
         case .failure(let error):
             lines.append("Sign-in failed: \(error)")
+        }
+        switch (result.handOff, scenario.handOff) {
+        case (.success(let landing)?, let destination?):
+            lines.append(
+                "Handed off: the \(destination == .systemBrowser ? "system browser" : "app's WebView") shows \(Redaction.describe(landing.url)) signed in (\"\(landing.text.prefix(80))\")."
+            )
+        case (.failure(let error)?, _): lines.append("Hand-off failed: \(error)")
+        default: break
         }
         return lines.joined(separator: "\n")
     }

@@ -38,14 +38,17 @@ public struct Scenario: Sendable {
     public var otherPhone: Bool
     /// MitID only: the user has no app but a code display, whose code they type in the browser.
     public var codeDisplay: Bool
+    /// After signing in, the app opens its web app signed in here (``SessionHandOff``); the generic preset only.
+    public var handOff: HandOffDestination?
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,
         environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
-        backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false
+        backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil
     ) {
+        self.handOff = handOff
         self.codeDisplay = codeDisplay
         self.otherPhone = otherPhone
         self.backendCompletion = backendCompletion
@@ -67,6 +70,14 @@ public struct Scenario: Sendable {
     public static let providers = ProviderPreset.all.map(\.name)
 }
 
+/// Where a signed-in app opens its web app with a session hand-off.
+public enum HandOffDestination: String, Sendable, CaseIterable {
+    /// The system browser (Safari), through `UIApplication.open`.
+    case systemBrowser = "system-browser"
+    /// A WebView of the app's own.
+    case webView = "webview"
+}
+
 /// What a scenario ended with.
 public struct ScenarioResult: Sendable {
     public let scenario: Scenario
@@ -75,6 +86,25 @@ public struct ScenarioResult: Sendable {
     public let outcome: Result<SignInResult, SwitchbackError>
     /// The run, step by step, secrets redacted.
     public let transcript: [SimulatedDevice.Step]
+    /// With ``Scenario/handOff``, after a sign-in: where the web app landed, or why it did not.
+    public var handOff: Result<HandOffLanding, SwitchbackError>?
+}
+
+/// The page a session hand-off ended on, as its user agent shows it.
+public struct HandOffLanding: Sendable {
+    /// The page's address (on the companion's loopback origin).
+    public let url: URL
+    /// The page's text; it names the signed-in account.
+    public let text: String
+}
+
+/// The screens a real WebKit engine stands in for besides the app's sign-in user agent: Safari, the app's
+/// own WebView outside a sign-in, and what the one in front shows.
+public protocol EngineScreens: SafariScreen {
+    /// The app loads `url` in a WebView of its own (`webView.load(URLRequest(url:))`).
+    func appWebViewLoads(_ url: URL) async
+    /// The page in front: its address and text; nil when nothing is shown.
+    func frontPage() async -> (url: URL?, text: String)?
 }
 
 /// Runs scenarios: starts the emulator with the preset's profile, the app's companion serving its
@@ -137,8 +167,9 @@ public enum ScenarioRunner {
         defer { try? FileManager.default.removeItem(at: keys) }
         let companion: Companion
         do {
-            companion = try await Companion.start(
-                try setup.companionConfiguration(issuer: emulator.issuer, associations: associations, directory: keys), logger: quiet)
+            var configuration = try setup.companionConfiguration(issuer: emulator.issuer, associations: associations, directory: keys)
+            if scenario.handOff != nil { try setup.allowHandOff(&configuration, issuer: emulator.issuer) }
+            companion = try await Companion.start(configuration, logger: quiet)
         } catch {
             await emulator.stop()
             throw error
@@ -200,9 +231,15 @@ public enum ScenarioRunner {
             setup.backendClient == nil && setup.companionRoute == nil
             ? nil : CompanionClient(companion.baseURL, transport: device.network, logger: logger)
         let route = setup.companionRoute
+        // A real engine's screens, when the user agent is one: Safari and the app's own WebView are then its too.
+        let engine = LockedValue<(any EngineScreens)?>(nil)
         let app = await device.install(
             SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: [appDomain]) { context in
-                let host = userAgent?(context.opener, hosts) ?? context.host
+                let host = userAgent?(device.browserSystem, hosts) ?? context.host
+                if let screens = host as? any EngineScreens {
+                    engine.withLock { $0 = screens }
+                    await device.setSafari(screens)
+                }
                 if let route, let backend {
                     return SignInCoordinator(
                         .companion(backend, route: route), host: host, opener: context.opener,
@@ -248,7 +285,52 @@ public enum ScenarioRunner {
             outcome = .failure(error)
         }
         try await hook.value
-        return ScenarioResult(scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript)
+        var handOff: Result<HandOffLanding, SwitchbackError>?
+        if let destination = scenario.handOff, case .success(.credential(let credential)) = outcome {
+            handOff = await Self.handOff(
+                credential, to: destination, device: device, companion: companion, engine: engine.withLock { $0 }, logger: logger)
+        }
+        return ScenarioResult(
+            scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript, handOff: handOff)
+    }
+
+    /// The signed-in app opens the companion's `/session` page signed in, as an app opens its web app
+    /// (`SessionHandOff`), and waits (up to 20 s) until the page in front names the signed-in account.
+    private static func handOff(
+        _ credential: Credential, to destination: HandOffDestination, device: SimulatedDevice, companion: Companion,
+        engine: (any EngineScreens)?, logger: Logger
+    ) async -> Result<HandOffLanding, SwitchbackError> {
+        let handOff = SessionHandOff(companion: CompanionClient(companion.baseURL, transport: device.network, logger: logger), logger: logger)
+        let webApp = companion.baseURL.appendingPathComponent("session")
+        do {
+            guard let app = await device.app else { throw SwitchbackError(.flowInterrupted, "the app is not running") }
+            switch destination {
+            case .systemBrowser:
+                try await handOff.open(webApp, accessToken: credential.accessToken, in: .systemBrowser(app.opener))
+            case .webView:
+                try await handOff.open(
+                    webApp, accessToken: credential.accessToken,
+                    in: .webView { url in
+                        if let engine { await engine.appWebViewLoads(url) } else { await device.loadInAppScreen(url) }
+                    })
+            }
+        } catch {
+            return .failure(error as? SwitchbackError ?? SwitchbackError(.transportFailed, "\(type(of: error))"))
+        }
+        var front: (url: URL?, text: String)?
+        for _ in 0..<400 {
+            if let engine {
+                front = await engine.frontPage()
+            } else {
+                front = await device.frontPage.map { ($0.url, $0.html) }
+            }
+            if let front, let url = front.url, url.path == webApp.path, let subject = credential.subject, front.text.contains(subject) {
+                return .success(HandOffLanding(url: url, text: front.text))
+            }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+        let shown = front.map { "\($0.url.map(Redaction.describe) ?? "nothing"): \($0.text.prefix(160))" } ?? "nothing"
+        return .failure(SwitchbackError(.timedOut, "the web app did not open signed in within 20 s; in front: \(shown)"))
     }
 
     /// The credential, from the first launch or — when the app was terminated — from the launch that

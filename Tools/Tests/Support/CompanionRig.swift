@@ -100,8 +100,10 @@
             var headers: [String: String] = [:]
             if let cookie { headers["Cookie"] = cookie }
             let page = try await get(url, headers: headers)
-            guard page.status == 200, let form = WebPage(url: url, html: page.text).confirmForm else { return page }
-            headers["Origin"] = origin
+            let shown = WebPage(url: url, html: page.text, referrerPolicy: page.headers["referrer-policy"])
+            guard page.status == 200, let form = shown.confirmForm else { return page }
+            // The Origin a browser sends with the page's form: the page's referrer policy decides whether it is named.
+            headers["Origin"] = shown.originHeader(to: form.action)
             return try await transport.send(.form(form.action, form.fields, headers: headers))
         }
 

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackTesting
 import WebKitGTKHost
 
 /// The user in front of the engine: photographs every page a user agent finishes loading and does on
@@ -11,6 +12,14 @@ struct EngineUser {
     /// Where the photographs go, named `<prefix>-<number>-<seat>.png`; none when nil.
     let folder: URL?
     let prefix: String
+    /// What the user has besides this phone: their authenticator app on another phone, or a code display
+    /// (the device's, once the scenario has set them).
+    let means = LockedValue<Means>(Means())
+
+    struct Means: Sendable {
+        var otherPhone: OtherPhone?
+        var codeDisplay: CodeDisplay?
+    }
 
     struct Photo: Sendable {
         let file: String
@@ -56,6 +65,54 @@ struct EngineUser {
         }
     }
 
+    /// On a page asking for the user's ID for a code display or the app on another phone, the user types
+    /// it (with the code display's code and the password) and taps the form's button.
+    func typesIdentifier() async -> String? {
+        let means = means.withLock { $0 }
+        if let display = means.codeDisplay,
+            await host.userFills(
+                formWithID: "code-display", [("identifier", display.username), ("code", display.code()), ("password", display.password)])
+        {
+            return "types their user ID, the code the code display shows, and their password"
+        }
+        if let phone = means.otherPhone, await host.userFills(formWithID: "other-device", [("identifier", phone.username)]) {
+            return "types their user ID, to answer on their other phone"
+        }
+        return nil
+    }
+
+    /// The other phone scans the QR code the page shows, or picks in its request the number the page shows;
+    /// nil while the page shows neither (yet).
+    func otherPhoneAnswers(_ phone: OtherPhone) async -> String? {
+        let shown = await host.runScript(
+            "(function(){var q=document.getElementById('qr');if(q&&q.textContent)return 'qr:'+q.textContent;var m=document.getElementById('match');if(m&&m.tagName==='OUTPUT')return 'match:'+m.textContent;return '';})()"
+        )
+        if shown.hasPrefix("qr:") {
+            let content = String(shown.dropFirst(3))
+            return await Self.answer { try await phone.scan(content) }.map { "scans the QR code with the app on the other phone; \($0)" }
+        }
+        if shown.hasPrefix("match:") {
+            let match = String(shown.dropFirst(6))
+            return await Self.answer { try await phone.answerRequest(matching: match) }.map {
+                "opens the app's request on the other phone and picks the number the page shows; \($0)"
+            }
+        }
+        return nil
+    }
+
+    /// Runs the other phone's answer, trying again for up to 5 s while the request has not reached it.
+    private static func answer(_ work: @Sendable () async throws -> Void) async -> String? {
+        for _ in 0..<25 {
+            do {
+                try await work()
+                return "the other phone answers"
+            } catch {
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        return "the other phone could not answer"
+    }
+
     /// How long a page must stay as it is before the user acts on it.
     static let settle: Duration = .milliseconds(600)
 
@@ -64,6 +121,7 @@ struct EngineUser {
         var seen = Seen()
         var photographed = 0
         var actedOn = 0
+        var answeredOn = 0
         var lastCount = 0
         var quietSince = ContinuousClock.now
         while !Task.isCancelled {
@@ -82,9 +140,20 @@ struct EngineUser {
                     seen.photos.append(Photo(file: file, caption: "\(seat.rawValue): \(url.map(Redaction.describe) ?? "?")"))
                 }
             }
+            // The other phone answers what the page shows for it, once it shows it (a QR code drawn by the page's script).
+            if answeredOn < finished.count, ContinuousClock.now - quietSince >= Self.settle, host.shownSeat != nil,
+                let phone = means.withLock({ $0.otherPhone }), let act = await otherPhoneAnswers(phone)
+            {
+                answeredOn = finished.count
+                seen.acts.append((observations.count, act))
+            }
             // Once a page has settled, the user does its part, once per page load.
             if let last = finished.last, actedOn < finished.count, ContinuousClock.now - quietSince >= Self.settle, host.shownSeat != nil {
                 actedOn = finished.count
+                if let act = await typesIdentifier() {
+                    seen.acts.append((observations.count, act))
+                    continue
+                }
                 // A page whose own script or refresh already moved on leaves no "Open …" button to tap.
                 let movedByItself = observations[(last + 1)...].contains {
                     switch $0 {
@@ -92,7 +161,9 @@ struct EngineUser {
                     default: false
                     }
                 }
-                if let act = await host.userActs(username: "alice", password: "Secret-123", tapsHandOff: !movedByItself) {
+                // With the app on another phone, an "Open …" link on this one opens nothing: the user does not tap it.
+                let appHere = means.withLock { $0.otherPhone == nil }
+                if let act = await host.userActs(username: "alice", password: "Secret-123", tapsHandOff: !movedByItself && appHere) {
                     seen.acts.append((observations.count, act))
                 }
             }

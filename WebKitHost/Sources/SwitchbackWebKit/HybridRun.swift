@@ -6,6 +6,18 @@ import WebKitGTKHost
 
 extension WebKitGTKHost: HybridScreen {}
 
+/// The engine is also the device's Safari and the app's own WebView outside a sign-in: a session
+/// hand-off opens there. One view is shown at a time, so Safari opening while a sign-in shows a sheet
+/// closes that sheet (no scenario of the demo does that).
+extension WebKitGTKHost: EngineScreens {
+    public func safariOpens(_ url: URL) async { await browse(url, as: .safari) }
+    public func appWebViewLoads(_ url: URL) async { await browse(url, as: .webView) }
+    public func frontPage() async -> (url: URL?, text: String)? {
+        guard shownSeat != nil else { return nil }
+        return (await pageURL(), await pageText())
+    }
+}
+
 /// The hybrid app on the engine: the app's own WebView (the engine) shows the web app; its sign-in link
 /// goes to the bridge, the sign-in runs in the device's authentication session, and the return lands in
 /// the engine, where the web app redeems its one-time code.

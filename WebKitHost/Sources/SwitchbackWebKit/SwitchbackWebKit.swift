@@ -28,7 +28,9 @@ struct Demo: AsyncParsableCommand {
             lifecycle. The user's part on a page (signing in, confirming, tapping a link) is done in the engine. \
             Without a display, run it under xvfb-run. With --all: every preset with every user agent (those a \
             preset cannot use must be refused, typed), plus a decline, a kill during the hand-off, MitID's \
-            backend completion and a hybrid app whose own WebView is the engine.
+            backend completion, the authenticator on another phone (every preset whose pages offer it), MitID's \
+            code display, a session hand-off to Safari and to the app's WebView, and a hybrid app whose own \
+            WebView is the engine.
             """
     )
 
@@ -36,12 +38,6 @@ struct Demo: AsyncParsableCommand {
 
     @Option(help: "Write a PNG of every page a user agent shows, numbered in order, and an index.html beside the narration, to this folder.")
     var screenshots: String?
-
-    func validate() throws {
-        if options.otherPhone || options.codeDisplay {
-            throw ValidationError("--other-phone and --code-display are not run on the engine yet: use `switchback demo`")
-        }
-    }
 
     func run() async throws {
         var logger = Logger(label: "switchback.webkit")
@@ -52,8 +48,15 @@ struct Demo: AsyncParsableCommand {
         var failed: [String] = []
         for (number, run) in plan().enumerated() {
             let host = try WebKitGTKHost()
-            let user = Task { await EngineUser(host: host, folder: folder, prefix: String(format: "%02d", number + 1)).act() }
-            let result = try await ScenarioRunner.run(run.scenario, logger: logger, userAgent: { host.routeLinks(through: $0, resolving: $1) })
+            let engineUser = EngineUser(host: host, folder: folder, prefix: String(format: "%02d", number + 1))
+            let user = Task { await engineUser.act() }
+            let result = try await ScenarioRunner.run(
+                run.scenario, logger: logger, userAgent: { host.routeLinks(through: $0, resolving: $1) },
+                during: { rig in
+                    // The user's other phone or code display, as the scenario gave them to the device.
+                    let means = EngineUser.Means(otherPhone: await rig.device.otherPhone, codeDisplay: await rig.device.codeDisplay)
+                    engineUser.means.withLock { $0 = means }
+                })
             user.cancel()
             let seen = await user.value
             await host.dismiss()
@@ -89,7 +92,13 @@ struct Demo: AsyncParsableCommand {
         /// Nil when the run ended as it must; else a line saying how it did not.
         func judge(_ result: ScenarioResult) -> String? {
             switch (result.outcome, refused) {
-            case (.success, false): return nil
+            case (.success, false):
+                guard scenario.handOff != nil else { return nil }
+                switch result.handOff {
+                case .success?: return nil
+                case .failure(let error)?: return "FAILED: the hand-off: \(error)"
+                case nil: return "FAILED: the app signed in but did not hand off"
+                }
             case (.failure(let error), true) where error.code == .strategyNotSupported:
                 return "Refused, as the preset says: \(error.message)"
             case (.failure(let error), false) where scenario.declines && error.code == .authorizationError:
@@ -119,7 +128,19 @@ struct Demo: AsyncParsableCommand {
         kill.killDuringHandOff = true
         var backend = options.scenario(provider: "mitid", strategy: .systemBrowser)
         backend.backendCompletion = true
-        return runs + [decline, kill, backend].map { Run(scenario: $0, refused: false) }
+        let otherPhones = DemoOptions.otherPhoneProviders.map { provider in
+            var otherPhone = options.scenario(provider: provider)
+            otherPhone.otherPhone = true
+            return otherPhone
+        }
+        var codeDisplay = options.scenario(provider: "mitid")
+        codeDisplay.codeDisplay = true
+        let handOffs = HandOffDestination.allCases.map { destination in
+            var handOff = options.scenario(provider: "generic", strategy: .systemBrowser)
+            handOff.handOff = destination
+            return handOff
+        }
+        return runs + ([decline, kill, backend] + otherPhones + [codeDisplay] + handOffs).map { Run(scenario: $0, refused: false) }
     }
 }
 

@@ -359,41 +359,77 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 
     /// The user types a username and password into the page's sign-in form (one with a `username` field)
-    /// and submits it (for tests); false when the page has no such form.
+    /// and taps its submit button (for tests); false when the page has no such form.
     @discardableResult
     public func userSignsIn(username: String, password: String) async -> Bool {
-        await evaluate("(function(){return \(Self.signIn(username: username, password: password))?'yes':'no';})()") == "yes"
+        let target = await evaluate("(function(){\(Self.signIn(username: username, password: password))return '';})()")
+        guard target.hasPrefix("sign-in:") else { return false }
+        return await submit(String(target.dropFirst("sign-in:".count)))
     }
 
-    /// A script expression that fills and submits the page's sign-in form (a password field whose form has a
-    /// `username` field; a code display's form has none) and is true when there was one.
+    static let signsIn = "signs in with username and password"
+
+    /// Script statements that, on a page with a sign-in form (a password field whose form has a `username`
+    /// field; a code display's form has none), fill it and return `sign-in:` and the button to tap.
     static func signIn(username: String, password: String) -> String {
         """
-        (function(){var p=Array.prototype.find.call(document.querySelectorAll('input[type=password]'),function(i){return i.form&&i.form.querySelector('input[name=username]');});
-        if(!p)return false;p.form.querySelector('input[name=username]').value=\(literal(username));p.value=\(literal(password));p.form.submit();return true;})()
+        var p=Array.prototype.find.call(document.querySelectorAll('input[type=password]'),function(i){return i.form&&i.form.querySelector('input[name=username]');});
+        if(p)return 'sign-in:'+\(fill("p.form", [("username", username), ("password", password)]));
         """
+    }
+
+    /// A script expression that types `fields` (name, value) into `form` (an expression for a form element)
+    /// and names the element the user then taps to send it: its submit button (given an ID if it has
+    /// none), or `-` when it has none and was submitted as Enter in a field would.
+    static func fill(_ form: String, _ fields: [(String, String)]) -> String {
+        let assignments = fields.map { "(function(i){if(i)i.value=\(literal($0.1));})(f.querySelector('[name=\"'+\(literal($0.0))+'\"]'));" }.joined()
+        return """
+            (function(f){\(assignments)var b=f.querySelector('button[type=submit],input[type=submit],button:not([type])');
+            if(b){if(!b.id)b.id='switchback-submit';return b.id;}f.submit();return '-';})(\(form))
+            """
+    }
+
+    /// The user types `fields` (name, value) into the shown page's form with `id` and taps its submit button
+    /// with input events; false when the page has no such form.
+    @discardableResult
+    public func userFills(formWithID id: String, _ fields: [(String, String)]) async -> Bool {
+        let target = await evaluate(
+            "(function(){var f=document.getElementById(\(Self.literal(id)));if(!f||f.tagName!=='FORM')return '';return \(Self.fill("f", fields));})()"
+        )
+        return await submit(target)
+    }
+
+    /// Taps the submit button a ``fill(_:_:)`` script named (`-`: the form was sent without one).
+    private func submit(_ target: String) async -> Bool {
+        if target == "-" { return true }
+        guard !target.isEmpty else { return false }
+        return await userClicks(elementWithID: target)
     }
 
     /// What the user does on the shown page, if it asks anything of them, read from its DOM as a person reads
     /// the screen: signs in on a username and password form (not a code display's, whose user has the app),
-    /// confirms a confirmation form (`form#confirm`), taps (with input events, ``userClicks(elementWithID:)``) the
-    /// return link (`#return`) or the page's "Open …" link (`#handoff`, once per page). Returns what they did,
-    /// in the demo's words; nil when the page asks nothing. For tests and `switchback-webkit demo`.
+    /// and taps (with input events, ``userClicks(elementWithID:)``) a confirmation form's button (`form#confirm`,
+    /// `#continue`), the return link (`#return`) or the page's "Open …" link (`#handoff`, once per page).
+    /// Forms are filled by script and sent by tapping their submit button. Returns what they did, in the
+    /// demo's words; nil when the page asks nothing. For tests and `switchback-webkit demo`.
     public func userActs(username: String, password: String, tapsHandOff: Bool) async -> String? {
         let script = """
             (function(){
-            if(\(Self.signIn(username: username, password: password)))return 'signs in with username and password';
+            \(Self.signIn(username: username, password: password))
             var c=document.getElementById('confirm');
-            if(c&&c.tagName==='FORM'){var b=document.getElementById('continue');var l=b?b.textContent.trim():'Continue';if(b)b.click();else c.submit();return 'taps "'+l+'"';}
+            if(c&&c.tagName==='FORM'){var b=document.getElementById('continue');if(b)return 'tap:continue:'+b.textContent.trim();c.submit();return 'taps "Continue"';}
             var r=document.getElementById('return');
-            if(r&&r.href){return 'link:return:'+r.textContent.trim();}
+            if(r&&r.href){return 'tap:return:'+r.textContent.trim();}
             var h=document.getElementById('handoff');
-            if(\(tapsHandOff ? "true" : "false")&&h&&h.href&&!window.switchbackTapped){window.switchbackTapped=true;return 'link:handoff:'+h.textContent.trim();}
+            if(\(tapsHandOff ? "true" : "false")&&h&&h.href&&!window.switchbackTapped){window.switchbackTapped=true;return 'tap:handoff:'+h.textContent.trim();}
             return '';})()
             """
         let done = await evaluate(script)
-        // A link is tapped with input events, so the engine's gesture flag is a person's, not a script's.
-        if done.hasPrefix("link:") {
+        if done.hasPrefix("sign-in:") {
+            return await submit(String(done.dropFirst("sign-in:".count))) ? Self.signsIn : nil
+        }
+        // A link or button is tapped with input events, so the engine's gesture flag is a person's, not a script's.
+        if done.hasPrefix("tap:") {
             let parts = done.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3, await userClicks(elementWithID: parts[1]) else { return nil }
             return "taps \"\(parts[2])\""
@@ -425,6 +461,12 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     /// The seat of the view shown now, if any.
     public var shownSeat: Seat? { lock.withLock { current?.seat } }
+
+    /// The address of the page the shown view holds; nil when nothing is shown.
+    public func pageURL() async -> URL? {
+        guard let presentation = lock.withLock({ current }) else { return nil }
+        return await loop.run { presentation.url }
+    }
 
     /// Writes a PNG of the shown view to `file`; false when nothing is shown or the engine could not.
     public func photograph(to file: URL) async -> Bool {
@@ -620,6 +662,11 @@ final class Presentation: @unchecked Sendable {
             { header, context in
                 Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(header.map { String(cString: $0) } ?? "")
             }, box)
+    }
+
+    /// The view's current address (loop thread only).
+    var url: URL? {
+        view.flatMap { webkit_web_view_get_uri($0) }.flatMap { URL(string: String(cString: $0)) }
     }
 
     func click(x: Double, y: Double) {

@@ -326,5 +326,27 @@
             #expect(Self.error(result)?.code == .userCancelled)
             #expect(Self.said(result, "handles the link itself: it belongs to no sign-in"))
         }
+
+        @Test(
+            "a signed-in app hands its session off through the companion: the page lands signed in, the access token in no URL",
+            arguments: HandOffDestination.allCases)
+        func sessionHandOff(_ destination: HandOffDestination) async throws {
+            let device = LockedValue<SimulatedDevice?>(nil)
+            let result = try await Self.run(Scenario(provider: "generic", strategy: .systemBrowser, handOff: destination)) { rig in
+                device.withLock { $0 = rig.device }
+            }
+            let credential = try Self.credential(result)
+            guard case .success(let landing)? = result.handOff else {
+                Issue.record("the hand-off did not land: \(String(describing: result.handOff))")
+                return
+            }
+            #expect(landing.url.path == "/session")
+            #expect(landing.text.contains("9b1f7c2e-alice"))
+            #expect(Self.said(result, destination == .systemBrowser ? "in Safari" : "opens a WebView of its own"))
+            #expect(Self.said(result, "taps \"Continue as"), "the user confirmed on the redeem page")
+            let visited = await (try #require(device.withLock { $0 })).navigationLog
+            #expect(visited.contains { $0.path == "/handoff/redeem" })
+            #expect(!visited.contains { $0.absoluteString.contains(credential.accessToken) }, "the access token in a URL")
+        }
     }
 #endif
