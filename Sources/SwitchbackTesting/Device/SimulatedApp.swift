@@ -58,18 +58,28 @@ public struct HybridShell: Sendable {
     public let start: URL
     /// A WebView the device does not simulate (a real engine's); nil for the device's own.
     public let screen: (any HybridScreen)?
+    /// A secure browser the device does not simulate (a real engine's authentication session), made at
+    /// each launch; nil for the device's own ``browser``.
+    public let signInBrowser: ExternalBridgeBrowser?
 
     public init(
         _ configuration: HybridBridge.Configuration, companion: CompanionClient, browser: Browser = .authenticationSession, start: URL? = nil,
-        screen: (any HybridScreen)? = nil
+        screen: (any HybridScreen)? = nil, signInBrowser: ExternalBridgeBrowser? = nil
     ) {
         self.configuration = configuration
         self.companion = companion
         self.browser = browser
         self.start = start ?? configuration.webOrigin
         self.screen = screen
+        self.signInBrowser = signInBrowser
     }
 }
+
+/// Makes a hybrid app's secure browser from outside the device (a real engine's authentication session)
+/// for one launch. It reports to the launch's bridge as the Apple adapter does, through
+/// `HybridBridge.browserSessionCompleted(callbackURL:errorDomain:errorCode:)`; `bridge` gives that
+/// bridge once the launch has made it.
+public typealias ExternalBridgeBrowser = @Sendable (_ bridge: @escaping @Sendable () -> HybridBridge?) -> any HybridBridge.Browser
 
 /// A hybrid app's WebView from outside the device (a real WebKit engine): the device opens it at launch
 /// with the bridge's navigation rule and loads the bridge's returns into it.

@@ -214,14 +214,17 @@ public actor SimulatedDevice {
             journal: LaunchJournal(device: self, launch: id), network: network
         )
         let coordinator = await app.makeCoordinator(context)
+        let made = LockedValue<HybridBridge?>(nil)
         let bridge = app.hybrid.map { shell in
             HybridBridge(
-                shell.configuration, companion: shell.companion, browser: DeviceBridgeBrowser(device: self, launch: id, kind: shell.browser),
+                shell.configuration, companion: shell.companion,
+                browser: shell.signInBrowser?({ made.withLock { $0 } }) ?? DeviceBridgeBrowser(device: self, launch: id, kind: shell.browser),
                 loadInWebView: { [weak self] url in
                     if let screen = shell.screen { await screen.load(url) } else { await self?.loadInAppScreen(url, launch: id) }
                 }
             )
         }
+        made.withLock { $0 = bridge }
         let runningApp = RunningApp(id: id, coordinator: coordinator, bridge: bridge, opener: context.opener)
         running = runningApp
         record(.device, .app, "launches the app")

@@ -92,20 +92,31 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     private var current: Presentation?
     private var system: (any URLOpener)?
     private var hosts: [String: URL] = [:]
-    /// The long-lived stores, by name (`safari`, `safari-view`, `webview`); touched on the loop's thread.
-    private var stores: [String: Pointer<WebKitWebContext>] = [:]
+    /// The long-lived stores (`safari`, `safari-view`, `webview`), shared by the hosts of one device.
+    private let stores: Stores
+
+    /// The long-lived stores by name; touched on the loop's thread only, released with the last host using them.
+    final class Stores: @unchecked Sendable {
+        let loop: MainLoop
+        var byName: [String: Pointer<WebKitWebContext>] = [:]
+
+        init(loop: MainLoop) { self.loop = loop }
+
+        deinit {
+            let stores = Array(byName.values)
+            loop.perform { for store in stores { g_object_unref(store.value) } }
+        }
+    }
 
     /// Starts (once per process) the GLib main loop the engine runs on. Throws when GTK has no display.
-    /// `userAgent` is the WebView's; the browsers send Safari's.
-    public init(userAgent: String = WebKitGTKHost.webViewUserAgent, customSchemesSkipPolicy: Bool = false) throws {
+    /// `userAgent` is the WebView's; the browsers send Safari's. With `device`, this host is another window
+    /// of that host's device: it shares its stores (Safari's, the Safari views', the app's WebView's), so a
+    /// sheet can be shown over the other's view, as an authentication session over a hybrid app's WebView.
+    public init(userAgent: String = WebKitGTKHost.webViewUserAgent, customSchemesSkipPolicy: Bool = false, device: WebKitGTKHost? = nil) throws {
         loop = try MainLoop.shared.get()
         self.userAgent = userAgent
         self.customSchemesSkipPolicy = customSchemesSkipPolicy
-    }
-
-    deinit {
-        let stores = Array(stores.values)
-        loop.perform { for store in stores { g_object_unref(store.value) } }
+        stores = device?.stores ?? Stores(loop: loop)
     }
 
     public var observations: [Observation] { lock.withLock { observed } }
@@ -155,19 +166,52 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
                     host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: nil) ?? false }, loadFailed: { _, _, _ in },
                     response: { _, _ in }, dismissed: { await events.dismissed() }))
         case .systemBrowser, .ephemeralBrowser:
-            let seat: Seat = strategy == .systemBrowser ? .authenticationSession : .ephemeralSession
-            // The session's completion handler, as the Apple adapter passes it on: the URL caught, or the
-            // user's Cancel (ASWebAuthenticationSessionError.canceledLogin, code 1).
-            let caught: @Sendable (URL) async -> Void = { await events.sessionCompleted(callbackURL: $0, errorDomain: nil, errorCode: nil) }
-            await show(
-                url, seat: seat,
-                Presentation(
-                    host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: (redirectURI, caught)) ?? false },
-                    loadFailed: { _, _, _ in }, response: { _, _ in },
-                    dismissed: {
-                        await events.sessionCompleted(callbackURL: nil, errorDomain: PlatformOutcome.authenticationSessionErrorDomain, errorCode: 1)
-                    }))
+            await presentSession(url, callback: redirectURI, ephemeral: strategy == .ephemeralBrowser) {
+                await events.sessionCompleted(callbackURL: $0, errorDomain: $1, errorCode: $2)
+            }
         }
+    }
+
+    /// Shows `url` in an authentication session (ephemeral or sharing Safari's persistent cookies) that
+    /// catches `callback` and closes. `completion` is its completion handler as the Apple adapters receive
+    /// it: the URL caught, or the user's Cancel (`ASWebAuthenticationSessionError.canceledLogin`, code 1).
+    public func presentSession(
+        _ url: URL, callback: URL, ephemeral: Bool,
+        completion: @escaping @Sendable (_ callbackURL: URL?, _ errorDomain: String?, _ errorCode: Int?) async -> Void
+    ) async {
+        let caught: @Sendable (URL) async -> Void = { await completion($0, nil, nil) }
+        await show(
+            url, seat: ephemeral ? .ephemeralSession : .authenticationSession,
+            Presentation(
+                host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: (callback, caught)) ?? false },
+                loadFailed: { _, _, _ in }, response: { _, _ in },
+                dismissed: { await completion(nil, PlatformOutcome.authenticationSessionErrorDomain, 1) }))
+    }
+
+    /// A hybrid app's secure browser on the engine (`HybridBridge.Browser`): an authentication session in
+    /// `host` (a window of its own over the app's WebView), catching `<returnScheme>://oauth` and closing,
+    /// that tells the bridge what the Apple adapter (`HybridConnector`) tells it: the session's completion,
+    /// the URL caught or the user's Cancel. `bridge` gives the launch's bridge.
+    public struct BridgeBrowser: HybridBridge.Browser {
+        let host: WebKitGTKHost
+        let bridge: @Sendable () -> HybridBridge?
+
+        public init(_ host: WebKitGTKHost, bridge: @escaping @Sendable () -> HybridBridge?) {
+            self.host = host
+            self.bridge = bridge
+        }
+
+        public func show(_ url: URL, returnScheme: String) async throws {
+            guard let callback = URL(string: "\(returnScheme)://oauth") else {
+                throw SwitchbackError(.invalidURL, "the return scheme is not a scheme")
+            }
+            let bridge = bridge
+            await host.presentSession(url, callback: callback, ephemeral: false) { url, domain, code in
+                await bridge()?.browserSessionCompleted(callbackURL: url, errorDomain: domain, errorCode: code)
+            }
+        }
+
+        public func close() async { await host.dismiss() }
     }
 
     /// Shows a web app (a hybrid app's own WebView): every navigation and new window is put to `decide`
@@ -235,9 +279,9 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     /// A long-lived store; on the loop's thread only.
     private func kept(_ name: String) -> Pointer<WebKitWebContext> {
-        if let store = stores[name] { return store }
+        if let store = stores.byName[name] { return store }
         let store = Pointer(sb_store_new()!)
-        stores[name] = store
+        stores.byName[name] = store
         return store
     }
 

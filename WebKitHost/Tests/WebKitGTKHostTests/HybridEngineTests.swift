@@ -54,6 +54,49 @@ struct HybridEngineTests {
         // Outside the engine, only the implicit shape's provider redirect (to the companion's page) carries tokens.
         let carrying = await rig.device.navigationLog.filter { url in tokens.contains { url.absoluteString.contains($0) } }
         #expect(carrying.count == (shape == "implicit" ? 1 : 0))
-        #expect(carrying.allSatisfy { $0.host == HybridRig.companionOrigin.host && $0.path == "/bridge/callback" && $0.query == nil })
+        #expect(carrying.allSatisfy { $0.host == rig.companionURL.host && $0.path == "/bridge/callback" && $0.query == nil })
+    }
+
+    @Test(
+        "the sign-in in an authentication session on the engine too, in a window over the app's WebView: code, form_post and implicit",
+        arguments: ["code", "form_post", "implicit"])
+    func signInInEngineSession(shape: String) async throws {
+        let profile: Profile = shape == "implicit" ? .legacyImplicit : .generic
+        let responseType: ResponseType = shape == "implicit" ? .idTokenToken : .code
+        let trigger = shape == "form_post" ? "&response_mode=form_post" : ""
+        let host = try WebKitGTKHostTests.host()
+        let session = try WebKitGTKHost(device: host)
+        let rig = try await HybridRig.start(
+            profile: profile, responseType: responseType, trigger: trigger, screen: host,
+            signInBrowser: { WebKitGTKHost.BridgeBrowser(session, bridge: $0) })
+        defer { Task { await rig.stop() } }
+        session.routeLinks(through: rig.device.browserSystem)
+        _ = try await Self.waitForPage(host) { $0.contains("Web app") }
+        #expect(await host.userClicks(elementWithID: "sign-in"))
+        try await WebKitGTKHostTests.userSignsIn(session)
+        let text: String
+        do {
+            text = try await Self.waitForPage(host) { $0.contains("Signed in") || $0.contains("failed") }
+        } catch {
+            Issue.record("\(shape): in the session: \(session.observations.map(WebKitGTKHostTests.describe).joined(separator: "\n"))")
+            throw error
+        }
+        #expect(text.contains("Signed in as 9b1f7c2e-alice"), "\(shape): the engine shows \(text.prefix(120))")
+
+        // The session caught the return link itself and closed; the device's own browser never showed anything.
+        #expect(session.observations.contains { if case .caught(let url) = $0 { url.scheme == "myapp" } else { false } })
+        #expect(session.observations.drop { if case .caught = $0 { false } else { true } }.contains(.closed))
+        #expect(await !rig.device.transcript.contains { $0.text.contains("authentication session at") })
+        // The provider's answer reached the companion through the session's own navigations (its page's script
+        // posts the implicit fragment), and no token is in a URL the app's WebView loaded.
+        let sessionURLs = session.observations.compactMap { if case .navigated(let url?, _, _, _) = $0 { url } else { nil } }
+        #expect(sessionURLs.contains { $0.path == "/bridge/callback" })
+        if shape == "implicit" { #expect(sessionURLs.contains { $0.path == "/bridge/fragment" }) }
+        let tokens = ["access_token", "id_token", "refresh_token"].compactMap { rig.webApp.received[$0] }
+        #expect(tokens.count == (responseType == .code ? 3 : 2))
+        let appURLs = host.observations.compactMap { if case .decided(let url?, _, _, _, _, _) = $0 { url } else { nil } }
+        for url in appURLs {
+            #expect(!tokens.contains { url.absoluteString.contains($0) }, "a token in a URL of the app's WebView: \(Redaction.describe(url))")
+        }
     }
 }

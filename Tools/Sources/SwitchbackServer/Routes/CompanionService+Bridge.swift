@@ -44,8 +44,10 @@ extension CompanionService {
     /// `GET /bridge/callback`: a query answer is finished here; without a query the answer is in the
     /// fragment, which only the browser sees, so a minimal page posts it back.
     func bridgeCallback(_ request: Request) async throws -> Response {
-        guard configuration.bridge != nil else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
-        guard let query = request.uri.query, !query.isEmpty else { return Self.fragmentForwardingPage(action: url(CompanionAPI.Path.bridgeFragment)) }
+        guard let bridge = configuration.bridge else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
+        guard let query = request.uri.query, !query.isEmpty else {
+            return Self.fragmentForwardingPage(action: url(CompanionAPI.Path.bridgeFragment), returnSchemes: bridge.schemes)
+        }
         guard let callback = url(Self.bridgeCallbackPath, query: query) else {
             throw CompanionError(.invalidRequest, "the answer's query is malformed")
         }
@@ -115,8 +117,10 @@ extension CompanionService {
 
     /// A page that posts its own fragment to `action` (the fragment never reaches a server otherwise). The
     /// action is this server's absolute URL, so a path prefix in `publicURL` is kept; the CSP allows only
-    /// this page's script, by its hash.
-    static func fragmentForwardingPage(action: URL) -> Response {
+    /// this page's script, by its hash. Its `form-action` names the app's return schemes as well as this
+    /// server: the POST is answered with a redirect to `<scheme>://oauth/…`, and browsers hold a form's
+    /// redirects to `form-action` (without them WebKit stopped the return to the app).
+    static func fragmentForwardingPage(action: URL, returnSchemes: [String]) -> Response {
         let body = """
             <!doctype html>
             <html><head><title>Finishing sign-in</title></head><body>
@@ -127,6 +131,6 @@ extension CompanionService {
             </body></html>
 
             """
-        return Replies.html(body, script: fragmentScript)
+        return Replies.html(body, script: fragmentScript, formTargets: returnSchemes.map { "\($0.lowercased()):" })
     }
 }
