@@ -124,8 +124,15 @@ extension SimulatedDevice {
     private func load(_ id: Int, to url: URL, post fields: [(String, String)]?, userGesture: Bool) async {
         var request = fields.map { HTTPRequest.form(url, $0) } ?? HTTPRequest(method: .get, url: url)
         var gesture = userGesture
+        // The page whose form is being sent: its CSP form-action holds the action and every redirect after it.
+        var formPage = fields == nil ? nil : tab(id)?.page
         for _ in 0..<25 {
             guard let tab = tab(id) else { return }
+            if let formPage, !formPage.formActionAllows(request.url) {
+                record(tab.participant, tab.participant, "stops: the form's page does not allow \(Redaction.describe(request.url)) (CSP form-action)")
+                if case .webView(let events) = tab.kind { await events.loadFailed(request.url, cancelledByPolicy: false) }
+                return
+            }
             guard await shouldLoad(id, tab, request.url, userGesture: gesture) else { return }
             let response: HTTPResponse
             do {
@@ -150,7 +157,7 @@ extension SimulatedDevice {
             }
             let page = WebPage(
                 url: request.url, status: response.status, html: String(decoding: response.body, as: UTF8.self),
-                referrerPolicy: response.headers["referrer-policy"])
+                referrerPolicy: response.headers["referrer-policy"], contentSecurityPolicy: response.headers["content-security-policy"])
             setPage(page, of: id)
             record(.provider, tab.participant, "shows \"\(page.heading)\" (HTTP \(response.status))")
             if let move = page.automaticMove {
@@ -191,6 +198,7 @@ extension SimulatedDevice {
             } else {
                 return
             }
+            formPage = request.method == .post ? page : nil
         }
     }
 

@@ -10,10 +10,14 @@ public struct WebPage: Sendable {
     /// The page's `Referrer-Policy` (lowercase); nil for the default, `strict-origin-when-cross-origin`.
     public let referrerPolicy: String?
 
-    public init(url: URL, status: Int = 200, html: String, referrerPolicy: String? = nil) {
+    /// The page's `Content-Security-Policy` header, as sent.
+    public let contentSecurityPolicy: String?
+
+    public init(url: URL, status: Int = 200, html: String, referrerPolicy: String? = nil, contentSecurityPolicy: String? = nil) {
         self.url = url
         self.status = status
         self.html = html
+        self.contentSecurityPolicy = contentSecurityPolicy
         // A list names fallbacks; the last policy wins.
         self.referrerPolicy = referrerPolicy?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
     }
@@ -35,6 +39,32 @@ public struct WebPage: Sendable {
             return other == origin ? origin : "null"
         default:
             return origin
+        }
+    }
+
+    /// Whether the page's CSP `form-action` lets one of its forms go to `target`, which browsers ask of the
+    /// form's action and of every redirect that answers it: `'self'` (this page's origin), a scheme
+    /// (`myapp:`), or an origin (`https://web.example.com`, any path); no `form-action` allows everything,
+    /// `'none'` nothing. (CSP Level 3; the other source forms, such as host wildcards, are not modelled.)
+    public func formActionAllows(_ target: URL) -> Bool {
+        guard let policy = contentSecurityPolicy,
+            let directive = policy.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: {
+                $0.lowercased().hasPrefix("form-action ") || $0.lowercased() == "form-action"
+            })
+        else { return true }
+        let sources = directive.split(separator: " ").dropFirst().map { $0.lowercased() }
+        let scheme = target.scheme?.lowercased() ?? ""
+        let targetOrigin = Self.origin(scheme: scheme, host: target.host?.lowercased() ?? "", port: target.port)
+        let own = Self.origin(scheme: url.scheme?.lowercased() ?? "", host: url.host?.lowercased() ?? "", port: url.port)
+        return sources.contains { source in
+            switch source {
+            case "'self'": return targetOrigin == own
+            case "'none'": return false
+            default:
+                if source.hasSuffix(":"), !source.contains("/") { return source == scheme + ":" }
+                guard let allowed = URL(string: source), let allowedScheme = allowed.scheme?.lowercased() else { return false }
+                return Self.origin(scheme: allowedScheme, host: allowed.host?.lowercased() ?? "", port: allowed.port) == targetOrigin
+            }
         }
     }
 

@@ -38,3 +38,26 @@ struct OriginHeaderTests {
         #expect(WebPage(url: URL(string: "http://127.0.0.1:8080/x")!, html: "").originHeader(to: Self.downgrade) == "http://127.0.0.1:8080")
     }
 }
+
+/// The simulated browsers hold a form's action and its redirects to the page's CSP `form-action`, as
+/// browsers do: the companion's fragment page once redirected to the app's scheme without allowing it,
+/// which WebKit stopped and the device did not.
+@Suite("CSP form-action on a form's redirects")
+struct FormActionTests {
+    static let page = URL(string: "https://shop.example.com/bridge/callback")!
+
+    @Test("'self', a scheme, an origin, 'none', and no directive at all")
+    func sources() {
+        let policy = "default-src 'none'; form-action 'self' myapp: https://web.example.com; frame-ancestors 'none'"
+        let page = WebPage(url: Self.page, html: "", contentSecurityPolicy: policy)
+        #expect(page.formActionAllows(URL(string: "https://shop.example.com/bridge/fragment")!))
+        #expect(page.formActionAllows(URL(string: "myapp://oauth/home?handoffotp=x")!))
+        #expect(page.formActionAllows(URL(string: "https://web.example.com/any/path")!))
+        #expect(!page.formActionAllows(URL(string: "otherapp://oauth/home")!))
+        #expect(!page.formActionAllows(URL(string: "https://evil.example.com/")!))
+        #expect(!page.formActionAllows(URL(string: "http://shop.example.com/bridge/fragment")!), "another scheme is another origin")
+        #expect(!WebPage(url: Self.page, html: "", contentSecurityPolicy: "form-action 'none'").formActionAllows(Self.page))
+        #expect(WebPage(url: Self.page, html: "", contentSecurityPolicy: "default-src 'none'").formActionAllows(URL(string: "myapp://x")!))
+        #expect(WebPage(url: Self.page, html: "").formActionAllows(URL(string: "myapp://x")!))
+    }
+}
