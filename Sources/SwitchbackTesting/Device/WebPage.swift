@@ -18,9 +18,16 @@ public struct WebPage: Sendable {
         self.status = status
         self.html = html
         self.contentSecurityPolicy = contentSecurityPolicy
-        // A list names fallbacks; the last policy wins.
-        self.referrerPolicy = referrerPolicy?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        // A list names fallbacks: the last policy a browser knows wins; unknown tokens are skipped.
+        self.referrerPolicy = referrerPolicy?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .last(where: Self.referrerPolicies.contains)
     }
+
+    /// The referrer policies of the Referrer Policy specification.
+    static let referrerPolicies: Set<String> = [
+        "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin", "origin-when-cross-origin",
+        "strict-origin-when-cross-origin", "unsafe-url",
+    ]
 
     /// The `Origin` header a browser sends with a request other than GET or HEAD (a form's POST) from this
     /// page to `target`, as the Fetch standard's "append a request `Origin` header" says: the page's origin,

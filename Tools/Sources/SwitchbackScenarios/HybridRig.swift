@@ -19,36 +19,31 @@ public struct HybridRig: Sendable {
     public let companion: Companion
     public let webApp: HybridWebApp
     public let device: SimulatedDevice
-    /// Where the companion is reached: ``companionOrigin``, or its own loopback address when the sign-in
-    /// browser is a real engine's.
-    public let companionURL: URL
+    /// The device's names for its loopback servers (the web app's and the companion's): a real engine's
+    /// browser resolves them the same way (`WebKitGTKHost.routeLinks(through:resolving:)`).
+    public let hosts: [String: URL]
 
     /// Starts everything and installs the app. `screen` replaces the device's simulated WebView with a
     /// real engine's, which then shows the web app at its loopback address; `signInBrowser` replaces the
-    /// device's secure browser with a real engine's, and the companion is then reached at its own loopback
-    /// address, which a browser can post its forms to; `trigger` adds to the web app's sign-in link
-    /// (`&response_mode=form_post`).
+    /// device's secure browser with a real engine's (which reaches the companion under its name through
+    /// ``hosts``); `trigger` adds to the web app's sign-in link (`&response_mode=form_post`).
     public static func start(
         profile: Profile = .generic, responseType: ResponseType = .code, browser: HybridShell.Browser = .authenticationSession, trigger: String = "",
         returnScheme: String = "myapp", screen: (any HybridScreen)? = nil, signInBrowser: ExternalBridgeBrowser? = nil
     ) async throws -> HybridRig {
-        let port = signInBrowser == nil ? 0 : try LoopbackPort.free()
-        let companionURL = signInBrowser == nil ? companionOrigin : URL(string: "http://127.0.0.1:\(port)")!
         var emulatorConfiguration = EmulatorConfiguration.defaults
         for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
-            emulatorConfiguration.clients[index].redirectURIs.append(companionURL.absoluteString + "/bridge/callback")
+            emulatorConfiguration.clients[index].redirectURIs.append(companionOrigin.absoluteString + "/bridge/callback")
         }
         let quiet = Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
         let emulator = try await Emulator.start(profile: profile, configuration: emulatorConfiguration, logger: quiet)
-        var configuration = ServerConfiguration(
-            port: port, publicURL: signInBrowser == nil ? companionURL.absoluteString : nil,
+        let configuration = ServerConfiguration(
+            port: 0, publicURL: companionOrigin.absoluteString,
             provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
             bridge: .init(schemes: ["myapp"], returns: .tokens, responseType: responseType),
             // The app's own client (native-rs) holds the tokens it hands off; the companion accepts only its tokens.
-            handOff: .init(allowedRedirects: [companionURL.absoluteString + "/session"], acceptedClients: ["native-rs"])
+            handOff: .init(allowedRedirects: [companionOrigin.absoluteString + "/session"], acceptedClients: ["native-rs"])
         )
-        // Plain http on loopback: a browser keeps no Secure cookie from it.
-        if signInBrowser != nil { configuration.session.secure = false }
         let companion: Companion
         do {
             companion = try await Companion.start(configuration, logger: quiet)
@@ -58,11 +53,12 @@ public struct HybridRig: Sendable {
         }
         let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
         let webApp = try await HybridWebApp.start(companion: loopback, trigger: trigger, secureCookie: screen == nil)
-        let device = SimulatedDevice(hosts: [webOrigin.host!: webApp.baseURL, companionOrigin.host!: loopback])
+        let hosts = [webOrigin.host!: webApp.baseURL, companionOrigin.host!: loopback]
+        let device = SimulatedDevice(hosts: hosts)
         // A real engine does not resolve names through the device's hosts map: it shows the web app at its loopback address.
         let origin = screen == nil ? webOrigin : webApp.baseURL
         let shell = HybridShell(
-            .init(webOrigin: origin, returnScheme: returnScheme), companion: CompanionClient(companionURL, transport: device.network),
+            .init(webOrigin: origin, returnScheme: returnScheme), companion: CompanionClient(companionOrigin, transport: device.network),
             browser: browser,
             screen: screen, signInBrowser: signInBrowser)
         let issuer = emulator.issuer
@@ -76,7 +72,7 @@ public struct HybridRig: Sendable {
                 return SignInCoordinator(
                     .app(client), host: context.host, opener: context.opener, journal: context.journal, clock: context.clock, logger: quiet)
             })
-        return HybridRig(emulator: emulator, companion: companion, webApp: webApp, device: device, companionURL: companionURL)
+        return HybridRig(emulator: emulator, companion: companion, webApp: webApp, device: device, hosts: hosts)
     }
 
     public func stop() async {

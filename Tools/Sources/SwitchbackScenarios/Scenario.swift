@@ -92,7 +92,7 @@ public struct ScenarioResult: Sendable {
 
 /// The page a session hand-off ended on, as its user agent shows it.
 public struct HandOffLanding: Sendable {
-    /// The page's address (on the companion's loopback origin).
+    /// The page's address (the companion's `https://api.example.com/session`).
     public let url: URL
     /// The page's text; it names the signed-in account.
     public let text: String
@@ -302,6 +302,7 @@ public enum ScenarioRunner {
     ) async -> Result<HandOffLanding, SwitchbackError> {
         let handOff = SessionHandOff(companion: CompanionClient(companion.baseURL, transport: device.network, logger: logger), logger: logger)
         let webApp = companion.baseURL.appendingPathComponent("session")
+        guard webApp.scheme == "https" else { return .failure(SwitchbackError(.invalidConfiguration, "the companion has no https name")) }
         do {
             guard let app = await device.app else { throw SwitchbackError(.flowInterrupted, "the app is not running") }
             switch destination {

@@ -165,21 +165,17 @@ struct Setup: Sendable {
     /// The companion's configuration: the app's association file, and for a backend client the
     /// permission proxy and the code exchange (returning tokens to the app), or the route it runs sign-ins
     /// through (returning a session). Key files go in `directory`.
-    /// Turns on session hand-off: the companion then listens on a port chosen now, so that its own
-    /// `/session` page, on its loopback origin, can be the one destination it allows; it accepts the app's
-    /// access tokens (checked by introspection at the provider, as the backend client). Its session cookie
-    /// is not `Secure`, which only a plain-http loopback server may ask for: a browser drops a `Secure`
-    /// cookie set over http.
+    /// Turns on session hand-off: the companion, at its public name (`https://api.example.com`, which the
+    /// device and the engine resolve to its loopback port), allows its own `/session` page as the one
+    /// destination, and accepts the app's access tokens (checked by introspection at the provider, as the
+    /// backend client).
     func allowHandOff(_ configuration: inout ServerConfiguration, issuer: String) throws {
         guard backendClient == nil, companionRoute == nil else {
             throw SwitchbackError(.invalidConfiguration, "a hand-off scenario runs with a preset whose companion has no other part (generic)")
         }
-        let port = try LoopbackPort.free()
-        configuration.port = port
+        configuration.publicURL = Self.companionURL
         configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret")
-        configuration.handOff = .init(allowedRedirects: ["http://127.0.0.1:\(port)/session"], acceptedClients: [client.clientID])
-        // Plain http on loopback: browsers (the engine and the device's model) keep no Secure cookie from it.
-        configuration.session.secure = false
+        configuration.handOff = .init(allowedRedirects: [Self.companionURL + "/session"], acceptedClients: [client.clientID])
     }
 
     func companionConfiguration(issuer: String, associations: [AppAssociation], directory: URL) throws -> ServerConfiguration {

@@ -85,6 +85,22 @@ WebKitWebContext *sb_store_new(void) {
     return store;
 }
 
+void sb_store_route(WebKitWebContext *store, const char *proxy_uri, const char *certificate_pem, const char *const *names) {
+    WebKitWebsiteDataManager *data = webkit_web_context_get_website_data_manager(store);
+    const char *direct[] = {"127.0.0.1", "localhost", "::1", NULL};
+    WebKitNetworkProxySettings *settings = webkit_network_proxy_settings_new(proxy_uri, direct);
+    webkit_website_data_manager_set_network_proxy_settings(data, WEBKIT_NETWORK_PROXY_MODE_CUSTOM, settings);
+    webkit_network_proxy_settings_free(settings);
+    GError *error = NULL;
+    GTlsCertificate *certificate = g_tls_certificate_new_from_pem(certificate_pem, -1, &error);
+    if (!certificate) {
+        g_clear_error(&error);
+        return;
+    }
+    for (const char *const *name = names; *name; name++) webkit_web_context_allow_tls_certificate_for_host(store, certificate, *name);
+    g_object_unref(certificate);
+}
+
 static WebKitCookieManager *sb_cookie_manager(WebKitWebContext *store) {
     return webkit_website_data_manager_get_cookie_manager(webkit_web_context_get_website_data_manager(store));
 }

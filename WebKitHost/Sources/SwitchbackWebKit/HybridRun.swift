@@ -32,7 +32,7 @@ enum HybridRun {
         let host = try WebKitGTKHost()
         let session = try WebKitGTKHost(device: host)
         let rig = try await HybridRig.start(screen: host, signInBrowser: { WebKitGTKHost.BridgeBrowser(session, bridge: $0) })
-        session.routeLinks(through: rig.device.browserSystem)
+        session.routeLinks(through: rig.device.browserSystem, resolving: rig.hosts)
         let user = Task { await EngineUser(host: host, folder: folder, prefix: prefix).act() }
         let sessionUser = Task { await EngineUser(host: session, folder: folder, prefix: prefix + "-session").act() }
         var text = await waitForPage(host) { $0.contains("Web app") }

@@ -125,8 +125,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     /// Where the browsers send what they do not load (other schemes, universal links): the device's
     /// operating system, which opens the app that handles it. Without one such links open nothing.
-    /// `hosts` names servers that run on loopback (`api.example.com` → `http://127.0.0.1:8080`): a browser
-    /// navigation to one loads the loopback address instead, the page's origin then being the loopback's.
+    /// `hosts` names servers that run on loopback (`api.example.com` → `http://127.0.0.1:8080`): every view
+    /// reaches their https under those names through a loopback proxy with a certificate made for them
+    /// (``NameProxy``), so pages keep their real origins; an http navigation to one of the names loads the
+    /// loopback address instead.
     @discardableResult
     public func routeLinks(through system: any URLOpener, resolving hosts: [String: URL] = [:]) -> Self {
         lock.withLock {
@@ -136,8 +138,25 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         return self
     }
 
-    /// `url` on the loopback server its host name stands for, if ``routeLinks(through:resolving:)`` named it.
+    /// The proxy that carries the named servers' https under their names (started with the first view
+    /// shown after ``routeLinks(through:resolving:)`` named servers); nil without names.
+    private var names: Task<NameProxy?, Never>?
+
+    private func nameProxy() async -> NameProxy? {
+        let task = lock.withLock { () -> Task<NameProxy?, Never>? in
+            if names == nil, !hosts.isEmpty {
+                let hosts = hosts
+                names = Task { try? await NameProxy.start(hosts: hosts) }
+            }
+            return names
+        }
+        return await task?.value
+    }
+
+    /// `url` on the loopback server its host name stands for, if ``routeLinks(through:resolving:)`` named it
+    /// and the name proxy does not carry it (an http URL, or no proxy).
     func resolved(_ url: URL) -> URL? {
+        if url.scheme?.lowercased() == "https", lock.withLock({ names != nil }) { return nil }
         guard let host = url.host?.lowercased(), let base = lock.withLock({ hosts[host] }),
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return nil }
@@ -265,6 +284,23 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// The store a new view of `seat` uses: the app's WebView or Safari view store, kept; a fresh one for an
     /// ephemeral session; for an authentication session a fresh one holding Safari's persistent cookies.
     private func store(for seat: Seat) async -> Pointer<WebKitWebContext> {
+        let store = await unroutedStore(for: seat)
+        // The named servers' https goes through the name proxy, under their names, with its certificate.
+        if let proxy = await nameProxy() {
+            await loop.run {
+                let names = proxy.names.map { strdup($0) } + [nil]
+                defer { for name in names { free(name) } }
+                names.withUnsafeBufferPointer { buffer in
+                    buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+                        sb_store_route(store.value, proxy.url, proxy.certificatePEM, $0)
+                    }
+                }
+            }
+        }
+        return store
+    }
+
+    private func unroutedStore(for seat: Seat) async -> Pointer<WebKitWebContext> {
         switch seat {
         case .webView: return await loop.run { self.kept("webview") }
         case .safariView: return await loop.run { self.kept("safari-view") }

@@ -54,7 +54,7 @@ struct HybridEngineTests {
         // Outside the engine, only the implicit shape's provider redirect (to the companion's page) carries tokens.
         let carrying = await rig.device.navigationLog.filter { url in tokens.contains { url.absoluteString.contains($0) } }
         #expect(carrying.count == (shape == "implicit" ? 1 : 0))
-        #expect(carrying.allSatisfy { $0.host == rig.companionURL.host && $0.path == "/bridge/callback" && $0.query == nil })
+        #expect(carrying.allSatisfy { $0.host == HybridRig.companionOrigin.host && $0.path == "/bridge/callback" && $0.query == nil })
     }
 
     @Test(
@@ -70,7 +70,7 @@ struct HybridEngineTests {
             profile: profile, responseType: responseType, trigger: trigger, screen: host,
             signInBrowser: { WebKitGTKHost.BridgeBrowser(session, bridge: $0) })
         defer { Task { await rig.stop() } }
-        session.routeLinks(through: rig.device.browserSystem)
+        session.routeLinks(through: rig.device.browserSystem, resolving: rig.hosts)
         _ = try await Self.waitForPage(host) { $0.contains("Web app") }
         #expect(await host.userClicks(elementWithID: "sign-in"))
         try await WebKitGTKHostTests.userSignsIn(session)

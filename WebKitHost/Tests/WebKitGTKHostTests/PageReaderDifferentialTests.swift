@@ -43,9 +43,15 @@ struct PageReaderDifferentialTests {
         let host = try WebKitGTKHostTests.host()
         host.capturesPages = true
         let runs = Task {
-            // The user's part, as switchback-webkit's user does it: sign in, tap return links (and MitID's "Open" link).
+            // The user's part, as switchback-webkit's user does it: sign in, tap return links (and MitID's "Open" link),
+            // once per page load, as a person does (a second tap on a link whose page is still loading cancels
+            // that load and sends a one-time code twice).
+            var actedOn = 0
             for _ in 0..<600 where !Task.isCancelled {
-                _ = await host.userActs(username: "alice", password: "Secret-123", tapsHandOff: scenario.provider == "mitid")
+                let loads = host.observations.count { if case .finished = $0 { true } else { false } }
+                if loads > actedOn, await host.userActs(username: "alice", password: "Secret-123", tapsHandOff: scenario.provider == "mitid") != nil {
+                    actedOn = loads
+                }
                 try? await Task.sleep(nanoseconds: 100_000_000)
             }
         }
@@ -77,7 +83,9 @@ struct PageReaderDifferentialTests {
             #expect(pages.contains { $0.from == page.from && $0.to.absoluteString == target.absoluteString }, "\(Redaction.describe(target))")
         }
         if case .failure(let error) = result.outcome, scenario.emulatorProfile == nil {
-            Issue.record("the sign-in failed: \(error)")
+            let seen = host.observations.map(WebKitGTKHostTests.describe).joined(separator: "\n")
+            let steps = result.transcript.map { "\($0.from.rawValue) → \($0.to.rawValue): \($0.text)" }.joined(separator: "\n")
+            Issue.record("the sign-in failed: \(error)\non the engine:\n\(seen)\non the device:\n\(steps)")
         }
     }
 }

@@ -13,27 +13,21 @@ extension ServerConfiguration {
         /// Name the cookie `__Host-<cookieName>` when the path is `/` (the default): a browser then keeps it
         /// only from this exact host over https, never set by a sibling subdomain (RFC 6265bis §4.1.3.2).
         public var hostPrefix: Bool
-        /// Mark the cookie `Secure` (the default). `false` is accepted only for a development server whose
-        /// public origin is plain http on loopback: browsers drop a `Secure` cookie set over http (measured on
-        /// WebKitGTK 2.50 for `http://127.0.0.1` and `http://localhost`), so no session could work there.
-        public var secure: Bool
 
         public init(
             lifetime: TimeInterval = 3600, cookieName: String = "switchback_session", sameSite: String = "Lax", cookiePath: String = "/",
-            hostPrefix: Bool = true, secure: Bool = true
+            hostPrefix: Bool = true
         ) {
             self.lifetime = lifetime
             self.cookieName = cookieName
             self.sameSite = sameSite
             self.cookiePath = cookiePath
             self.hostPrefix = hostPrefix
-            self.secure = secure
         }
 
-        /// The cookie's name as sent: with the `__Host-` prefix where the path allows it (and the cookie is
-        /// `Secure`, which the prefix requires).
+        /// The cookie's name as sent: with the `__Host-` prefix where the path allows it.
         public var effectiveCookieName: String {
-            hostPrefix && secure && cookiePath == "/" && !cookieName.hasPrefix("__") ? "__Host-" + cookieName : cookieName
+            hostPrefix && cookiePath == "/" && !cookieName.hasPrefix("__") ? "__Host-" + cookieName : cookieName
         }
     }
 
@@ -82,7 +76,7 @@ extension ServerConfiguration {
 }
 
 extension ServerConfiguration.Session {
-    private enum Keys: String, CodingKey { case lifetime, cookieName, sameSite, cookiePath, hostPrefix, secure }
+    private enum Keys: String, CodingKey { case lifetime, cookieName, sameSite, cookiePath, hostPrefix }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -91,8 +85,7 @@ extension ServerConfiguration.Session {
             cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? "switchback_session",
             sameSite: try c.decodeIfPresent(String.self, forKey: .sameSite) ?? "Lax",
             cookiePath: try c.decodeIfPresent(String.self, forKey: .cookiePath) ?? "/",
-            hostPrefix: try c.decodeIfPresent(Bool.self, forKey: .hostPrefix) ?? true,
-            secure: try c.decodeIfPresent(Bool.self, forKey: .secure) ?? true
+            hostPrefix: try c.decodeIfPresent(Bool.self, forKey: .hostPrefix) ?? true
         )
     }
 }

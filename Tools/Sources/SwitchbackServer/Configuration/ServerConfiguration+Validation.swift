@@ -82,15 +82,6 @@ extension ServerConfiguration {
         guard session.cookiePath.hasPrefix("/"), !session.cookiePath.contains(";") else {
             throw fail("session.cookiePath must start with / and hold no ;")
         }
-        // A cookie without Secure only where nothing is https to begin with: a server on loopback whose public
-        // origin, if named, is plain http on loopback.
-        if !session.secure {
-            let origin = publicURL.flatMap(URL.init(string:))
-            guard EndpointSecurity.isLoopback(host), origin.map({ $0.scheme?.lowercased() == "http" && EndpointSecurity.isLoopback($0.host) }) ?? true
-            else {
-                throw fail("session.secure may be false only for a server on loopback whose publicURL, if any, is http on loopback")
-            }
-        }
         guard limits.startsPerMinutePerAddress >= 0, limits.startsPerMinute >= 0, limits.pendingAuthorizations > 0, limits.waitingStatusRequests > 0
         else {
             throw fail("limits must not be negative, and pendingAuthorizations and waitingStatusRequests must be positive")

@@ -186,14 +186,13 @@ struct CompanionService: Sendable {
     func sessionCookie(_ id: String) -> String {
         let session = configuration.session
         return
-            "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime))\(session.secure ? "; Secure" : ""); HttpOnly; SameSite=\(session.sameSite)"
+            "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime)); Secure; HttpOnly; SameSite=\(session.sameSite)"
     }
 
     /// The `Set-Cookie` value that removes the session cookie.
     func expiredSessionCookie() -> String {
         let session = configuration.session
-        return
-            "\(session.effectiveCookieName)=; Path=\(session.cookiePath); Max-Age=0\(session.secure ? "; Secure" : ""); HttpOnly; SameSite=\(session.sameSite)"
+        return "\(session.effectiveCookieName)=; Path=\(session.cookiePath); Max-Age=0; Secure; HttpOnly; SameSite=\(session.sameSite)"
     }
 
     /// The session ID a request's `Authorization: Session …` header or cookie carries, when it has the shape

@@ -69,8 +69,6 @@ struct ServerCommandTests {
                 #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "forwardedParameters": ["redirect_uri"]}}"#,
                 "cannot hold redirect_uri"
             ),
-            (#"{"port": 0, "host": "0.0.0.0", "session": {"secure": false}}"#, "session.secure may be false only"),
-            (#"{"port": 0, "publicURL": "https://auth.example.com", "session": {"secure": false}}"#, "session.secure may be false only"),
         ]
         for (index, (json, reason)) in cases.enumerated() {
             let file = directory.appendingPathComponent("\(index).json")

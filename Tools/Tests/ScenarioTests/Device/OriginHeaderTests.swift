@@ -24,6 +24,8 @@ struct OriginHeaderTests {
             ("origin", "https://shop.example.com", "https://shop.example.com", "https://shop.example.com"),
             ("unsafe-url", "https://shop.example.com", "https://shop.example.com", "https://shop.example.com"),
             ("no-referrer, same-origin", "https://shop.example.com", "null", "null"),
+            ("no-referrer, bogus", "null", "null", "null"),
+            ("same-origin,", "https://shop.example.com", "null", "null"),
         ] as [(String?, String, String, String)])
     func policies(_ policy: String?, same: String, other: String, downgraded: String) {
         let page = WebPage(url: Self.page, html: "", referrerPolicy: policy)

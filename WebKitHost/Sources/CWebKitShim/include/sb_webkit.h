@@ -37,6 +37,9 @@ typedef void (*sb_response)(const char *uri, int status, void *context);
 /// stands in for one of iOS's cookie stores: Safari's, an app's Safari views', an app's WebViews', an
 /// authentication session's). Release with g_object_unref.
 WebKitWebContext *sb_store_new(void);
+/// Sends the store's requests to hosts other than loopback through the HTTP proxy at `proxy_uri`, and
+/// accepts the PEM certificate for each of `names` (NULL-terminated), and for nothing else.
+void sb_store_route(WebKitWebContext *store, const char *proxy_uri, const char *certificate_pem, const char *const *names);
 /// Copies the cookies `from` holds into `to` (only those with an expiry when `persistent_only`), then calls
 /// `done` with how many were copied.
 void sb_copy_cookies(WebKitWebContext *from, WebKitWebContext *to, int persistent_only, void (*done)(int copied, void *context), void *context);
