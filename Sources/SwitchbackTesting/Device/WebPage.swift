@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 /// What a loaded page does by itself or offers the user, read from its HTML as a browser's script engine
 /// would act on it: the shapes provider pages use (the emulator's among them) for hand-offs, polling,
@@ -34,16 +35,15 @@ public struct WebPage: Sendable {
     /// or `null` when the page's referrer policy hides it (`no-referrer`; `same-origin` towards another
     /// origin; the `strict-origin` and `no-referrer-when-downgrade` policies from https to http).
     public func originHeader(to target: URL) -> String {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return "null" }
-        let origin = Self.origin(scheme: scheme, host: host, port: url.port)
+        guard let scheme = url.scheme?.lowercased(), url.host != nil else { return "null" }
+        let origin = url.webOrigin
         switch referrerPolicy ?? "strict-origin-when-cross-origin" {
         case "no-referrer":
             return "null"
         case "no-referrer-when-downgrade", "strict-origin", "strict-origin-when-cross-origin":
             return scheme == "https" && target.scheme?.lowercased() != "https" ? "null" : origin
         case "same-origin":
-            let other = Self.origin(scheme: target.scheme?.lowercased() ?? "", host: target.host?.lowercased() ?? "", port: target.port)
-            return other == origin ? origin : "null"
+            return target.webOrigin == origin ? origin : "null"
         default:
             return origin
         }
@@ -61,23 +61,16 @@ public struct WebPage: Sendable {
         else { return true }
         let sources = directive.split(separator: " ").dropFirst().map { $0.lowercased() }
         let scheme = target.scheme?.lowercased() ?? ""
-        let targetOrigin = Self.origin(scheme: scheme, host: target.host?.lowercased() ?? "", port: target.port)
-        let own = Self.origin(scheme: url.scheme?.lowercased() ?? "", host: url.host?.lowercased() ?? "", port: url.port)
         return sources.contains { source in
             switch source {
-            case "'self'": return targetOrigin == own
+            case "'self'": return target.webOrigin == url.webOrigin
             case "'none'": return false
             default:
                 if source.hasSuffix(":"), !source.contains("/") { return source == scheme + ":" }
-                guard let allowed = URL(string: source), let allowedScheme = allowed.scheme?.lowercased() else { return false }
-                return Self.origin(scheme: allowedScheme, host: allowed.host?.lowercased() ?? "", port: allowed.port) == targetOrigin
+                guard let allowed = URL(string: source), allowed.scheme != nil else { return false }
+                return allowed.webOrigin == target.webOrigin
             }
         }
-    }
-
-    private static func origin(scheme: String, host: String, port: Int?) -> String {
-        let port = port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
-        return "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")"
     }
 
     /// Where the page goes without the user: a script or zero-delay meta refresh navigation, or an

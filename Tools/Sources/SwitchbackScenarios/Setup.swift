@@ -162,9 +162,6 @@ struct Setup: Sendable {
     /// accept only https redirect URIs.
     static let companionURL = "https://api.example.com"
 
-    /// The companion's configuration: the app's association file, and for a backend client the
-    /// permission proxy and the code exchange (returning tokens to the app), or the route it runs sign-ins
-    /// through (returning a session). Key files go in `directory`.
     /// Turns on session hand-off: the companion, at its public name (`https://api.example.com`, which the
     /// device and the engine resolve to its loopback port), allows its own `/session` page as the one
     /// destination, and accepts the app's access tokens (checked by introspection at the provider, as the
@@ -178,6 +175,9 @@ struct Setup: Sendable {
         configuration.handOff = .init(allowedRedirects: [Self.companionURL + "/session"], acceptedClients: [client.clientID])
     }
 
+    /// The companion's configuration: the app's association file, and for a backend client the
+    /// permission proxy and the code exchange (returning tokens to the app), or the route it runs sign-ins
+    /// through (returning a session). Key files go in `directory`.
     func companionConfiguration(issuer: String, associations: [AppAssociation], directory: URL) throws -> ServerConfiguration {
         if let keys = backendKeys, case .exchange(let redirectURI) = companionRoute {
             let clientKey = directory.appendingPathComponent("client-key.pem")

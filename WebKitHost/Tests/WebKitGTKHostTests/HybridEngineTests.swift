@@ -26,15 +26,20 @@ struct HybridEngineTests {
         throw WebKitGTKHostTests.EngineMissing(description: "the engine's page never got there; it shows \"\(text.prefix(200))\"")
     }
 
+    /// The hybrid rig for a response shape: `code`, `form_post` (the code posted back) or `implicit` (tokens
+    /// in the fragment, from the legacy implicit profile).
+    static func start(_ shape: String, screen: WebKitGTKHost, signInBrowser: ExternalBridgeBrowser? = nil) async throws -> HybridRig {
+        try await HybridRig.start(
+            profile: shape == "implicit" ? .legacyImplicit : .generic, responseType: shape == "implicit" ? .idTokenToken : .code,
+            trigger: shape == "form_post" ? "&response_mode=form_post" : "", screen: screen, signInBrowser: signInBrowser)
+    }
+
     @Test(
         "code, form_post and implicit shapes: the web app in the engine signs in and no token is in any URL",
         arguments: ["code", "form_post", "implicit"])
     func signIn(shape: String) async throws {
-        let profile: Profile = shape == "implicit" ? .legacyImplicit : .generic
-        let responseType: ResponseType = shape == "implicit" ? .idTokenToken : .code
-        let trigger = shape == "form_post" ? "&response_mode=form_post" : ""
         let host = try WebKitGTKHostTests.host()
-        let rig = try await HybridRig.start(profile: profile, responseType: responseType, trigger: trigger, screen: host)
+        let rig = try await Self.start(shape, screen: host)
         defer { Task { await rig.stop() } }
         _ = try await Self.waitForPage(host) { $0.contains("Web app") }
         #expect(await host.userClicks(elementWithID: "sign-in"))
@@ -46,7 +51,7 @@ struct HybridEngineTests {
         #expect(decided.contains { $0.0.scheme == "switchback" && !$0.1 })
         #expect(decided.contains { $0.0.path == "/home" && $0.0.query?.hasPrefix("handoffotp=") == true && $0.1 })
         let tokens = ["access_token", "id_token", "refresh_token"].compactMap { rig.webApp.received[$0] }
-        #expect(tokens.count == (responseType == .code ? 3 : 2))
+        #expect(tokens.count == (shape == "implicit" ? 2 : 3), "a refresh token only with a code")
         let engineURLs = decided.map(\.0) + host.observations.compactMap { if case .loaded(let url, _) = $0 { url } else { nil } }
         for url in engineURLs {
             #expect(!tokens.contains { url.absoluteString.contains($0) }, "a token in a URL of the app's WebView: \(Redaction.describe(url))")
@@ -61,14 +66,9 @@ struct HybridEngineTests {
         "the sign-in in an authentication session on the engine too, in a window over the app's WebView: code, form_post and implicit",
         arguments: ["code", "form_post", "implicit"])
     func signInInEngineSession(shape: String) async throws {
-        let profile: Profile = shape == "implicit" ? .legacyImplicit : .generic
-        let responseType: ResponseType = shape == "implicit" ? .idTokenToken : .code
-        let trigger = shape == "form_post" ? "&response_mode=form_post" : ""
         let host = try WebKitGTKHostTests.host()
         let session = try WebKitGTKHost(device: host)
-        let rig = try await HybridRig.start(
-            profile: profile, responseType: responseType, trigger: trigger, screen: host,
-            signInBrowser: { WebKitGTKHost.BridgeBrowser(session, bridge: $0) })
+        let rig = try await Self.start(shape, screen: host, signInBrowser: { WebKitGTKHost.BridgeBrowser(session, bridge: $0) })
         defer { Task { await rig.stop() } }
         session.routeLinks(through: rig.device.browserSystem, resolving: rig.hosts)
         _ = try await Self.waitForPage(host) { $0.contains("Web app") }
@@ -93,7 +93,7 @@ struct HybridEngineTests {
         #expect(sessionURLs.contains { $0.path == "/bridge/callback" })
         if shape == "implicit" { #expect(sessionURLs.contains { $0.path == "/bridge/fragment" }) }
         let tokens = ["access_token", "id_token", "refresh_token"].compactMap { rig.webApp.received[$0] }
-        #expect(tokens.count == (responseType == .code ? 3 : 2))
+        #expect(tokens.count == (shape == "implicit" ? 2 : 3), "a refresh token only with a code")
         let appURLs = host.observations.compactMap { if case .decided(let url?, _, _, _, _, _) = $0 { url } else { nil } }
         for url in appURLs {
             #expect(!tokens.contains { url.absoluteString.contains($0) }, "a token in a URL of the app's WebView: \(Redaction.describe(url))")

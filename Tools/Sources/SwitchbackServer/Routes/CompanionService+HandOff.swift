@@ -210,7 +210,7 @@ extension CompanionService {
     /// origin, or, from a browser that sends no `Origin`, `Sec-Fetch-Site` says same-origin.
     func requireSameOrigin(_ request: Request) throws {
         if let origin = request.headers[.origin] {
-            guard origin.lowercased() == Self.origin(of: baseURL) else {
+            guard origin.lowercased() == baseURL.webOrigin else {
                 throw CompanionError(.crossOrigin, "this form may only be sent from this server's own page")
             }
             return
@@ -218,14 +218,6 @@ extension CompanionService {
         guard request.headers[.init("Sec-Fetch-Site")!]?.lowercased() == "same-origin" else {
             throw CompanionError(.crossOrigin, "this form may only be sent from this server's own page")
         }
-    }
-
-    /// `scheme://host[:port]` as a browser serialises an origin.
-    static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? "https"
-        let host = url.host?.lowercased() ?? ""
-        let port = url.port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
-        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)\(port.map { ":\($0)" } ?? "")"
     }
 
     /// How the page names the account: the provider's name for it with the subject, or the subject alone.
@@ -248,7 +240,7 @@ extension CompanionService {
             "<form method=\"post\" action=\"\(Replies.escape(action.absoluteString))\" id=\"confirm\">\(fields)"
             + "<button type=\"submit\" id=\"continue\">Continue as \(Replies.escape(account))</button></form>"
         // The POST answers with a redirect to the destination, which `form-action` must allow.
-        return Replies.page(status: .ok, title: "Continue signed in?", message: message, extra: form, formTargets: [origin(of: destination)])
+        return Replies.page(status: .ok, title: "Continue signed in?", message: message, extra: form, formTargets: [destination.webOrigin])
     }
 
     // MARK: Sessions
