@@ -11,11 +11,16 @@ import Testing
 @Suite("NameProxy: only the device's names")
 struct NameProxyTests {
     /// Sends `request` to the proxy on a plain TCP connection and returns what it answers: "" when it closes
-    /// without answering, nil when nothing came within 5 s. The blocking socket runs off Swift's
-    /// cooperative threads, which the proxy's own tasks need.
+    /// without answering, nil when nothing came within 5 s. The blocking socket runs on a thread of its own,
+    /// neither Swift's cooperative pool nor Dispatch's (which on Linux share threads), so that the answer's
+    /// time is the proxy's alone.
     static func ask(_ port: Int, _ request: String) async -> String? {
+        await onOwnThread { askBlocking(port, request) }
+    }
+
+    static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: askBlocking(port, request)) }
+            Thread { continuation.resume(returning: work()) }.start()
         }
     }
 
@@ -60,5 +65,32 @@ struct NameProxyTests {
         let port = try #require(URL(string: proxy.url)?.port)
         let flood = "CONNECT api.example.com:443 HTTP/1.1\r\n" + String(repeating: "X-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", count: 400)
         #expect(await Self.ask(port, flood) == "", "closed without an answer, not left waiting")
+    }
+
+    /// Found in CI: the proxy's tunnels were tasks on Swift's cooperative pool, which the engine tests running
+    /// beside it kept busy for seconds, and a refusal came too late. They now live on the event loop alone.
+    @Test("the proxy answers while every thread of Swift's cooperative pool is blocked")
+    func answersWithAStarvedPool() async throws {
+        let proxy = try await NameProxy.start(hosts: ["api.example.com": URL(string: "http://127.0.0.1:9")!])
+        let port = try #require(URL(string: proxy.url)?.port)
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        let started = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        for _ in 0..<width {
+            Task.detached {
+                started.signal()
+                _ = released.wait(timeout: .now() + 20)
+            }
+        }
+        let answers: (foreign: String?, absent: String?, all: Bool) = await Self.onOwnThread {
+            let all = (0..<width).allSatisfy { _ in started.wait(timeout: .now() + 20) == .success }
+            let foreign = Self.askBlocking(port, "CONNECT evil.example.com:443 HTTP/1.1\r\nHost: evil.example.com:443\r\n\r\n")
+            let absent = Self.askBlocking(port, "CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n")
+            for _ in 0..<width { released.signal() }
+            return (foreign, absent, all)
+        }
+        #expect(answers.all, "every cooperative thread was blocked while the proxy was asked")
+        #expect(answers.foreign?.hasPrefix("HTTP/1.1 502") == true, "\(answers.foreign ?? "no answer")")
+        #expect(answers.absent == "", "closed without a tunnel: \(answers.absent ?? "no answer")")
     }
 }

@@ -1,0 +1,110 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+extension NameProxy {
+    /// The loopback server a name stands for.
+    struct Target: Sendable {
+        let host: String
+        let port: Int
+    }
+
+    /// The first handler of every connection: reads the `CONNECT` head (at most 8 KiB), refuses anything but
+    /// a `CONNECT` to one of the names with 502, and otherwise connects to that name's server, announces the
+    /// tunnel, ends TLS in front of it and hands the connection to a ``Relay``. All of it on the event loop.
+    final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        /// A head longer than this is cut off: the connection is closed without an answer.
+        static let headLimit = 8192
+
+        private let targets: [String: Target]
+        private let tls: NIOSSLContext
+        private var head = ByteBuffer()
+        private var connecting = false
+
+        init(targets: [String: Target], tls: NIOSSLContext) {
+            self.targets = targets
+            self.tls = tls
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var bytes = unwrapInboundIn(data)
+            // The engine speaks TLS only once the tunnel is announced: bytes before that end the connection.
+            guard !connecting else { return context.close(promise: nil) }
+            head.writeBuffer(&bytes)
+            guard let end = head.readableBytesView.firstRange(of: Array("\r\n\r\n".utf8)) else {
+                if head.readableBytes >= Self.headLimit { context.close(promise: nil) }
+                return
+            }
+            let line = String(decoding: head.readableBytesView.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self).split(separator: " ")
+            guard end.upperBound == head.writerIndex, line.count == 3, line[0] == "CONNECT", let colon = line[1].lastIndex(of: ":"),
+                let target = targets[String(line[1][..<colon]).lowercased()]
+            else { return refuse(context) }
+            connecting = true
+            try? context.channel.syncOptions?.setOption(.autoRead, value: false)
+            let engine = context.channel
+            ClientBootstrap(group: context.eventLoop)
+                .connectTimeout(.seconds(5))
+                .channelInitializer { upstream in
+                    upstream.eventLoop.makeCompletedFuture { try upstream.pipeline.syncOperations.addHandler(Relay(to: engine)) }
+                }
+                .connect(host: target.host, port: target.port)
+                .hop(to: context.eventLoop)
+                .assumeIsolated()
+                .whenComplete { result in
+                    switch result {
+                    case .success(let upstream): self.open(context, to: upstream)
+                    // A known name whose server is not there: no tunnel is announced.
+                    case .failure: context.close(promise: nil)
+                    }
+                }
+        }
+
+        private func refuse(_ context: ChannelHandlerContext) {
+            let answer = ByteBuffer(string: "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            context.writeAndFlush(wrapOutboundOut(answer)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+
+        private func open(_ context: ChannelHandlerContext, to upstream: any Channel) {
+            guard context.channel.isActive else { return upstream.close(promise: nil) }
+            // The announcement leaves in the clear; everything after it passes through TLS, added in front.
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+            do {
+                let pipeline = context.pipeline.syncOperations
+                try pipeline.addHandler(NIOSSLServerHandler(context: tls), position: .first)
+                try pipeline.addHandler(Relay(to: upstream))
+                pipeline.removeHandler(context: context, promise: nil)
+                try context.channel.syncOptions?.setOption(.autoRead, value: true)
+            } catch {
+                upstream.close(promise: nil)
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    /// One direction of a tunnel: what arrives on its channel is written to the peer, and whichever side ends
+    /// first ends both (a server that closed its keep-alive connection must not leave the engine writing into
+    /// a tunnel that leads nowhere). No backpressure: the pages and their assets are small.
+    final class Relay: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+
+        private let peer: any Channel
+
+        init(to peer: any Channel) { self.peer = peer }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            peer.writeAndFlush(unwrapInboundIn(data), promise: nil)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            peer.close(promise: nil)
+            context.fireChannelInactive()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
+    }
+}
