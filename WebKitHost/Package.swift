@@ -56,6 +56,8 @@ let package = Package(
                 .product(name: "SwitchbackTesting", package: "Switchback"),
                 .product(name: "SwitchbackEmulator", package: "SwitchbackTools"),
                 .product(name: "_SwitchbackScenarios", package: "SwitchbackTools"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

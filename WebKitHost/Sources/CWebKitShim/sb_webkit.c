@@ -1,5 +1,27 @@
 #include "sb_webkit.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+void sb_sockets_close_on_exec(void) {
+    DIR *directory = opendir("/proc/self/fd");
+    if (!directory) return;
+    int own = dirfd(directory);
+    struct dirent *entry;
+    char path[64], target[32];
+    while ((entry = readdir(directory))) {
+        int fd = atoi(entry->d_name);
+        if (fd < 3 || fd == own) continue;
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t length = readlink(path, target, sizeof target - 1);
+        if (length < 7 || strncmp(target, "socket:", 7) != 0) continue;
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC)) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+    closedir(directory);
+}
 
 static GMainLoop *loop;
 
@@ -21,6 +43,8 @@ typedef struct {
 
 static gboolean sb_invoke_once(gpointer data) {
     sb_invocation *invocation = data;
+    // The engine starts its processes from this thread, as a task's work: none inherits the host's sockets.
+    sb_sockets_close_on_exec();
     invocation->task(invocation->context);
     g_free(invocation);
     return G_SOURCE_REMOVE;

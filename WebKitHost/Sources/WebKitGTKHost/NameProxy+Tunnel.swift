@@ -1,3 +1,4 @@
+import CWebKitShim
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -9,9 +10,10 @@ extension NameProxy {
         let port: Int
     }
 
-    /// The first handler of every connection: reads the `CONNECT` head (at most 8 KiB), refuses anything but
-    /// a `CONNECT` to one of the names with 502, and otherwise connects to that name's server, announces the
-    /// tunnel, ends TLS in front of it and hands the connection to a ``Relay``. All of it on the event loop.
+    /// The first handler of every connection: reads the `CONNECT` head (at most 8 KiB, within `headTimeout`),
+    /// refuses anything but a `CONNECT` to one of the names with 502, and otherwise connects to that name's
+    /// server, announces the tunnel, ends TLS in front of it and hands the connection to a ``Relay``. All of it
+    /// on the event loop.
     final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
@@ -21,34 +23,50 @@ extension NameProxy {
 
         private let targets: [String: Target]
         private let tls: NIOSSLContext
+        private let headTimeout: TimeAmount
         private var head = ByteBuffer()
-        private var connecting = false
+        /// Set once the head is read: whatever arrives after it, before the tunnel opens, ends the connection.
+        private var answered = false
+        /// Closes a connection whose head has not come in time (one that sends nothing holds no socket for long).
+        private var deadline: Scheduled<Void>?
 
-        init(targets: [String: Target], tls: NIOSSLContext) {
+        init(targets: [String: Target], tls: NIOSSLContext, headTimeout: TimeAmount) {
             self.targets = targets
             self.tls = tls
+            self.headTimeout = headTimeout
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            // Just accepted, without close-on-exec: a WebKit process started now would keep it open.
+            sb_sockets_close_on_exec()
+            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: headTimeout) { context.close(promise: nil) }
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            deadline?.cancel()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             var bytes = unwrapInboundIn(data)
             // The engine speaks TLS only once the tunnel is announced: bytes before that end the connection.
-            guard !connecting else { return context.close(promise: nil) }
+            guard !answered else { return context.close(promise: nil) }
             head.writeBuffer(&bytes)
-            guard let end = head.readableBytesView.firstRange(of: Array("\r\n\r\n".utf8)) else {
-                if head.readableBytes >= Self.headLimit { context.close(promise: nil) }
-                return
-            }
+            guard head.readableBytes <= Self.headLimit else { return context.close(promise: nil) }
+            guard let end = head.readableBytesView.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
+            answered = true
             let line = String(decoding: head.readableBytesView.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self).split(separator: " ")
             guard end.upperBound == head.writerIndex, line.count == 3, line[0] == "CONNECT", let colon = line[1].lastIndex(of: ":"),
                 let target = targets[String(line[1][..<colon]).lowercased()]
             else { return refuse(context) }
-            connecting = true
             try? context.channel.syncOptions?.setOption(.autoRead, value: false)
             let engine = context.channel
             ClientBootstrap(group: context.eventLoop)
                 .connectTimeout(.seconds(5))
                 .channelInitializer { upstream in
-                    upstream.eventLoop.makeCompletedFuture { try upstream.pipeline.syncOperations.addHandler(Relay(to: engine)) }
+                    upstream.eventLoop.makeCompletedFuture {
+                        sb_sockets_close_on_exec()
+                        try upstream.pipeline.syncOperations.addHandler(Relay(to: engine))
+                    }
                 }
                 .connect(host: target.host, port: target.port)
                 .hop(to: context.eventLoop)
@@ -68,18 +86,20 @@ extension NameProxy {
         }
 
         private func open(_ context: ChannelHandlerContext, to upstream: any Channel) {
-            guard context.channel.isActive else { return upstream.close(promise: nil) }
+            let engine = context.channel
             // The announcement leaves in the clear; everything after it passes through TLS, added in front.
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+            // An engine gone before the tunnel opened (or while announcing it) takes the upstream with it.
+            guard engine.isActive else { return upstream.close(promise: nil) }
             do {
                 let pipeline = context.pipeline.syncOperations
                 try pipeline.addHandler(NIOSSLServerHandler(context: tls), position: .first)
                 try pipeline.addHandler(Relay(to: upstream))
+                try engine.syncOptions?.setOption(.autoRead, value: true)
                 pipeline.removeHandler(context: context, promise: nil)
-                try context.channel.syncOptions?.setOption(.autoRead, value: true)
             } catch {
                 upstream.close(promise: nil)
-                context.close(promise: nil)
+                engine.close(promise: nil)
             }
         }
     }

@@ -29,31 +29,37 @@ final class NameProxy: Sendable {
 
     deinit { server.close(promise: nil) }
 
-    /// Starts the proxy for `hosts` (name → loopback base URL).
-    static func start(hosts: [String: URL]) async throws -> NameProxy {
+    /// Starts the proxy for `hosts` (name → loopback base URL). A connection whose `CONNECT` head has not come
+    /// within `headTimeout` is closed.
+    static func start(hosts: [String: URL], headTimeout: TimeAmount = .seconds(10)) async throws -> NameProxy {
         let targets = Dictionary(
             hosts.compactMap { name, base in
                 base.host.map { (name.lowercased(), Target(host: $0, port: base.port ?? (base.scheme == "https" ? 443 : 80))) }
             },
             uniquingKeysWith: { first, _ in first })
         let names = targets.keys.sorted()
-        let (certificate, key) = try makeCertificate(for: names)
-        var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificate.utf8), format: .pem))],
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem)))
-        configuration.applicationProtocols = ["http/1.1"]
-        let tls = try NIOSSLContext(configuration: configuration)
+        let (tls, certificate) = try makeTLS(for: names)
         // Every tunnel lives on the event loop, in channel handlers (NameProxy+Tunnel.swift): a cooperative pool
         // kept busy by the tests running beside it never stalls the engine's requests.
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ConnectHandler(targets: targets, tls: tls))
+                    try channel.pipeline.syncOperations.addHandler(ConnectHandler(targets: targets, tls: tls, headTimeout: headTimeout))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
         return NameProxy(url: "http://127.0.0.1:\(server.localAddress?.port ?? 0)", certificatePEM: certificate, names: names, server: server)
+    }
+
+    /// The TLS that ends the engine's tunnels for `names`, and its certificate, PEM.
+    static func makeTLS(for names: [String]) throws -> (context: NIOSSLContext, certificatePEM: String) {
+        let (certificate, key) = try makeCertificate(for: names)
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificate.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem)))
+        configuration.applicationProtocols = ["http/1.1"]
+        return (try NIOSSLContext(configuration: configuration), certificate)
     }
 
     /// A self-signed P-256 certificate for `names`, valid for a day, and its key, both PEM.

@@ -11,8 +11,13 @@ typedef void (*sb_task)(void *context);
 /// Initialises GTK and runs the default main loop on the calling thread; returns when sb_quit is called.
 int sb_run_main_loop(void);
 void sb_quit(void);
-/// Runs `task(context)` on the main loop's thread.
+/// Runs `task(context)` on the main loop's thread, after sb_sockets_close_on_exec.
 void sb_invoke(sb_task task, void *context);
+/// Marks every socket of the process close-on-exec. WebKitGTK starts its web and network processes
+/// inheriting every descriptor not so marked, and SwiftNIO on Linux accepts and creates sockets without
+/// the flag: a loopback server's connection inherited by a WebKit process is not closed when the server
+/// closes it (no FIN while that process lives). Any thread may call it.
+void sb_sockets_close_on_exec(void);
 
 /// What decide-policy reports for a navigation or new-window action.
 typedef struct {
