@@ -34,6 +34,14 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         case webView, safariView, authenticationSession, ephemeralSession
         /// Safari itself: the store the authentication session draws on.
         case safari
+
+        /// The long-lived store the seat's views share, by name; nil for a seat that gets a fresh store.
+        var keptStoreName: String? {
+            switch self {
+            case .webView, .safariView, .safari: rawValue
+            case .authenticationSession, .ephemeralSession: nil
+            }
+        }
     }
 
     /// What the engine reported, in order, for tests to check what really happened.
@@ -92,13 +100,15 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     private var current: Presentation?
     private var system: (any URLOpener)?
     private var hosts: [String: URL] = [:]
-    /// The long-lived stores (`safari`, `safari-view`, `webview`), shared by the hosts of one device.
+    /// The long-lived stores (by seat: `safari`, `safariView`, `webView`), shared by the hosts of one device.
     private let stores: Stores
 
     /// The long-lived stores by name; touched on the loop's thread only, released with the last host using them.
     final class Stores: @unchecked Sendable {
         let loop: MainLoop
         var byName: [String: Pointer<WebKitWebContext>] = [:]
+        /// The name proxy (its URL) each long-lived store already routes through, so that it is routed once.
+        var routedThrough: [String: String] = [:]
 
         init(loop: MainLoop) { self.loop = loop }
 
@@ -285,9 +295,14 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// ephemeral session; for an authentication session a fresh one holding Safari's persistent cookies.
     private func store(for seat: Seat) async -> Pointer<WebKitWebContext> {
         let store = await unroutedStore(for: seat)
-        // The named servers' https goes through the name proxy, under their names, with its certificate.
+        // The named servers' https goes through the name proxy, under their names, with its certificate: once
+        // for a long-lived store, and for each fresh one.
         if let proxy = await nameProxy() {
             await loop.run {
+                if let kept = seat.keptStoreName {
+                    guard self.stores.routedThrough[kept] != proxy.url else { return }
+                    self.stores.routedThrough[kept] = proxy.url
+                }
                 let names = proxy.names.map { strdup($0) } + [nil]
                 defer { for name in names { free(name) } }
                 names.withUnsafeBufferPointer { buffer in
@@ -302,12 +317,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     private func unroutedStore(for seat: Seat) async -> Pointer<WebKitWebContext> {
         switch seat {
-        case .webView: return await loop.run { self.kept("webview") }
-        case .safariView: return await loop.run { self.kept("safari-view") }
-        case .safari: return await loop.run { self.kept("safari") }
+        case .webView, .safariView, .safari: return await loop.run { self.kept(seat.rawValue) }
         case .ephemeralSession: return await loop.run { Pointer(sb_store_new()) }
         case .authenticationSession:
-            let (safari, session) = await loop.run { (self.kept("safari"), Pointer(sb_store_new())) }
+            let (safari, session) = await loop.run { (self.kept(Seat.safari.rawValue), Pointer(sb_store_new())) }
             _ = await copyCookies(from: safari, to: session, persistentOnly: true)
             return session
         }
@@ -417,7 +430,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         let store = await loop.run { presentation.close() }
         if let store {
             if presentation.seat == .authenticationSession {
-                let safari = await loop.run { self.kept("safari") }
+                let safari = await loop.run { self.kept(Seat.safari.rawValue) }
                 _ = await copyCookies(from: store, to: safari, persistentOnly: true)
             }
             loop.perform { g_object_unref(store.value) }

@@ -27,7 +27,8 @@ struct NameProxyTests {
         }
     }
 
-    private static func askBlocking(_ port: Int, _ request: String) -> String? {
+    /// A TCP socket (close-on-exec) and `127.0.0.1:port` for `body`, which may rewrite the address.
+    private static func withLoopbackSocket<T>(port: Int, _ body: (Int32, UnsafeMutablePointer<sockaddr>, inout socklen_t) -> T?) -> T? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -35,10 +36,17 @@ struct NameProxyTests {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(descriptor, $0, &length) } }
+    }
+
+    private static func askBlocking(_ port: Int, _ request: String) -> String? {
+        withLoopbackSocket(port: port) { descriptor, address, length in
+            connect(descriptor, address, length) == 0 ? exchange(descriptor, request) : nil
         }
-        guard connected == 0 else { return nil }
+    }
+
+    private static func exchange(_ descriptor: Int32, _ request: String) -> String? {
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = request.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
@@ -50,16 +58,11 @@ struct NameProxyTests {
 
     /// A loopback address where nothing listens: a port the kernel handed out and that was closed again.
     static func absentServer() -> URL {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 ? getsockname(descriptor, $0, &length) : -1 }
+        let port = withLoopbackSocket(port: 0) { descriptor, address, length -> Int? in
+            guard bind(descriptor, address, length) == 0, getsockname(descriptor, address, &length) == 0 else { return nil }
+            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
         }
-        return URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
+        return URL(string: "http://127.0.0.1:\(port ?? 0)")!
     }
 
     @Test("a CONNECT to a name it does not carry, or anything but a CONNECT, is refused with 502 and no tunnel")
