@@ -48,6 +48,7 @@ struct EngineUser {
                 case .presented(let url, let shown):
                     seat = shown.rawValue
                     lines.append("App → \(seat): shows \(Redaction.describe(url))")
+                case .notShown(let url, let reason): lines.append("\(seat): cannot show \(Redaction.describe(url)): \(reason)")
                 case .finished(let url?): lines.append("\(seat): loaded \(Redaction.describe(url))")
                 case .routed(let url, let opened):
                     lines.append("\(seat) → iOS: hands over \(Redaction.describe(url))\(opened ? "" : " (no app opened it)")")

@@ -1,4 +1,5 @@
 import CWebKitShim
+import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -8,6 +9,18 @@ extension NameProxy {
     struct Target: Sendable {
         let host: String
         let port: Int
+
+        /// `base`'s host and port, when it is an http(s) server on loopback (`127.0.0.0/8`, `::1`, `localhost`).
+        init?(loopback base: URL) {
+            guard let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                let host = base.host?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            else { return nil }
+            let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+            let ipv4Loopback = octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
+            guard ipv4Loopback || host == "::1" || host == "localhost" else { return nil }
+            self.host = host
+            port = base.port ?? (scheme == "https" ? 443 : 80)
+        }
     }
 
     /// The first handler of every connection: reads the `CONNECT` head (at most 8 KiB, within `headTimeout`),

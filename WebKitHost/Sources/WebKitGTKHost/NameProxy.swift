@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Switchback
 import SwiftASN1
 import X509
 
@@ -30,13 +31,18 @@ final class NameProxy: Sendable {
     deinit { server.close(promise: nil) }
 
     /// Starts the proxy for `hosts` (name → loopback base URL). A connection whose `CONNECT` head has not come
-    /// within `headTimeout` is closed.
+    /// within `headTimeout` is closed. Throws ``SwitchbackError`` `invalidURL` when a name is not a DNS name or
+    /// its server is not an http(s) address on loopback: the proxy carries the device's own servers only.
     static func start(hosts: [String: URL], headTimeout: TimeAmount = .seconds(10)) async throws -> NameProxy {
-        let targets = Dictionary(
-            hosts.compactMap { name, base in
-                base.host.map { (name.lowercased(), Target(host: $0, port: base.port ?? (base.scheme == "https" ? 443 : 80))) }
-            },
-            uniquingKeysWith: { first, _ in first })
+        var targets: [String: Target] = [:]
+        for (name, base) in hosts {
+            let name = name.lowercased()
+            guard isDNSName(name) else { throw SwitchbackError(.invalidURL, "the name proxy cannot carry \"\(name)\": not a DNS name") }
+            guard let target = Target(loopback: base) else {
+                throw SwitchbackError(.invalidURL, "the name proxy carries \(name) only to a server on loopback, not \(base.absoluteString)")
+            }
+            targets[name] = target
+        }
         let names = targets.keys.sorted()
         let (tls, certificate) = try makeTLS(for: names)
         // Every tunnel lives on the event loop, in channel handlers (NameProxy+Tunnel.swift): a cooperative pool
@@ -50,6 +56,20 @@ final class NameProxy: Sendable {
             }
             .bind(host: "127.0.0.1", port: 0).get()
         return NameProxy(url: "http://127.0.0.1:\(server.localAddress?.port ?? 0)", certificatePEM: certificate, names: names, server: server)
+    }
+
+    /// A host name a certificate can carry: dot-separated labels of letters, digits and inner hyphens, each
+    /// 1–63 characters, 253 in all (RFC 1123, section 2.1).
+    static func isDNSName(_ name: String) -> Bool {
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        return name.utf8.count <= 253
+            && labels.allSatisfy { label in
+                (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
+                    && label.utf8.allSatisfy {
+                        $0 == UInt8(ascii: "-") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    }
+            }
     }
 
     /// The TLS that ends the engine's tunnels for `names`, and its certificate, PEM.

@@ -59,6 +59,9 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         /// A main-frame page finished loading.
         case finished(URL?)
         case presented(URL, Seat)
+        /// The view was not shown: its store could not be routed to the device's names (the name proxy
+        /// refused them, or did not start).
+        case notShown(URL, reason: String)
         /// The app loaded `url` into the shown view, which then held cookies with these names for it.
         case loaded(URL, cookies: [String])
         /// A browser handed `url` to the system, which opened it (in an app) or not.
@@ -149,18 +152,19 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 
     /// The proxy that carries the named servers' https under their names (started with the first view
-    /// shown after ``routeLinks(through:resolving:)`` named servers); nil without names.
-    private var names: Task<NameProxy?, Never>?
+    /// shown after ``routeLinks(through:resolving:)`` named servers); nil without names. A proxy that could
+    /// not start fails every view shown after it, typed, rather than leaving the names unreachable.
+    private var names: Task<NameProxy, any Error>?
 
-    private func nameProxy() async -> NameProxy? {
-        let task = lock.withLock { () -> Task<NameProxy?, Never>? in
+    private func nameProxy() async throws -> NameProxy? {
+        let task = lock.withLock { () -> Task<NameProxy, any Error>? in
             if names == nil, !hosts.isEmpty {
                 let hosts = hosts
-                names = Task { try? await NameProxy.start(hosts: hosts) }
+                names = Task { try await NameProxy.start(hosts: hosts) }
             }
             return names
         }
-        return await task?.value
+        return try await task?.value
     }
 
     /// `url` on the loopback server its host name stands for, if ``routeLinks(through:resolving:)`` named it
@@ -181,7 +185,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     public func present(_ url: URL, strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents) async throws {
         switch strategy {
         case .webView:
-            await show(
+            try await show(
                 url, seat: .webView,
                 Presentation(
                     host: self, shouldLoad: { await events.shouldLoad($0.url) },
@@ -189,13 +193,13 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
                     response: { await events.pageResponse($0, status: $1) },
                     dismissed: { await events.dismissed() }))
         case .safariView:
-            await show(
+            try await show(
                 url, seat: .safariView,
                 Presentation(
                     host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: nil) ?? false }, loadFailed: { _, _, _ in },
                     response: { _, _ in }, dismissed: { await events.dismissed() }))
         case .systemBrowser, .ephemeralBrowser:
-            await presentSession(url, callback: redirectURI, ephemeral: strategy == .ephemeralBrowser) {
+            try await presentSession(url, callback: redirectURI, ephemeral: strategy == .ephemeralBrowser) {
                 await events.sessionCompleted(callbackURL: $0, errorDomain: $1, errorCode: $2)
             }
         }
@@ -204,12 +208,13 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// Shows `url` in an authentication session (ephemeral or sharing Safari's persistent cookies) that
     /// catches `callback` and closes. `completion` is its completion handler as the Apple adapters receive
     /// it: the URL caught, or the user's Cancel (`ASWebAuthenticationSessionError.canceledLogin`, code 1).
+    /// Throws when the session cannot be shown (``Observation/notShown(_:reason:)``).
     public func presentSession(
         _ url: URL, callback: URL, ephemeral: Bool,
         completion: @escaping @Sendable (_ callbackURL: URL?, _ errorDomain: String?, _ errorCode: Int?) async -> Void
-    ) async {
+    ) async throws {
         let caught: @Sendable (URL) async -> Void = { await completion($0, nil, nil) }
-        await show(
+        try await show(
             url, seat: ephemeral ? .ephemeralSession : .authenticationSession,
             Presentation(
                 host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: (callback, caught)) ?? false },
@@ -235,7 +240,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
                 throw SwitchbackError(.invalidURL, "the return scheme is not a scheme")
             }
             let bridge = bridge
-            await host.presentSession(url, callback: callback, ephemeral: false) { url, domain, code in
+            try await host.presentSession(url, callback: callback, ephemeral: false) { url, domain, code in
                 await bridge()?.browserSessionCompleted(callbackURL: url, errorDomain: domain, errorCode: code)
             }
         }
@@ -244,9 +249,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 
     /// Shows a web app (a hybrid app's own WebView): every navigation and new window is put to `decide`
-    /// (a ``HybridBridge``'s `decide(_:) == .allow`), which loads it when true.
+    /// (a ``HybridBridge``'s `decide(_:) == .allow`), which loads it when true. A web app that cannot be
+    /// shown is observed (``Observation/notShown(_:reason:)``).
     public func open(_ start: URL, decide: @escaping @Sendable (URL?) async -> Bool) async {
-        await show(
+        try? await show(
             start, seat: .webView,
             Presentation(host: self, shouldLoad: { await decide($0.url) }, loadFailed: { _, _, _ in }, response: { _, _ in }, dismissed: nil))
     }
@@ -254,9 +260,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// Shows `url` in a view standing in for `seat`, with no sign-in attached, and returns once the page
     /// finished loading (or after 10 s): the browsers apply their own rules, a WebView loads everything. For
     /// tests and demos that look at the user agents themselves (their cookie stores, what they route).
-    public func browse(_ url: URL, as seat: Seat) async {
+    /// Throws when the view cannot be shown (``Observation/notShown(_:reason:)``).
+    public func browse(_ url: URL, as seat: Seat) async throws {
         let before = finishedLoads
-        await open(url, as: seat)
+        try await open(url, as: seat)
         for _ in 0..<1000 where finishedLoads == before {
             try? await Task.sleep(nanoseconds: 10_000_000)
         }
@@ -266,23 +273,31 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         observations.count { if case .finished = $0 { true } else { false } }
     }
 
-    private func open(_ url: URL, as seat: Seat) async {
+    private func open(_ url: URL, as seat: Seat) async throws {
         let loads: @Sendable (Presentation.Navigation) async -> Bool
         if seat == .webView {
             loads = { _ in true }
         } else {
             loads = { [weak self] in await self?.browserLoads($0, catching: nil) ?? false }
         }
-        await show(url, seat: seat, Presentation(host: self, shouldLoad: loads, loadFailed: { _, _, _ in }, response: { _, _ in }, dismissed: nil))
+        try await show(
+            url, seat: seat, Presentation(host: self, shouldLoad: loads, loadFailed: { _, _, _ in }, response: { _, _ in }, dismissed: nil))
     }
 
-    private func show(_ url: URL, seat: Seat, _ presentation: Presentation) async {
+    private func show(_ url: URL, seat: Seat, _ presentation: Presentation) async throws {
         await dismiss()
         presentation.seat = seat
         lock.withLock { current = presentation }
         observe(.presented(url, seat))
         let userAgent = seat == .webView ? userAgent : Self.safariUserAgent
-        let store = await self.store(for: seat)
+        let store: Pointer<WebKitWebContext>
+        do {
+            store = try await self.store(for: seat)
+        } catch {
+            lock.withLock { if current === presentation { current = nil } }
+            observe(.notShown(url, reason: "\(error)"))
+            throw error
+        }
         // Dismissed while its store was being prepared: it never opens, and a session's own store is released.
         guard lock.withLock({ current === presentation }) else {
             if seat == .authenticationSession || seat == .ephemeralSession { loop.perform { g_object_unref(store.value) } }
@@ -293,11 +308,12 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     /// The store a new view of `seat` uses: the app's WebView or Safari view store, kept; a fresh one for an
     /// ephemeral session; for an authentication session a fresh one holding Safari's persistent cookies.
-    private func store(for seat: Seat) async -> Pointer<WebKitWebContext> {
+    private func store(for seat: Seat) async throws -> Pointer<WebKitWebContext> {
+        let proxy = try await nameProxy()
         let store = await unroutedStore(for: seat)
         // The named servers' https goes through the name proxy, under their names, with its certificate: once
         // for a long-lived store, and for each fresh one.
-        if let proxy = await nameProxy() {
+        if let proxy {
             await loop.run {
                 if let kept = seat.keptStoreName {
                     guard self.stores.routedThrough[kept] != proxy.url else { return }

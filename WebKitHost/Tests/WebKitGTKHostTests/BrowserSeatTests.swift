@@ -28,8 +28,8 @@ struct BrowserSeatTests {
     }
 
     /// The cookie names `seat` holds for `url` when it shows `url`, sorted.
-    static func names(_ host: WebKitGTKHost, _ url: URL, as seat: WebKitGTKHost.Seat) async -> [String] {
-        await host.browse(url, as: seat)
+    static func names(_ host: WebKitGTKHost, _ url: URL, as seat: WebKitGTKHost.Seat) async throws -> [String] {
+        try await host.browse(url, as: seat)
         return await Self.names(host, url)
     }
 
@@ -48,26 +48,26 @@ struct BrowserSeatTests {
         defer { Task { await emulator.stop() } }
         let page = try #require(URL(string: emulator.issuer + "/.well-known/openid-configuration"))
 
-        #expect(await Self.names(host, page, as: .safari) == [])
+        #expect(try await Self.names(host, page, as: .safari) == [])
         try await Self.setCookies(host, "safari", for: page)
         #expect(await Self.names(host, page) == ["safarikept", "safarisession"])
 
-        #expect(await Self.names(host, page, as: .authenticationSession) == ["safarikept"], "Safari's persistent cookie only")
+        #expect(try await Self.names(host, page, as: .authenticationSession) == ["safarikept"], "Safari's persistent cookie only")
         try await Self.setCookies(host, "session", for: page)
         await host.dismiss()
         #expect(
-            await Self.names(host, page, as: .safari) == ["safarikept", "safarisession", "sessionkept"],
+            try await Self.names(host, page, as: .safari) == ["safarikept", "safarisession", "sessionkept"],
             "the session's persistent cookie went back to Safari, its session cookie did not")
 
-        #expect(await Self.names(host, page, as: .ephemeralSession) == [], "an ephemeral session shares nothing")
+        #expect(try await Self.names(host, page, as: .ephemeralSession) == [], "an ephemeral session shares nothing")
         try await Self.setCookies(host, "ephemeral", for: page)
         await host.dismiss()
-        #expect(!(await Self.names(host, page, as: .safari).contains { $0.hasPrefix("ephemeral") }))
+        #expect(!(try await Self.names(host, page, as: .safari).contains { $0.hasPrefix("ephemeral") }))
 
-        #expect(await Self.names(host, page, as: .safariView) == [], "the Safari view has its own store (iOS 11)")
+        #expect(try await Self.names(host, page, as: .safariView) == [], "the Safari view has its own store (iOS 11)")
         try await Self.setCookies(host, "view", for: page)
-        #expect(await Self.names(host, page, as: .safariView) == ["viewkept", "viewsession"], "kept for the app's next Safari view")
-        #expect(await Self.names(host, page, as: .webView) == [], "the WebView's store is the app's own")
+        #expect(try await Self.names(host, page, as: .safariView) == ["viewkept", "viewsession"], "kept for the app's next Safari view")
+        #expect(try await Self.names(host, page, as: .webView) == [], "the WebView's store is the app's own")
         await host.dismiss()
     }
 
@@ -146,7 +146,7 @@ struct InputEventTests {
             <script>setTimeout(function(){location.href='by-page-timer:/y';}, 1500);</script>
             """
         let page = try #require(URL(string: "data:text/html," + (html.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")))
-        await host.browse(page, as: .safari)
+        try await host.browse(page, as: .safari)
         #expect(await host.userClicks(elementWithID: "tap"))
         // A timer the app's own script starts (the evaluate API, as the tests' scripted "user" uses).
         await host.runScript("setTimeout(function(){location.href='by-app-timer:/z';}, 100); 'ok'")

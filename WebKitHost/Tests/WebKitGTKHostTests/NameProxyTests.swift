@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import NIOCore
 import NIOEmbedded
+import Switchback
 @testable import WebKitGTKHost
 
 #if canImport(Glibc)
@@ -63,6 +64,29 @@ struct NameProxyTests {
             return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
         }
         return URL(string: "http://127.0.0.1:\(port ?? 0)")!
+    }
+
+    @Test(
+        "it carries DNS names to http(s) servers on loopback and refuses, typed, anything else: a name a certificate cannot hold, a server elsewhere, a URL with no host",
+        arguments: [
+            ("api.example.com", "http://127.0.0.1:8080", true), ("shop-1.example.com", "https://localhost:8443", true),
+            ("a.example", "http://127.1.2.3", true), ("v6.example", "http://[::1]:9000", true), ("API.Example.COM", "http://127.0.0.1:1", true),
+            ("not a name", "http://127.0.0.1:8080", false), ("-dash.example", "http://127.0.0.1:8080", false),
+            ("dot..example", "http://127.0.0.1:8080", false), ("bücher.example", "http://127.0.0.1:8080", false),
+            ("\(String(repeating: "a", count: 64)).example", "http://127.0.0.1:8080", false), ("", "http://127.0.0.1:8080", false),
+            ("elsewhere.example", "https://example.org", false), ("private.example", "http://10.0.0.1:80", false),
+            ("spoof.example", "http://127.0.0.1.example.org", false), ("ftp.example", "ftp://127.0.0.1", false),
+            ("nohost.example", "file:///tmp/x", false),
+        ])
+    func carriesOnlyLoopbackNames(name: String, server: String, carried: Bool) async throws {
+        let hosts = [name: try #require(URL(string: server))]
+        if carried {
+            let proxy = try await NameProxy.start(hosts: hosts)
+            #expect(proxy.names == [name.lowercased()])
+        } else {
+            let error = await #expect(throws: SwitchbackError.self) { try await NameProxy.start(hosts: hosts) }
+            #expect(error?.code == .invalidURL)
+        }
     }
 
     @Test("a CONNECT to a name it does not carry, or anything but a CONNECT, is refused with 502 and no tunnel")

@@ -59,6 +59,7 @@ struct WebKitGTKHostTests {
         case .failed(let url, let domain, let code): "failed \(url.map(Redaction.describe) ?? "nil") \(domain) \(code)"
         case .finished(let url): "finished \(url.map(Redaction.describe) ?? "nil")"
         case .presented(let url, let seat): "presented \(seat) \(Redaction.describe(url))"
+        case .notShown(let url, let reason): "not shown \(Redaction.describe(url)): \(reason)"
         case .navigated(let url, let kind, let gesture, let loaded):
             "navigated \(kind) \(url.map(Redaction.describe) ?? "nil") gesture=\(gesture) loaded=\(loaded)"
         case .routed(let url, let opened): "routed \(Redaction.describe(url)) opened=\(opened)"
@@ -231,6 +232,26 @@ struct WebKitGTKHostTests {
         #expect(
             submitted.count == 1 && submitted.allSatisfy { $0.0 == "form" && !$0.1 },
             "the page's script submitted the form, and the submission was cancelled: \(submitted.map(\.0))")
+    }
+
+    @Test(
+        "a device name the name proxy cannot carry (not a DNS name, or a server off loopback) fails the sign-in typed, as userAgentFailed, in every user agent, and the engine loads nothing",
+        arguments: [UserAgentStrategy.webView, .safariView, .systemBrowser])
+    func nameProxyRefusal(strategy: UserAgentStrategy) async throws {
+        for (name, server) in [("not a name", "http://127.0.0.1:1"), ("elsewhere.example", "https://example.org")] {
+            let host = try Self.host()
+            let result = try await ScenarioRunner.run(
+                Scenario(provider: "generic", strategy: strategy), logger: Self.quiet,
+                userAgent: { host.routeLinks(through: $0, resolving: $1.merging([name: URL(string: server)!]) { kept, _ in kept }) })
+            guard case .failure(let failure) = result.outcome else {
+                Issue.record("signed in with \(name) → \(server) in the device's names")
+                continue
+            }
+            #expect(failure.code == .userAgentFailed, "\(name) → \(server)")
+            let observations = host.observations
+            #expect(observations.contains { if case .notShown = $0 { true } else { false } }, "\(observations.map(Self.describe))")
+            #expect(!observations.contains { if case .finished = $0 { true } else { false } }, "the engine loaded a page")
+        }
     }
 
     @Test("a provider that refuses embedded WebViews (MitID): the WebView strategy is refused with a typed error before the engine shows anything")
