@@ -35,7 +35,8 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         /// Safari itself: the store the authentication session draws on.
         case safari
 
-        /// The long-lived store the seat's views share, by name; nil for a seat that gets a fresh store.
+        /// The long-lived store the seat's views share, by name; nil for a seat whose every view gets a fresh
+        /// store of its own (the authentication sessions), which the view owns and the host releases.
         var keptStoreName: String? {
             switch self {
             case .webView, .safariView, .safari: rawValue
@@ -300,7 +301,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         }
         // Dismissed while its store was being prepared: it never opens, and a session's own store is released.
         guard lock.withLock({ current === presentation }) else {
-            if seat == .authenticationSession || seat == .ephemeralSession { loop.perform { g_object_unref(store.value) } }
+            if seat.keptStoreName == nil { loop.perform { g_object_unref(store.value) } }
             return
         }
         await loop.run { presentation.open(store: store, userAgent: userAgent, at: url) }
@@ -332,14 +333,12 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     }
 
     private func unroutedStore(for seat: Seat) async -> Pointer<WebKitWebContext> {
-        switch seat {
-        case .webView, .safariView, .safari: return await loop.run { self.kept(seat.rawValue) }
-        case .ephemeralSession: return await loop.run { Pointer(sb_store_new()) }
-        case .authenticationSession:
-            let (safari, session) = await loop.run { (self.kept(Seat.safari.rawValue), Pointer(sb_store_new())) }
-            _ = await copyCookies(from: safari, to: session, persistentOnly: true)
-            return session
+        if let name = seat.keptStoreName { return await loop.run { self.kept(name) } }
+        let session = await loop.run { Pointer(sb_store_new()) }
+        if seat == .authenticationSession {
+            _ = await copyCookies(from: await loop.run { self.kept(Seat.safari.rawValue) }, to: session, persistentOnly: true)
         }
+        return session
     }
 
     /// A long-lived store; on the loop's thread only.
@@ -646,7 +645,7 @@ final class Presentation: @unchecked Sendable {
     func open(store: Pointer<WebKitWebContext>, userAgent: String, at url: URL) {
         let context = Unmanaged.passRetained(self)
         self.context = context
-        if seat == .authenticationSession || seat == .ephemeralSession { self.store = store }
+        if seat.keptStoreName == nil { self.store = store }
         view = sb_web_view_new(
             store.value, userAgent,
             { decision, navigation, context in
