@@ -5,8 +5,8 @@ struct AuthorizationRequestBuilder {
     let configuration: ClientConfiguration
     let metadata: ProviderMetadata
 
-    /// Every parameter of the request, in a stable order.
-    func parameters(state: String, nonce: String, pkce: PKCE, options: AuthorizationOptions) throws -> [(String, String)] {
+    /// Every parameter of the request, in a stable order; `dpop_jkt` names `dpopKey` when the sign-in has one.
+    func parameters(state: String, nonce: String, pkce: PKCE, dpopKey: DPoPKey? = nil, options: AuthorizationOptions) throws -> [(String, String)] {
         if let methods = metadata.codeChallengeMethodsSupported, !methods.contains("S256") {
             throw SwitchbackError(.invalidConfiguration, "the provider does not list S256 PKCE, and plain is never used")
         }
@@ -48,7 +48,7 @@ struct AuthorizationRequestBuilder {
             }
             fields.append(("claims", claims.description))
         }
-        if let dpop = configuration.dpop { fields.append(("dpop_jkt", dpop.thumbprint)) }
+        if let dpopKey { fields.append(("dpop_jkt", dpopKey.thumbprint)) }
         for (name, value) in options.extraParameters {
             guard !AuthorizationOptions.reservedNames.contains(name) else {
                 throw SwitchbackError(.invalidConfiguration, "extra parameter \"\(name)\" would replace one the core sets")

@@ -2,7 +2,8 @@ public import Foundation
 
 /// What must be remembered between sending the user to the provider and receiving the callback.
 ///
-/// It holds the PKCE verifier: persist it only in protected storage (the flow journal does), and never log it.
+/// It holds the PKCE verifier and the sign-in's DPoP key: persist it only in protected storage (the flow
+/// journal does), and never log it.
 public struct AuthorizationSession: Sendable, Codable, Equatable {
     public let issuer: String
     public let clientID: String
@@ -19,6 +20,8 @@ public struct AuthorizationSession: Sendable, Codable, Equatable {
     /// The URL to open in the user agent.
     public let authorizationURL: URL
     public let createdAt: Date
+    /// The key this sign-in's code and tokens are bound to (``ClientConfiguration/DPoPPolicy/perSignIn``).
+    public let dpopKey: DPoPKey?
 
     public init(
         issuer: String,
@@ -32,8 +35,10 @@ public struct AuthorizationSession: Sendable, Codable, Equatable {
         maxAge: Int?,
         requestURI: String?,
         authorizationURL: URL,
-        createdAt: Date
+        createdAt: Date,
+        dpopKey: DPoPKey? = nil
     ) {
+        self.dpopKey = dpopKey
         self.issuer = issuer
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -52,6 +57,7 @@ public struct AuthorizationSession: Sendable, Codable, Equatable {
 extension AuthorizationSession {
     private enum CodingKeys: String, CodingKey {
         case issuer, clientID, redirectURI, state, nonce, pkce, responseType, responseMode, maxAge, requestURI, authorizationURL, createdAt
+        case dpopKey
     }
 
     /// Journals and companion records written before ``responseType`` existed read as `code`.
@@ -66,7 +72,8 @@ extension AuthorizationSession {
             maxAge: try container.decodeIfPresent(Int.self, forKey: .maxAge),
             requestURI: try container.decodeIfPresent(String.self, forKey: .requestURI),
             authorizationURL: try container.decode(URL.self, forKey: .authorizationURL),
-            createdAt: try container.decode(Date.self, forKey: .createdAt)
+            createdAt: try container.decode(Date.self, forKey: .createdAt),
+            dpopKey: try container.decodeIfPresent(DPoPKey.self, forKey: .dpopKey)
         )
     }
 }
@@ -74,6 +81,6 @@ extension AuthorizationSession {
 extension AuthorizationSession: CustomStringConvertible {
     /// No state, nonce or verifier is shown.
     public var description: String {
-        "AuthorizationSession(issuer: \(issuer), clientID: \(clientID), redirectURI: \(redirectURI), responseType: \(responseType.rawValue), responseMode: \(responseMode.rawValue), pushed: \(requestURI != nil))"
+        "AuthorizationSession(issuer: \(issuer), clientID: \(clientID), redirectURI: \(redirectURI), responseType: \(responseType.rawValue), responseMode: \(responseMode.rawValue), pushed: \(requestURI != nil), dpop: \(dpopKey != nil))"
     }
 }

@@ -12,6 +12,17 @@ public struct ClientConfiguration: Sendable {
         case never
     }
 
+    /// Whether codes and tokens are bound to a DPoP key (RFC 9449).
+    public enum DPoPPolicy: Sendable, Equatable {
+        /// Bearer tokens; a DPoP-bound answer is refused for want of a key.
+        case off
+        /// A new key for every sign-in: `dpop_jkt` and a proof at PAR, a proof at the token endpoint, and
+        /// the key kept in the ``AuthorizationSession`` and then in the ``Credential`` for refresh and
+        /// userinfo. A provider answering with a Bearer token is refused. Singpass asks for a new key pair
+        /// per login session ("Demonstrating Proof of Possession (DPoP)", Singpass developer docs).
+        case perSignIn
+    }
+
     public var clientID: String
     public var redirectURI: URL
     public var authentication: ClientAuthentication
@@ -25,10 +36,8 @@ public struct ClientConfiguration: Sendable {
     public var pushedAuthorization: PARPolicy
     /// Minimum seconds between two JWKS refetches caused by an unknown `kid`.
     public var jwksRefetchInterval: TimeInterval
-    /// Binds the code and the tokens to this key (RFC 9449): `dpop_jkt` in the authorization request, a
-    /// DPoP proof with every token request and userinfo call. A provider answering with a Bearer token
-    /// is then refused.
-    public var dpop: DPoPKey?
+    /// Binds each sign-in's code and tokens to a key of its own (RFC 9449); see ``DPoPPolicy``.
+    public var dpop: DPoPPolicy
     /// The client's keys for encrypted ID tokens and userinfo (JWE), whose public halves are registered
     /// with the provider (Singpass encrypts every ID token). When any is set, a plain token is refused.
     public var decryptionKeys: [DecryptionKey]
@@ -50,7 +59,7 @@ public struct ClientConfiguration: Sendable {
         requiredACRValues: Set<String> = [],
         pushedAuthorization: PARPolicy = .whenOffered,
         jwksRefetchInterval: TimeInterval = 60,
-        dpop: DPoPKey? = nil,
+        dpop: DPoPPolicy = .off,
         decryptionKeys: [DecryptionKey] = [],
         identitySource: IdentitySource = .idToken,
         requiredClaims: [String: Set<String>] = [:]

@@ -96,12 +96,14 @@ public actor OIDCClient {
         let state = entropy.token(bytes: 32)
         let nonce = entropy.token(bytes: 32)
         let pkce = PKCE(entropy: entropy)
+        // A key of this sign-in's own, never one shared with another sign-in (ClientConfiguration.DPoPPolicy).
+        let dpopKey = configuration.dpop == .perSignIn ? DPoPKey() : nil
         let builder = AuthorizationRequestBuilder(configuration: configuration, metadata: metadata)
-        let parameters = try builder.parameters(state: state, nonce: nonce, pkce: pkce, options: options)
+        let parameters = try builder.parameters(state: state, nonce: nonce, pkce: pkce, dpopKey: dpopKey, options: options)
         var requestURI: String?
         let url: URL
         if try usesPAR(metadata) {
-            let pushed = try await tokenClient(metadata).pushAuthorizationRequest(parameters)
+            let pushed = try await tokenClient(metadata).pushAuthorizationRequest(parameters, dpop: dpopKey)
             requestURI = pushed.requestURI
             url = try builder.url(parameters: [("client_id", configuration.clientID), ("request_uri", pushed.requestURI)])
         } else {
@@ -120,7 +122,8 @@ public actor OIDCClient {
             maxAge: options.maxAge,
             requestURI: requestURI,
             authorizationURL: url,
-            createdAt: clock.now()
+            createdAt: clock.now(),
+            dpopKey: dpopKey
         )
     }
 
@@ -137,7 +140,7 @@ public actor OIDCClient {
             do {
                 return try await redeem(
                     code: code, verifier: session.pkce, nonce: session.nonce, maxAge: session.maxAge, redirectURI: session.redirectURI,
-                    metadata: metadata)
+                    dpop: session.dpopKey, metadata: metadata)
             } catch {
                 claimedStates[session.state] = nil
                 throw error
@@ -154,7 +157,7 @@ public actor OIDCClient {
             )
             if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: idToken.allClaims) }
             logger.info("sign-in completed from an implicit response", metadata: ["token": "\(idToken)"])
-            return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+            return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer, dpopKey: nil)
         }
     }
 
@@ -184,29 +187,34 @@ public actor OIDCClient {
     /// Redeems a code that another party obtained and checked: a backend given the code, PKCE verifier and
     /// nonce by the app that ran the authorization (the app checked `state` and `iss` on its callback).
     /// The code goes to this client's redirect URI; the ID token must carry `nonce`. A code already redeemed
-    /// is refused by the provider (``SwitchbackError/Code/tokenEndpointError``).
+    /// is refused by the provider (``SwitchbackError/Code/tokenEndpointError``). Under
+    /// ``ClientConfiguration/DPoPPolicy/perSignIn`` the tokens are bound to a new key, kept in the credential.
     public func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int? = nil) async throws -> Credential {
         guard !code.isEmpty, !nonce.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a code and a nonce are needed to redeem") }
         return try await redeem(
-            code: code, verifier: verifier, nonce: nonce, maxAge: maxAge, redirectURI: configuration.redirectURI, metadata: try await metadata())
+            code: code, verifier: verifier, nonce: nonce, maxAge: maxAge, redirectURI: configuration.redirectURI,
+            dpop: configuration.dpop == .perSignIn ? DPoPKey() : nil, metadata: try await metadata())
     }
 
-    private func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int?, redirectURI: URL, metadata: ProviderMetadata) async throws
-        -> Credential
-    {
-        let tokens = try await tokenClient(metadata).exchange(code: code, verifier: verifier.verifier, redirectURI: redirectURI)
-        return try await credential(fromRedeemed: tokens, code: code, nonce: nonce, maxAge: maxAge, metadata: metadata)
+    private func redeem(
+        code: String, verifier: PKCE, nonce: String, maxAge: Int?, redirectURI: URL, dpop: DPoPKey?, metadata: ProviderMetadata
+    ) async throws -> Credential {
+        if configuration.dpop == .perSignIn, dpop == nil {
+            throw SwitchbackError(.invalidConfiguration, "this client binds tokens with DPoP, but the sign-in has no DPoP key")
+        }
+        let tokens = try await tokenClient(metadata).exchange(code: code, verifier: verifier.verifier, redirectURI: redirectURI, dpop: dpop)
+        return try await credential(fromRedeemed: tokens, code: code, nonce: nonce, maxAge: maxAge, dpop: dpop, metadata: metadata)
     }
 
     /// The credential for tokens redeemed for `code`, once their ID token is valid for this request.
-    private func credential(fromRedeemed tokens: TokenResponse, code: String, nonce: String, maxAge: Int?, metadata: ProviderMetadata) async throws
-        -> Credential
-    {
+    private func credential(
+        fromRedeemed tokens: TokenResponse, code: String, nonce: String, maxAge: Int?, dpop: DPoPKey?, metadata: ProviderMetadata
+    ) async throws -> Credential {
         guard let rawIDToken = tokens.idToken else {
             guard configuration.identitySource == .userInfo else {
                 throw SwitchbackError(.idTokenMissing, "the token response has no id_token although openid was requested")
             }
-            return try await credentialFromUserInfo(tokens, metadata: metadata)
+            return try await credentialFromUserInfo(tokens, dpop: dpop, metadata: metadata)
         }
         let idToken = try await idTokenValidator().validate(
             rawIDToken,
@@ -214,13 +222,13 @@ public actor OIDCClient {
         )
         if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: idToken.allClaims) }
         logger.info("sign-in completed", metadata: ["token": "\(idToken)"])
-        return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer)
+        return credential(from: tokens, idToken: idToken, previous: nil, issuer: metadata.issuer, dpopKey: dpop)
     }
 
     /// A provider that issues no ID token (``IdentitySource/userInfo``): the identity is the userinfo
     /// answer for the access token just redeemed, which must name a subject.
-    private func credentialFromUserInfo(_ tokens: TokenResponse, metadata: ProviderMetadata) async throws -> Credential {
-        var credential = credential(from: tokens, idToken: nil, previous: nil, issuer: metadata.issuer)
+    private func credentialFromUserInfo(_ tokens: TokenResponse, dpop: DPoPKey?, metadata: ProviderMetadata) async throws -> Credential {
+        var credential = credential(from: tokens, idToken: nil, previous: nil, issuer: metadata.issuer, dpopKey: dpop)
         let claims = try await userInfo(for: credential)
         try Self.checkRequiredClaims(configuration.requiredClaims, in: claims)
         // The acr requirement holds for this identity too: a web sign-in at a low level must not pass as the app's.
@@ -272,8 +280,9 @@ public actor OIDCClient {
     /// A credential from tokens the app's backend redeemed for `code`: the ID token is validated here
     /// too, against this session's nonce and `max_age`, the access token (`at_hash`) and the code (`c_hash`).
     func credential(fromRedeemed tokens: TokenResponse, code: String, session: AuthorizationSession) async throws -> Credential {
+        // The backend proved its own key, if any: the app holds none for these tokens.
         try await credential(
-            fromRedeemed: tokens, code: code, nonce: session.nonce, maxAge: session.maxAge, metadata: try await metadata(for: session))
+            fromRedeemed: tokens, code: code, nonce: session.nonce, maxAge: session.maxAge, dpop: nil, metadata: try await metadata(for: session))
     }
 
     /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.
@@ -282,7 +291,7 @@ public actor OIDCClient {
             throw SwitchbackError(.noRefreshToken, "this credential holds no refresh token")
         }
         let metadata = try await metadata()
-        let tokens = try await tokenClient(metadata).refresh(refreshToken: refreshToken)
+        let tokens = try await tokenClient(metadata).refresh(refreshToken: refreshToken, dpop: credential.dpopKey)
         var idToken: IDToken?
         if let raw = tokens.idToken {
             let validated = try await idTokenValidator().validate(raw, expectations: .init(nonce: nil, accessToken: tokens.accessToken))
@@ -296,7 +305,7 @@ public actor OIDCClient {
             idToken = validated
         }
         logger.info("credential refreshed", metadata: ["newIDToken": "\(idToken != nil)"])
-        return self.credential(from: tokens, idToken: idToken, previous: credential, issuer: metadata.issuer)
+        return self.credential(from: tokens, idToken: idToken, previous: credential, issuer: metadata.issuer, dpopKey: credential.dpopKey)
     }
 
     /// How the access token is presented at the userinfo endpoint (RFC 6750 §2.1 and §2.2).
@@ -317,8 +326,8 @@ public actor OIDCClient {
         var request: HTTPRequest
         if credential.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame {
             // RFC 9449 §7: the DPoP scheme, in the header only, with a proof naming this request and token.
-            guard let dpop = configuration.dpop else {
-                throw SwitchbackError(.invalidConfiguration, "the access token is DPoP-bound but this client has no DPoP key")
+            guard let dpop = credential.dpopKey else {
+                throw SwitchbackError(.invalidConfiguration, "the access token is DPoP-bound but the credential holds no DPoP key")
             }
             request = HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "DPoP \(credential.accessToken)", "Accept": accept])
             request.headers["DPoP"] = try dpop.proof(
@@ -403,7 +412,7 @@ public actor OIDCClient {
         return cache
     }
 
-    private func credential(from tokens: TokenResponse, idToken: IDToken?, previous: Credential?, issuer: String) -> Credential {
+    private func credential(from tokens: TokenResponse, idToken: IDToken?, previous: Credential?, issuer: String, dpopKey: DPoPKey?) -> Credential {
         Credential(
             issuer: issuer,
             clientID: configuration.clientID,
@@ -415,7 +424,8 @@ public actor OIDCClient {
             expiresAt: tokens.expiresIn.map { clock.now().addingTimeInterval(TimeInterval($0)) },
             scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? previous?.scopes ?? configuration.scopes,
             identitySource: idToken == nil ? previous?.identitySource ?? .idToken : .idToken,
-            userInfoClaims: idToken == nil ? previous?.userInfoClaims : nil
+            userInfoClaims: idToken == nil ? previous?.userInfoClaims : nil,
+            dpopKey: dpopKey
         )
     }
 }

@@ -16,12 +16,16 @@ public struct Credential: Sendable, Codable, Equatable {
     public var identitySource: IdentitySource
     /// The userinfo claims the identity was read from, when ``identitySource`` is ``IdentitySource/userInfo``.
     public var userInfoClaims: [String: JSONValue]?
+    /// The DPoP key the access and refresh tokens are bound to (`token_type` `DPoP`): the sign-in's own,
+    /// needed for every use of them. Stored with the credential, so only in protected storage.
+    public var dpopKey: DPoPKey?
 
     public init(
         issuer: String, clientID: String, accessToken: String, tokenType: String, refreshToken: String?,
         idToken: String?, idTokenClaims: IDTokenClaims?, expiresAt: Date?, scopes: [String],
-        identitySource: IdentitySource = .idToken, userInfoClaims: [String: JSONValue]? = nil
+        identitySource: IdentitySource = .idToken, userInfoClaims: [String: JSONValue]? = nil, dpopKey: DPoPKey? = nil
     ) {
+        self.dpopKey = dpopKey
         self.identitySource = identitySource
         self.userInfoClaims = userInfoClaims
         self.issuer = issuer
@@ -44,6 +48,7 @@ public struct Credential: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case issuer, clientID, accessToken, tokenType, refreshToken, idToken, idTokenClaims, expiresAt, scopes, identitySource, userInfoClaims
+        case dpopKey
     }
 
     /// Credentials stored before ``identitySource`` existed read as ID-token identities.
@@ -57,7 +62,8 @@ public struct Credential: Sendable, Codable, Equatable {
             expiresAt: try c.decodeIfPresent(Date.self, forKey: .expiresAt),
             scopes: try c.decode([String].self, forKey: .scopes),
             identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
-            userInfoClaims: try c.decodeIfPresent([String: JSONValue].self, forKey: .userInfoClaims)
+            userInfoClaims: try c.decodeIfPresent([String: JSONValue].self, forKey: .userInfoClaims),
+            dpopKey: try c.decodeIfPresent(DPoPKey.self, forKey: .dpopKey)
         )
     }
 

@@ -3,10 +3,16 @@ import Crypto
 
 /// A DPoP key (RFC 9449): the client proves possession of it with every token request and every use of
 /// the access token bound to it, so a stolen access or refresh token is useless without the key.
-/// ES256 over P-256. Keep one key per sign-in (the refresh token is bound to it too); on Apple platforms
-/// the key can live in the Keychain as its PEM.
+/// ES256 over P-256. A client makes a new key for every sign-in (``DPoPPolicy/perSignIn``; Singpass's DPoP
+/// page: a key pair is not reused across login sessions), keeps it with that sign-in's session while the
+/// user is away, and then with the ``Credential`` whose tokens it binds (the refresh token too), so it is
+/// stored wherever the credential is (the Keychain on Apple platforms), encoded as its PEM.
 public struct DPoPKey: Sendable {
     private let key: P256.Signing.PrivateKey
+
+    /// How long after `iat` a proof's `exp` lies. RFC 9449 sets no `exp`; Singpass's FAPI server (as GovTech's
+    /// MockPass checks it) refuses a proof without one, and a verifier that knows `exp` stops a proof sooner.
+    public static let proofLifetime: TimeInterval = 60
 
     /// A fresh key.
     public init() {
@@ -43,15 +49,17 @@ public struct DPoPKey: Sendable {
         return Base64URL.encode(SHA256.hash(data: Data(canonical.utf8)))
     }
 
-    /// A proof for one HTTP request (RFC 9449 §4.2): `htm` and `htu` name the request, `ath` binds the
-    /// access token when one is presented, `nonce` echoes the server's when it asked for one.
+    /// A proof for one HTTP request (RFC 9449 §4.2): `htm` and `htu` name the request, `iat` and `exp`
+    /// (``proofLifetime`` later) bound it in time, `ath` binds the access token when one is presented,
+    /// `nonce` echoes the server's when it asked for one.
     public func proof(method: String, url: URL, accessToken: String? = nil, nonce: String? = nil, now: Date, jti: String) throws -> String {
         var target = URLComponents(url: url, resolvingAgainstBaseURL: false)
         target?.query = nil
         target?.fragment = nil
+        let issuedAt = now.timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
             "jti": .string(jti), "htm": .string(method), "htu": .string(target?.string ?? url.absoluteString),
-            "iat": .number(now.timeIntervalSince1970.rounded(.down)),
+            "iat": .number(issuedAt), "exp": .number(issuedAt + Self.proofLifetime),
         ]
         if let accessToken { claims["ath"] = .string(Self.accessTokenHash(accessToken)) }
         if let nonce { claims["nonce"] = .string(nonce) }
@@ -70,6 +78,27 @@ public struct DPoPKey: Sendable {
     /// `ath`: base64url SHA-256 of the access token.
     public static func accessTokenHash(_ accessToken: String) -> String {
         Base64URL.encode(SHA256.hash(data: Data(accessToken.utf8)))
+    }
+}
+
+extension DPoPKey: Equatable {
+    /// Two keys are equal when their private keys are (compared in constant time).
+    public static func == (lhs: DPoPKey, rhs: DPoPKey) -> Bool {
+        ConstantTime.equals(Array(lhs.key.rawRepresentation), Array(rhs.key.rawRepresentation))
+    }
+}
+
+extension DPoPKey: Codable {
+    /// Decodes the PEM ``privateKeyPEM`` wrote: a journal or credential store holds the key so.
+    public init(from decoder: any Decoder) throws {
+        let pem = try decoder.singleValueContainer().decode(String.self)
+        try self.init(privateKeyPEM: pem)
+    }
+
+    /// Encodes the private key as PEM. Only protected storage may hold the result.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(privateKeyPEM)
     }
 }
 

@@ -2,8 +2,8 @@ import Crypto
 public import Foundation
 
 /// Checks DPoP proofs (RFC 9449 §4.3): an ES256 JWT of type `dpop+jwt` carrying its public key,
-/// naming this request (`htm`, `htu`), fresh (`iat`), unique (`jti`, checked by the caller), and bound
-/// to the access token presented with it (`ath`). The emulator (as the provider) and the companion (as
+/// naming this request (`htm`, `htu`), fresh (`iat`, and `exp` when it has one or the verifier requires
+/// one), unique (`jti`, checked by the caller), and bound to the access token presented with it (`ath`). The emulator (as the provider) and the companion (as
 /// the resource server of a hand-off) check proofs with it; each keeps its own record of used `jti`s.
 @_spi(SwitchbackInternals) public enum DPoPProof {
     @_spi(SwitchbackInternals) public struct Verified: Sendable {
@@ -21,9 +21,16 @@ public import Foundation
     /// How far `iat` may be from the verifier's clock.
     @_spi(SwitchbackInternals) public static let window: TimeInterval = 60
 
-    @_spi(SwitchbackInternals) public static func verify(_ proof: String?, method: String, url: String, accessToken: String?, now: Date) -> Result<
-        Verified, Refusal
-    > {
+    /// The longest a proof may claim to live (`exp` − `iat`): Singpass's DPoP page allows at most 2 minutes.
+    @_spi(SwitchbackInternals) public static let longestLifetime: TimeInterval = 120
+
+    /// How long after its `exp` a proof is still taken, for clocks a little apart.
+    @_spi(SwitchbackInternals) public static let expirySkew: TimeInterval = 5
+
+    /// `requiresExpiry`: refuse a proof without `exp` (Singpass's FAPI server does; RFC 9449 does not).
+    @_spi(SwitchbackInternals) public static func verify(
+        _ proof: String?, method: String, url: String, accessToken: String?, now: Date, requiresExpiry: Bool = false
+    ) -> Result<Verified, Refusal> {
         guard let proof else { return .failure(Refusal("a DPoP proof is required")) }
         let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
@@ -50,6 +57,16 @@ public import Foundation
         }
         guard case .number(let iat)? = claims["iat"], abs(iat - now.timeIntervalSince1970) <= window else {
             return .failure(Refusal("the DPoP proof's iat is missing or not recent"))
+        }
+        switch claims["exp"] {
+        case nil where requiresExpiry:
+            return .failure(Refusal("the DPoP proof has no exp"))
+        case nil:
+            break
+        case .number(let exp)? where exp > iat && exp - iat <= longestLifetime && exp >= now.timeIntervalSince1970 - expirySkew:
+            break
+        default:
+            return .failure(Refusal("the DPoP proof's exp is not a time after iat within \(Int(longestLifetime)) seconds, or has passed"))
         }
         guard case .string(let jti)? = claims["jti"], !jti.isEmpty else { return .failure(Refusal("the DPoP proof has no jti")) }
         if let accessToken, claims["ath"] != .string(DPoPKey.accessTokenHash(accessToken)) {

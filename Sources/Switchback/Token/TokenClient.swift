@@ -26,37 +26,41 @@ public struct TokenClient: Sendable {
         self.logger = logger
     }
 
-    /// Redeems an authorization code with its PKCE verifier (RFC 6749 §4.1.3, RFC 7636 §4.5).
-    public func exchange(code: String, verifier: String, redirectURI: URL) async throws -> TokenResponse {
-        try await tokenRequest([
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", redirectURI.absoluteString),
-            ("code_verifier", verifier),
-        ])
+    /// Redeems an authorization code with its PKCE verifier (RFC 6749 §4.1.3, RFC 7636 §4.5), proving
+    /// `dpop` when the sign-in has a DPoP key: the tokens must then come back DPoP-bound.
+    public func exchange(code: String, verifier: String, redirectURI: URL, dpop: DPoPKey? = nil) async throws -> TokenResponse {
+        try await tokenRequest(
+            [
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", redirectURI.absoluteString),
+                ("code_verifier", verifier),
+            ], dpop: dpop)
     }
 
-    /// Uses a refresh token (RFC 6749 §6).
-    public func refresh(refreshToken: String, scopes: [String]? = nil) async throws -> TokenResponse {
+    /// Uses a refresh token (RFC 6749 §6), proving `dpop`, the key it is bound to, when it is bound.
+    public func refresh(refreshToken: String, scopes: [String]? = nil, dpop: DPoPKey? = nil) async throws -> TokenResponse {
         var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scopes { fields.append(("scope", scopes.joined(separator: " "))) }
-        return try await tokenRequest(fields)
+        return try await tokenRequest(fields, dpop: dpop)
     }
 
     /// An access token for the client itself (RFC 6749 §4.4, `grant_type=client_credentials`), as a
     /// backend asks Norwegian BankID for one with scope `openid permissions/client` before registering
     /// a permission.
     public func clientCredentials(scopes: [String]) async throws -> TokenResponse {
-        try await tokenRequest([("grant_type", "client_credentials"), ("scope", scopes.joined(separator: " "))])
+        try await tokenRequest([("grant_type", "client_credentials"), ("scope", scopes.joined(separator: " "))], dpop: nil)
     }
 
-    /// Pushes the authorization parameters (RFC 9126) and returns the `request_uri` and its lifetime.
-    public func pushAuthorizationRequest(_ parameters: [(String, String)]) async throws -> (requestURI: String, expiresIn: Int) {
+    /// Pushes the authorization parameters (RFC 9126), with a proof by the sign-in's DPoP key when it has
+    /// one (RFC 9449 §10.1), and returns the `request_uri` and its lifetime.
+    public func pushAuthorizationRequest(_ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws -> (requestURI: String, expiresIn: Int)
+    {
         guard let endpoint = metadata.pushedAuthorizationRequestEndpoint else {
             throw SwitchbackError(.parRequired, "the provider publishes no pushed_authorization_request_endpoint")
         }
         let fields = parameters.filter { $0.0 != "client_id" }
-        let response = try await post(endpoint, fields: fields)
+        let response = try await post(endpoint, fields: fields, dpop: dpop)
         guard response.status == 201 || response.status == 200 else {
             throw Self.endpointError(response, code: .parFailed, what: "the pushed authorization request")
         }
@@ -75,7 +79,7 @@ public struct TokenClient: Sendable {
         guard let endpoint = metadata.introspectionEndpoint else {
             throw SwitchbackError(.invalidConfiguration, "the provider publishes no introspection_endpoint")
         }
-        let response = try await post(endpoint, fields: [("token", token), ("token_type_hint", "access_token")])
+        let response = try await post(endpoint, fields: [("token", token), ("token_type_hint", "access_token")], dpop: nil)
         guard response.status == 200 else { throw Self.endpointError(response, code: .tokenEndpointError, what: "the introspection request") }
         guard let introspection = try? JSONDecoder().decode(TokenIntrospection.self, from: response.body) else {
             throw SwitchbackError(.invalidTokenResponse, "the introspection answer is not RFC 7662 JSON", httpStatus: response.status)
@@ -83,8 +87,8 @@ public struct TokenClient: Sendable {
         return introspection
     }
 
-    private func tokenRequest(_ fields: [(String, String)]) async throws -> TokenResponse {
-        let response = try await post(metadata.tokenEndpoint, fields: fields)
+    private func tokenRequest(_ fields: [(String, String)], dpop: DPoPKey?) async throws -> TokenResponse {
+        let response = try await post(metadata.tokenEndpoint, fields: fields, dpop: dpop)
         guard response.status == 200 else {
             throw Self.endpointError(response, code: .tokenEndpointError, what: "the token request")
         }
@@ -94,11 +98,11 @@ public struct TokenClient: Sendable {
         } catch {
             throw SwitchbackError(.invalidTokenResponse, "the token endpoint's answer is not a token response", httpStatus: response.status)
         }
-        let expected = configuration.dpop == nil ? ["Bearer", "DPoP"] : ["DPoP"]
+        let expected = dpop == nil ? ["Bearer", "DPoP"] : ["DPoP"]
         guard expected.contains(where: { tokens.tokenType.caseInsensitiveCompare($0) == .orderedSame }) else {
             throw SwitchbackError(
                 .invalidTokenResponse,
-                configuration.dpop == nil
+                dpop == nil
                     ? "unsupported token_type \"\(tokens.tokenType.prefix(40))\""
                     : "the provider issued a \(tokens.tokenType.prefix(40)) token although the request proved a DPoP key; an unbound token is refused"
             )
@@ -108,7 +112,7 @@ public struct TokenClient: Sendable {
     }
 
     /// Sends a form POST with the client authentication applied.
-    private func post(_ url: URL, fields: [(String, String)]) async throws -> HTTPResponse {
+    private func post(_ url: URL, fields: [(String, String)], dpop: DPoPKey?) async throws -> HTTPResponse {
         var fields = fields
         var headers: [String: String] = [:]
         switch configuration.authentication {
@@ -127,12 +131,12 @@ public struct TokenClient: Sendable {
             fields.append(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
             fields.append(("client_assertion", assertion))
         }
-        if let dpop = configuration.dpop {
+        if let dpop {
             headers["DPoP"] = try dpop.proof(method: "POST", url: url, now: clock.now(), jti: entropy.token(bytes: 16))
         }
         logger.debug(
             "POST",
-            metadata: ["url": "\(Redaction.describe(url))", "auth": "\(configuration.authentication)", "dpop": "\(configuration.dpop != nil)"])
+            metadata: ["url": "\(Redaction.describe(url))", "auth": "\(configuration.authentication)", "dpop": "\(dpop != nil)"])
         do {
             return try await transport.send(.form(url, fields, headers: headers))
         } catch let error as SwitchbackError {

@@ -33,6 +33,7 @@ struct DPoPTests {
         #expect(claims["htu"] == .string("https://id.example/userinfo") && claims["htm"] == .string("GET"))
         #expect(claims["ath"] == .string(Base64URL.encode(SHA256.hash(data: Data("at-1".utf8)))))
         #expect(claims["nonce"] == .string("n-1") && claims["jti"] == .string("j-1") && claims["iat"] == .number(1_800_000_000))
+        #expect(claims["exp"] == .number(1_800_000_060), "exp is iat + 60 s (Singpass refuses a proof without exp, and allows at most 2 minutes)")
         // The signature verifies with the key in the header.
         guard case .string(let x)? = jwk["x"], case .string(let y)? = jwk["y"] else { return }
         let publicKey = try P256.Signing.PublicKey(rawRepresentation: try #require(Base64URL.decode(x)) + (try #require(Base64URL.decode(y))))
@@ -69,16 +70,16 @@ struct DPoPTests {
         expectCode(.invalidConfiguration) { try DPoPKey(privateKeyPEM: "not a key") }
     }
 
-    @Test("a client with a DPoP key sends dpop_jkt and proofs, and refuses a Bearer token in return")
+    @Test("a sign-in's DPoP key goes in dpop_jkt and proofs, and a Bearer token in return is refused")
     func unboundTokenRefused() async throws {
         let key = DPoPKey()
-        let configuration = ClientConfiguration(clientID: "c", redirectURI: try #require(URL(string: "com.example.app:/cb")), dpop: key)
+        let configuration = ClientConfiguration(clientID: "c", redirectURI: try #require(URL(string: "com.example.app:/cb")), dpop: .perSignIn)
         let metadata = ProviderMetadata(
             issuer: "https://id.example", authorizationEndpoint: try #require(URL(string: "https://id.example/authorize")),
             tokenEndpoint: try #require(URL(string: "https://id.example/token")), jwksURI: try #require(URL(string: "https://id.example/jwks"))
         )
         let parameters = try AuthorizationRequestBuilder(configuration: configuration, metadata: metadata)
-            .parameters(state: "s", nonce: "n", pkce: PKCE(entropy: SystemEntropy()), options: AuthorizationOptions())
+            .parameters(state: "s", nonce: "n", pkce: PKCE(entropy: SystemEntropy()), dpopKey: key, options: AuthorizationOptions())
         #expect(parameters.contains { $0 == ("dpop_jkt", key.thumbprint) })
         let transport = StubTransport { _ in
             HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Data(#"{"access_token":"a","token_type":"Bearer"}"#.utf8))
@@ -86,8 +87,73 @@ struct DPoPTests {
         let tokens = TokenClient(
             configuration: configuration, metadata: metadata, transport: transport, clock: SystemClock(), entropy: SystemEntropy(),
             logger: .init(label: "test"))
-        await expectCode(.invalidTokenResponse) { try await tokens.refresh(refreshToken: "r") }
+        await expectCode(.invalidTokenResponse) { try await tokens.refresh(refreshToken: "r", dpop: key) }
         let sent = try #require(transport.requests.first)
         #expect(sent.headers["DPoP"]?.split(separator: ".").count == 3)
+    }
+
+    static func verify(_ proof: String, requiresExpiry: Bool = false, now: Date) -> String? {
+        switch DPoPProof.verify(proof, method: "POST", url: "https://id.example/token", accessToken: nil, now: now, requiresExpiry: requiresExpiry) {
+        case .success: nil
+        case .failure(let refusal): refusal.description
+        }
+    }
+
+    /// A proof with `claims`, signed by a fresh key, as another client might send it.
+    static func proof(claims: [String: JSONValue]) throws -> String {
+        let key = P256.Signing.PrivateKey()
+        let header: JSONValue = .object(["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(PublicJWK.p256(key.publicKey))])
+        let input = Base64URL.encode(Data(header.description.utf8)) + "." + Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+        return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
+    }
+
+    @Test("the verifier takes exp when present (after iat, at most 120 s, not past) and requires it only when told to (Singpass)")
+    func expiry() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func claims(iat: Double = 1_800_000_000, exp: Double?) -> [String: JSONValue] {
+            var claims: [String: JSONValue] = [
+                "jti": .string("j"), "htm": .string("POST"), "htu": .string("https://id.example/token"), "iat": .number(iat),
+            ]
+            claims["exp"] = exp.map(JSONValue.number)
+            return claims
+        }
+        #expect(Self.verify(try Self.proof(claims: claims(exp: nil)), now: now) == nil, "RFC 9449 sets no exp")
+        #expect(Self.verify(try Self.proof(claims: claims(exp: nil)), requiresExpiry: true, now: now)?.contains("has no exp") == true)
+        #expect(Self.verify(try Self.proof(claims: claims(exp: 1_800_000_120)), requiresExpiry: true, now: now) == nil)
+        for exp in [1_800_000_121, 1_800_000_000, 1_799_999_999] as [Double] {
+            #expect(Self.verify(try Self.proof(claims: claims(exp: exp)), now: now)?.contains("exp") == true, "exp \(exp)")
+        }
+        // Past (beyond 5 s of skew) although iat alone is still within the 60 s window: refused for its exp.
+        let past = try Self.proof(claims: claims(exp: 1_800_000_001))
+        #expect(Self.verify(past, now: now.addingTimeInterval(6)) == nil)
+        #expect(Self.verify(past, now: now.addingTimeInterval(10))?.contains("has passed") == true)
+        let core = try DPoPKey().proof(method: "POST", url: try #require(URL(string: "https://id.example/token")), now: now, jti: "c")
+        #expect(Self.verify(core, requiresExpiry: true, now: now) == nil)
+    }
+
+    @Test("with DPoPPolicy.perSignIn each prepared sign-in gets a new key, named by dpop_jkt; the key survives a journal round trip")
+    func keyPerSignIn() async throws {
+        let metadata = ProviderMetadata(
+            issuer: "https://id.example", authorizationEndpoint: try #require(URL(string: "https://id.example/authorize")),
+            tokenEndpoint: try #require(URL(string: "https://id.example/token")), jwksURI: try #require(URL(string: "https://id.example/jwks"))
+        )
+        let redirect = try #require(URL(string: "com.example.app:/cb"))
+        let bound = OIDCClient(
+            configuration: ClientConfiguration(clientID: "c", redirectURI: redirect, dpop: .perSignIn), provider: .static(metadata))
+        let first = try await bound.prepareAuthorization()
+        let second = try await bound.prepareAuthorization()
+        let firstKey = try #require(first.dpopKey)
+        #expect(firstKey != (try #require(second.dpopKey)))
+        #expect(first.authorizationURL.absoluteString.contains("dpop_jkt=\(firstKey.thumbprint)"))
+        let restored = try JSONDecoder().decode(AuthorizationSession.self, from: try JSONEncoder().encode(first))
+        #expect(restored == first && restored.dpopKey == firstKey)
+        #expect(!"\(first)".contains("BEGIN"), "the description shows no key")
+        let unbound = OIDCClient(configuration: ClientConfiguration(clientID: "c", redirectURI: redirect), provider: .static(metadata))
+        let plain = try await unbound.prepareAuthorization()
+        #expect(plain.dpopKey == nil && !plain.authorizationURL.absoluteString.contains("dpop_jkt"))
+        // A journal written before sessions carried keys still reads.
+        var object = try #require(try JSONSerialization.jsonObject(with: try JSONEncoder().encode(plain)) as? [String: Any])
+        object["dpopKey"] = nil
+        #expect(try JSONDecoder().decode(AuthorizationSession.self, from: try JSONSerialization.data(withJSONObject: object)).dpopKey == nil)
     }
 }

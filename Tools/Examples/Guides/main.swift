@@ -112,24 +112,27 @@ let (oidcApp, stopOIDC, oidcPhone) = try await phone(profile: "generic", authent
 try await report("OpenID Connect", on: oidcPhone) { try await signInWithOIDC(oidcApp.coordinator) }
 await stopOIDC()
 
-// Singpass: the companion is the FAPI client, with the private_key_jwt key registered at Singpass and a
-// DPoP key; the keys are written to a private directory for its configuration.
+// Singpass: the companion is the FAPI client, with the private_key_jwt key registered at Singpass and the
+// key Singpass encrypts ID tokens to (its public half registered as use:enc); DPoP keys are made per sign-in.
+// The keys are written to a private directory for its configuration.
 let keys = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-guides-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
 defer { try? FileManager.default.removeItem(at: keys) }
 let clientKey = P256.Signing.PrivateKey()
 try clientKey.pemRepresentation.write(to: keys.appendingPathComponent("client.pem"), atomically: true, encoding: .utf8)
-try DPoPKey().privateKeyPEM.write(to: keys.appendingPathComponent("dpop.pem"), atomically: true, encoding: .utf8)
+let encryptionKey = P256.KeyAgreement.PrivateKey()
+try encryptionKey.pemRepresentation.write(to: keys.appendingPathComponent("encryption.pem"), atomically: true, encoding: .utf8)
+let encryptionJWK = try DecryptionKey(pem: encryptionKey.pemRepresentation, keyID: "companion-enc-1").publicJWK(algorithm: "ECDH-ES+A256KW")
 let (singpassApp, stopSingpass, singpassPhone) = try await phone(profile: "singpass", authenticator: "singpass", configure: { emulator in
-    let jwk: JSONValue = .object(PublicJWK.p256(clientKey.publicKey).merging(["kid": .string("companion-1"), "alg": .string("ES256")]) { $1 })
+    let jwk: JSONValue = .object(PublicJWK.p256(clientKey.publicKey).merging(["kid": .string("companion-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
     emulator.clients.append(.init(
         clientID: "singpass-client", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"], idTokenAlgorithm: "ES256",
-        jwks: .object(["keys": .array([jwk])]), appReturnURLs: ["https://app.example.com/appswitch"]
+        jwks: .object(["keys": .array([jwk, .object(encryptionJWK)])]), appReturnURLs: ["https://app.example.com/appswitch"]
     ))
 }, companion: { issuer, configuration in
     configuration.provider = .init(
         issuer: issuer, clientID: "singpass-client", privateKeyFile: keys.appendingPathComponent("client.pem").path, keyAlgorithm: "ES256", keyID: "companion-1",
-        dpopKeyFile: keys.appendingPathComponent("dpop.pem").path
+        dpop: true, decryptionKeyFile: keys.appendingPathComponent("encryption.pem").path, decryptionKeyID: "companion-enc-1"
     )
     configuration.exchange = .init(redirectURIs: ["https://app.example.com/oauth/callback"], returns: .session)
 }) { _, companionURL, device in

@@ -51,7 +51,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("login-hint"), help: "A login_hint.")
     var loginHint: String?
 
-    @Flag(help: "Bind the tokens to a fresh DPoP key (RFC 9449).")
+    @Flag(help: "Bind the code and tokens to a DPoP key made for this sign-in (RFC 9449).")
     var dpop = false
 
     @Option(help: "Pushed authorization requests: auto (when offered), always, never.")
@@ -128,7 +128,7 @@ struct LoginCommand: AsyncParsableCommand {
         let decryptionKeys = try decryptionKey.map { [try DecryptionKey(pem: try Self.read($0, what: "decryption key"))] } ?? []
         return ClientConfiguration(
             clientID: clientID, redirectURI: redirectURI, authentication: authentication, scopes: scope.split(separator: " ").map(String.init),
-            idTokenSigningAlgorithms: SigningAlgorithms.asymmetric, pushedAuthorization: par.policy, dpop: dpop ? DPoPKey() : nil,
+            idTokenSigningAlgorithms: SigningAlgorithms.asymmetric, pushedAuthorization: par.policy, dpop: dpop ? .perSignIn : .off,
             decryptionKeys: decryptionKeys
         )
     }

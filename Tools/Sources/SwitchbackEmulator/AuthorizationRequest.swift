@@ -105,6 +105,7 @@ enum AuthorizationRequest {
             }
             challenge = presented
         }
+        if profile.singpassRequests, let refusal = singpassRefusal(parameters, client: client) { return refuse("invalid_request", refusal) }
         var faults: Set<Fault> = []
         if let requested = parameters["emulator_fault"] {
             switch Fault.list(requested) {
@@ -123,4 +124,32 @@ enum AuthorizationRequest {
                 tapToReturn: profile.returnPage.tapToReturn(parameters)
             ))
     }
+
+    /// Why Singpass would refuse the request (``Profile/singpassRequests``), or nil.
+    static func singpassRefusal(_ parameters: [String: String], client: EmulatorConfiguration.Client) -> String? {
+        for name in ["state", "nonce"] {
+            guard let value = parameters[name], (30...255).contains(value.utf8.count),
+                value.unicodeScalars.allSatisfy(singpassTokenCharacters.contains)
+            else {
+                return "\(name) must be 30 to 255 characters of A-Z a-z 0-9 / + _ - = ."
+            }
+        }
+        guard parameters[SingpassAuthenticationContext.typeParameter] != nil else {
+            return "authentication_context_type is mandatory for Login apps"
+        }
+        let context = parameters.filter { $0.key.hasPrefix("authentication_context_") }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        do {
+            try SingpassAuthenticationContext.check(parameters: context)
+        } catch let error as SwitchbackError {
+            return error.message
+        } catch {
+            return "the authentication context is invalid"
+        }
+        guard !client.keys(use: "enc").isEmpty else {
+            return "the client's JWKS has no use:enc key, and every ID token is encrypted"
+        }
+        return nil
+    }
+
+    private static let singpassTokenCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+_-=.".unicodeScalars)
 }

@@ -28,6 +28,12 @@ public struct Profile: Sendable {
     /// FAPI 2.0 requirements: authorization requests only by PAR, clients only by `private_key_jwt`,
     /// tokens only DPoP-bound.
     public var fapi2: Bool
+    /// Singpass's own request rules on top of FAPI 2.0 (Singpass developer docs, "1. The authorization
+    /// request", "Demonstrating Proof of Possession (DPoP)", "JSON Web Key Sets"; GovTech's MockPass checks
+    /// the same): `state` and `nonce` of 30 to 255 characters of `A-Z a-z 0-9 / + _ - = .`; a documented
+    /// `authentication_context_type` (Login apps must send one) with a valid message; DPoP proofs with `exp`;
+    /// a client whose JWKS has a `use: enc` key, since every ID token is encrypted.
+    public var singpassRequests: Bool
     /// Seconds a code lives, when the profile sets it (Singpass: 60 seconds); else the configuration's.
     public var codeLifetime: TimeInterval?
     /// Seconds an access token lives, when the profile sets it (ID.me: 5 minutes); else the configuration's.
@@ -37,8 +43,10 @@ public struct Profile: Sendable {
         name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
         responseTypes: [String] = ["code"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
-        returnPage: ReturnPage = .redirect, fapi2: Bool = false, codeLifetime: TimeInterval? = nil, accessTokenLifetime: TimeInterval? = nil
+        returnPage: ReturnPage = .redirect, fapi2: Bool = false, singpassRequests: Bool = false, codeLifetime: TimeInterval? = nil,
+        accessTokenLifetime: TimeInterval? = nil
     ) {
+        self.singpassRequests = singpassRequests
         self.accessTokenLifetime = accessTokenLifetime
         self.name = name
         self.summary = summary
@@ -193,9 +201,10 @@ public struct Profile: Sendable {
     public static let singpass = Profile(
         name: "singpass",
         summary:
-            "Singpass-like FAPI 2.0: PAR with DPoP, PKCE S256, private_key_jwt (aud = issuer, ES256/384/512, <= 120 s), DPoP-bound tokens, encrypted ID tokens, 60-second codes, registered app_launch_url, a tap page only for app_claimed_https; no embedded WebViews",
+            "Singpass-like FAPI 2.0: PAR with DPoP (proofs with exp), PKCE S256, authentication_context_type, 30+ character state and nonce, private_key_jwt (aud = issuer, ES256/384/512, <= 120 s), DPoP-bound tokens, encrypted ID tokens, 60-second codes, registered app_launch_url, a tap page only for app_claimed_https; no embedded WebViews",
         handOff: .singpass, strictRedirects: true, refusesEmbeddedWebViews: true,
-        returnPage: .tapPageWhen(parameter: "redirect_uri_https_type", value: "app_claimed_https"), fapi2: true, codeLifetime: 60
+        returnPage: .tapPageWhen(parameter: "redirect_uri_https_type", value: "app_claimed_https"), fapi2: true, singpassRequests: true,
+        codeLifetime: 60
     )
 
     /// ID.me, as its documentation describes it: a standard code flow with PKCE and RS256 ID tokens,

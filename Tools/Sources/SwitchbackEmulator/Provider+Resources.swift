@@ -9,7 +9,9 @@ extension Provider {
 
     /// Verifies a DPoP proof for this provider's `path` and uses its `jti` up; returns the key's thumbprint.
     func checkProof(_ proof: String?, method: String, path: String, accessToken: String?) async -> Result<String, DPoPProof.Refusal> {
-        switch DPoPProof.verify(proof, method: method, url: issuer.issuer + path, accessToken: accessToken, now: Date()) {
+        switch DPoPProof.verify(
+            proof, method: method, url: issuer.issuer + path, accessToken: accessToken, now: Date(), requiresExpiry: profile.singpassRequests)
+        {
         case .failure(let refusal):
             return .failure(refusal)
         case .success(let verified):

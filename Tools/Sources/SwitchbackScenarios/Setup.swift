@@ -16,12 +16,12 @@ struct Setup: Sendable {
     let backendClient: (clientID: String, secret: String)?
     /// How the companion runs the sign-in, when it does: the app then has no client at the provider.
     let companionRoute: CompanionRoute?
-    /// The companion's private_key_jwt, DPoP and ID-token decryption keys (Singpass), written for its configuration.
+    /// The companion's private_key_jwt and ID-token decryption keys (Singpass), written for its configuration (its
+    /// DPoP keys are made per sign-in).
     let backendKeys: BackendKeys?
 
     struct BackendKeys: Sendable {
         let clientKey: String
-        let dpopKey: String
         let decryptionKey: String
     }
     let profile: Profile
@@ -101,7 +101,7 @@ struct Setup: Sendable {
                     jwks: .object(["keys": .array([jwk, .object(encryptionJWK)])]), appReturnURLs: EmulatorConfiguration.defaultAppReturnURLs
                 ))
             // The FAPI client (private_key_jwt, PAR, DPoP, decryption) is the companion; the app relays the response.
-            backendKeys = BackendKeys(clientKey: key.pemRepresentation, dpopKey: DPoPKey().privateKeyPEM, decryptionKey: encryption.pemRepresentation)
+            backendKeys = BackendKeys(clientKey: key.pemRepresentation, decryptionKey: encryption.pemRepresentation)
             companionRoute = .exchange(redirectURI: Self.universalRedirect)
             preset = .singpass
             profileName = "singpass"
@@ -181,17 +181,15 @@ struct Setup: Sendable {
     func companionConfiguration(issuer: String, associations: [AppAssociation], directory: URL) throws -> ServerConfiguration {
         if let keys = backendKeys, case .exchange(let redirectURI) = companionRoute {
             let clientKey = directory.appendingPathComponent("client-key.pem")
-            let dpopKey = directory.appendingPathComponent("dpop-key.pem")
             let decryptionKey = directory.appendingPathComponent("decryption-key.pem")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try keys.clientKey.write(to: clientKey, atomically: true, encoding: .utf8)
-            try keys.dpopKey.write(to: dpopKey, atomically: true, encoding: .utf8)
             try keys.decryptionKey.write(to: decryptionKey, atomically: true, encoding: .utf8)
             return ServerConfiguration(
                 port: 0,
                 provider: .init(
                     issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1",
-                    dpopKeyFile: dpopKey.path,
+                    dpop: true,
                     decryptionKeyFile: decryptionKey.path, decryptionKeyID: "app-enc-1"
                 ),
                 exchange: .init(redirectURIs: [redirectURI.absoluteString], returns: .session), associations: associations

@@ -14,11 +14,10 @@ extension ServerConfiguration {
         public var keyAlgorithm: String?
         public var keyID: String?
         /// Prove possession with DPoP (RFC 9449) at PAR and the token endpoint, as FAPI 2.0 providers
-        /// (Singpass) require; the provider then binds codes and tokens to the key.
+        /// (Singpass) require; the provider then binds the code and tokens to the key. Each sign-in gets a
+        /// key of its own (Singpass: no key pair reused across login sessions), kept in the pending sign-in's
+        /// sealed record until its code is redeemed, so any instance sharing the store can redeem it.
         public var dpop: Bool
-        /// A PEM file with the P-256 key for DPoP. Without it each instance makes its own key, which only
-        /// works for one instance: a code is bound to the key of the instance that pushed the request.
-        public var dpopKeyFile: String?
         /// A PEM file with the private key the provider encrypts ID tokens to (EC or RSA; Singpass
         /// encrypts every ID token). With it, a plain ID token is refused.
         public var decryptionKeyFile: String?
@@ -37,13 +36,18 @@ extension ServerConfiguration {
         /// (`parameters`), forwarded as they are; any other name is refused. The provider checks the values
         /// against the client's registration (Singpass's `app_launch_url`).
         public var forwardedParameters: [String]
+        /// Authorization parameters this server adds to every request it starts, unless the app forwarded the
+        /// same name: Singpass's `authentication_context_type` (a value Singpass documents) for a Login app,
+        /// `{"authentication_context_type": "APP_AUTHENTICATION_DEFAULT"}`.
+        public var authorizationParameters: [String: String]
         public var scopes: [String]
         /// `acr` values every ID token must carry (empty: any).
         public var acrValues: [String]
 
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, keyAlgorithm: String? = nil,
-            keyID: String? = nil, dpop: Bool = false, dpopKeyFile: String? = nil, forwardedParameters: [String] = Self.defaultForwardedParameters,
+            keyID: String? = nil, dpop: Bool = false, forwardedParameters: [String] = Self.defaultForwardedParameters,
+            authorizationParameters: [String: String] = [:],
             scopes: [String] = ["openid"], acrValues: [String] = [], decryptionKeyFile: String? = nil, decryptionKeyID: String? = nil,
             identitySource: IdentitySource = .idToken, requiredClaims: [String: [String]] = [:], metadata: ProviderMetadata? = nil
         ) {
@@ -53,8 +57,8 @@ extension ServerConfiguration {
             self.decryptionKeyFile = decryptionKeyFile
             self.decryptionKeyID = decryptionKeyID
             self.forwardedParameters = forwardedParameters
-            self.dpop = dpop || dpopKeyFile != nil
-            self.dpopKeyFile = dpopKeyFile
+            self.dpop = dpop
+            self.authorizationParameters = authorizationParameters
             self.issuer = issuer
             self.clientID = clientID
             self.clientSecret = clientSecret
@@ -70,21 +74,32 @@ extension ServerConfiguration {
 extension ServerConfiguration.Provider {
     private enum Keys: String, CodingKey {
         case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, dpop, dpopKeyFile, forwardedParameters, scopes, acrValues
-        case decryptionKeyFile, decryptionKeyID, identitySource, requiredClaims, metadata
+        case decryptionKeyFile, decryptionKeyID, identitySource, requiredClaims, metadata, authorizationParameters
     }
 
-    /// Singpass's app return link, and the redirect type that asks for its tap page.
-    public static let defaultForwardedParameters = ["app_launch_url", "redirect_uri_https_type"]
+    /// Singpass's app return link, the redirect type that asks for its tap page, and what a Login request is
+    /// for (checked against Singpass's documented values before it is forwarded).
+    public static let defaultForwardedParameters = [
+        "app_launch_url", "redirect_uri_https_type", SingpassAuthenticationContext.typeParameter, SingpassAuthenticationContext.messageParameter,
+    ]
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
+        // A static key shared by every sign-in is what Singpass forbids; a configuration that names one must
+        // not start as if the key were used.
+        if c.contains(.dpopKeyFile) {
+            throw SwitchbackError(
+                .invalidConfiguration,
+                "provider.dpopKeyFile is no longer read: every sign-in gets a DPoP key of its own; remove it and keep \"dpop\": true")
+        }
         self.init(
             issuer: try c.decode(String.self, forKey: .issuer), clientID: try c.decode(String.self, forKey: .clientID),
             clientSecret: try c.decodeIfPresent(String.self, forKey: .clientSecret),
             privateKeyFile: try c.decodeIfPresent(String.self, forKey: .privateKeyFile),
             keyAlgorithm: try c.decodeIfPresent(String.self, forKey: .keyAlgorithm), keyID: try c.decodeIfPresent(String.self, forKey: .keyID),
-            dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false, dpopKeyFile: try c.decodeIfPresent(String.self, forKey: .dpopKeyFile),
+            dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false,
             forwardedParameters: try c.decodeIfPresent([String].self, forKey: .forwardedParameters) ?? Self.defaultForwardedParameters,
+            authorizationParameters: try c.decodeIfPresent([String: String].self, forKey: .authorizationParameters) ?? [:],
             scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"],
             acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? [],
             decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile),

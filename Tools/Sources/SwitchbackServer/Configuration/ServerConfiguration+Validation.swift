@@ -30,8 +30,14 @@ extension ServerConfiguration {
             if let reserved = provider.forwardedParameters.first(where: AuthorizationOptions.reservedNames.contains) {
                 throw fail("provider.forwardedParameters cannot hold \(reserved): the server sets it")
             }
-            if provider.dpop, provider.dpopKeyFile == nil, postgresURL != nil {
-                throw fail("provider.dpopKeyFile is required with postgresURL: instances sharing sign-ins must prove DPoP with the same key")
+            if let reserved = provider.authorizationParameters.keys.sorted().first(where: AuthorizationOptions.reservedNames.contains) {
+                throw fail("provider.authorizationParameters cannot hold \(reserved): the server sets it")
+            }
+            do {
+                try SingpassAuthenticationContext.check(
+                    parameters: provider.authorizationParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            } catch let error as SwitchbackError {
+                throw fail("provider.authorizationParameters: \(error.message)")
             }
         }
         if let exchange {

@@ -82,6 +82,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             throw SwitchbackError(.invalidConfiguration, "\(path): \(Self.path(context.codingPath + [key])) is required")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context), let DecodingError.dataCorrupted(context) {
             throw SwitchbackError(.invalidConfiguration, "\(path): \(Self.path(context.codingPath)) is malformed")
+        } catch let error as SwitchbackError {
+            throw SwitchbackError(.invalidConfiguration, "\(path): \(error.message)")
         } catch {
             throw SwitchbackError(.invalidConfiguration, "\(path) is not a JSON configuration")
         }

@@ -100,7 +100,8 @@ struct CompanionService: Sendable {
         else {
             throw CompanionError(.invalidRequest, "ui_locales must be up to eight BCP 47 language tags")
         }
-        let allowed = try requireProvider().configuration.forwardedParameters
+        let provider = try requireProvider()
+        let allowed = provider.configuration.forwardedParameters
         var extra: [(String, String)] = []
         for (name, value) in (parameters ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard allowed.contains(name) else {
@@ -108,6 +109,15 @@ struct CompanionService: Sendable {
             }
             guard value.utf8.count <= 2048 else { throw CompanionError(.invalidRequest, "the parameter \(name.prefix(40)) is too long") }
             extra.append((name, value))
+        }
+        for (name, value) in provider.configuration.authorizationParameters.sorted(by: { $0.key < $1.key })
+        where !extra.contains(where: { $0.0 == name }) {
+            extra.append((name, value))
+        }
+        do {
+            try SingpassAuthenticationContext.check(parameters: extra)
+        } catch let error as SwitchbackError {
+            throw CompanionError(.invalidRequest, error.message)
         }
         return AuthorizationOptions(
             responseMode: responseMode, acrValues: acrValues ?? [], uiLocales: uiLocales, loginHint: loginHint, extraParameters: extra)

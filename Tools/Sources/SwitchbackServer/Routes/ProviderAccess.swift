@@ -7,7 +7,6 @@ import Logging
 actor ProviderAccess {
     let configuration: ServerConfiguration.Provider
     private let authentication: ClientAuthentication
-    private let dpop: DPoPKey?
     private let decryptionKeys: [DecryptionKey]
     private let transport: any HTTPTransport
     private let clock: any WallClock
@@ -33,15 +32,6 @@ actor ProviderAccess {
         } else {
             throw SwitchbackError(.invalidConfiguration, "the provider needs a clientSecret or a privateKeyFile")
         }
-        if let file = configuration.dpopKeyFile {
-            do {
-                dpop = try DPoPKey(privateKeyPEM: try String(contentsOfFile: file, encoding: .utf8))
-            } catch {
-                throw SwitchbackError(.invalidConfiguration, "the DPoP key file \(file) could not be read as a P-256 private key")
-            }
-        } else {
-            dpop = configuration.dpop ? DPoPKey() : nil
-        }
         if let file = configuration.decryptionKeyFile {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else {
                 throw SwitchbackError(.invalidConfiguration, "the decryption key file \(file) could not be read")
@@ -62,7 +52,7 @@ actor ProviderAccess {
         let client = OIDCClient(
             configuration: ClientConfiguration(
                 clientID: configuration.clientID, redirectURI: redirectURI, authentication: authentication, scopes: configuration.scopes,
-                requiredACRValues: Set(configuration.acrValues), dpop: dpop, decryptionKeys: decryptionKeys,
+                requiredACRValues: Set(configuration.acrValues), dpop: configuration.dpop ? .perSignIn : .off, decryptionKeys: decryptionKeys,
                 identitySource: configuration.identitySource, requiredClaims: configuration.requiredClaims.mapValues(Set.init)
             ),
             provider: configuration.metadata.map(ProviderSource.static) ?? .discovery(issuer: configuration.issuer), transport: transport,

@@ -62,8 +62,16 @@ struct ServerCommandTests {
             ),
             (#"{"port": "eighty"}"#, "port is malformed"),
             (
-                #"{"port": 0, "postgresURL": "postgres://u@127.0.0.1:5432/db", "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "dpop": true}}"#,
-                "provider.dpopKeyFile is required with postgresURL"
+                #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "dpop": true, "dpopKeyFile": "/etc/k.pem"}}"#,
+                "every sign-in gets a DPoP key of its own"
+            ),
+            (
+                #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "authorizationParameters": {"authentication_context_type": "LOGIN"}}}"#,
+                "not one of the values Singpass documents"
+            ),
+            (
+                #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "authorizationParameters": {"state": "x"}}}"#,
+                "authorizationParameters cannot hold state"
             ),
             (
                 #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "forwardedParameters": ["redirect_uri"]}}"#,

@@ -14,7 +14,9 @@
     struct CompanionAttackTests {
         /// Signs alice in as the public client `clientID` (another relying party of the same provider, or the
         /// app's own client) and returns its credential.
-        static func credential(_ rig: CompanionRig, clientID: String = "native-rs", dpop: DPoPKey? = nil) async throws -> Credential {
+        static func credential(_ rig: CompanionRig, clientID: String = "native-rs", dpop: ClientConfiguration.DPoPPolicy = .off) async throws
+            -> Credential
+        {
             let client = OIDCClient(
                 configuration: ClientConfiguration(clientID: clientID, redirectURI: URL(string: CompanionRig.appRedirect)!, dpop: dpop),
                 provider: .discovery(issuer: rig.emulator.issuer)
@@ -81,8 +83,8 @@
         func dpopBoundHandOff() async throws {
             let rig = try await CompanionRig.start(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] })
             defer { Task { await rig.stop() } }
-            let key = DPoPKey()
-            let bound = try await Self.credential(rig, clientID: "native-rs", dpop: key)
+            let bound = try await Self.credential(rig, clientID: "native-rs", dpop: .perSignIn)
+            let key = try #require(bound.dpopKey)
             #expect(bound.tokenType.lowercased() == "dpop")
             let token = bound.accessToken
             let endpoint = rig.url("/handoff")

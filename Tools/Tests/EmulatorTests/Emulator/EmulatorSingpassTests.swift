@@ -34,7 +34,7 @@
         }
 
         static func client(
-            _ emulator: Emulator, keys: EmulatorHarness.Keys, dpop: DPoPKey? = DPoPKey(),
+            _ emulator: Emulator, keys: EmulatorHarness.Keys, dpop: ClientConfiguration.DPoPPolicy = .perSignIn,
             decryptionKeys: [DecryptionKey] = [decryptionKey]
         ) throws -> OIDCClient {
             OIDCClient(
@@ -46,8 +46,12 @@
             )
         }
 
-        static func launchOptions(_ url: String = launchURL, httpsType: String? = "app_claimed_https") -> AuthorizationOptions {
-            AuthorizationOptions(extraParameters: [("app_launch_url", url)] + (httpsType.map { [("redirect_uri_https_type", $0)] } ?? []))
+        static func launchOptions(
+            _ url: String = launchURL, httpsType: String? = "app_claimed_https",
+            context: [(String, String)] = SingpassAuthenticationContext.appAuthenticationDefault.parameters
+        ) -> AuthorizationOptions {
+            AuthorizationOptions(
+                extraParameters: [("app_launch_url", url)] + (httpsType.map { [("redirect_uri_https_type", $0)] } ?? []) + context)
         }
 
         /// Signs in through the Singpass app and the tap-to-return page; returns the session and the tapped URL.
@@ -84,10 +88,10 @@
         @Test("a DPoP-bound access token is refused as a Bearer token, with a proof by another key, and with a replayed proof")
         func boundTokenMisuse() async throws {
             try await Self.withEmulator { emulator, keys in
-                let key = DPoPKey()
-                let client = try Self.client(emulator, keys: keys, dpop: key)
+                let client = try Self.client(emulator, keys: keys)
                 let (session, tapped) = try await Self.signIn(emulator, client: client)
                 let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+                let key = try #require(credential.dpopKey)
                 let userinfo = try #require(URL(string: emulator.issuer + "/userinfo"))
                 let transport = URLSessionTransport()
                 func call(_ scheme: String, proof: String?) async throws -> Int {
@@ -112,7 +116,7 @@
         func refusals() async throws {
             try await Self.withEmulator { emulator, keys in
                 // Without DPoP the pushed request itself is refused (a proof or dpop_jkt is required at PAR).
-                let withoutDPoP = try Self.client(emulator, keys: keys, dpop: nil)
+                let withoutDPoP = try Self.client(emulator, keys: keys, dpop: .off)
                 let error = await expectFailure("a pushed request without a DPoP proof must be refused") {
                     try await withoutDPoP.prepareAuthorization(Self.launchOptions())
                 }
@@ -233,10 +237,10 @@
         )
         func encryptedUserInfo() async throws {
             try await Self.withEmulator { emulator, keys in
-                let key = DPoPKey()
-                let client = try Self.client(emulator, keys: keys, dpop: key)
+                let client = try Self.client(emulator, keys: keys)
                 let (session, tapped) = try await Self.signIn(emulator, client: client)
                 let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+                let key = try #require(credential.dpopKey)
                 let userinfo = try #require(URL(string: emulator.issuer + "/userinfo"))
                 let proof = try key.proof(method: "GET", url: userinfo, accessToken: credential.accessToken, now: Date(), jti: "userinfo-raw")
                 let raw = try await URLSessionTransport().send(
@@ -305,6 +309,154 @@
                 }
                 #expect(error?.oauthError?.error == "invalid_grant")
                 #expect(error?.oauthError?.errorDescription?.contains("expired") == true)
+            }
+        }
+
+        /// Pushes `fields` (with a fresh client assertion) and `proof`, as a client outside the core would.
+        static func push(
+            _ emulator: Emulator, keys: EmulatorHarness.Keys, _ fields: [(String, String)], proof: String?
+        ) async throws -> (status: Int, body: String) {
+            let assertion = try await keys.signer.assertion(
+                clientID: "singpass-app", audience: emulator.issuer, now: Date(), entropy: SystemEntropy())
+            let form =
+                fields + [
+                    ("client_id", "singpass-app"), ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"),
+                    ("client_assertion", assertion),
+                ]
+            let response = try await URLSessionTransport().send(
+                .form(try #require(URL(string: emulator.issuer + "/par")), form, headers: proof.map { ["DPoP": $0] } ?? [:]))
+            return (response.status, String(decoding: response.body, as: UTF8.self))
+        }
+
+        /// A request the core would push: PKCE, 43-character state and nonce, Login's context.
+        static func requestFields(state: String = String(repeating: "s", count: 43), nonce: String = String(repeating: "n", count: 43))
+            -> [(String, String)]
+        {
+            [
+                ("response_type", "code"), ("redirect_uri", "https://app.example.com/oauth/callback"), ("scope", "openid"), ("state", state),
+                ("nonce", nonce), ("code_challenge", PKCE(entropy: SystemEntropy()).challenge), ("code_challenge_method", "S256"),
+            ] + SingpassAuthenticationContext.appAuthenticationDefault.parameters
+        }
+
+        /// A DPoP proof with the claims given, signed by `key`'s P-256 key (the core's proofs always carry `exp`).
+        static func proof(_ key: P256.Signing.PrivateKey, claims: [String: JSONValue]) throws -> String {
+            let header: JSONValue = .object(["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(PublicJWK.p256(key.publicKey))])
+            let input = Base64URL.encode(Data(header.description.utf8)) + "." + Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+            return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
+        }
+
+        @Test("every sign-in proves a DPoP key of its own: two sign-ins, two keys; the code is bound to its sign-in's key; the credential keeps it")
+        func keyPerSignIn() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let client = try Self.client(emulator, keys: keys)
+                let (first, firstTapped) = try await Self.signIn(emulator, client: client)
+                let (second, secondTapped) = try await Self.signIn(emulator, client: client)
+                let firstKey = try #require(first.dpopKey)
+                let secondKey = try #require(second.dpopKey)
+                #expect(firstKey.thumbprint != secondKey.thumbprint)
+                // The first sign-in's code, redeemed with the second sign-in's key, is refused: the code is bound at PAR.
+                let swapped = AuthorizationSession(
+                    issuer: first.issuer, clientID: first.clientID, redirectURI: first.redirectURI, state: first.state, nonce: first.nonce,
+                    pkce: first.pkce, responseMode: first.responseMode, maxAge: first.maxAge, requestURI: first.requestURI,
+                    authorizationURL: first.authorizationURL, createdAt: first.createdAt, dpopKey: secondKey)
+                let error = await expectFailure("a code redeemed with another sign-in's key must be refused") {
+                    try await client.completeAuthorization(.redirect(firstTapped), session: swapped)
+                }
+                #expect(error?.oauthError?.error == "invalid_grant")
+                let credential = try await client.completeAuthorization(.redirect(secondTapped), session: second)
+                #expect(credential.dpopKey == secondKey)
+                // The session, as a journal keeps it, and the credential, as a store keeps it, carry the key.
+                let restored = try JSONDecoder().decode(AuthorizationSession.self, from: try JSONEncoder().encode(second))
+                #expect(restored.dpopKey == secondKey && restored == second)
+                let stored = try JSONDecoder().decode(Credential.self, from: try JSONEncoder().encode(credential))
+                #expect(stored.dpopKey == secondKey)
+                #expect(try await client.userInfo(for: stored)["sub"] == .string("9b1f7c2e-alice"))
+                #expect(!"\(credential)".contains("PRIVATE") && !"\(second)".contains("PRIVATE"))
+            }
+        }
+
+        @Test("Singpass refuses a DPoP proof without exp, or whose exp is past or more than 2 minutes after iat; the core's proofs carry exp")
+        func proofExpiry() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let key = P256.Signing.PrivateKey()
+                let now = Date().timeIntervalSince1970.rounded(.down)
+                func claims(exp: Double?) -> [String: JSONValue] {
+                    var claims: [String: JSONValue] = [
+                        "jti": .string(UUID().uuidString), "htm": .string("POST"), "htu": .string(emulator.issuer + "/par"), "iat": .number(now),
+                    ]
+                    claims["exp"] = exp.map(JSONValue.number)
+                    return claims
+                }
+                let accepted = try await Self.push(
+                    emulator, keys: keys, Self.requestFields(), proof: try Self.proof(key, claims: claims(exp: now + 60)))
+                #expect(accepted.status == 201, "\(accepted.body)")
+                for (exp, reason) in [(nil, "has no exp"), (now + 121, "within 120 seconds"), (now - 1, "after iat")] as [(Double?, String)] {
+                    let refused = try await Self.push(
+                        emulator, keys: keys, Self.requestFields(), proof: try Self.proof(key, claims: claims(exp: exp)))
+                    #expect(refused.status == 400 && refused.body.contains("invalid_dpop_proof") && refused.body.contains(reason), "\(refused.body)")
+                }
+                let core = try DPoPKey().proof(method: "POST", url: try #require(URL(string: emulator.issuer + "/par")), now: Date(), jti: "core-1")
+                let payload = try #require(Base64URL.decode(core.split(separator: ".")[1]))
+                guard case .object(let coreClaims) = try JSONDecoder().decode(JSONValue.self, from: payload),
+                    case .number(let iat)? = coreClaims["iat"]
+                else {
+                    Issue.record("the core's proof has claims with an iat")
+                    return
+                }
+                #expect(coreClaims["exp"] == .number(iat + DPoPKey.proofLifetime))
+            }
+        }
+
+        @Test(
+            "Singpass refuses state or nonce under 30 characters or outside its alphabet, a Login request without authentication_context_type, an undocumented type, and a bad message"
+        )
+        func singpassRequestRules() async throws {
+            try await Self.withEmulator { emulator, keys in
+                let good = try await Self.push(emulator, keys: keys, Self.requestFields(), proof: nil)
+                #expect(good.status == 400 && good.body.contains("dpop"), "only the missing DPoP proof is wrong: \(good.body)")
+                var cases: [([(String, String)], String)] = [
+                    (Self.requestFields(state: String(repeating: "s", count: 29)), "state must be 30 to 255"),
+                    (Self.requestFields(nonce: String(repeating: "n", count: 42) + "<"), "nonce must be 30 to 255"),
+                    (Self.requestFields().filter { !$0.0.hasPrefix("authentication_context") }, "mandatory for Login apps"),
+                ]
+                for (type, message, reason) in [
+                    ("LOGIN", nil, "not one of the values"), ("APP_AUTHENTICATION_DEFAULT", String(repeating: "a", count: 101), "1 to 100"),
+                    ("APP_AUTHENTICATION_DEFAULT", "Sign in <b>", "only letters"),
+                ] as [(String, String?, String)] {
+                    let fields =
+                        Self.requestFields().filter { !$0.0.hasPrefix("authentication_context") }
+                        + [("authentication_context_type", type)] + (message.map { [("authentication_context_message", $0)] } ?? [])
+                    cases.append((fields, reason))
+                }
+                for (fields, reason) in cases {
+                    let key = DPoPKey()
+                    let proof = try key.proof(
+                        method: "POST", url: try #require(URL(string: emulator.issuer + "/par")), now: Date(), jti: UUID().uuidString)
+                    let refused = try await Self.push(emulator, keys: keys, fields, proof: proof)
+                    #expect(refused.status == 400 && refused.body.contains(reason), "\(reason): \(refused.body)")
+                }
+                // What the core sends passes: its state and nonce are 43 base64url characters, the preset carries the context.
+                let session = try await Self.client(emulator, keys: keys).prepareAuthorization(Self.launchOptions())
+                #expect(session.state.count == 43 && session.nonce.count == 43)
+                let context = try await ProviderPreset.singpass.request(strategy: .systemBrowser).options.extraParameters
+                #expect(context.contains { $0 == ("authentication_context_type", "APP_AUTHENTICATION_DEFAULT") })
+            }
+        }
+
+        @Test("Singpass refuses a client whose JWKS has no use:enc key: every ID token is encrypted to one")
+        func encryptionKeyRequired() async throws {
+            let keys = try await EmulatorHarness.clientKeys()
+            var configuration = EmulatorConfiguration.defaults
+            configuration.clients.append(
+                .init(
+                    clientID: "singpass-app", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"],
+                    idTokenAlgorithm: "ES256", jwks: keys.jwks, appReturnURLs: [Self.launchURL]
+                ))
+            try await EmulatorHarness.withEmulator(profile: .singpass, configuration: configuration) { emulator in
+                let error = await expectFailure("a client without an encryption key must be refused") {
+                    try await Self.client(emulator, keys: keys, decryptionKeys: []).prepareAuthorization(Self.launchOptions())
+                }
+                #expect(error?.oauthError?.errorDescription?.contains("use:enc") == true)
             }
         }
     }
