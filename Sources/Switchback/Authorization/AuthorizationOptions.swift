@@ -24,6 +24,10 @@ public struct AuthorizationOptions: Sendable {
     /// `code` unless a provider offers nothing else.
     public var responseType: ResponseType
     public var responseMode: ResponseMode?
+    /// The scopes of this request in place of ``ClientConfiguration/scopes`` (a preset's documented ones);
+    /// `openid` is added when the identity is an ID token. A companion's routes ask for its own
+    /// `provider.scopes` instead.
+    public var scopes: [String]?
     public var acrValues: [String]
     public var uiLocales: [String]
     public var loginHint: String?
@@ -39,6 +43,7 @@ public struct AuthorizationOptions: Sendable {
     public init(
         responseType: ResponseType = .code,
         responseMode: ResponseMode? = nil,
+        scopes: [String]? = nil,
         acrValues: [String] = [],
         uiLocales: [String] = [],
         loginHint: String? = nil,
@@ -49,6 +54,7 @@ public struct AuthorizationOptions: Sendable {
     ) {
         self.responseType = responseType
         self.responseMode = responseMode
+        self.scopes = scopes
         self.acrValues = acrValues
         self.uiLocales = uiLocales
         self.loginHint = loginHint

@@ -14,7 +14,7 @@ struct AuthorizationRequestBuilder {
             ("response_type", options.responseType.rawValue),
             ("client_id", configuration.clientID),
             ("redirect_uri", configuration.redirectURI.absoluteString),
-            ("scope", configuration.scopes.joined(separator: " ")),
+            ("scope", scopes(options).joined(separator: " ")),
             ("state", state),
             ("nonce", nonce),
         ]
@@ -56,6 +56,11 @@ struct AuthorizationRequestBuilder {
             fields.append((name, value))
         }
         return fields
+    }
+
+    /// The request's scopes: the options', else the configuration's.
+    func scopes(_ options: AuthorizationOptions) -> [String] {
+        options.scopes.map { ClientConfiguration.scopes($0, for: configuration.identitySource) } ?? configuration.scopes
     }
 
     /// The front-channel URL: every parameter, or only `client_id` and `request_uri` after PAR.

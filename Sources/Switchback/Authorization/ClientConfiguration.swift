@@ -26,6 +26,8 @@ public struct ClientConfiguration: Sendable {
     public var clientID: String
     public var redirectURI: URL
     public var authentication: ClientAuthentication
+    /// The scopes of every request unless ``AuthorizationOptions/scopes`` names others; `openid` is added
+    /// when the identity is an ID token, and only then (UAE Pass documents requests without it).
     public var scopes: [String]
     /// ID-token signature algorithms this client accepts. `none` and HMAC algorithms are never accepted.
     public var idTokenSigningAlgorithms: Set<String>
@@ -70,13 +72,20 @@ public struct ClientConfiguration: Sendable {
         self.clientID = clientID
         self.redirectURI = redirectURI
         self.authentication = authentication
-        self.scopes = scopes.contains("openid") ? scopes : ["openid"] + scopes
+        self.scopes = Self.scopes(scopes, for: identitySource)
         self.idTokenSigningAlgorithms = idTokenSigningAlgorithms.filter { SigningAlgorithms.asymmetric.contains($0) }
         self.clockSkew = min(max(clockSkew, 0), 300)
         self.requiredACRValues = requiredACRValues
         self.pushedAuthorization = pushedAuthorization
         self.jwksRefetchInterval = jwksRefetchInterval
         self.dpop = dpop
+    }
+}
+
+extension ClientConfiguration {
+    /// `requested`, with `openid` first when the identity is an ID token (OpenID Connect Core §3.1.2.1).
+    static func scopes(_ requested: [String], for identitySource: IdentitySource) -> [String] {
+        identitySource == .idToken && !requested.contains("openid") ? ["openid"] + requested : requested
     }
 }
 

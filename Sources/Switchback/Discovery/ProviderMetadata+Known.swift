@@ -19,7 +19,10 @@ extension ProviderMetadata {
             issuer: root, authorizationEndpoint: endpoint("authorize"), tokenEndpoint: endpoint("token"), jwksURI: endpoint("jwks"),
             userinfoEndpoint: endpoint("userinfo"), endSessionEndpoint: endpoint("logout"),
             tokenEndpointAuthMethodsSupported: ["client_secret_basic"],
-            scopesSupported: ["openid", "urn:uae:digitalid:profile:general"],
+            scopesSupported: [
+                "openid", "urn:uae:digitalid:profile:general", "urn:uae:digitalid:profile:general:profileType",
+                "urn:uae:digitalid:profile:general:unifiedId",
+            ],
             acrValuesSupported: ["urn:safelayer:tws:policies:authentication:level:low", "urn:digitalid:authentication:flow:mobileondevice"]
         )
     }

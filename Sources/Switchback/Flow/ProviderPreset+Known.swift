@@ -36,7 +36,10 @@ extension ProviderPreset {
         ],
         authenticatorACR: "urn:digitalid:authentication:flow:mobileondevice",
         withoutAuthenticatorACR: "urn:safelayer:tws:policies:authentication:level:low",
-        withoutReturn: .reload
+        withoutReturn: .reload,
+        // Every documented request (UAE Pass, "Obtaining the OAuth2 access code"); visitor flows add
+        // `urn:uae:digitalid:profile:general:profileType` and `…:unifiedId` through the request's options.
+        scopes: ["urn:uae:digitalid:profile:general"]
     )
 
     /// Norwegian BankID: the page opens the BankID app and waits; `app_callback_uri` (a universal link) brings

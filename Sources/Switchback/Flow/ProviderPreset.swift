@@ -32,14 +32,18 @@ public struct ProviderPreset: Sendable {
     /// Authorization parameters every request to this provider carries (Singpass's
     /// `redirect_uri_https_type=app_claimed_https`, which gets the tap page a universal link needs).
     public var authorizationParameters: [(String, String)]
+    /// The scopes the provider documents for a sign-in, sent unless the request names others (nil: the
+    /// client configuration's).
+    public var scopes: [String]?
 
     public init(
         name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [],
         appReturn: AppReturn? = nil,
         authenticatorACR: String? = nil, withoutAuthenticatorACR: String? = nil,
         permission: (@Sendable (_ appReturnURL: URL) async throws -> [(String, String)])? = nil, withoutReturn: SignInRequest.WithoutReturn = .wait,
-        appLinks: [String: URL] = [:], authorizationParameters: [(String, String)] = []
+        appLinks: [String: URL] = [:], authorizationParameters: [(String, String)] = [], scopes: [String]? = nil
     ) {
+        self.scopes = scopes
         self.appLinks = appLinks
         self.authorizationParameters = authorizationParameters
         self.name = name
@@ -152,6 +156,7 @@ public struct ProviderPreset: Sendable {
                 .strategyNotSupported, "returning by \(pattern) needs the app's \(pattern == .appScheme ? "scheme URL" : "universal link")")
         }
         var options = options
+        if options.scopes == nil { options.scopes = scopes }
         for (name, value) in authorizationParameters where !options.extraParameters.contains(where: { $0.0 == name }) {
             options.extraParameters.append((name, value))
         }

@@ -88,7 +88,13 @@ enum AuthorizationRequest {
             return refuse("invalid_request", "response_mode \(responseMode) is not supported; use \(profile.responseModes.joined(separator: ", "))")
         }
         let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
-        guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
+        // UAE Pass's documented requests carry its profile scope and no openid (the identity comes from
+        // userinfo); what it does with a scope it does not document is not documented, so nothing more is refused.
+        if profile.uaePassOptions == nil {
+            guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
+        } else if scope.isEmpty {
+            return refuse("invalid_scope", "a scope is required (UAE Pass documents \(UAEPassOptions.profileScope))")
+        }
         var challenge: String?
         if implicit {
             guard responseMode != "query" else {

@@ -38,14 +38,18 @@ public struct Profile: Sendable {
     public var codeLifetime: TimeInterval?
     /// Seconds an access token lives, when the profile sets it (ID.me: 5 minutes); else the configuration's.
     public var accessTokenLifetime: TimeInterval?
+    /// An access token works once at userinfo and is revoked by that use; a second use is refused
+    /// (ID.me, "Token expiration": access tokens are single use, a reused one is denied and revoked).
+    public var singleUseAccessTokens: Bool
 
     public init(
         name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
         responseTypes: [String] = ["code"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
         returnPage: ReturnPage = .redirect, fapi2: Bool = false, singpassRequests: Bool = false, codeLifetime: TimeInterval? = nil,
-        accessTokenLifetime: TimeInterval? = nil
+        accessTokenLifetime: TimeInterval? = nil, singleUseAccessTokens: Bool = false
     ) {
+        self.singleUseAccessTokens = singleUseAccessTokens
         self.singpassRequests = singpassRequests
         self.accessTokenLifetime = accessTokenLifetime
         self.name = name
@@ -211,8 +215,10 @@ public struct Profile: Sendable {
     /// access tokens that expire after five minutes (so refresh is exercised) and codes that live five
     /// minutes (docs.id.me, "Token expiration" and "Authorization duration").
     public static let idMe = Profile(
-        name: "idme", summary: "ID.me-like: code + PKCE, RS256 ID tokens, 5-minute access tokens and codes, refresh tokens",
-        codeLifetime: 300, accessTokenLifetime: 300
+        name: "idme",
+        summary:
+            "ID.me-like: code + PKCE, RS256 ID tokens, 5-minute single-use access tokens (a second use is refused), 5-minute codes, refresh tokens",
+        codeLifetime: 300, accessTokenLifetime: 300, singleUseAccessTokens: true
     )
 
     /// Every named profile, with its default options.

@@ -102,7 +102,9 @@ extension Provider {
         } else if let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) {
             token = fields.first { $0.0 == "access_token" }?.1
         }
-        guard let token, let grant = await state.grant(forAccessToken: token),
+        var grant: ProviderState.Grant?
+        if let token { grant = profile.singleUseAccessTokens ? await state.spendAccessToken(token) : await state.grant(forAccessToken: token) }
+        guard let token, let grant,
             let user = configuration.users.first(where: { $0.subject == grant.subject })
         else {
             return Reply.bearerError()
@@ -118,8 +120,9 @@ extension Provider {
             return Reply.bearerError()
         }
         var claims: [String: JSONValue] = ["sub": .string(user.subject)]
-        if let options = profile.uaePassOptions {
-            // UAE Pass "Obtaining authenticated user information": the identity a client reads here.
+        if let options = profile.uaePassOptions, grant.scope.contains(UAEPassOptions.profileScope) {
+            // UAE Pass "Obtaining authenticated user information": the identity a client reads here, for the
+            // documented scope (UAE Pass "Obtaining the OAuth2 access code").
             claims["uuid"] = .string(user.subject)
             claims["userType"] = .string(options.accountType)
             claims["fullnameEN"] = .string(user.name)

@@ -46,4 +46,7 @@ extension UAEPassOptions {
     public static let onDeviceACR = "urn:digitalid:authentication:flow:mobileondevice"
     /// The acr of the web sign-in.
     public static let webACR = "urn:safelayer:tws:policies:authentication:level:low"
+    /// The scope every documented request asks for, which the profile claims (`userType`, names, …) come
+    /// with (UAE Pass, "Obtaining the OAuth2 access code"); visitor flows add the other two.
+    public static let profileScope = "urn:uae:digitalid:profile:general"
 }

@@ -357,4 +357,10 @@ actor ProviderState {
         guard let entry = accessTokens[token], entry.expires > now() else { return nil }
         return entry.grant
     }
+
+    /// The grant of a single-use access token, which is revoked by this use (ID.me).
+    func spendAccessToken(_ token: String) -> Grant? {
+        guard let entry = accessTokens.removeValue(forKey: token), entry.expires > now() else { return nil }
+        return entry.grant
+    }
 }

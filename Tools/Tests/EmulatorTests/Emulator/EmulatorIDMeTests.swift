@@ -33,5 +33,25 @@
                 #expect(try await client.userInfo(for: refreshed)["sub"] == .string("9b1f7c2e-alice"))
             }
         }
+
+        @Test(
+            "access tokens are single use (docs.id.me, \"Token expiration\"): userinfo answers once per token, a reuse is refused, a refreshed token works once again"
+        )
+        func singleUseAccessTokens() async throws {
+            try await EmulatorHarness.withEmulator(profile: .idMe) { emulator in
+                let client = OIDCClient(
+                    configuration: ClientConfiguration(
+                        clientID: "native-rs", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))),
+                    provider: .discovery(issuer: emulator.issuer)
+                )
+                let credential = try await EmulatorFaultTests.signIn(client)
+                #expect(try await client.userInfo(for: credential)["sub"] == .string("9b1f7c2e-alice"))
+                let reuse = await expectFailure("a second use of the access token must be refused") { try await client.userInfo(for: credential) }
+                #expect(reuse?.code == .userInfoInvalid && reuse?.httpStatus == 401)
+                let refreshed = try await client.refresh(credential)
+                #expect(try await client.userInfo(for: refreshed)["sub"] == .string("9b1f7c2e-alice"))
+                await expectCode(.userInfoInvalid) { try await client.userInfo(for: refreshed) }
+            }
+        }
     }
 #endif

@@ -23,7 +23,7 @@
         }
 
         static func onDevice(faults: [Fault] = []) -> AuthorizationOptions {
-            var options = AuthorizationOptions(acrValues: [UAEPassOptions.onDeviceACR])
+            var options = AuthorizationOptions(scopes: [UAEPassOptions.profileScope], acrValues: [UAEPassOptions.onDeviceACR])
             if !faults.isEmpty { options.extraParameters = [("emulator_fault", faults.map(\.rawValue).joined(separator: ","))] }
             return options
         }
@@ -238,9 +238,47 @@
             )
             let onDevice = try await Self.signInOnDevice(emulator, client: client)
             #expect(onDevice.acr == UAEPassOptions.onDeviceACR)
-            let session = try await client.prepareAuthorization(AuthorizationOptions(acrValues: [UAEPassOptions.webACR]))
+            let session = try await client.prepareAuthorization(
+                AuthorizationOptions(scopes: [UAEPassOptions.profileScope], acrValues: [UAEPassOptions.webACR]))
             let landing = try await EmulatorBrowser().signIn(session.authorizationURL)
             await expectCode(.acrNotSatisfied) { try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session) }
+            await emulator.stop()
+        }
+
+        @Test(
+            "scopes as documented: the preset asks for urn:uae:digitalid:profile:general without openid; openid alone gets no profile claims, so a verified-account requirement fails"
+        )
+        func documentedScopes() async throws {
+            let emulator = try await Emulator.start(profile: .uaePass())
+            let base = try #require(URL(string: emulator.issuer))
+            let client = OIDCClient(
+                configuration: ClientConfiguration(
+                    clientID: "backend", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")),
+                    authentication: .clientSecretBasic(secret: "backend-secret"), pushedAuthorization: .never, identitySource: .userInfo,
+                    requiredClaims: ["userType": ["SOP2", "SOP3"]]
+                ),
+                provider: .static(.uaePass(base: base))
+            )
+            let request = try await ProviderPreset.uaePass.request(strategy: .systemBrowser)
+            let session = try await client.prepareAuthorization(request.options)
+            let scope = URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "scope" }?.value
+            #expect(scope == "urn:uae:digitalid:profile:general", "no openid: the identity comes from userinfo")
+            let browser = EmulatorBrowser()
+            let (link, _) = try await browser.handOff(session.authorizationURL)
+            let back = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
+            let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(back)), session: session)
+            #expect(credential.userInfoClaims?["userType"] == .string("SOP3"))
+            // The request the guides used to send: openid alone. Nothing but sub comes back, so the requirement fails.
+            var old = Self.onDevice()
+            old.scopes = ["openid"]
+            let oldSession = try await client.prepareAuthorization(old)
+            let oldBrowser = EmulatorBrowser()
+            let (oldLink, _) = try await oldBrowser.handOff(oldSession.authorizationURL)
+            let oldBack = try #require(try await Self.app(emulator).respond(to: oldLink, with: .approve()))
+            let error = await expectFailure("without the profile scope there is no userType") {
+                try await client.completeAuthorization(try EmulatorBrowser.callback(try await oldBrowser.open(oldBack)), session: oldSession)
+            }
+            #expect(error?.code == .identityRequirementNotMet)
             await emulator.stop()
         }
 
