@@ -8,20 +8,37 @@ import ServiceLifecycle
 /// `switchback login`: signs in against any OpenID provider from a terminal, with the whole client
 /// (discovery, PAR, PKCE, `iss`, private_key_jwt, DPoP, encrypted ID tokens, every ID-token check), the
 /// way a developer checks a provider registration before writing app code. The redirect is the RFC 8252
-/// loopback `http://127.0.0.1:PORT/callback`. Prints the validated claims as JSON; never a token.
+/// loopback `http://127.0.0.1:PORT/callback`, or a registered https redirect URI whose address the user
+/// pastes back. `--provider` applies a preset's rules. Prints the validated claims as JSON; never a token.
+///
+/// The browser is handed a file in a directory only this user can read, which forwards to the
+/// authorization URL: the URL (its `state`, `nonce` and PKCE challenge, or PAR's `request_uri`) never
+/// appears in a process's arguments, where another local user could read it and finish a sign-in of
+/// their own at this user's loopback listener.
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
         abstract: "Sign in against an OpenID provider from the terminal and print the validated claims as JSON.",
         discussion: """
-            Register http://127.0.0.1:PORT/callback with the provider (or give --redirect-port for a fixed one). \
-            The authorization URL is opened with the browser command; the claims go to stdout (exit 0), a typed \
-            error to stderr (exit 1). No token is ever printed.
+            Register http://127.0.0.1:PORT/callback with the provider (or give --redirect-port for a fixed one), or \
+            give a registered https redirect URI with --redirect-uri and paste the address the browser ends on. \
+            The browser command is given a private file that forwards to the authorization URL, never the URL \
+            itself. The loopback listener takes only an answer carrying this sign-in's state, on 127.0.0.1. \
+            The claims go to stdout (exit 0), a typed error to stderr (exit 1). No token is ever printed.
             """
     )
 
-    @Option(help: "The provider's issuer (its discovery document is fetched).")
-    var issuer: String
+    @Option(help: "The provider's issuer (its discovery document is fetched; with --provider uaepass, the base of its documented endpoints).")
+    var issuer: String?
+
+    @Option(
+        help:
+            "Apply a preset's rules: \(ProviderChoice.allCases.map(\.rawValue).joined(separator: ", ")) (singpass: PAR, DPoP, the FAPI issuer and Login's context; uaepass: the documented endpoints and scope, the identity from userinfo)."
+    )
+    var provider: ProviderChoice = .generic
+
+    @Option(help: "With --provider singpass or uaepass and no --issuer: production or staging.")
+    var environment: EnvironmentChoice = .production
 
     @Option(name: .customLong("client-id"), help: "The client ID registered with the provider.")
     var clientID: String
@@ -42,8 +59,8 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("decryption-key"), help: "A PEM file with the private key the provider encrypts ID tokens to (EC or RSA).")
     var decryptionKey: String?
 
-    @Option(help: "Scopes, space-separated; openid is always included.")
-    var scope: String = "openid"
+    @Option(help: "Scopes, space-separated (default: the preset's, else openid); openid is added when the identity is an ID token.")
+    var scope: String?
 
     @Option(name: .customLong("acr-values"), help: "acr_values to request, space-separated.")
     var acrValues: String?
@@ -59,6 +76,11 @@ struct LoginCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("redirect-port"), help: "The loopback port of the redirect URI (0 picks a free one).")
     var redirectPort: Int = 0
+
+    @Option(
+        name: .customLong("redirect-uri"),
+        help: "A registered redirect URI that is not this machine's loopback (Singpass registers https ones); paste the address the browser ends on.")
+    var redirectURI: String?
 
     @Option(
         name: .customLong("browser-command"),
@@ -82,6 +104,17 @@ struct LoginCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard clientSecret == nil || privateKey == nil else { throw ValidationError("give --client-secret or --private-key, not both") }
+        guard issuer != nil || provider.defaultIssuer(environment) != nil else {
+            throw ValidationError("--issuer is required with --provider \(provider.rawValue)")
+        }
+        if let redirectURI {
+            guard let url = URL(string: redirectURI), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil,
+                url.fragment == nil
+            else {
+                throw ValidationError("--redirect-uri must be an absolute http(s) URL without a fragment")
+            }
+            guard redirectPort == 0 else { throw ValidationError("give --redirect-uri or --redirect-port, not both") }
+        }
         guard (0...65535).contains(redirectPort) else { throw ValidationError("--redirect-port must be 0 to 65535") }
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
     }
@@ -101,21 +134,57 @@ struct LoginCommand: AsyncParsableCommand {
     private func signIn() async throws -> [String: JSONValue] {
         var logger = Logger(label: "switchback.login")
         logger.logLevel = .error
-        let listener = try await LoopbackRedirect.start(port: redirectPort, logger: logger)
-        defer { Task { await listener.stop() } }
-        let client = OIDCClient(
-            configuration: try await clientConfiguration(redirectURI: listener.redirectURI), provider: .discovery(issuer: issuer), logger: logger)
-        var options = AuthorizationOptions(loginHint: loginHint)
-        options.acrValues = acrValues.map { $0.split(separator: " ").map(String.init) } ?? []
+        let rules = provider.rules
+        let issuer = self.issuer ?? provider.defaultIssuer(environment) ?? ""
+        var listener: LoopbackRedirect?
+        let redirect: URL
+        if let given = redirectURI.flatMap(URL.init(string:)) {
+            redirect = given
+        } else {
+            let started = try await LoopbackRedirect.start(port: redirectPort, logger: logger)
+            listener = started
+            redirect = started.redirectURI
+        }
+        defer { if let listener { Task { await listener.stop() } } }
+        let source: ProviderSource
+        if rules.documentedEndpoints {
+            guard let base = URL(string: issuer) else { throw SwitchbackError(.invalidConfiguration, "--issuer is not a URL") }
+            source = .static(.uaePass(base: base))
+        } else {
+            source = .discovery(issuer: issuer)
+        }
+        let client = OIDCClient(configuration: try await clientConfiguration(redirectURI: redirect, rules: rules), provider: source, logger: logger)
+        var options = try await rules.options(userScopes: scope)
+        if let loginHint { options.loginHint = loginHint }
+        options.acrValues += acrValues.map { $0.split(separator: " ").map(String.init) } ?? []
         let session = try await client.prepareAuthorization(options)
-        FileHandle.standardError.write(Data("Waiting for the provider at \(listener.redirectURI.absoluteString) (opening the browser)…\n".utf8))
-        try openBrowser(session.authorizationURL)
-        let callback = try await listener.callback(state: session.state, timeout: timeout)
+        if let key = session.dpopKey {
+            // The thumbprint is public (bound tokens carry it as cnf.jkt); the key itself dies with the command.
+            FileHandle.standardError.write(Data("The code and tokens are bound to a DPoP key made for this sign-in (jkt \(key.thumbprint)).\n".utf8))
+        }
+        let page = try BrowserHandOff(forwardingTo: session.authorizationURL)
+        defer { page.remove() }
+        let callback: AuthorizationCallback
+        if let listener {
+            FileHandle.standardError.write(Data("Waiting for the provider at \(listener.redirectURI.absoluteString) (opening the browser)…\n".utf8))
+            try openBrowser(page.url)
+            callback = try await listener.callback(state: session.state, timeout: timeout)
+        } else {
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    Opening the browser. The sign-in ends at \(redirect.absoluteString) (the page may not load: that is expected).
+                    Copy the whole address from the browser's address bar, paste it here and press Return:
+
+                    """.utf8))
+            try openBrowser(page.url)
+            callback = .redirect(try await PastedCallback.read(expecting: redirect, timeout: timeout))
+        }
         let credential = try await client.completeAuthorization(callback, session: session)
         return try await claims(of: credential, client: client)
     }
 
-    private func clientConfiguration(redirectURI: URL) async throws -> ClientConfiguration {
+    private func clientConfiguration(redirectURI: URL, rules: ProviderChoice.Rules) async throws -> ClientConfiguration {
         let authentication: ClientAuthentication
         if let clientSecret = clientSecret ?? ProcessInfo.processInfo.environment["SWITCHBACK_CLIENT_SECRET"], privateKey == nil {
             authentication = .clientSecretBasic(secret: clientSecret)
@@ -127,9 +196,9 @@ struct LoginCommand: AsyncParsableCommand {
         }
         let decryptionKeys = try decryptionKey.map { [try DecryptionKey(pem: try Self.read($0, what: "decryption key"))] } ?? []
         return ClientConfiguration(
-            clientID: clientID, redirectURI: redirectURI, authentication: authentication, scopes: scope.split(separator: " ").map(String.init),
-            idTokenSigningAlgorithms: SigningAlgorithms.asymmetric, pushedAuthorization: par.policy, dpop: dpop ? .perSignIn : .off,
-            decryptionKeys: decryptionKeys
+            clientID: clientID, redirectURI: redirectURI, authentication: authentication,
+            idTokenSigningAlgorithms: SigningAlgorithms.asymmetric, pushedAuthorization: rules.requiresPAR ? .always : par.policy,
+            dpop: dpop || rules.requiresDPoP ? .perSignIn : .off, decryptionKeys: decryptionKeys, identitySource: rules.identitySource
         )
     }
 

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+@_spi(SwitchbackInternals) import Switchback
+
+extension LoginCommand {
+    /// `--provider`: which preset's rules a terminal sign-in follows.
+    enum ProviderChoice: String, ExpressibleByArgument, CaseIterable {
+        case generic, singpass, uaepass, idme
+        case bankIDNorway = "bankid-no"
+        case mitID = "mitid"
+        case bankIDSweden = "bankid-se"
+
+        /// What the preset asks of a client, beyond what its request options carry.
+        struct Rules {
+            let preset: ProviderPreset
+            /// Singpass (FAPI 2.0): pushed requests and a DPoP key per sign-in.
+            let requiresPAR: Bool
+            let requiresDPoP: Bool
+            /// UAE Pass: no discovery document; `--issuer` is the base of its documented endpoints.
+            let documentedEndpoints: Bool
+            let identitySource: IdentitySource
+
+            /// The preset's request options for a sign-in in the system browser without the authenticator
+            /// on this machine, with the user's scopes when given. A terminal has no app return link.
+            func options(userScopes: String?) async throws -> AuthorizationOptions {
+                var options = try await preset.request(strategy: .systemBrowser, authenticatorInstalled: false).options
+                // The tap page Singpass shows for an app's universal-link redirect serves no purpose in a terminal
+                // sign-in: standard_https (Singpass's default) ends on the redirect URI itself.
+                options.extraParameters.removeAll { $0.0 == "redirect_uri_https_type" }
+                if let userScopes { options.scopes = userScopes.split(separator: " ").map(String.init) }
+                return options
+            }
+        }
+
+        var rules: Rules {
+            switch self {
+            case .singpass:
+                Rules(preset: .singpass, requiresPAR: true, requiresDPoP: true, documentedEndpoints: false, identitySource: .idToken)
+            case .uaepass:
+                Rules(preset: .uaePass, requiresPAR: false, requiresDPoP: false, documentedEndpoints: true, identitySource: .userInfo)
+            case .generic, .idme, .bankIDNorway, .mitID, .bankIDSweden:
+                Rules(preset: preset, requiresPAR: false, requiresDPoP: false, documentedEndpoints: false, identitySource: .idToken)
+            }
+        }
+
+        private var preset: ProviderPreset {
+            switch self {
+            case .generic: .generic
+            case .singpass: .singpass
+            case .uaepass: .uaePass
+            case .idme: .idMe
+            case .bankIDNorway: .bankIDNorway()
+            case .mitID: .mitID
+            case .bankIDSweden: .bankIDSweden
+            }
+        }
+
+        /// The issuer when `--issuer` is not given: Singpass's FAPI server, UAE Pass's documented host.
+        func defaultIssuer(_ environment: EnvironmentChoice) -> String? {
+            switch self {
+            case .singpass: ProviderSource.singpass(environment == .production ? .production : .staging).issuer
+            case .uaepass: ProviderMetadata.uaePass(environment == .production ? .production : .staging).issuer
+            case .generic, .idme, .bankIDNorway, .mitID, .bankIDSweden: nil
+            }
+        }
+    }
+
+    enum EnvironmentChoice: String, ExpressibleByArgument, CaseIterable {
+        case production, staging
+    }
+}
