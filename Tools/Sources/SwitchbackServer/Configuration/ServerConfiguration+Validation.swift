@@ -54,6 +54,13 @@ extension ServerConfiguration {
             else {
                 throw fail("permission.appCallbackURIs must list https universal links")
             }
+            if let issuer = provider.map({ BankIDNorwayEnvironment.ofIssuer($0.issuer) }) ?? nil,
+                let server = BankIDNorwayEnvironment.ofBiometricsServer(permission.server), issuer != server
+            {
+                throw fail(
+                    "permission.server is BankID's \(server.rawValue) biometrics server but provider.issuer is its \(issuer.rawValue) issuer; each accepts only its own environment's tokens: use \(issuer.biometricsServer)"
+                )
+            }
         }
         if let bridge {
             guard !bridge.schemes.isEmpty, bridge.schemes.allSatisfy(Self.isDeepLinkScheme) else {

@@ -74,6 +74,14 @@ struct ServerCommandTests {
                 "authorizationParameters cannot hold state"
             ),
             (
+                #"{"port": 0, "provider": {"issuer": "https://auth.current.bankid.no/auth/realms/current", "clientID": "b", "clientSecret": "s"}, "permission": {"server": "https://app.bankid.no", "appCallbackURIs": ["https://app.example.com/appswitch"]}}"#,
+                "use https://current.aletheia-test.idtech.no"
+            ),
+            (
+                #"{"port": 0, "provider": {"issuer": "https://auth.bankid.no/auth/realms/prod", "clientID": "b", "clientSecret": "s"}, "permission": {"server": "https://current.aletheia-test.idtech.no", "appCallbackURIs": ["https://app.example.com/appswitch"]}}"#,
+                "use https://app.bankid.no"
+            ),
+            (
                 #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "forwardedParameters": ["redirect_uri"]}}"#,
                 "cannot hold redirect_uri"
             ),
