@@ -55,15 +55,6 @@ extension ProviderPreset {
         )
     }
 
-    /// MitID through a broker: the app switch back is a universal link given in `login_hint`, which arrives
-    /// without parameters; the broker's page then continues to a tap-to-return page with the code.
-    public static let mitID = ProviderPreset(
-        name: "mitid",
-        strategies: [.safariView, .systemBrowser, .ephemeralBrowser],
-        unusable: [.init(.webView, because: "MitID refuses embedded WebViews")],
-        appReturn: AppReturn(.loginHint(words: ["appswitch:ios"], prefix: "appswitch:resumeUrl:"), patterns: [.universalLink])
-    )
-
     /// Swedish BankID through a broker: an autostart link with `redirect` (null unless the app gives one);
     /// the link leaves any user agent, including a WebView, and the page polls until the app answers.
     /// The app's return URL goes to the broker as `login_hint=appswitch:resumeUrl:<url>` (Idura's iOS
@@ -104,5 +95,7 @@ extension ProviderPreset {
     public static let generic = ProviderPreset(name: "generic", strategies: [.systemBrowser, .ephemeralBrowser, .safariView, .webView])
 
     /// Every preset, Norwegian BankID without a permission hook.
-    public static let all: [ProviderPreset] = [.uaePass, .bankIDNorway(), .mitID, .bankIDSweden, .singpass, .idMe, .generic]
+    public static let all: [ProviderPreset] = [
+        .uaePass, .bankIDNorway(), .mitID(.signaturgruppen), .mitID(.idura), .bankIDSweden, .singpass, .idMe, .generic,
+    ]
 }

@@ -75,8 +75,11 @@ public struct ProviderPreset: Sendable {
         public enum Carrier: Sendable {
             /// An authorization parameter (`app_callback_uri`, `app_launch_url`).
             case parameter(String)
-            /// Words added to `login_hint`, the URL after `prefix` (MitID brokers' `appswitch:resumeUrl:`).
+            /// Words added to `login_hint`, the URL after `prefix` (Idura's `appswitch:resumeUrl:`).
             case loginHint(words: [String], prefix: String)
+            /// An authorization parameter whose value `value` makes from the URL (Signaturgruppen's JSON
+            /// `idp_params`).
+            case parameterValue(String, value: @Sendable (URL) -> String)
         }
 
         public var carrier: Carrier
@@ -173,6 +176,8 @@ public struct ProviderPreset: Sendable {
             switch appReturn.carrier {
             case .parameter(let name):
                 request.options.extraParameters.append((name, returnURL.absoluteString))
+            case .parameterValue(let name, let value):
+                request.options.extraParameters.append((name, value(returnURL)))
             case .loginHint(let words, let prefix):
                 let hint = (words + [prefix + returnURL.absoluteString]).joined(separator: " ")
                 request.options.loginHint = [request.options.loginHint, hint].compactMap { $0 }.joined(separator: " ")

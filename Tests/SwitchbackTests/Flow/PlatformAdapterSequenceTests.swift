@@ -118,10 +118,12 @@ struct SetupCheckTests {
         #expect(problems == [.authenticatorSchemeNotQueried("uaepassstg"), .schemeNotRegistered("com.example.app")])
         let complete = SetupCheck(queriedSchemes: ["uaepass", "uaepassstg"], urlSchemes: ["com.example.app"])
         #expect(complete.problems(for: request, preset: .uaePass, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))).isEmpty)
-        let universal = try await ProviderPreset.mitID.request(links: Self.links)
+        let universal = try await ProviderPreset.mitID(.signaturgruppen).request(links: Self.links)
         #expect(
-            complete.problems(for: universal, preset: .mitID, redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback"))) == [
-                .associatedDomainNeeded("app.example.com")
-            ])
+            complete.problems(
+                for: universal, preset: .mitID(.signaturgruppen), redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback")))
+                == [
+                    .associatedDomainNeeded("app.example.com")
+                ])
     }
 }

@@ -82,12 +82,35 @@ struct ProviderPresetTests {
         #expect(manual.options.extraParameters.isEmpty, "no return URL, no permission asked")
     }
 
-    @Test("MitID: the app switch URL travels in login_hint, after any hint the app gave")
-    func mitIDLoginHint() async throws {
-        let request = try await ProviderPreset.mitID.request(links: Self.links, options: AuthorizationOptions(loginHint: "cpr"))
-        #expect(request.strategy == .safariView)
+    @Test("MitID through Idura: the app switch URL travels in login_hint, after any hint the app gave; only ASWebAuthenticationSession")
+    func mitIDIdura() async throws {
+        let idura = ProviderPreset.mitID(.idura)
+        let request = try await idura.request(links: Self.links, options: AuthorizationOptions(loginHint: "cpr"))
+        #expect(request.strategy == .ephemeralBrowser)
         #expect(request.options.loginHint == "cpr appswitch:ios appswitch:resumeUrl:https://app.example.com/appswitch")
-        let webView = await Self.refusal { try await ProviderPreset.mitID.request(strategy: .webView, links: Self.links) }
+        #expect(!request.options.extraParameters.contains { $0.0 == "idp_params" })
+        for strategy in [UserAgentStrategy.webView, .safariView] {
+            let refusal = await Self.refusal { try await idura.request(strategy: strategy, links: Self.links) }
+            #expect(refusal?.code == .strategyNotSupported, "\(strategy)")
+        }
+    }
+
+    @Test("MitID through Signaturgruppen: idp_values=mitid and the app switch in idp_params' JSON; the Safari view first; no login_hint")
+    func mitIDSignaturgruppen() async throws {
+        let request = try await ProviderPreset.mitID(.signaturgruppen).request(links: Self.links)
+        #expect(request.strategy == .safariView)
+        #expect(request.options.loginHint == nil)
+        #expect(request.options.extraParameters.contains { $0 == ("idp_values", "mitid") })
+        let params = try #require(request.options.extraParameters.first { $0.0 == "idp_params" }?.1)
+        #expect(
+            try JSONDecoder().decode(JSONValue.self, from: Data(params.utf8))
+                == .object([
+                    "mitid": .object([
+                        "enable_app_switch": .bool(true), "app_switch_os": .string("ios"),
+                        "app_switch_url": .string("https://app.example.com/appswitch"),
+                    ])
+                ]))
+        let webView = await Self.refusal { try await ProviderPreset.mitID(.signaturgruppen).request(strategy: .webView, links: Self.links) }
         #expect(webView?.message.contains("refuses embedded WebViews") == true)
     }
 

@@ -45,7 +45,7 @@ func makeMitIDCoordinator(
 }
 
 /// A Safari view (MitID refuses WebViews); the MitID app returns by the app's universal link.
-func signInWithMitID(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> SignInResult {
+func signInWithMitID(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID(.signaturgruppen)) async throws -> SignInResult {
     let request = try await preset.request(
         strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
     )
@@ -126,7 +126,7 @@ func makeMitIDCompletionCoordinator(
 
 /// The broker answers the companion's https page, which finishes the sign-in and offers a button back to
 /// the app; the link carries the one-time value the app collects the result with.
-func signInWithMitIDCompletion(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID) async throws -> SignInResult {
+func signInWithMitIDCompletion(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID(.signaturgruppen)) async throws -> SignInResult {
     let request = try await preset.request(
         strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
     )

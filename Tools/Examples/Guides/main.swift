@@ -74,7 +74,7 @@ await stopUAEPass()
 let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authenticator: "mitid") { issuer, _, device in
     makeMitIDCoordinator(broker: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
-try await report("MitID", on: mitIDPhone) { try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"])) }
+try await report("MitID", on: mitIDPhone) { try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID(.signaturgruppen).serving(from: ["127.0.0.1"])) }
 await stopMitID()
 
 // MitID with backend completion: the broker's client is the companion's; the broker answers its page.
@@ -85,7 +85,7 @@ let (completionApp, stopCompletion, completionPhone) = try await phone(profile: 
     makeMitIDCompletionCoordinator(companion: CompanionClient(companionURL, transport: device.network), host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("MitID (backend completion)", on: completionPhone) {
-    try await signInWithMitIDCompletion(completionApp.coordinator, preset: ProviderPreset.mitID.serving(from: ["127.0.0.1"]))
+    try await signInWithMitIDCompletion(completionApp.coordinator, preset: ProviderPreset.mitID(.signaturgruppen).serving(from: ["127.0.0.1"]))
 }
 await stopCompletion()
 

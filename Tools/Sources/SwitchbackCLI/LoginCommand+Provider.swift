@@ -8,6 +8,7 @@ extension LoginCommand {
         case generic, singpass, uaepass, idme
         case bankIDNorway = "bankid-no"
         case mitID = "mitid"
+        case mitIDIdura = "mitid-idura"
         case bankIDSweden = "bankid-se"
 
         /// What the preset asks of a client, beyond what its request options carry.
@@ -38,7 +39,7 @@ extension LoginCommand {
                 Rules(preset: .singpass, requiresPAR: true, requiresDPoP: true, documentedEndpoints: false, identitySource: .idToken)
             case .uaepass:
                 Rules(preset: .uaePass, requiresPAR: false, requiresDPoP: false, documentedEndpoints: true, identitySource: .userInfo)
-            case .generic, .idme, .bankIDNorway, .mitID, .bankIDSweden:
+            case .generic, .idme, .bankIDNorway, .mitID, .mitIDIdura, .bankIDSweden:
                 Rules(preset: preset, requiresPAR: false, requiresDPoP: false, documentedEndpoints: false, identitySource: .idToken)
             }
         }
@@ -50,7 +51,8 @@ extension LoginCommand {
             case .uaepass: .uaePass
             case .idme: .idMe
             case .bankIDNorway: .bankIDNorway()
-            case .mitID: .mitID
+            case .mitID: .mitID(.signaturgruppen)
+            case .mitIDIdura: .mitID(.idura)
             case .bankIDSweden: .bankIDSweden
             }
         }
@@ -60,7 +62,7 @@ extension LoginCommand {
             switch self {
             case .singpass: ProviderSource.singpass(environment == .production ? .production : .staging).issuer
             case .uaepass: ProviderMetadata.uaePass(environment == .production ? .production : .staging).issuer
-            case .generic, .idme, .bankIDNorway, .mitID, .bankIDSweden: nil
+            case .generic, .idme, .bankIDNorway, .mitID, .mitIDIdura, .bankIDSweden: nil
             }
         }
     }

@@ -112,6 +112,13 @@ enum AuthorizationRequest {
             challenge = presented
         }
         if profile.singpassRequests, let refusal = singpassRefusal(parameters, client: client) { return refuse("invalid_request", refusal) }
+        var appReturnURL = profile.appReturnParameter.flatMap { parameters[$0] }
+        if case .mitID(let broker) = profile.handOff {
+            switch MitIDAppSwitch.returnURL(parameters, broker: broker) {
+            case .success(let url): appReturnURL = url
+            case .failure(let refusal): return refuse("invalid_request", refusal.description)
+            }
+        }
         var faults: Set<Fault> = []
         if let requested = parameters["emulator_fault"] {
             switch Fault.list(requested) {
@@ -125,7 +132,7 @@ enum AuthorizationRequest {
                 responseType: implicit ? "id_token token" : "code", codeChallenge: challenge, scope: scope, responseMode: responseMode,
                 faults: faults,
                 acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
-                loginHint: parameters["login_hint"], appReturnURL: profile.appReturnParameter.flatMap { parameters[$0] },
+                loginHint: parameters["login_hint"], appReturnURL: appReturnURL,
                 permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"],
                 tapToReturn: profile.returnPage.tapToReturn(parameters)
             ))

@@ -9,13 +9,10 @@ extension Provider {
     // MARK: MitID via a broker
 
     func mitIDHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
-        var resumeURL: String?
-        if let hint = pending.loginHint, hint.split(separator: " ").contains("appswitch:ios") {
-            let prefix = "appswitch:resumeUrl:"
-            resumeURL = hint.split(separator: " ").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
-            guard let resumeURL, isAppReturnURL(resumeURL, of: pending) else {
-                return await refuse(requestID, pending, "the app switch resumeUrl is missing or not allow-listed for this client")
-            }
+        // The broker's own syntax was read when the request was checked (MitIDAppSwitch).
+        let resumeURL = pending.appReturnURL
+        if let resumeURL, !isAppReturnURL(resumeURL, of: pending) {
+            return await refuse(requestID, pending, "the app switch URL is not allow-listed for this client")
         }
         return await startHandOff(
             pending, requestID: requestID, acr: MitID.substantialACR, appName: "MitID app",
@@ -69,5 +66,41 @@ extension MitID {
     public static func codeDisplaySecret(for username: String) -> [UInt8] {
         Array(HMAC<SHA256>.authenticationCode(for: Data(username.utf8), using: SymmetricKey(data: Data("switchback-emulator-code-display".utf8))))
             .prefix(20).map { $0 }
+    }
+}
+
+/// Where the MitID app switches back to, in each broker's syntax; a broker ignores the other's.
+enum MitIDAppSwitch {
+    /// The app-switch URL the request asks for (nil: none), or why the broker refuses the request.
+    static func returnURL(_ parameters: [String: String], broker: MitIDBroker) -> Result<String?, Refusal> {
+        switch broker {
+        case .idura:
+            // Idura, "App switching": `appswitch:ios` (or `appswitch:android`) and `appswitch:resumeUrl:<url>`.
+            let words = (parameters["login_hint"] ?? "").split(separator: " ")
+            guard words.contains("appswitch:ios") || words.contains("appswitch:android") else { return .success(nil) }
+            let prefix = "appswitch:resumeUrl:"
+            guard let url = words.first(where: { $0.hasPrefix(prefix) }).map({ String($0.dropFirst(prefix.count)) }), !url.isEmpty else {
+                return .failure(Refusal(description: "login_hint asks for an app switch without appswitch:resumeUrl:"))
+            }
+            return .success(url)
+        case .signaturgruppen:
+            // Signaturgruppen, "MitID app switch": with enable_app_switch true, app_switch_os (ios or android)
+            // and app_switch_url are required.
+            guard let text = parameters["idp_params"] else { return .success(nil) }
+            guard case .object(let params)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+                return .failure(Refusal(description: "idp_params is not a JSON object"))
+            }
+            guard case .object(let mitID)? = params["mitid"], mitID["enable_app_switch"] == .bool(true) else { return .success(nil) }
+            guard case .string(let os)? = mitID["app_switch_os"], ["ios", "android"].contains(os), case .string(let url)? = mitID["app_switch_url"],
+                !url.isEmpty
+            else {
+                return .failure(Refusal(description: "idp_params.mitid.enable_app_switch needs app_switch_os (ios or android) and app_switch_url"))
+            }
+            return .success(url)
+        }
+    }
+
+    struct Refusal: Error {
+        let description: String
     }
 }

@@ -1,6 +1,6 @@
 public import Foundation
 import Crypto
-@_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// The provider an emulator plays: how the user authenticates (a password page, or a hand-off to an
 /// authenticator app), how the authorization response leaves, and which requests it refuses. Profiles
@@ -109,11 +109,12 @@ public struct Profile: Sendable {
         /// only with a permission token registered upfront (`POST /permissions`). The sign-in then
         /// continues only in the browser session that started it.
         case bankIDNorway
-        /// MitID-via-broker-like: with `login_hint=appswitch:ios appswitch:resumeUrl:<url>` (the url
-        /// allow-listed for the client) the MitID app returns to that universal link carrying no
-        /// parameters; the broker's page then finishes in the same browser and sends the code to the
-        /// https redirect URI (a second hop).
-        case mitID
+        /// MitID-via-broker-like: the MitID app returns to the app's universal link (allow-listed for the
+        /// client) carrying no parameters; the broker's page then finishes in the same browser and sends the
+        /// code to the https redirect URI (a second hop). The broker's syntax for that link: Idura's
+        /// `login_hint=appswitch:ios appswitch:resumeUrl:<url>`, or Signaturgruppen's JSON `idp_params`
+        /// (`mitid.enable_app_switch`, `app_switch_os`, `app_switch_url`); each ignores the other's.
+        case mitID(MitIDBroker)
         /// Swedish-BankID-via-broker-like: the broker's page opens `bankid:///?autostarttoken=…&redirect=…`
         /// (or the https app link form), shows the animated QR code for another device, and polls collect,
         /// whose hintCode moves from `outstandingTransaction` to `userSign` once the app has opened the
@@ -182,11 +183,13 @@ public struct Profile: Sendable {
 
     /// MitID through a broker: the MitID web client opens the MitID app by a universal link on
     /// `appswitch.mitid.nets.eu` behind the user's tap on "Open MitID app" (Idura's app-switch guide).
+    /// MitID through Signaturgruppen (the default; variant `idura` for Idura's shape: `login_hint`, and a
+    /// plain redirect at the end, which the authentication session Idura requires catches).
     public static let mitID = Profile(
         name: "mitid",
         summary:
-            "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link, then the broker's code on a tap-to-return page; no embedded WebViews",
-        handOff: .mitID, strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap, returnPage: .tapPage
+            "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link (Signaturgruppen's idp_params; variant idura: login_hint), then the broker's code on a tap-to-return page (idura: a redirect); no embedded WebViews",
+        handOff: .mitID(.signaturgruppen), strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap, returnPage: .tapPage
     )
 
     /// Swedish BankID through a broker.
@@ -263,7 +266,16 @@ public struct Profile: Sendable {
                         ))
                 }
                 profile.handOff = .bankIDSweden(options)
-            case nil, .bankIDNorway, .mitID, .singpass:
+            case .mitID where variant == MitIDBroker.idura.rawValue:
+                profile.handOff = .mitID(.idura)
+                profile.returnPage = .redirect
+            case .mitID:
+                return .failure(
+                    UnknownProfile(
+                        description:
+                            "unknown mitid variant \"\(variant)\"; available: idura, no-webview, \(HandOffDelivery.allCases.map(\.rawValue).joined(separator: ", "))"
+                    ))
+            case nil, .bankIDNorway, .singpass:
                 return .failure(
                     UnknownProfile(
                         description:

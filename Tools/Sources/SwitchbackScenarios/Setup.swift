@@ -71,8 +71,16 @@ struct Setup: Sendable {
             backendClient = ("backend", "backend-secret")
             profileName = "bankid-no"
             authenticatorSchemes = [("bankid-no", true)]
+        case "mitid-idura":
+            // Idura: login_hint, and the redirect URI caught by the authentication session (no page to tap).
+            preset = .mitID(.idura)
+            profileName = "mitid"
+            variants.insert(MitIDBroker.idura.rawValue, at: 0)
+            client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.universalRedirect)
+            authenticatorSchemes = [("mitid", true)]
         case "mitid":
-            preset = .mitID
+            // Signaturgruppen: idp_params, and a last page the user taps to reach the app.
+            preset = .mitID(.signaturgruppen)
             profileName = "mitid"
             client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.universalRedirect)
             authenticatorSchemes = [("mitid", true)]

@@ -78,9 +78,12 @@ extension ServerConfiguration.Provider {
     }
 
     /// Singpass's app return link, the redirect type that asks for its tap page, and what a Login request is
-    /// for (checked against Singpass's documented values before it is forwarded).
+    /// for (checked against Singpass's documented values before it is forwarded); Signaturgruppen's MitID
+    /// app switch (`idp_params`, whose `app_switch_url` the broker checks against the client's list) and
+    /// identity provider (`idp_values`).
     public static let defaultForwardedParameters = [
         "app_launch_url", "redirect_uri_https_type", SingpassAuthenticationContext.typeParameter, SingpassAuthenticationContext.messageParameter,
+        "idp_params", "idp_values",
     ]
 
     public init(from decoder: any Decoder) throws {

@@ -8,13 +8,15 @@
     import SwitchbackTesting
 
     /// The mitid profile: app switch back by a universal link without parameters, then the broker's code
-    /// on a page the user taps (two hops), allow-listed return URLs, no embedded WebViews.
+    /// (on a page the user taps for Signaturgruppen, by a redirect for Idura), allow-listed return URLs, no
+    /// embedded WebViews; each broker's syntax for the app switch.
     @Suite("Emulator: mitid profile")
     struct EmulatorMitIDTests {
         static let resumeURL = "https://app.example.com/appswitch"
 
-        static func withEmulator(_ body: (Emulator, OIDCClient) async throws -> Void) async throws {
-            try await EmulatorHarness.withEmulator(profile: .mitID) { emulator in
+        static func withEmulator(broker: MitIDBroker = .signaturgruppen, _ body: (Emulator, OIDCClient) async throws -> Void) async throws {
+            let profile = try Profile.named("mitid", variants: broker == .idura ? ["idura"] : []).get()
+            try await EmulatorHarness.withEmulator(profile: profile) { emulator in
                 let client = OIDCClient(
                     configuration: ClientConfiguration(
                         clientID: "native-rs", redirectURI: try #require(URL(string: "https://app.example.com/oauth/callback"))),
@@ -24,8 +26,18 @@
             }
         }
 
-        static func appSwitch(_ resumeURL: String) -> AuthorizationOptions {
-            AuthorizationOptions(loginHint: "appswitch:ios appswitch:resumeUrl:\(resumeURL)")
+        /// The app switch in `broker`'s syntax: Idura's `login_hint`, Signaturgruppen's `idp_params` (written
+        /// out here as its documentation shows it, not by the preset).
+        static func appSwitch(_ resumeURL: String, broker: MitIDBroker = .signaturgruppen) -> AuthorizationOptions {
+            switch broker {
+            case .idura:
+                AuthorizationOptions(loginHint: "appswitch:ios appswitch:resumeUrl:\(resumeURL)")
+            case .signaturgruppen:
+                AuthorizationOptions(extraParameters: [
+                    ("idp_values", "mitid"),
+                    ("idp_params", #"{"mitid":{"enable_app_switch":true,"app_switch_os":"ios","app_switch_url":"\#(resumeURL)"}}"#),
+                ])
+            }
         }
 
         /// The link on the tap-to-return page.
@@ -66,16 +78,78 @@
             }
         }
 
-        @Test("a resumeUrl that is not allow-listed for the client is an invalid_request, not a hand-off")
-        func unlistedResumeURL() async throws {
-            try await Self.withEmulator { _, client in
-                let session = try await client.prepareAuthorization(Self.appSwitch("https://evil.example/appswitch"))
-                let landing = try await EmulatorBrowser().open(session.authorizationURL)
-                let error = await expectFailure("an unlisted resumeUrl must be refused") {
-                    try await client.completeAuthorization(.redirect(try Self.returnLink(landing)), session: session)
+        @Test(
+            "Idura: login_hint's resumeUrl, then no page to tap: a plain redirect to the https redirect URI, which the authentication session catches"
+        )
+        func idura() async throws {
+            try await Self.withEmulator(broker: .idura) { emulator, client in
+                let session = try await client.prepareAuthorization(Self.appSwitch(Self.resumeURL, broker: .idura))
+                let browser = EmulatorBrowser()
+                guard case .page(200, let page) = try await browser.open(session.authorizationURL) else {
+                    Issue.record("the MitID page must wait for the user's tap")
+                    return
                 }
-                #expect(error?.code == .authorizationError)
-                #expect(error?.oauthError?.error == "invalid_request")
+                let issuer = try #require(URL(string: emulator.issuer))
+                let link = try #require(WebPage(url: issuer, html: page).tapHandOff)
+                let back = try await EmulatorUAEPassTests.app(emulator).respond(to: link.url, with: .approve())
+                #expect(back?.absoluteString == Self.resumeURL)
+                guard case .redirect(let location) = try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer)),
+                    let callback = URL(string: location)
+                else {
+                    Issue.record("Idura redirects to the redirect URI")
+                    return
+                }
+                #expect(try await client.completeAuthorization(.redirect(callback), session: session).idTokenClaims?.acr == MitID.substantialACR)
+            }
+        }
+
+        @Test(
+            "each broker ignores the other's syntax: the MitID app is told no way back and does not return to the app",
+            arguments: MitIDBroker.allCases)
+        func otherBrokersSyntax(broker: MitIDBroker) async throws {
+            try await Self.withEmulator(broker: broker) { emulator, client in
+                let other: MitIDBroker = broker == .idura ? .signaturgruppen : .idura
+                let session = try await client.prepareAuthorization(Self.appSwitch(Self.resumeURL, broker: other))
+                guard case .page(200, let page) = try await EmulatorBrowser().open(session.authorizationURL) else {
+                    Issue.record("the MitID page must wait for the user's tap")
+                    return
+                }
+                let issuer = try #require(URL(string: emulator.issuer))
+                let link = try #require(WebPage(url: issuer, html: page).tapHandOff)
+                #expect(!link.url.absoluteString.contains("app_switch_url"))
+                #expect(try await EmulatorUAEPassTests.app(emulator).respond(to: link.url, with: .approve()) == nil)
+            }
+        }
+
+        @Test(
+            "an app switch URL that is not allow-listed, or Signaturgruppen's enable_app_switch without app_switch_os and app_switch_url, is an invalid_request",
+            arguments: MitIDBroker.allCases)
+        func unlistedResumeURL(broker: MitIDBroker) async throws {
+            try await Self.withEmulator(broker: broker) { _, client in
+                var refused = [Self.appSwitch("https://evil.example/appswitch", broker: broker)]
+                if broker == .signaturgruppen {
+                    refused.append(AuthorizationOptions(extraParameters: [("idp_params", #"{"mitid":{"enable_app_switch":true}}"#)]))
+                    refused.append(AuthorizationOptions(extraParameters: [("idp_params", "not json")]))
+                }
+                for options in refused {
+                    // A malformed request is refused where it arrives: at PAR, or at the authorization endpoint.
+                    let session: AuthorizationSession
+                    do {
+                        session = try await client.prepareAuthorization(options)
+                    } catch let error as SwitchbackError {
+                        #expect(error.code == .parFailed && error.oauthError?.error == "invalid_request", "\(error)")
+                        continue
+                    }
+                    let landing = try await EmulatorBrowser().open(session.authorizationURL)
+                    let error = await expectFailure("the request must be refused") {
+                        // Signaturgruppen answers on a page the user taps, Idura by a redirect.
+                        var answer: URL?
+                        if case .redirect(let location) = landing { answer = URL(string: location) } else { answer = try Self.returnLink(landing) }
+                        return try await client.completeAuthorization(.redirect(try #require(answer)), session: session)
+                    }
+                    #expect(error?.code == .authorizationError)
+                    #expect(error?.oauthError?.error == "invalid_request")
+                }
             }
         }
 

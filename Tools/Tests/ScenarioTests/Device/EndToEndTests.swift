@@ -35,7 +35,8 @@
 
         /// The acr each provider's emulator reports for a sign-in through its authenticator.
         static let expectedACR: [String: String?] = [
-            "uaepass": UAEPassOptions.onDeviceACR, "bankid-no": BankIDNorway.bidACR, "mitid": MitID.substantialACR, "bankid-se": BankIDSweden.loa3ACR,
+            "uaepass": UAEPassOptions.onDeviceACR, "bankid-no": BankIDNorway.bidACR, "mitid": MitID.substantialACR,
+            "mitid-idura": MitID.substantialACR, "bankid-se": BankIDSweden.loa3ACR,
             "singpass": Singpass.acr, "idme": nil, "generic": nil,
         ]
 
