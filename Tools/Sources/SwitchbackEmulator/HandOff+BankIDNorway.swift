@@ -16,9 +16,14 @@ extension Provider {
         return pending.loginHint?.uppercased().hasPrefix("BIS") == true ? BankIDNorway.bisACR : BankIDNorway.bidACR
     }
 
-    func bankIDNorwayHandOff(_ pending: ProviderState.Pending, requestID: String) async -> Response {
-        if Self.bankIDNorwayMethod(pending) == BankIDNorway.bisACR {
-            // BankID with biometrics completes in the browser with a passkey (WebAuthn); no app switch.
+    /// BankID with biometrics completes in the browser with a passkey (WebAuthn) except on iOS, where the
+    /// key is the BankID app's: the app opens and, after biometrics, returns by `app_callback_uri` (BankID,
+    /// "App2App support": an Android Custom Tab uses the key itself, iOS needs the BankID app; "Implementing
+    /// in native applications": `app_callback_uri` brings the user back on iOS). BankID (`bid`) always
+    /// opens the app.
+    func bankIDNorwayHandOff(_ pending: ProviderState.Pending, requestID: String, onIOS: Bool) async -> Response {
+        let method = Self.bankIDNorwayMethod(pending)
+        if method == BankIDNorway.bisACR, !onIOS {
             let transaction = await state.startTransaction(requestID: requestID, clientID: pending.clientID, acr: BankIDNorway.bisACR)
             var response = Reply.confirmPage(
                 title: "BankID with biometrics", message: "Confirm with your passkey (Face ID or Touch ID) on this device.",
@@ -39,7 +44,7 @@ extension Provider {
             if let refusal { return await refuse(requestID, pending, refusal) }
         }
         return await startHandOff(
-            pending, requestID: requestID, acr: BankIDNorway.bidACR, appName: "BankID",
+            pending, requestID: requestID, acr: method, appName: "BankID",
             link: { reference in
                 var link = "bankid-no://authenticate?txn=\(reference)"
                 if let callback = pending.appReturnURL { link += "&app_callback_uri=" + FormEncoding.escape(callback) }

@@ -153,26 +153,28 @@ struct Provider: Sendable {
                 return Reply.page(
                     .badRequest, title: "Invalid request", message: "The request_uri is unknown, expired, already used or not this client's.")
             }
-            return await begin(pending, requestID: id)
+            return await begin(pending, requestID: id, userAgent: userAgent)
         }
         guard !profile.fapi2 else {
             return Reply.page(.badRequest, title: "Invalid request", message: "This provider takes authorization requests only by PAR (request_uri).")
         }
         switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):
-            return await begin(pending, requestID: await state.begin(pending))
+            return await begin(pending, requestID: await state.begin(pending), userAgent: userAgent)
         case .failure(let refusal):
             return refusal.frontChannelResponse
         }
     }
 
     /// The first page of a sign-in: the password page, or the hand-off to the authenticator app.
-    func begin(_ pending: ProviderState.Pending, requestID: String) async -> Response {
+    /// The first page of a sign-in for the browser whose `userAgent` asked (Norwegian BankID's biometrics
+    /// need the BankID app on iOS).
+    func begin(_ pending: ProviderState.Pending, requestID: String, userAgent: String?) async -> Response {
         switch profile.handOff {
         case .uaePass(let options) where pending.acrValues.contains(UAEPassOptions.onDeviceACR):
             return await uaePassHandOff(pending, requestID: requestID, options: options)
         case .bankIDNorway:
-            return await bankIDNorwayHandOff(pending, requestID: requestID)
+            return await bankIDNorwayHandOff(pending, requestID: requestID, onIOS: UserAgent.isIOS(userAgent))
         case .mitID:
             return await mitIDHandOff(pending, requestID: requestID)
         case .bankIDSweden(let options):

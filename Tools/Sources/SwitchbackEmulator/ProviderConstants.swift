@@ -5,8 +5,13 @@ enum UserAgent {
     static func isEmbeddedWebView(_ userAgent: String?) -> Bool {
         guard let userAgent else { return false }
         if userAgent.contains("; wv)") { return true }
-        let iOS = userAgent.contains("iPhone") || userAgent.contains("iPad")
-        return iOS && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
+        return isIOS(userAgent) && userAgent.contains("AppleWebKit") && !userAgent.contains("Safari/")
+    }
+
+    /// A browser on an iPhone or iPad, by its User-Agent.
+    static func isIOS(_ userAgent: String?) -> Bool {
+        guard let userAgent else { return false }
+        return userAgent.contains("iPhone") || userAgent.contains("iPad")
     }
 }
 

@@ -110,7 +110,7 @@
         }
 
         @Test(
-            "acr_values=urn:bankid:bis (or the legacy login_hint BIS): BankID with biometrics completes in the browser with a passkey, no app switch",
+            "acr_values=urn:bankid:bis (or the legacy login_hint BIS) off iOS: BankID with biometrics completes in the browser with a passkey, no app switch",
             arguments: [
                 (BankIDNorway.bisRequest as String?, nil as String?), (nil, "BIS"),
             ])
@@ -118,7 +118,7 @@
             try await Self.withEmulator { emulator in
                 let client = EmulatorHarness.client(emulator)
                 let session = try await client.prepareAuthorization(Self.options(acr: acr, loginHint: loginHint))
-                let browser = EmulatorBrowser()
+                let browser = EmulatorBrowser(userAgent: Self.android)
                 guard case .page(200, let html) = try await browser.open(session.authorizationURL) else {
                     Issue.record("BankID with biometrics must show its passkey page")
                     return
@@ -129,6 +129,30 @@
                 #expect(!html.contains("bankid-no://"), "no app switch")
                 let landing = try await browser.post(confirm.action, confirm.fields)
                 let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
+                #expect(credential.idTokenClaims?.acr == BankIDNorway.bisACR)
+            }
+        }
+
+        /// Chrome on Android, where a Custom Tab uses the biometrics key itself.
+        static let android =
+            "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36"
+
+        @Test(
+            "on iOS BankID with biometrics opens the BankID app (its key is the app's), which returns by the https app_callback_uri; acr urn:bankid:bis;LOA=3"
+        )
+        func biometricsOnIOS() async throws {
+            try await Self.withEmulator { emulator in
+                let permission = try await Self.permission(emulator)
+                let client = Self.merchant(emulator)
+                let session = try await client.prepareAuthorization(
+                    Self.options(acr: BankIDNorway.bisRequest, callback: Self.callback, permission: permission.token))
+                let browser = EmulatorBrowser()
+                let (link, html) = try await browser.handOff(session.authorizationURL)
+                #expect(link.scheme == "bankid-no" && !html.contains("Use passkey"))
+                let next = try await AuthenticatorApp(issuer: try #require(URL(string: emulator.issuer))).respond(to: link, with: .approve())
+                #expect(next?.absoluteString == Self.callback, "the BankID app returns by app_callback_uri after biometrics")
+                let credential = try await client.completeAuthorization(
+                    try EmulatorBrowser.callback(try await browser.open(try Self.continueURL(html, base: emulator.issuer))), session: session)
                 #expect(credential.idTokenClaims?.acr == BankIDNorway.bisACR)
             }
         }
