@@ -259,15 +259,40 @@ public import Foundation
         public init(appCallbackURI: String) { self.appCallbackURI = appCallbackURI }
 
         enum CodingKeys: String, CodingKey { case appCallbackURI = "app_callback_uri" }
+
+        /// Only `app_callback_uri`: the permission's type and statement are the backend's, and a body that
+        /// names them is refused rather than half taken.
+        public init(from decoder: any Decoder) throws {
+            let names = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+            if let other = names.first(where: { $0 != CodingKeys.appCallbackURI.rawValue }) {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(other.prefix(40)) is not a field of this request"))
+            }
+            appCallbackURI = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .appCallbackURI)
+        }
+
+        private struct AnyKey: CodingKey {
+            let stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
     }
 
     /// The answer to `POST /permission` (201).
     public struct PermissionGranted: Codable, Sendable, Equatable {
         public var permissionToken: String
+        /// The message BankID shows the user with the permission, for the app to show beside it.
+        public var bindingMessage: String?
 
-        public init(permissionToken: String) { self.permissionToken = permissionToken }
+        public init(permissionToken: String, bindingMessage: String? = nil) {
+            self.permissionToken = permissionToken
+            self.bindingMessage = bindingMessage
+        }
 
-        enum CodingKeys: String, CodingKey { case permissionToken = "permission_token" }
+        enum CodingKeys: String, CodingKey {
+            case permissionToken = "permission_token"
+            case bindingMessage = "binding_message"
+        }
     }
 
     /// `POST /handoff`, sent with the app's access token in `Authorization`.

@@ -94,7 +94,12 @@ let (bankIDApp, stopBankID, bankIDPhone) = try await phone(profile: "bankid-no",
     // The confidential client: the permission proxy and the code exchange, returning tokens to the app.
     configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret")
     configuration.exchange = .init(redirectURIs: ["com.example.app:/oauth/callback"], returns: .tokens)
-    configuration.permission = .init(server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"])
+    // The permission type and statement agreed with BankID (here a payment, the shape of BankID's examples).
+    let payment: JSONValue = .object(["payments": .array([.object([
+        "paymentId": .string("order-42"), "amount": .string("199.00"), "currency": .string("NOK"), "creditorName": .string("Example Shop"),
+    ])])])
+    configuration.permission = .init(
+        server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1", statement: payment)
 }) { issuer, companionURL, device in
     let companion = CompanionClient(companionURL, transport: device.network)
     bankIDCompanion.withLock { $0 = companion }

@@ -64,10 +64,10 @@ extension Provider {
     }
 
     /// `POST /biometrics/permissions` on the biometrics server: with a client-credentials access token whose
-    /// scope holds `permissions/client`, a JSON permission (here for an `app_callback_uri` allow-listed for
-    /// the client); answers `id`, `permissionToken` and `bindingMessage` (the shape of BankID's public
-    /// examples). How the token is carried to `/authorize` is not documented; the emulator reads
-    /// `permission_token`.
+    /// scope holds `permissions/client`, a JSON permission as BankID's examples post it (`type`, `iat`,
+    /// `exp` after `iat` and not past, the statement as base64url JSON in `permission`; here also an
+    /// `app_callback_uri` allow-listed for the client); answers `id`, `permissionToken` and `bindingMessage`.
+    /// How the token is carried to `/authorize` is not documented; the emulator reads `permission_token`.
     func registerPermission(json body: ByteBuffer?, authorization: String?) async -> Response {
         guard case .bankIDNorway = profile.handOff else {
             return Reply.oauthError(.notFound, "not_found", "this profile has no permissions endpoint")
@@ -79,6 +79,17 @@ extension Provider {
         }
         guard let body, case .object(let permission)? = try? JSONDecoder().decode(JSONValue.self, from: Data(String(buffer: body).utf8)) else {
             return Reply.oauthError(.badRequest, "invalid_request", "the permission must be a JSON object")
+        }
+        let now = await state.currentDate.timeIntervalSince1970
+        guard case .string(let type)? = permission["type"], !type.isEmpty, case .number(let iat)? = permission["iat"],
+            case .number(let exp)? = permission["exp"], exp > iat, abs(iat - now) <= 60, exp > now
+        else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the permission needs a type, iat (now) and exp (later)")
+        }
+        guard case .string(let encoded)? = permission["permission"], let statement = Base64URL.decode(encoded),
+            case .object? = try? JSONDecoder().decode(JSONValue.self, from: statement)
+        else {
+            return Reply.oauthError(.badRequest, "invalid_request", "permission must be the statement, a JSON object, base64url-encoded")
         }
         var callback: String?
         if case .string(let uri)? = permission["app_callback_uri"] {

@@ -216,7 +216,16 @@ struct Setup: Sendable {
             port: 0,
             provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret, identitySource: client.identitySource, metadata: metadata),
             exchange: .init(redirectURIs: [Self.nativeRedirect.absoluteString], returns: .tokens),
-            permission: .init(server: issuer + "/biometrics", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs),
+            permission: .init(
+                server: issuer + "/biometrics", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs, type: "payment.v1",
+                statement: .object([
+                    "payments": .array([
+                        .object([
+                            "paymentId": .string("demo-1"), "amount": .string("100.00"), "currency": .string("NOK"),
+                            "creditorName": .string("Example Shop"),
+                        ])
+                    ])
+                ])),
             associations: associations
         )
     }

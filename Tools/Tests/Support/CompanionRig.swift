@@ -26,7 +26,16 @@
                 port: 0,
                 provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
                 exchange: .init(redirectURIs: [appRedirect], returns: returns),
-                permission: .init(server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"]),
+                permission: .init(
+                    server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
+                    statement: .object([
+                        "payments": .array([
+                            .object([
+                                "paymentId": .string("order-1"), "amount": .string("100.00"), "currency": .string("NOK"),
+                                "creditorName": .string("Example"),
+                            ])
+                        ])
+                    ])),
                 bridge: .init(schemes: ["myapp"], returns: returns),
                 handOff: .init(allowedRedirects: [webApp, "https://shop.example.com/"]),
                 completion: .init(appLink: appLink, returns: returns, maximumWait: 30),

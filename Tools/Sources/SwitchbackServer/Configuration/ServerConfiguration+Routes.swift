@@ -26,7 +26,10 @@ extension ServerConfiguration {
     /// The upfront permission proxy (Norwegian BankID).
     /// Norwegian BankID's upfront permission ("Authorization Code flow for upfront permissions"): a
     /// client-credentials token from the provider with ``scope``, then a permission registered at the
-    /// `permissions_endpoint` the biometrics server's own discovery document names.
+    /// `permissions_endpoint` the biometrics server's own discovery document names, in the shape BankID's
+    /// examples post (BankIDNorge/oidc-integration-examples, `Permission.cs`): `type`, `iat`, `exp` and the
+    /// statement base64url-encoded as `permission`. The type and statement are the deployment's, agreed
+    /// with BankID; an app only names which of the allowed `app_callback_uri`s it returns to.
     public struct Permission: Sendable, Codable, Equatable {
         /// The biometrics server's issuer (`https://app.bankid.no`; test
         /// `https://current.aletheia-test.idtech.no`), whose `/.well-known/openid-configuration` names
@@ -36,21 +39,35 @@ extension ServerConfiguration {
         public var scope: String
         /// The exact `app_callback_uri` values the app may ask a permission for.
         public var appCallbackURIs: [String]
+        /// The permission type (BankID's examples: `payment.v1`).
+        public var type: String
+        /// The permission statement, a JSON object whose shape the type defines; the user approves it.
+        public var statement: JSONValue
+        /// Seconds from the permission's `iat` to its `exp` (BankID's example: 600).
+        public var lifetime: TimeInterval
 
-        public init(server: String, scope: String = "openid permissions/client", appCallbackURIs: [String]) {
+        public init(
+            server: String, scope: String = "openid permissions/client", appCallbackURIs: [String], type: String, statement: JSONValue,
+            lifetime: TimeInterval = 600
+        ) {
             self.server = server
             self.scope = scope
             self.appCallbackURIs = appCallbackURIs
+            self.type = type
+            self.statement = statement
+            self.lifetime = lifetime
         }
 
-        private enum Keys: String, CodingKey { case server, scope, appCallbackURIs }
+        private enum Keys: String, CodingKey { case server, scope, appCallbackURIs, type, statement, lifetime }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Keys.self)
             self.init(
                 server: try c.decode(String.self, forKey: .server),
                 scope: try c.decodeIfPresent(String.self, forKey: .scope) ?? "openid permissions/client",
-                appCallbackURIs: try c.decode([String].self, forKey: .appCallbackURIs)
+                appCallbackURIs: try c.decode([String].self, forKey: .appCallbackURIs), type: try c.decode(String.self, forKey: .type),
+                statement: try c.decode(JSONValue.self, forKey: .statement),
+                lifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .lifetime) ?? 600
             )
         }
 
@@ -59,6 +76,9 @@ extension ServerConfiguration {
             try c.encode(server, forKey: .server)
             try c.encode(scope, forKey: .scope)
             try c.encode(appCallbackURIs, forKey: .appCallbackURIs)
+            try c.encode(type, forKey: .type)
+            try c.encode(statement, forKey: .statement)
+            try c.encode(lifetime, forKey: .lifetime)
         }
     }
 

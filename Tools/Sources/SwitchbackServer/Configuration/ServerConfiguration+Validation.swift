@@ -54,6 +54,14 @@ extension ServerConfiguration {
             else {
                 throw fail("permission.appCallbackURIs must list https universal links")
             }
+            guard (1...64).contains(permission.type.utf8.count), permission.type.allSatisfy({ $0.isLetter || $0.isNumber || ".-_".contains($0) })
+            else {
+                throw fail("permission.type must name BankID's permission type (payment.v1, …)")
+            }
+            guard case .object = permission.statement, permission.statement.description.utf8.count <= 4096 else {
+                throw fail("permission.statement must be a JSON object (the statement the user approves) of at most 4 KiB")
+            }
+            guard permission.lifetime >= 10, permission.lifetime <= 3600 else { throw fail("permission.lifetime must be 10…3600 seconds") }
             if let issuer = provider.map({ BankIDNorwayEnvironment.ofIssuer($0.issuer) }) ?? nil,
                 let server = BankIDNorwayEnvironment.ofBiometricsServer(permission.server), issuer != server
             {

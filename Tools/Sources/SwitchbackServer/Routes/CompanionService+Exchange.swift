@@ -102,7 +102,8 @@ extension CompanionService {
     /// `POST /permission`: asks Norwegian BankID for an upfront permission for one allow-listed
     /// `app_callback_uri`, as this server's confidential client: a client-credentials token with the
     /// permissions scope, the biometrics server's `permissions_endpoint` from its discovery document, and
-    /// the permission posted there; the permission token goes to the app.
+    /// the configured permission posted there (`type`, `iat`, `exp`, the statement as base64url `permission`,
+    /// and the `app_callback_uri`); the permission token and binding message go to the app.
     func permission(_ request: Request) async throws -> Response {
         guard let permission = configuration.permission else { throw CompanionError(.notConfigured, "the permission proxy is off") }
         let body = try await decode(CompanionAPI.PermissionRequest.self, from: request)
@@ -118,7 +119,14 @@ extension CompanionService {
         } catch let error as SwitchbackError {
             throw CompanionError(.providerFailed, "the permission could not be asked for: \(error.message)")
         }
-        let statement = try JSONSerialization.data(withJSONObject: ["type": "app_callback", "app_callback_uri": body.appCallbackURI])
+        let issuedAt = clock.now().timeIntervalSince1970.rounded(.down)
+        let registration: JSONValue = .object([
+            "type": .string(permission.type), "iat": .number(issuedAt), "exp": .number(issuedAt + permission.lifetime.rounded(.down)),
+            "permission": .string(Base64URL.encode(Data(permission.statement.description.utf8))),
+            // Where app_callback_uri goes is not in the sources read (Documentation/Providers.md): the permission, which it needs.
+            "app_callback_uri": .string(body.appCallbackURI),
+        ])
+        let statement = Data(registration.description.utf8)
         let answer: Switchback.HTTPResponse
         do {
             answer = try await provider.send(
@@ -132,12 +140,16 @@ extension CompanionService {
         }
         struct Granted: Decodable {
             let permissionToken: String
+            let bindingMessage: String?
         }
         guard (200...201).contains(answer.status), let granted = try? JSONDecoder().decode(Granted.self, from: answer.body) else {
             logger.notice("permission refused by the provider", metadata: ["status": "\(answer.status)"])
             throw CompanionError(.providerFailed, "the provider refused the permission (HTTP \(answer.status))")
         }
-        return Replies.json(CompanionAPI.PermissionGranted(permissionToken: granted.permissionToken), status: .created)
+        return Replies.json(
+            CompanionAPI.PermissionGranted(
+                permissionToken: granted.permissionToken, bindingMessage: granted.bindingMessage.map { String($0.prefix(256)) }),
+            status: .created)
     }
 
     /// The `permissions_endpoint` the biometrics server's discovery document names; the document must name

@@ -11,7 +11,9 @@
         static func configuration(issuer: String, server: String) -> ServerConfiguration {
             ServerConfiguration(
                 port: 0, provider: .init(issuer: issuer, clientID: "bankid-client", clientSecret: "s"),
-                permission: .init(server: server, appCallbackURIs: ["https://app.example.com/appswitch"]))
+                permission: .init(
+                    server: server, appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
+                    statement: .object(["id": .string("1")])))
         }
 
         @Test("each issuer with its own environment's biometrics server validates; a mixed pair is an invalid configuration naming the right server")

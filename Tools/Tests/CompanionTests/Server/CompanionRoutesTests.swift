@@ -122,13 +122,20 @@
             #expect(notJSON.response.status == 400)
         }
 
-        @Test("permission proxy: an allow-listed app_callback_uri gets the provider's permission token; another is refused")
+        @Test(
+            "permission proxy: an allow-listed app_callback_uri gets the provider's permission token and binding message (the configured type and statement, which the emulator checks); another is refused; the app cannot choose the statement"
+        )
         func permission() async throws {
             let rig = try await CompanionRig.start(profile: .bankIDNorway)
             defer { Task { await rig.stop() } }
             let granted = try await rig.post("/permission", ["app_callback_uri": "https://app.example.com/appswitch"])
             #expect(granted.response.status == 201)
             #expect((granted.json["permission_token"] as? String)?.isEmpty == false)
+            #expect((granted.json["binding_message"] as? String)?.isEmpty == false)
+            // A statement or type in the app's body is not the app's to set: the body is refused, not merged.
+            let chosen = try await rig.post(
+                "/permission", ["app_callback_uri": "https://app.example.com/appswitch", "type": "payment.v1", "permission": "e30"])
+            #expect(chosen.response.status == 400, "\(chosen.json)")
             let refused = try await rig.post("/permission", ["app_callback_uri": "https://evil.example/appswitch"])
             #expect(refused.response.status == 400)
             #expect(refused.json["error"] as? String == "not_allowed")

@@ -30,9 +30,19 @@
         /// The merchant backend's calls, in the shape BankID documents for upfront permissions: a
         /// client-credentials token with scope `openid permissions/client`, the biometrics server's discovery
         /// document, and the permission posted as JSON to its `permissions_endpoint` with that token.
-        static func permission(_ emulator: Emulator, secret: String = "backend-secret", callback: String = callback) async throws -> (
-            status: Int, token: String?
-        ) {
+        /// A permission as BankID's examples post it (`Permission.cs`): type, iat, exp, and the statement.
+        static func registration(callback: String, issuedAt: Date = Date()) -> JSONValue {
+            let iat = issuedAt.timeIntervalSince1970.rounded(.down)
+            let statement: JSONValue = .object(["payments": .array([.object(["paymentId": .string("1"), "amount": .string("10.00")])])])
+            return .object([
+                "type": .string("payment.v1"), "iat": .number(iat), "exp": .number(iat + 600),
+                "permission": .string(Base64URL.encode(Data(statement.description.utf8))), "app_callback_uri": .string(callback),
+            ])
+        }
+
+        static func permission(
+            _ emulator: Emulator, secret: String = "backend-secret", callback: String = callback, body: JSONValue? = nil
+        ) async throws -> (status: Int, token: String?) {
             let transport = URLSessionTransport()
             let credentials = Data("backend:\(secret)".utf8).base64EncodedString()
             let tokenAnswer = try await transport.send(
@@ -57,7 +67,7 @@
                 HTTPRequest(
                     method: .post, url: try #require(URL(string: endpoint)),
                     headers: ["Authorization": "Bearer \(accessToken)", "Content-Type": "application/json"],
-                    body: Data(JSONValue.object(["type": .string("app_callback"), "app_callback_uri": .string(callback)]).description.utf8)
+                    body: Data((body ?? Self.registration(callback: callback)).description.utf8)
                 ))
             guard case .object(let body)? = try? JSONDecoder().decode(JSONValue.self, from: response.body),
                 case .string(let token)? = body["permissionToken"]
@@ -219,6 +229,21 @@
                     try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: second)
                 }
                 #expect(try await Self.permission(emulator, secret: "wrong").status == 401)
+                // The body this project used to post, and registrations missing what BankID's examples carry.
+                var stale = Self.registration(callback: Self.callback, issuedAt: Date().addingTimeInterval(-3600))
+                if case .object(var fields) = stale {
+                    fields["exp"] = .number(Date().timeIntervalSince1970 - 3000)
+                    stale = .object(fields)
+                }
+                for refused: JSONValue in [
+                    .object(["type": .string("app_callback"), "app_callback_uri": .string(Self.callback)]), stale,
+                    .object([
+                        "type": .string("payment.v1"), "iat": .number(Date().timeIntervalSince1970.rounded(.down)),
+                        "exp": .number(Date().timeIntervalSince1970.rounded(.down) + 600), "permission": .string("not base64url JSON"),
+                    ]),
+                ] {
+                    #expect(try await Self.permission(emulator, body: refused).status == 400, "\(refused)")
+                }
             }
         }
 
