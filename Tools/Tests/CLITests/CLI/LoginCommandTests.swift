@@ -44,28 +44,43 @@
             try await ChildProcess.run(try VerifyIDTokenCommandTests.executable.path, ["login"] + arguments)
         }
 
+        /// A confidential FAPI client's keys: the JWKS to register (signing and `use: enc`), and the private
+        /// keys written where `--private-key` and `--decryption-key` read them.
+        struct ClientKeys {
+            let jwks: JSONValue
+            let directory: URL
+            let keyFile: URL
+            let decryptionFile: URL
+
+            init() throws {
+                let signing = P256.Signing.PrivateKey()
+                let encryption = DecryptionKey.generateP256(keyID: "enc-1")
+                let signingJWK: JSONValue = .object(
+                    PublicJWK.p256(signing.publicKey).merging(["kid": .string("sig-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
+                jwks = .object(["keys": .array([signingJWK, .object(encryption.publicJWK(algorithm: "ECDH-ES+A256KW"))])])
+                directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                keyFile = directory.appendingPathComponent("client.pem")
+                try signing.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+                decryptionFile = directory.appendingPathComponent("decryption.pem")
+                guard case .p256(let key) = encryption.material else { throw CancellationError() }
+                try key.pemRepresentation.write(to: decryptionFile, atomically: true, encoding: .utf8)
+            }
+        }
+
         @Test(
             "against the emulator: a public client; a confidential one with private_key_jwt, PAR, DPoP and an encrypted ID token; the claims on stdout, no token anywhere"
         )
         func emulator() async throws {
-            let signing = P256.Signing.PrivateKey()
-            let encryption = DecryptionKey.generateP256(keyID: "enc-1")
-            let signingJWK: JSONValue = .object(
-                PublicJWK.p256(signing.publicKey).merging(["kid": .string("sig-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
+            let keys = try ClientKeys()
             var configuration = EmulatorConfiguration.defaults
             configuration.clients[0].redirectURIs.append("http://127.0.0.1/callback")
             configuration.clients.append(
                 .init(
                     clientID: "cli-fapi", authentication: .privateKeyJWT, redirectURIs: ["http://127.0.0.1/callback"], idTokenAlgorithm: "ES256",
-                    jwks: .object(["keys": .array([signingJWK, .object(encryption.publicJWK(algorithm: "ECDH-ES+A256KW"))])])
+                    jwks: keys.jwks
                 ))
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let keyFile = directory.appendingPathComponent("client.pem")
-            try signing.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
-            let decryptionFile = directory.appendingPathComponent("decryption.pem")
-            guard case .p256(let key) = encryption.material else { throw CancellationError() }
-            try key.pemRepresentation.write(to: decryptionFile, atomically: true, encoding: .utf8)
+            let (keyFile, decryptionFile) = (keys.keyFile, keys.decryptionFile)
             let browser = try Self.script(Self.emulatorBrowser, name: "browser.py")
             try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
                 let public_ = try await Self.login([
@@ -225,25 +240,16 @@
             "--provider singpass with a registered https redirect against a strict FAPI provider: PAR, DPoP with exp, private_key_jwt, Login's context, an encrypted ID token, iss; the address pasted; two runs prove two DPoP keys"
         )
         func singpassHTTPSRedirect() async throws {
-            let signing = P256.Signing.PrivateKey()
-            let encryption = DecryptionKey.generateP256(keyID: "enc-1")
-            let signingJWK: JSONValue = .object(
-                PublicJWK.p256(signing.publicKey).merging(["kid": .string("sig-1"), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
+            let keys = try ClientKeys()
             var configuration = EmulatorConfiguration.defaults
             configuration.clients.append(
                 .init(
                     clientID: "cli-singpass", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"],
                     idTokenAlgorithm: "ES256",
-                    jwks: .object(["keys": .array([signingJWK, .object(encryption.publicJWK(algorithm: "ECDH-ES+A256KW"))])])
+                    jwks: keys.jwks
                 ))
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let keyFile = directory.appendingPathComponent("client.pem")
-            try signing.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
-            let decryptionFile = directory.appendingPathComponent("decryption.pem")
-            guard case .p256(let key) = encryption.material else { throw CancellationError() }
-            try key.pemRepresentation.write(to: decryptionFile, atomically: true, encoding: .utf8)
-            let fifo = directory.appendingPathComponent("paste").path
+            let (keyFile, decryptionFile) = (keys.keyFile, keys.decryptionFile)
+            let fifo = keys.directory.appendingPathComponent("paste").path
             #expect(mkfifo(fifo, 0o600) == 0)
             try await EmulatorHarness.withEmulator(profile: .singpass, configuration: configuration) { emulator in
                 let browser = try Self.script(Self.singpassBrowser(issuer: emulator.issuer, fifo: fifo), name: "browser.py")
