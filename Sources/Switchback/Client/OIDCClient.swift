@@ -188,7 +188,9 @@ public actor OIDCClient {
     /// nonce by the app that ran the authorization (the app checked `state` and `iss` on its callback).
     /// The code goes to this client's redirect URI; the ID token must carry `nonce`. A code already redeemed
     /// is refused by the provider (``SwitchbackError/Code/tokenEndpointError``). Under
-    /// ``ClientConfiguration/DPoPPolicy/perSignIn`` the tokens are bound to a new key, kept in the credential.
+    /// ``ClientConfiguration/DPoPPolicy/perSignIn`` the tokens are bound to a new key, kept in the credential;
+    /// a code the app's request bound to a key of its own (`dpop_jkt`) cannot be redeemed here, so an app
+    /// whose codes a backend redeems sends no `dpop_jkt`.
     public func redeem(code: String, verifier: PKCE, nonce: String, maxAge: Int? = nil) async throws -> Credential {
         guard !code.isEmpty, !nonce.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a code and a nonce are needed to redeem") }
         return try await redeem(

@@ -102,6 +102,11 @@ extension DPoPKey: Codable {
     }
 }
 
+extension DPoPKey: CustomReflectable {
+    /// `dump` and debuggers see the thumbprint, not the private key's storage.
+    public var customMirror: Mirror { Mirror(self, children: ["thumbprint": thumbprint], displayStyle: .struct) }
+}
+
 extension DPoPKey: CustomStringConvertible {
     /// The thumbprint only; the private key never appears.
     public var description: String { "DPoPKey(jkt: \(thumbprint))" }

@@ -67,6 +67,10 @@ struct DPoPTests {
         #expect(key.thumbprint.count == 43)
         #expect(DPoPKey.thumbprint(of: .object(["kty": .string("RSA"), "n": .string("x"), "e": .string("AQAB")])) == nil)
         #expect("\(key)".contains(key.thumbprint) && !"\(key)".contains("PRIVATE"))
+        // dump and debuggers walk a mirror: it shows the thumbprint, never the key's storage.
+        var dumped = ""
+        dump(key, to: &dumped)
+        #expect(dumped.contains(key.thumbprint) && !dumped.lowercased().contains("privatekey") && !dumped.contains("backing"))
         expectCode(.invalidConfiguration) { try DPoPKey(privateKeyPEM: "not a key") }
     }
 

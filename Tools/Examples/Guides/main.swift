@@ -79,7 +79,8 @@ await stopMitID()
 
 // MitID with backend completion: the broker's client is the companion's; the broker answers its page.
 let (completionApp, stopCompletion, completionPhone) = try await phone(profile: "mitid", authenticator: "mitid", companion: { issuer, configuration in
-    configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret")
+    configuration.provider = .init(
+        issuer: issuer, clientID: "backend", clientSecret: "backend-secret", forwardedParameters: ["idp_params"], authorizationParameters: ["idp_values": "mitid"])
     configuration.completion = .init(appLink: "https://app.example.com/signed-in", returns: .session)
 }) { _, companionURL, device in
     makeMitIDCompletionCoordinator(companion: CompanionClient(companionURL, transport: device.network), host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
@@ -137,7 +138,8 @@ let (singpassApp, stopSingpass, singpassPhone) = try await phone(profile: "singp
 }, companion: { issuer, configuration in
     configuration.provider = .init(
         issuer: issuer, clientID: "singpass-client", privateKeyFile: keys.appendingPathComponent("client.pem").path, keyAlgorithm: "ES256", keyID: "companion-1",
-        dpop: true, decryptionKeyFile: keys.appendingPathComponent("encryption.pem").path, decryptionKeyID: "companion-enc-1"
+        dpop: true, authorizationParameters: ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT"],
+        decryptionKeyFile: keys.appendingPathComponent("encryption.pem").path, decryptionKeyID: "companion-enc-1"
     )
     configuration.exchange = .init(redirectURIs: ["https://app.example.com/oauth/callback"], returns: .session)
 }) { _, companionURL, device in

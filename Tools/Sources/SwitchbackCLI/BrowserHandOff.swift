@@ -45,6 +45,21 @@ struct BrowserHandOff {
         rmdir(directory)
     }
 
+    /// Ctrl-C or a termination removes the page too, then ends the command as the signal would; cancel the
+    /// sources returned once the sign-in is over.
+    func removedOnInterrupt() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                remove()
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+    }
+
     /// An immediate refresh to `target`, with a link for a browser that does not follow it; no referrer.
     static func page(forwardingTo target: URL) -> String {
         let escaped = target.absoluteString.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")

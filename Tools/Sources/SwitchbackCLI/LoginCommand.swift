@@ -108,10 +108,11 @@ struct LoginCommand: AsyncParsableCommand {
             throw ValidationError("--issuer is required with --provider \(provider.rawValue)")
         }
         if let redirectURI {
-            guard let url = URL(string: redirectURI), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil,
-                url.fragment == nil
+            // The code travels in this URL: https, or http only to this machine.
+            guard let url = URL(string: redirectURI), let scheme = url.scheme?.lowercased(), url.host != nil, url.fragment == nil,
+                scheme == "https" || (scheme == "http" && EndpointSecurity.isLoopback(url.host))
             else {
-                throw ValidationError("--redirect-uri must be an absolute http(s) URL without a fragment")
+                throw ValidationError("--redirect-uri must be an https URL (http only on loopback) without a fragment")
             }
             guard redirectPort == 0 else { throw ValidationError("give --redirect-uri or --redirect-port, not both") }
         }
@@ -163,7 +164,11 @@ struct LoginCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("The code and tokens are bound to a DPoP key made for this sign-in (jkt \(key.thumbprint)).\n".utf8))
         }
         let page = try BrowserHandOff(forwardingTo: session.authorizationURL)
-        defer { page.remove() }
+        let interruptions = page.removedOnInterrupt()
+        defer {
+            interruptions.forEach { $0.cancel() }
+            page.remove()
+        }
         let callback: AuthorizationCallback
         if let listener {
             FileHandle.standardError.write(Data("Waiting for the provider at \(listener.redirectURI.absoluteString) (opening the browser)…\n".utf8))
@@ -272,7 +277,7 @@ actor LoopbackRedirect {
     }
 
     static func start(port: Int, logger: Logger) async throws -> LoopbackRedirect {
-        let (callbacks, delivery) = AsyncStream<AuthorizationCallback>.makeStream(bufferingPolicy: .bufferingOldest(16))
+        let (callbacks, delivery) = AsyncStream<AuthorizationCallback>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let (ports, bound) = AsyncStream<Int>.makeStream()
         let router = Router()
         let page =

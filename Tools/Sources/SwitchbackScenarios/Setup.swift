@@ -197,7 +197,7 @@ struct Setup: Sendable {
                 port: 0,
                 provider: .init(
                     issuer: issuer, clientID: "singpass-app", privateKeyFile: clientKey.path, keyAlgorithm: "ES256", keyID: "app-key-1",
-                    dpop: true,
+                    dpop: true, authorizationParameters: [SingpassAuthenticationContext.typeParameter: "APP_AUTHENTICATION_DEFAULT"],
                     decryptionKeyFile: decryptionKey.path, decryptionKeyID: "app-enc-1"
                 ),
                 exchange: .init(redirectURIs: [redirectURI.absoluteString], returns: .session), associations: associations
@@ -206,7 +206,11 @@ struct Setup: Sendable {
         guard let (clientID, secret) = backendClient else { return ServerConfiguration(port: 0, associations: associations) }
         if companionRoute == .completion {
             return ServerConfiguration(
-                port: 0, publicURL: Self.companionURL, provider: .init(issuer: issuer, clientID: clientID, clientSecret: secret),
+                port: 0, publicURL: Self.companionURL,
+                // Signaturgruppen's identity provider is the deployment's; the app forwards MitID's app switch alone.
+                provider: .init(
+                    issuer: issuer, clientID: clientID, clientSecret: secret, forwardedParameters: ["idp_params"],
+                    authorizationParameters: ["idp_values": "mitid"]),
                 completion: .init(appLink: Self.completionLink, returns: .session, maximumWait: 5), associations: associations
             )
         }

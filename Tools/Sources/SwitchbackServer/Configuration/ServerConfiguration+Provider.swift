@@ -36,9 +36,10 @@ extension ServerConfiguration {
         /// (`parameters`), forwarded as they are; any other name is refused. The provider checks the values
         /// against the client's registration (Singpass's `app_launch_url`).
         public var forwardedParameters: [String]
-        /// Authorization parameters this server adds to every request it starts, unless the app forwarded the
-        /// same name: Singpass's `authentication_context_type` (a value Singpass documents) for a Login app,
-        /// `{"authentication_context_type": "APP_AUTHENTICATION_DEFAULT"}`.
+        /// Authorization parameters this server adds to every request it starts; an app may send the same value
+        /// and is refused a different one. Singpass's Login context,
+        /// `{"authentication_context_type": "APP_AUTHENTICATION_DEFAULT"}` (a value Singpass documents);
+        /// Signaturgruppen's `{"idp_values": "mitid"}`.
         public var authorizationParameters: [String: String]
         public var scopes: [String]
         /// `acr` values every ID token must carry (empty: any).
@@ -77,14 +78,12 @@ extension ServerConfiguration.Provider {
         case decryptionKeyFile, decryptionKeyID, identitySource, requiredClaims, metadata, authorizationParameters
     }
 
-    /// Singpass's app return link, the redirect type that asks for its tap page, and what a Login request is
-    /// for (checked against Singpass's documented values before it is forwarded); Signaturgruppen's MitID
-    /// app switch (`idp_params`, whose `app_switch_url` the broker checks against the client's list) and
-    /// identity provider (`idp_values`).
-    public static let defaultForwardedParameters = [
-        "app_launch_url", "redirect_uri_https_type", SingpassAuthenticationContext.typeParameter, SingpassAuthenticationContext.messageParameter,
-        "idp_params", "idp_values",
-    ]
+    /// Singpass's app return link and the redirect type that asks for its tap page. What the user is told
+    /// (Singpass's `authentication_context_type` and `_message`) and which identity provider and options a
+    /// broker uses (`idp_values`, `idp_params`) are the deployment's: set them in
+    /// ``authorizationParameters``, or list them here to let apps choose (Singpass's context is then checked
+    /// against its documented values, and `idp_params` may carry MitID's app switch alone).
+    public static let defaultForwardedParameters = ["app_launch_url", "redirect_uri_https_type"]
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)

@@ -41,6 +41,11 @@ extension ServerConfiguration {
             }
         }
         if let exchange {
+            if exchange.returns == .tokens, provider?.dpop == true {
+                throw fail(
+                    "exchange.returns tokens with provider.dpop: the tokens are bound to a key of this server's sign-in, of no use to the app; return a session"
+                )
+            }
             guard !exchange.redirectURIs.isEmpty, exchange.redirectURIs.allSatisfy({ URL(string: $0)?.scheme != nil }) else {
                 throw fail("exchange.redirectURIs must list the app's absolute redirect URIs")
             }

@@ -148,8 +148,20 @@ extension CompanionService {
         }
         return Replies.json(
             CompanionAPI.PermissionGranted(
-                permissionToken: granted.permissionToken, bindingMessage: granted.bindingMessage.map { String($0.prefix(256)) }),
+                permissionToken: granted.permissionToken, bindingMessage: granted.bindingMessage.map(Self.displayable)),
             status: .created)
+    }
+
+    /// A provider's text for the app to show: no control or bidirectional-formatting characters, at most 256
+    /// bytes of UTF-8, cut at a character.
+    static func displayable(_ text: String) -> String {
+        var kept = ""
+        for character in text
+        where !character.unicodeScalars.contains(where: { [.control, .format].contains($0.properties.generalCategory) }) {
+            guard kept.utf8.count + character.utf8.count <= 256 else { break }
+            kept.append(character)
+        }
+        return kept
     }
 
     /// The `permissions_endpoint` the biometrics server's discovery document names; the document must name

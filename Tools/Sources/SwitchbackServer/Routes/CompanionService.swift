@@ -102,18 +102,25 @@ struct CompanionService: Sendable {
         }
         let provider = try requireProvider()
         let allowed = provider.configuration.forwardedParameters
+        let fixed = provider.configuration.authorizationParameters
         var extra: [(String, String)] = []
         for (name, value) in (parameters ?? [:]).sorted(by: { $0.key < $1.key }) {
+            // What this server sets, an app may repeat but not change (an anonymous caller could otherwise
+            // replace what the user is told, or the assurance the deployment chose).
+            if let set = fixed[name] {
+                guard set == value else {
+                    throw CompanionError(.notAllowed, "the parameter \(name.prefix(40)) is set by this server (provider.authorizationParameters)")
+                }
+                continue
+            }
             guard allowed.contains(name) else {
                 throw CompanionError(.notAllowed, "the parameter \(name.prefix(40)) is not one this server forwards (provider.forwardedParameters)")
             }
             guard value.utf8.count <= 2048 else { throw CompanionError(.invalidRequest, "the parameter \(name.prefix(40)) is too long") }
+            if name == "idp_params" { try Self.checkAppSwitchOnly(value) }
             extra.append((name, value))
         }
-        for (name, value) in provider.configuration.authorizationParameters.sorted(by: { $0.key < $1.key })
-        where !extra.contains(where: { $0.0 == name }) {
-            extra.append((name, value))
-        }
+        extra += fixed.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) }
         do {
             try SingpassAuthenticationContext.check(parameters: extra)
         } catch let error as SwitchbackError {
@@ -121,6 +128,24 @@ struct CompanionService: Sendable {
         }
         return AuthorizationOptions(
             responseMode: responseMode, acrValues: acrValues ?? [], uiLocales: uiLocales, loginHint: loginHint, extraParameters: extra)
+    }
+
+    /// Signaturgruppen's `idp_params` as an app may forward it: MitID's app switch alone. The broker takes
+    /// much more there (the level of assurance, a CPR or UUID hint, the text the MitID app shows), none of it
+    /// an anonymous caller's to choose.
+    static func checkAppSwitchOnly(_ value: String) throws {
+        let refusal = CompanionError(
+            .invalidRequest,
+            "idp_params may carry only MitID's app switch: mitid.enable_app_switch, app_switch_os (ios, android), app_switch_url (https)")
+        guard case .object(let params)? = try? JSONDecoder().decode(JSONValue.self, from: Data(value.utf8)), Set(params.keys) == ["mitid"],
+            case .object(let mitID)? = params["mitid"],
+            Set(mitID.keys).isSubset(of: ["enable_app_switch", "app_switch_os", "app_switch_url"])
+        else { throw refusal }
+        if let enabled = mitID["enable_app_switch"], case .bool = enabled {} else if mitID["enable_app_switch"] != nil { throw refusal }
+        if let os = mitID["app_switch_os"], os != .string("ios"), os != .string("android") { throw refusal }
+        if let url = mitID["app_switch_url"] {
+            guard case .string(let text) = url, let parsed = URL(string: text), parsed.scheme == "https", parsed.host != nil else { throw refusal }
+        }
     }
 
     /// Starts an authorization whose answer comes back to `redirectURI`, and keeps it under its `state`.

@@ -135,6 +135,17 @@
             }
         }
 
+        @Test("--redirect-uri: https, or http only to this machine (the code travels in it); never with --redirect-port")
+        func redirectURIChecked() async throws {
+            for (uri, extra) in [
+                ("http://app.example.com/callback", [String]()), ("https://app.example.com/cb#x", []),
+                ("https://app.example.com/cb", ["--redirect-port", "8765"]),
+            ] {
+                let outcome = try await Self.login(["--issuer", "https://id.example.com", "--client-id", "c", "--redirect-uri", uri] + extra)
+                #expect(outcome.status != 0 && outcome.stderr.contains("--redirect-"), "\(uri): \(outcome.stderr)")
+            }
+        }
+
         @Test("a browser that never reaches the callback ends with a typed timeout, exit 1")
         func timeout() async throws {
             var configuration = EmulatorConfiguration.defaults

@@ -74,6 +74,10 @@ struct ServerCommandTests {
                 "authorizationParameters cannot hold state"
             ),
             (
+                #"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "clientSecret": "s", "dpop": true}, "exchange": {"redirectURIs": ["https://app.example.com/cb"], "returns": "tokens"}}"#,
+                "of no use to the app; return a session"
+            ),
+            (
                 #"{"port": 0, "provider": {"issuer": "https://auth.current.bankid.no/auth/realms/current", "clientID": "b", "clientSecret": "s"}, "permission": {"server": "https://app.bankid.no", "appCallbackURIs": ["https://app.example.com/appswitch"], "type": "payment.v1", "statement": {"id": "1"}}}"#,
                 "use https://current.aletheia-test.idtech.no"
             ),

@@ -3,7 +3,7 @@
     import Testing
     @_spi(SwitchbackInternals) @testable import Switchback
     import SwitchbackEmulator
-    import SwitchbackServer
+    @testable import SwitchbackServer
     import SwitchbackTesting
 
     /// The companion's routes over real HTTP against the emulator: backend exchange, permission proxy,
@@ -139,6 +139,40 @@
             let refused = try await rig.post("/permission", ["app_callback_uri": "https://evil.example/appswitch"])
             #expect(refused.response.status == 400)
             #expect(refused.json["error"] as? String == "not_allowed")
+        }
+
+        @Test(
+            "forwarded idp_params carry MitID's app switch alone (no level of assurance, hint or text of the caller's); idp_values set by the server may be repeated, not changed"
+        )
+        func forwardedIDPParams() async throws {
+            let rig = try await CompanionRig.start(change: {
+                $0.provider?.forwardedParameters = ["idp_params"]
+                $0.provider?.authorizationParameters = ["idp_values": "mitid"]
+            })
+            defer { Task { await rig.stop() } }
+            func start(_ parameters: [String: String]) async throws -> (response: HTTPResponse, json: [String: Any]) {
+                try await rig.post(
+                    "/completion/start", ["flow_id": Base64URL.encode(SystemEntropy().randomBytes(count: 32)), "parameters": parameters])
+            }
+            let appSwitch = #"{"mitid":{"enable_app_switch":true,"app_switch_os":"ios","app_switch_url":"https://app.example.com/appswitch"}}"#
+            let accepted = try await start(["idp_params": appSwitch, "idp_values": "mitid"])
+            #expect(accepted.response.status == 200, "\(accepted.json)")
+            for refused in [
+                #"{"mitid":{"loa_value":"low"}}"#, #"{"mitid":{"enable_app_switch":true,"reference_text":"UmVmdW5k"}}"#,
+                #"{"mitid":{"cpr_hint":"0101011234"}}"#, #"{"nemid":{}}"#, #"{"mitid":{"app_switch_url":"javascript:alert(1)"}}"#, "not json",
+            ] {
+                let answer = try await start(["idp_params": refused])
+                #expect(answer.response.status == 400 && answer.json["error"] as? String == "invalid_request", "\(refused): \(answer.json)")
+            }
+            let otherProvider = try await start(["idp_values": "nemid"])
+            #expect(otherProvider.response.status == 400 && otherProvider.json["error"] as? String == "not_allowed")
+        }
+
+        @Test("a provider's binding message reaches the app without control or bidirectional-formatting characters, at most 256 bytes")
+        func displayableBindingMessage() {
+            #expect(CompanionService.displayable("Pay 100 NOK\u{202E}KON 001\u{0007}\n") == "Pay 100 NOKKON 001")
+            let long = CompanionService.displayable(String(repeating: "ø", count: 200))
+            #expect(long.utf8.count <= 256 && long.count == 128, "cut at a character, by bytes")
         }
 
         /// Starts a bridge sign-in and returns the provider's landing.

@@ -36,8 +36,9 @@
             func configuration(issuer: String, change: (inout ServerConfiguration.Provider) -> Void = { _ in }) -> ServerConfiguration {
                 var provider = ServerConfiguration.Provider(
                     issuer: issuer, clientID: "singpass-backend", privateKeyFile: directory.appendingPathComponent("client.pem").path,
-                    keyAlgorithm: "ES256", keyID: "sig-1", dpop: true, decryptionKeyFile: directory.appendingPathComponent("enc.pem").path,
-                    decryptionKeyID: "enc-1")
+                    keyAlgorithm: "ES256", keyID: "sig-1", dpop: true,
+                    authorizationParameters: [SingpassAuthenticationContext.typeParameter: "APP_AUTHENTICATION_DEFAULT"],
+                    decryptionKeyFile: directory.appendingPathComponent("enc.pem").path, decryptionKeyID: "enc-1")
                 change(&provider)
                 return ServerConfiguration(
                     port: 0, provider: provider, exchange: .init(redirectURIs: [CompanionSingpassTests.redirect], returns: .session))
@@ -113,45 +114,52 @@
         }
 
         @Test(
-            "authentication_context_type: a documented value is forwarded, an undocumented one or a bad message refused before Singpass; authorizationParameters supplies it; without any, Singpass refuses"
+            "authentication_context_type: the server's own goes to Singpass and an app may only repeat it; forwarded on request, an undocumented one or a bad message is refused before Singpass; without any, Singpass refuses"
         )
         func authenticationContext() async throws {
             let keys = try Keys()
             let emulator = try await Self.emulator(keys)
             defer { Task { await emulator.stop() } }
             let quiet = Logger(label: "companion") { _ in SwiftLogNoOpLogHandler() }
-            let companion = try await Companion.start(keys.configuration(issuer: emulator.issuer), logger: quiet)
-            func start(_ parameters: [String: String]) async throws -> (status: Int, json: [String: Any]) {
+            func start(_ companion: Companion, _ parameters: [String: String]) async throws -> (status: Int, json: [String: Any]) {
                 try await Self.post(
                     companion, "/exchange/start",
                     ["redirect_uri": Self.redirect, "binding": Base64URL.encode(SystemEntropy().randomBytes(count: 32)), "parameters": parameters])
             }
+            // The server sets the context: an app repeating it, or sending none, signs in; another value is refused.
+            let fixed = try await Companion.start(keys.configuration(issuer: emulator.issuer), logger: quiet)
+            #expect(try await start(fixed, [:]).status == 200)
+            #expect(try await start(fixed, ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT"]).status == 200)
+            for refused in [
+                ["authentication_context_type": "BANK_FUNDS_TRANSFER_LOCAL"], ["authentication_context_message": "Approve to get your refund"],
+            ] {
+                let answer = try await start(fixed, refused)
+                #expect(answer.status == 400 && answer.json["error"] as? String == "not_allowed", "\(refused): \(answer.json)")
+            }
+            await fixed.stop()
+
+            // A deployment that lets apps choose: only Singpass's documented values and allowed messages go on.
+            let chosen = try await Companion.start(
+                keys.configuration(issuer: emulator.issuer) {
+                    $0.authorizationParameters = [:]
+                    $0.forwardedParameters += [SingpassAuthenticationContext.typeParameter, SingpassAuthenticationContext.messageParameter]
+                }, logger: quiet)
             #expect(
-                try await start(["authentication_context_type": "BANK_CASA_OPENING", "authentication_context_message": "Open an account"]).status
+                try await start(chosen, ["authentication_context_type": "BANK_CASA_OPENING", "authentication_context_message": "Open an account"])
+                    .status
                     == 200)
             for refused in [
                 ["authentication_context_type": "LOGIN"],
                 ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT", "authentication_context_message": "<script>"],
                 ["authentication_context_message": "a message alone"],
             ] {
-                let answer = try await start(refused)
+                let answer = try await start(chosen, refused)
                 #expect(answer.status == 400 && answer.json["error"] as? String == "invalid_request", "\(refused): \(answer.json)")
             }
             // Singpass refuses a Login request without a context; the companion passes that on as a provider failure.
-            let bare = try await start([:])
+            let bare = try await start(chosen, [:])
             #expect(bare.status != 200, "\(bare.json)")
-            await companion.stop()
-
-            let defaulted = try await Companion.start(
-                keys.configuration(issuer: emulator.issuer) {
-                    $0.authorizationParameters = ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT"]
-                },
-                logger: quiet)
-            let answer = try await Self.post(
-                defaulted, "/exchange/start",
-                ["redirect_uri": Self.redirect, "binding": Base64URL.encode(SystemEntropy().randomBytes(count: 32))])
-            #expect(answer.status == 200, "\(answer.json)")
-            await defaulted.stop()
+            await chosen.stop()
         }
     }
 #endif
