@@ -27,8 +27,6 @@ public enum PlatformOutcome {
     /// interrupted", 102, or a cancelled request, -999) rather than a failure of the page.
     public static func loadFailureWasCancellation(errorDomain: String, errorCode: Int) -> Bool {
         (errorDomain == "WebKitErrorDomain" && errorCode == 102) || (errorDomain == NSURLErrorDomain && errorCode == NSURLErrorCancelled)
-            // WebKitGTK: WEBKIT_POLICY_ERROR_FRAME_LOAD_INTERRUPTED_BY_POLICY_CHANGE and WEBKIT_NETWORK_ERROR_CANCELLED.
-            || (errorDomain == "WebKitPolicyError" && errorCode == 102) || (errorDomain == "WebKitNetworkError" && errorCode == 302)
     }
 }
 

@@ -31,11 +31,8 @@ struct PlatformAdapterSequenceTests {
         #expect(actions == [.persist, .openAuthenticator(try #require(flow.handOff).link)])
         // A request the WebView cancelled itself (-999, a newer navigation replaced it) is not a failure.
         #expect(PlatformOutcome.loadFailureWasCancellation(errorDomain: NSURLErrorDomain, errorCode: NSURLErrorCancelled))
-        // WebKitGTK's counterparts: an interrupted frame load and a cancelled request are not failures;
-        // a custom scheme it cannot show (101, measured in WebKitHost's tests) is, and is acted on.
-        #expect(PlatformOutcome.loadFailureWasCancellation(errorDomain: "WebKitPolicyError", errorCode: 102))
-        #expect(PlatformOutcome.loadFailureWasCancellation(errorDomain: "WebKitNetworkError", errorCode: 302))
-        #expect(!PlatformOutcome.loadFailureWasCancellation(errorDomain: "WebKitPolicyError", errorCode: 101))
+        // The core knows Apple's domains only; WebKitGTK's are WebKitHost's (WebKitGTKHost.loadFailureWasCancellation).
+        #expect(!PlatformOutcome.loadFailureWasCancellation(errorDomain: "WebKitPolicyError", errorCode: 102))
     }
 
     @Test("WKWebView: the provider's page failing to load (no network) fails the sign-in")

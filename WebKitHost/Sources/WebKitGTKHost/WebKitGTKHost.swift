@@ -183,6 +183,14 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
 
     // MARK: UserAgentHost
 
+    /// WebKitGTK's counterparts of the errors `PlatformOutcome.loadFailureWasCancellation` knows on iOS: a
+    /// frame load interrupted by the app's policy (`WEBKIT_POLICY_ERROR_FRAME_LOAD_INTERRUPTED_BY_POLICY_CHANGE`,
+    /// 102) and a cancelled request (`WEBKIT_NETWORK_ERROR_CANCELLED`, 302) are not failures; a custom
+    /// scheme the engine cannot show (101) is, and is acted on.
+    public static func loadFailureWasCancellation(errorDomain: String, errorCode: Int) -> Bool {
+        (errorDomain == "WebKitPolicyError" && errorCode == 102) || (errorDomain == "WebKitNetworkError" && errorCode == 302)
+    }
+
     public func present(_ url: URL, strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents) async throws {
         switch strategy {
         case .webView:
@@ -190,7 +198,9 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
                 url, seat: .webView,
                 Presentation(
                     host: self, shouldLoad: { await events.shouldLoad($0.url) },
-                    loadFailed: { await events.loadFailed($0, errorDomain: $1, errorCode: $2) },
+                    loadFailed: {
+                        await events.loadFailed($0, cancelledByPolicy: WebKitGTKHost.loadFailureWasCancellation(errorDomain: $1, errorCode: $2))
+                    },
                     response: { await events.pageResponse($0, status: $1) },
                     dismissed: { await events.dismissed() }))
         case .safariView:

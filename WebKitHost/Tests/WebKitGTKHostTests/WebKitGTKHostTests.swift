@@ -189,6 +189,10 @@ struct WebKitGTKHostTests {
         #expect(try Self.credential(result, host).acr == UAEPassOptions.onDeviceACR)
         let failures = host.observations.compactMap { if case .failed(let url?, let domain, let code) = $0 { (url, domain, code) } else { nil } }
         #expect(failures.contains { $0.0.scheme == "uaepass" && $0.1 == "WebKitPolicyError" && $0.2 == 101 }, "the engine could not show uaepass://")
+        // That failure is acted on; an interrupted frame load (102) and a cancelled request (302) are not failures.
+        #expect(!WebKitGTKHost.loadFailureWasCancellation(errorDomain: "WebKitPolicyError", errorCode: 101))
+        #expect(WebKitGTKHost.loadFailureWasCancellation(errorDomain: "WebKitPolicyError", errorCode: 102))
+        #expect(WebKitGTKHost.loadFailureWasCancellation(errorDomain: "WebKitNetworkError", errorCode: 302))
         #expect(failures.contains { $0.0.scheme == "com.example.app" }, "nor the redirect URI, which the core then took as the callback")
         #expect(!Self.decisions(host).contains { $0.url.scheme != "http" && $0.url.scheme != "https" }, "no custom scheme was put to the policy")
         #expect(result.transcript.contains { $0.text == "opens UAE Pass (staging app)" })
