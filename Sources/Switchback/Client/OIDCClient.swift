@@ -61,7 +61,7 @@ public actor OIDCClient {
     }
 
     /// A validator for JWT access tokens (RFC 9068) meant for `audience`, with the provider's keys.
-    public func accessTokenValidator(audience: String) async throws -> AccessTokenValidator {
+    @_spi(SwitchbackInternals) public func accessTokenValidator(audience: String) async throws -> AccessTokenValidator {
         let metadata = try await metadata()
         return AccessTokenValidator(
             issuer: metadata.issuer, audience: audience, keys: keyCache(for: metadata.jwksURI),

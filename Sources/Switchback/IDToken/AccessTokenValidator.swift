@@ -3,20 +3,20 @@ public import Foundation
 /// Validates a JWT access token (RFC 9068) with the provider's keys: `typ` `at+jwt`, an asymmetric
 /// signature, the issuer, the audience this resource server expects, expiry and a subject. For a server
 /// that accepts the app's access token (a session hand-off, an API).
-public struct AccessTokenValidator: Sendable {
+@_spi(SwitchbackInternals) public struct AccessTokenValidator: Sendable {
     /// The claims a valid access token carries.
-    public struct Claims: Sendable, Equatable, Decodable {
-        public let sub: String
-        public let clientID: String?
+    @_spi(SwitchbackInternals) public struct Claims: Sendable, Equatable, Decodable {
+        @_spi(SwitchbackInternals) public let sub: String
+        @_spi(SwitchbackInternals) public let clientID: String?
         /// `azp`, which some providers send instead of (or beside) `client_id`.
-        public let authorizedParty: String?
-        public let scope: String?
-        public let exp: Double
+        @_spi(SwitchbackInternals) public let authorizedParty: String?
+        @_spi(SwitchbackInternals) public let scope: String?
+        @_spi(SwitchbackInternals) public let exp: Double
         /// `cnf.jkt` (RFC 9449 §6.1): the thumbprint of the DPoP key the token is bound to. Any other
         /// `cnf` member (mTLS) is kept as an empty, unmatchable thumbprint: the token is still bound.
-        public let confirmationThumbprint: String?
+        @_spi(SwitchbackInternals) public let confirmationThumbprint: String?
         /// `preferred_username` (OpenID Connect Core §5.1), when the provider puts it in its access tokens.
-        public let preferredUsername: String?
+        @_spi(SwitchbackInternals) public let preferredUsername: String?
 
         private enum CodingKeys: String, CodingKey {
             case sub, client_id, azp, scope, exp, cnf, preferred_username
@@ -26,7 +26,7 @@ public struct AccessTokenValidator: Sendable {
             let jkt: String?
         }
 
-        public init(from decoder: any Decoder) throws {
+        @_spi(SwitchbackInternals) public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             sub = try container.decode(String.self, forKey: .sub)
             clientID = try container.decodeIfPresent(String.self, forKey: .client_id)
@@ -53,14 +53,14 @@ public struct AccessTokenValidator: Sendable {
         }
     }
 
-    public let issuer: String
-    public let audience: String
-    public let allowedAlgorithms: Set<String>
-    public let clockSkew: TimeInterval
+    @_spi(SwitchbackInternals) public let issuer: String
+    @_spi(SwitchbackInternals) public let audience: String
+    @_spi(SwitchbackInternals) public let allowedAlgorithms: Set<String>
+    @_spi(SwitchbackInternals) public let clockSkew: TimeInterval
     private let keys: JWKSCache
     private let clock: any WallClock
 
-    public init(
+    @_spi(SwitchbackInternals) public init(
         issuer: String, audience: String, keys: JWKSCache, allowedAlgorithms: Set<String> = SigningAlgorithms.idTokenDefaults,
         clockSkew: TimeInterval = 60,
         clock: any WallClock = SystemClock()
@@ -74,7 +74,7 @@ public struct AccessTokenValidator: Sendable {
     }
 
     /// The token's claims, or a typed error saying which check failed.
-    public func validate(_ token: String) async throws -> Claims {
+    @_spi(SwitchbackInternals) public func validate(_ token: String) async throws -> Claims {
         let jws = try CompactJWS(token, malformed: .idTokenMalformed)
         guard let typ = jws.header.typ?.lowercased(), typ == "at+jwt" || typ == "application/at+jwt" else {
             throw SwitchbackError(.idTokenMalformed, "the access token's typ is not at+jwt (RFC 9068 §2.1)")

@@ -75,7 +75,7 @@ public struct TokenClient: Sendable {
     }
 
     /// Asks the provider whether `token` is active (RFC 7662), authenticated as this client.
-    public func introspect(_ token: String) async throws -> TokenIntrospection {
+    @_spi(SwitchbackInternals) public func introspect(_ token: String) async throws -> TokenIntrospection {
         guard let endpoint = metadata.introspectionEndpoint else {
             throw SwitchbackError(.invalidConfiguration, "the provider publishes no introspection_endpoint")
         }

@@ -1,23 +1,23 @@
 public import Foundation
 
 /// The provider's answer about an access token (RFC 7662 §2.2). Inactive tokens carry nothing else.
-public struct TokenIntrospection: Sendable, Equatable, Decodable {
-    public let active: Bool
-    public let subject: String?
-    public let clientID: String?
-    public let issuer: String?
-    public let scope: String?
-    public let expiresAt: Date?
+@_spi(SwitchbackInternals) public struct TokenIntrospection: Sendable, Equatable, Decodable {
+    @_spi(SwitchbackInternals) public let active: Bool
+    @_spi(SwitchbackInternals) public let subject: String?
+    @_spi(SwitchbackInternals) public let clientID: String?
+    @_spi(SwitchbackInternals) public let issuer: String?
+    @_spi(SwitchbackInternals) public let scope: String?
+    @_spi(SwitchbackInternals) public let expiresAt: Date?
     /// The token's audiences (`aud`, a string or an array), when the provider says.
-    public let audience: [String]?
+    @_spi(SwitchbackInternals) public let audience: [String]?
     /// `token_type`: `Bearer`, or `DPoP` for a sender-constrained token.
-    public let tokenType: String?
+    @_spi(SwitchbackInternals) public let tokenType: String?
     /// `cnf.jkt` (RFC 9449 §6.2): the thumbprint of the key the token is bound to.
-    public let confirmationThumbprint: String?
+    @_spi(SwitchbackInternals) public let confirmationThumbprint: String?
     /// `username` (RFC 7662 §2.2): a human-readable identifier of the resource owner, when the provider sends one.
-    public let username: String?
+    @_spi(SwitchbackInternals) public let username: String?
 
-    public init(
+    @_spi(SwitchbackInternals) public init(
         active: Bool, subject: String? = nil, clientID: String? = nil, issuer: String? = nil, scope: String? = nil, expiresAt: Date? = nil,
         audience: [String]? = nil, tokenType: String? = nil, confirmationThumbprint: String? = nil, username: String? = nil
     ) {
@@ -34,7 +34,7 @@ public struct TokenIntrospection: Sendable, Equatable, Decodable {
     }
 
     /// Whether the token may only be used with a proof of possession: typed `DPoP`, or bound by `cnf`.
-    public var isSenderConstrained: Bool {
+    @_spi(SwitchbackInternals) public var isSenderConstrained: Bool {
         tokenType?.lowercased() == "dpop" || confirmationThumbprint != nil
     }
 
@@ -46,7 +46,7 @@ public struct TokenIntrospection: Sendable, Equatable, Decodable {
         let jkt: String?
     }
 
-    public init(from decoder: any Decoder) throws {
+    @_spi(SwitchbackInternals) public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         active = try container.decode(Bool.self, forKey: .active)
         subject = try container.decodeIfPresent(String.self, forKey: .sub)
