@@ -44,6 +44,7 @@ final class NameProxy: Sendable {
             targets[name] = target
         }
         let names = targets.keys.sorted()
+        let routes = targets  // a constant for the channels' initializer, which runs on the event loops
         let (tls, certificate) = try makeTLS(for: names)
         // Every tunnel lives on the event loop, in channel handlers (NameProxy+Tunnel.swift): a cooperative pool
         // kept busy by the tests running beside it never stalls the engine's requests.
@@ -51,7 +52,7 @@ final class NameProxy: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ConnectHandler(targets: targets, tls: tls, headTimeout: headTimeout))
+                    try channel.pipeline.syncOperations.addHandler(ConnectHandler(targets: routes, tls: tls, headTimeout: headTimeout))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
