@@ -101,7 +101,7 @@ bin="$(swift build --show-bin-path "${tools[@]}")"
 # The app-side products as an app ships them, in release: some warnings (a public import no public
 # declaration uses) appear only without the debug build's testability. Its own build folder, so the debug
 # build above stays as it is; about 5 minutes from cold. (Tools' release build takes about 15 minutes; it
-# is checked by hand, see the README.)
+# is checked by hand, see CONTRIBUTING.md.)
 release_log=$(mktemp /tmp/switchback-release.XXXXXX)
 cleanup+=("rm -f '$release_log'")
 swift build -c release --scratch-path "$root/.build-release" 2>&1 | tee "$release_log" | tail -1
