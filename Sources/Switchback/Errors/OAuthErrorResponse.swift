@@ -29,8 +29,7 @@ public struct OAuthErrorResponse: Sendable, Equatable, Codable, CustomStringConv
     }
 
     private static func sanitised(_ text: String) -> String {
-        let printable = text.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }
-        return String(String.UnicodeScalarView(printable).prefix(200))
+        String(Redaction.printable(text).unicodeScalars.prefix(200))
     }
 }
 

@@ -30,6 +30,12 @@ public enum Redaction {
             .replacingOccurrences(of: "%E2%80%B9redacted%E2%80%BA", with: "‹redacted›")
     }
 
+    /// `text` without control or format characters (Unicode Cc and Cf, the bidirectional overrides among
+    /// them): text another party chose, made fit for a log line, an error message or a screen.
+    @_spi(SwitchbackInternals) public static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }))
+    }
+
     /// A secret shown only by its length, for example `‹43 characters›`.
     public static func secret(_ value: String?) -> String {
         guard let value else { return "‹none›" }

@@ -3,10 +3,10 @@ import Crypto
 
 /// A DPoP key (RFC 9449): the client proves possession of it with every token request and every use of
 /// the access token bound to it, so a stolen access or refresh token is useless without the key.
-/// ES256 over P-256. A client makes a new key for every sign-in (``ClientConfiguration/DPoPPolicy/perSignIn``; Singpass's DPoP
-/// page: a key pair is not reused across login sessions), keeps it with that sign-in's session while the
-/// user is away, and then with the ``Credential`` whose tokens it binds (the refresh token too), so it is
-/// stored wherever the credential is (the Keychain on Apple platforms), encoded as its PEM.
+/// ES256 over P-256. A client makes a new key for every sign-in (``ClientConfiguration/DPoPPolicy/perSignIn``;
+/// Singpass's DPoP page: a key pair is not reused across login sessions), keeps it with that sign-in's
+/// session while the user is away, and then with the ``Credential`` whose tokens it binds (the refresh token
+/// too), so it is stored wherever the credential is (the Keychain on Apple platforms), encoded as its PEM.
 public struct DPoPKey: Sendable {
     private let key: P256.Signing.PrivateKey
 

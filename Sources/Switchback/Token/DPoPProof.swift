@@ -3,8 +3,9 @@ public import Foundation
 
 /// Checks DPoP proofs (RFC 9449 §4.3): an ES256 JWT of type `dpop+jwt` carrying its public key,
 /// naming this request (`htm`, `htu`), fresh (`iat`, and `exp` when it has one or the verifier requires
-/// one), unique (`jti`, checked by the caller), and bound to the access token presented with it (`ath`). The emulator (as the provider) and the companion (as
-/// the resource server of a hand-off) check proofs with it; each keeps its own record of used `jti`s.
+/// one), unique (`jti`, checked by the caller), and bound to the access token presented with it (`ath`).
+/// The emulator (as the provider) and the companion (as the resource server of a hand-off) check proofs
+/// with it; each keeps its own record of used `jti`s.
 @_spi(SwitchbackInternals) public enum DPoPProof {
     @_spi(SwitchbackInternals) public struct Verified: Sendable {
         /// The key's RFC 7638 thumbprint, which tokens are bound to.

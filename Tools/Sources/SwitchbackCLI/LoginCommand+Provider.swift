@@ -36,9 +36,9 @@ extension LoginCommand {
         var rules: Rules {
             switch self {
             case .singpass:
-                Rules(preset: .singpass, requiresPAR: true, requiresDPoP: true, documentedEndpoints: false, identitySource: .idToken)
+                Rules(preset: preset, requiresPAR: true, requiresDPoP: true, documentedEndpoints: false, identitySource: .idToken)
             case .uaepass:
-                Rules(preset: .uaePass, requiresPAR: false, requiresDPoP: false, documentedEndpoints: true, identitySource: .userInfo)
+                Rules(preset: preset, requiresPAR: false, requiresDPoP: false, documentedEndpoints: true, identitySource: .userInfo)
             case .generic, .idme, .bankIDNorway, .mitID, .mitIDIdura, .bankIDSweden:
                 Rules(preset: preset, requiresPAR: false, requiresDPoP: false, documentedEndpoints: false, identitySource: .idToken)
             }

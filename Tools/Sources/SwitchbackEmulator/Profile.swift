@@ -183,8 +183,8 @@ public struct Profile: Sendable {
 
     /// MitID through a broker: the MitID web client opens the MitID app by a universal link on
     /// `appswitch.mitid.nets.eu` behind the user's tap on "Open MitID app" (Idura's app-switch guide).
-    /// MitID through Signaturgruppen (the default; variant `idura` for Idura's shape: `login_hint`, and a
-    /// plain redirect at the end, which the authentication session Idura requires catches).
+    /// The broker is Signaturgruppen (`idp_params`, a tap-to-return page) unless the variant `idura` asks
+    /// for Idura's shape (`login_hint`, and a plain redirect that the authentication session catches).
     public static let mitID = Profile(
         name: "mitid",
         summary:

@@ -17,13 +17,16 @@ enum BankIDNorwayEnvironment: String, CaseIterable {
         }
     }
 
-    /// The biometrics server (`permission.server`), whose discovery document names `permissions_endpoint`.
-    var biometricsServer: String {
+    /// The biometrics server's host; the server (`permission.server`) is its https root, whose discovery
+    /// document names `permissions_endpoint`.
+    var biometricsHost: String {
         switch self {
-        case .test: "https://current.aletheia-test.idtech.no"
-        case .production: "https://app.bankid.no"
+        case .test: "current.aletheia-test.idtech.no"
+        case .production: "app.bankid.no"
         }
     }
+
+    var biometricsServer: String { "https://" + biometricsHost }
 
     /// The environment whose issuer is `issuer`, when it is one of BankID's.
     static func ofIssuer(_ issuer: String) -> BankIDNorwayEnvironment? {
@@ -34,6 +37,6 @@ enum BankIDNorwayEnvironment: String, CaseIterable {
     /// The environment whose biometrics server is `server`, when it is one of BankID's.
     static func ofBiometricsServer(_ server: String) -> BankIDNorwayEnvironment? {
         let host = URL(string: server)?.host?.lowercased()
-        return allCases.first { URL(string: $0.biometricsServer)?.host == host }
+        return allCases.first { $0.biometricsHost == host }
     }
 }

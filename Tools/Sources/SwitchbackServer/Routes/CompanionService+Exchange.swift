@@ -152,12 +152,11 @@ extension CompanionService {
             status: .created)
     }
 
-    /// A provider's text for the app to show: no control or bidirectional-formatting characters, at most 256
-    /// bytes of UTF-8, cut at a character.
+    /// A provider's text for the app to show: ``Redaction/printable(_:)``, at most 256 bytes of UTF-8, cut at
+    /// a character.
     static func displayable(_ text: String) -> String {
         var kept = ""
-        for character in text
-        where !character.unicodeScalars.contains(where: { [.control, .format].contains($0.properties.generalCategory) }) {
+        for character in Redaction.printable(text) {
             guard kept.utf8.count + character.utf8.count <= 256 else { break }
             kept.append(character)
         }

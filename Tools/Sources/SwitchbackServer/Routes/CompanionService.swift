@@ -141,10 +141,18 @@ struct CompanionService: Sendable {
             case .object(let mitID)? = params["mitid"],
             Set(mitID.keys).isSubset(of: ["enable_app_switch", "app_switch_os", "app_switch_url"])
         else { throw refusal }
-        if let enabled = mitID["enable_app_switch"], case .bool = enabled {} else if mitID["enable_app_switch"] != nil { throw refusal }
-        if let os = mitID["app_switch_os"], os != .string("ios"), os != .string("android") { throw refusal }
-        if let url = mitID["app_switch_url"] {
-            guard case .string(let text) = url, let parsed = URL(string: text), parsed.scheme == "https", parsed.host != nil else { throw refusal }
+        switch mitID["enable_app_switch"] {
+        case nil, .bool?: break
+        default: throw refusal
+        }
+        switch mitID["app_switch_os"] {
+        case nil, .string("ios")?, .string("android")?: break
+        default: throw refusal
+        }
+        switch mitID["app_switch_url"] {
+        case nil: break
+        case .string(let text)?: guard let url = URL(string: text), url.scheme == "https", url.host != nil else { throw refusal }
+        default: throw refusal
         }
     }
 

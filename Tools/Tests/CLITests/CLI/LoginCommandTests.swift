@@ -34,6 +34,13 @@
 
             """
 
+        /// The emulator's defaults, with the RFC 8252 loopback redirect registered for `native-rs`.
+        static var loopbackConfiguration: EmulatorConfiguration {
+            var configuration = EmulatorConfiguration.defaults
+            configuration.clients[0].redirectURIs.append("http://127.0.0.1/callback")
+            return configuration
+        }
+
         static func script(_ text: String, name: String) throws -> String {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)-\(name)")
             try text.write(to: file, atomically: true, encoding: .utf8)
@@ -66,6 +73,11 @@
                 guard case .p256(let key) = encryption.material else { throw CancellationError() }
                 try key.pemRepresentation.write(to: decryptionFile, atomically: true, encoding: .utf8)
             }
+
+            /// The emulator's registration of a private_key_jwt client with these keys.
+            func client(_ clientID: String, redirectURI: String) -> EmulatorConfiguration.Client {
+                .init(clientID: clientID, authentication: .privateKeyJWT, redirectURIs: [redirectURI], idTokenAlgorithm: "ES256", jwks: jwks)
+            }
         }
 
         @Test(
@@ -73,13 +85,8 @@
         )
         func emulator() async throws {
             let keys = try ClientKeys()
-            var configuration = EmulatorConfiguration.defaults
-            configuration.clients[0].redirectURIs.append("http://127.0.0.1/callback")
-            configuration.clients.append(
-                .init(
-                    clientID: "cli-fapi", authentication: .privateKeyJWT, redirectURIs: ["http://127.0.0.1/callback"], idTokenAlgorithm: "ES256",
-                    jwks: keys.jwks
-                ))
+            var configuration = Self.loopbackConfiguration
+            configuration.clients.append(keys.client("cli-fapi", redirectURI: "http://127.0.0.1/callback"))
             let (keyFile, decryptionFile) = (keys.keyFile, keys.decryptionFile)
             let browser = try Self.script(Self.emulatorBrowser, name: "browser.py")
             try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
@@ -117,8 +124,7 @@
 
         @Test("a callback with another state (a local process or a web page posting first) is ignored; the real one still signs in")
         func foreignCallbackIgnored() async throws {
-            var configuration = EmulatorConfiguration.defaults
-            configuration.clients[0].redirectURIs.append("http://127.0.0.1/callback")
+            let configuration = Self.loopbackConfiguration
             // The "browser" first delivers a forged answer to the loopback port, then signs in for real.
             let browser = try Self.script(
                 Self.handOffReader + """
@@ -135,6 +141,32 @@
             }
         }
 
+        @Test(
+            "a pasted address is taken only on the redirect URI's host, and then only with this sign-in's state: another host or another state is a typed error, exit 1"
+        )
+        func pastedAddressChecked() async throws {
+            let configuration = Self.loopbackConfiguration
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let fifo = directory.appendingPathComponent("paste").path
+            #expect(mkfifo(fifo, 0o600) == 0)
+            try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
+                for (pasted, expected) in [
+                    ("https://evil.example/callback?code=stolen&state=x", "error: invalidURL"),
+                    ("http://127.0.0.1:9/callback?code=forged&state=forged", "error: stateMismatch"),
+                ] {
+                    let browser = try Self.script("with open(\"\(fifo)\", \"w\") as paste: paste.write(\"\(pasted)\\n\")", name: "browser.py")
+                    let outcome = try await Self.loginPasting(
+                        [
+                            "--issuer", emulator.issuer, "--client-id", "native-rs", "--redirect-uri", "http://127.0.0.1:9/callback",
+                            "--browser-command", "python3 \(browser)", "--timeout", "60",
+                        ], fifo: fifo)
+                    #expect(outcome.status == 1 && outcome.stderr.contains(expected), "\(pasted): \(outcome.stderr)")
+                    #expect(outcome.stdout.isEmpty)
+                }
+            }
+        }
+
         @Test("--redirect-uri: https, or http only to this machine (the code travels in it); never with --redirect-port")
         func redirectURIChecked() async throws {
             for (uri, extra) in [
@@ -148,8 +180,7 @@
 
         @Test("a browser that never reaches the callback ends with a typed timeout, exit 1")
         func timeout() async throws {
-            var configuration = EmulatorConfiguration.defaults
-            configuration.clients[0].redirectURIs.append("http://127.0.0.1/callback")
+            let configuration = Self.loopbackConfiguration
             try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
                 let outcome = try await Self.login([
                     "--issuer", emulator.issuer, "--client-id", "native-rs", "--browser-command", "true", "--timeout", "1",
@@ -186,8 +217,7 @@
             "the browser is given a private page (0600, in a 0700 directory) that forwards to the authorization URL: no state, nonce, challenge or request_uri in any process's arguments; the page is gone afterwards"
         )
         func browserArgumentsCarryNoSecret() async throws {
-            var configuration = EmulatorConfiguration.defaults
-            configuration.clients[0].redirectURIs.append("http://127.0.0.1/callback")
+            let configuration = Self.loopbackConfiguration
             let record = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)-argv.json")
             let browser = try Self.script(
                 Self.handOffReader + """
@@ -253,12 +283,7 @@
         func singpassHTTPSRedirect() async throws {
             let keys = try ClientKeys()
             var configuration = EmulatorConfiguration.defaults
-            configuration.clients.append(
-                .init(
-                    clientID: "cli-singpass", authentication: .privateKeyJWT, redirectURIs: ["https://app.example.com/oauth/callback"],
-                    idTokenAlgorithm: "ES256",
-                    jwks: keys.jwks
-                ))
+            configuration.clients.append(keys.client("cli-singpass", redirectURI: "https://app.example.com/oauth/callback"))
             let (keyFile, decryptionFile) = (keys.keyFile, keys.decryptionFile)
             let fifo = keys.directory.appendingPathComponent("paste").path
             #expect(mkfifo(fifo, 0o600) == 0)

@@ -224,18 +224,25 @@
             }
         }
 
+        /// The backend's client as UAE Pass documents it: the documented endpoints, client_secret_basic, no PAR,
+        /// the identity from userinfo.
+        static func documentedClient(
+            _ emulator: Emulator, requiredACRValues: Set<String> = [], requiredClaims: [String: Set<String>] = [:]
+        ) throws -> OIDCClient {
+            OIDCClient(
+                configuration: ClientConfiguration(
+                    clientID: "backend", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")),
+                    authentication: .clientSecretBasic(secret: "backend-secret"), requiredACRValues: requiredACRValues, pushedAuthorization: .never,
+                    identitySource: .userInfo, requiredClaims: requiredClaims
+                ),
+                provider: .static(.uaePass(base: try #require(URL(string: emulator.issuer))))
+            )
+        }
+
         @Test("an acr requirement holds for a userinfo identity too: the web sign-in (level low) is refused where the app's level is required")
         func userInfoACRRequirement() async throws {
             let emulator = try await Emulator.start(profile: .uaePass())
-            let base = try #require(URL(string: emulator.issuer))
-            let client = OIDCClient(
-                configuration: ClientConfiguration(
-                    clientID: "backend", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")),
-                    authentication: .clientSecretBasic(secret: "backend-secret"),
-                    requiredACRValues: [UAEPassOptions.onDeviceACR], pushedAuthorization: .never, identitySource: .userInfo
-                ),
-                provider: .static(.uaePass(base: base))
-            )
+            let client = try Self.documentedClient(emulator, requiredACRValues: [UAEPassOptions.onDeviceACR])
             let onDevice = try await Self.signInOnDevice(emulator, client: client)
             #expect(onDevice.acr == UAEPassOptions.onDeviceACR)
             let session = try await client.prepareAuthorization(
@@ -250,41 +257,30 @@
         )
         func documentedScopes() async throws {
             let emulator = try await Emulator.start(profile: .uaePass())
-            let base = try #require(URL(string: emulator.issuer))
-            let client = OIDCClient(
-                configuration: ClientConfiguration(
-                    clientID: "backend", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")),
-                    authentication: .clientSecretBasic(secret: "backend-secret"), pushedAuthorization: .never, identitySource: .userInfo,
-                    requiredClaims: ["userType": ["SOP2", "SOP3"]]
-                ),
-                provider: .static(.uaePass(base: base))
-            )
+            let client = try Self.documentedClient(emulator, requiredClaims: ["userType": ["SOP2", "SOP3"]])
             let request = try await ProviderPreset.uaePass.request(strategy: .systemBrowser)
             let session = try await client.prepareAuthorization(request.options)
             let scope = URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "scope" }?.value
             #expect(scope == "urn:uae:digitalid:profile:general", "no openid: the identity comes from userinfo")
-            let browser = EmulatorBrowser()
-            let (link, _) = try await browser.handOff(session.authorizationURL)
-            let back = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
-            let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(try await browser.open(back)), session: session)
+            let credential = try await Self.finishOnDevice(emulator, client: client, session: session)
             #expect(credential.userInfoClaims?["userType"] == .string("SOP3"))
             // The request the guides used to send: openid alone. Nothing but sub comes back, so the requirement fails.
             var old = Self.onDevice()
             old.scopes = ["openid"]
-            let oldSession = try await client.prepareAuthorization(old)
-            let oldBrowser = EmulatorBrowser()
-            let (oldLink, _) = try await oldBrowser.handOff(oldSession.authorizationURL)
-            let oldBack = try #require(try await Self.app(emulator).respond(to: oldLink, with: .approve()))
             let error = await expectFailure("without the profile scope there is no userType") {
-                try await client.completeAuthorization(try EmulatorBrowser.callback(try await oldBrowser.open(oldBack)), session: oldSession)
+                try await Self.signInOnDevice(emulator, client: client, options: old)
             }
             #expect(error?.code == .identityRequirementNotMet)
             await emulator.stop()
         }
 
         /// The on-device sign-in in one browser: hand-off, approval, the saved success URL, redemption.
-        static func signInOnDevice(_ emulator: Emulator, client: OIDCClient) async throws -> Credential {
-            let session = try await client.prepareAuthorization(Self.onDevice())
+        static func signInOnDevice(_ emulator: Emulator, client: OIDCClient, options: AuthorizationOptions = onDevice()) async throws -> Credential {
+            try await finishOnDevice(emulator, client: client, session: try await client.prepareAuthorization(options))
+        }
+
+        /// The on-device sign-in of a prepared `session`.
+        static func finishOnDevice(_ emulator: Emulator, client: OIDCClient, session: AuthorizationSession) async throws -> Credential {
             let browser = EmulatorBrowser()
             let (link, _) = try await browser.handOff(session.authorizationURL)
             let back = try #require(try await Self.app(emulator).respond(to: link, with: .approve()))
