@@ -29,6 +29,8 @@ let package = Package(
             name: "WebKitGTKHost",
             dependencies: [
                 "CWebKitShim", "CWebKitGTK", .product(name: "Switchback", package: "Switchback"),
+                // iOS's user-agent rules, shared with the simulated device (IOSUserAgentRules).
+                .product(name: "SwitchbackTesting", package: "Switchback"),
                 // The loopback proxy that gives the device's names real TLS (NameProxy).
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "X509", package: "swift-certificates"),

@@ -30,14 +30,23 @@
                 let nsError = error.map { $0 as NSError }
                 report(callbackURL, nsError?.domain, nsError?.code)
             }
+            // The core's rule for what a session catches; the coordinator refuses a redirect URI no session
+            // catches (http) before a presenter is asked.
+            guard let callback = AuthenticationSessionCallback(redirectURI: redirectURI) else {
+                throw SwitchbackError(.strategyNotSupported, "an authentication session cannot catch this redirect URI")
+            }
             let session: ASWebAuthenticationSession
             if #available(iOS 17.4, macOS 14.4, *) {
-                session = ASWebAuthenticationSession(url: url, callback: Self.callback(for: redirectURI), completionHandler: completion)
+                session = ASWebAuthenticationSession(url: url, callback: Self.sessionCallback(callback), completionHandler: completion)
             } else {
                 // Before 17.4 only custom schemes can be caught; an https redirect URI then reaches the app as a
                 // universal link, through the coordinator's router.
-                let scheme = redirectURI.scheme?.lowercased()
-                session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme == "https" ? nil : scheme, completionHandler: completion)
+                let scheme: String? =
+                    switch callback {
+                    case .customScheme(let scheme): scheme
+                    case .https: nil
+                    }
+                session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme, completionHandler: completion)
             }
             session.prefersEphemeralWebBrowserSession = ephemeral
             session.presentationContextProvider = self
@@ -49,11 +58,11 @@
         }
 
         @available(iOS 17.4, macOS 14.4, *)
-        static func callback(for redirectURI: URL) -> ASWebAuthenticationSession.Callback {
-            if redirectURI.scheme?.lowercased() == "https", let host = redirectURI.host {
-                return .https(host: host, path: redirectURI.path)
+        static func sessionCallback(_ callback: AuthenticationSessionCallback) -> ASWebAuthenticationSession.Callback {
+            switch callback {
+            case .customScheme(let scheme): .customScheme(scheme)
+            case .https(let host, let path): .https(host: host, path: path)
             }
-            return .customScheme(redirectURI.scheme ?? "")
         }
 
         /// Closes the session; its completion then reports a cancellation the finished flow ignores.

@@ -91,7 +91,8 @@ struct AuthenticationSessionGlueTests {
 
     @Test("an https redirect URI is caught by host and path (iOS 17.4); dismissing cancels the session once")
     func httpsCallbackAndDismiss() throws {
-        let callback = AuthenticationSessionPresenter.callback(for: URL(string: "https://app.example.com/oauth/callback")!)
+        let core = try #require(AuthenticationSessionCallback(redirectURI: URL(string: "https://app.example.com/oauth/callback")!))
+        let callback = AuthenticationSessionPresenter.sessionCallback(core)
         #expect(callback.scheme == "https" && callback.host == "app.example.com" && callback.path == "/oauth/callback")
         let presenter = AuthenticationSessionPresenter(anchor: { Rig.window() })
         let reports = Reports()

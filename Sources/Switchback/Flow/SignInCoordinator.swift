@@ -90,8 +90,19 @@ public actor SignInCoordinator {
                 .strategyNotSupported,
                 "an app receives authorization codes only; a provider that answers with implicit tokens needs the companion's bridge")
         }
+        try Self.requireCallback(for: client.configuration.redirectURI, strategy: request.strategy)
         let session = try await client.prepareAuthorization(request.options)
         return await begin(request, authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI)
+    }
+
+    /// Refuses a sign-in whose authentication session could never catch its redirect URI (an http one:
+    /// ``AuthenticationSessionCallback``), which would otherwise leave the user on a page that loads nothing.
+    static func requireCallback(for redirectURI: URL, strategy: UserAgentStrategy) throws {
+        guard strategy.hasCallbackHook, AuthenticationSessionCallback(redirectURI: redirectURI) == nil else { return }
+        throw SwitchbackError(
+            .strategyNotSupported,
+            "an authentication session catches a custom scheme or an https redirect URI, never \(redirectURI.scheme ?? "this one"); use one of those, or the Safari view"
+        )
     }
 
     /// Registers a flow for `authorization` and starts it; returns its ID.

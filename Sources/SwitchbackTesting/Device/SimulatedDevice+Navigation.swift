@@ -7,10 +7,6 @@ public import Foundation
 /// followed, and the page's own moves (script, meta refresh, auto-submitting forms) and the user's
 /// (signing in, tapping a return link) continue the navigation.
 extension SimulatedDevice {
-    static let safariUserAgent =
-        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
-    static let webViewUserAgent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
-
     func present(_ strategy: UserAgentStrategy, redirectURI: URL, events: UserAgentEvents, at url: URL) {
         let kind: Tab.Kind
         let jar: String
@@ -133,7 +129,8 @@ extension SimulatedDevice {
                 if case .webView(let events) = tab.kind { await events.loadFailed(request.url, cancelledByPolicy: false) }
                 return
             }
-            guard await shouldLoad(id, tab, request.url, userGesture: gesture) else { return }
+            let navigation: IOSUserAgentRules.Navigation = gesture ? (request.method == .post ? .submittedForm : .tappedLink) : .other
+            guard await shouldLoad(id, tab, request.url, navigation) else { return }
             let response: HTTPResponse
             do {
                 response = try await fetch(id, request)
@@ -236,10 +233,9 @@ extension SimulatedDevice {
     }
 
     /// The user agent's rule for one navigation: true to fetch it.
-    private func shouldLoad(_ id: Int, _ tab: Tab, _ url: URL, userGesture: Bool) async -> Bool {
+    private func shouldLoad(_ id: Int, _ tab: Tab, _ url: URL, _ navigation: IOSUserAgentRules.Navigation) async -> Bool {
         navigationLog.append(url)
-        let scheme = url.scheme?.lowercased() ?? ""
-        let web = scheme == "http" || scheme == "https"
+        let web = IOSUserAgentRules.browserLoads(url)
         let from = tab.page?.url ?? url
         switch tab.kind {
         case .webView(let events):
@@ -252,35 +248,26 @@ extension SimulatedDevice {
             }
             return web
         case .authenticationSession(let redirectURI, let events):
-            if Self.isCallback(url, of: redirectURI) {
+            if IOSUserAgentRules.authenticationSessionCatches(url, redirectURI: redirectURI) {
                 record(.userAgent, .app, "the authentication session catches its callback \(Redaction.describe(url))")
                 closeTab(id)
                 await events.callback(.redirect(url))
                 return false
             }
             if !web {
-                _ = await open(url, from: .page(from, userGesture: userGesture))
+                _ = await open(url, from: .page(from, navigation))
                 return false
             }
             // A tapped universal link of an authenticator app (MitID's) leaves the session for that app.
-            return !(await openAuthenticatorUniversalLink(url, from: .page(from, userGesture: userGesture)))
+            return !(await openAuthenticatorUniversalLink(url, from: .page(from, navigation)))
         case .safariView, .safari:
             if !web {
-                _ = await open(url, from: .page(from, userGesture: userGesture))
+                _ = await open(url, from: .page(from, navigation))
                 return false
             }
             // A universal link the user tapped on another domain leaves for its app.
-            return !(await open(url, from: .page(from, userGesture: userGesture)))
+            return !(await open(url, from: .page(from, navigation)))
         }
-    }
-
-    /// `ASWebAuthenticationSession`'s callback rule: a custom scheme matches by scheme; an https
-    /// callback by host and path.
-    static func isCallback(_ url: URL, of redirectURI: URL) -> Bool {
-        let scheme = redirectURI.scheme?.lowercased()
-        guard url.scheme?.lowercased() == scheme else { return false }
-        guard scheme == "https" else { return true }
-        return url.host?.lowercased() == redirectURI.host?.lowercased() && url.path == redirectURI.path
     }
 
     /// An authentication session's own cookie store: Apple documents that it shares persistent cookies
@@ -295,9 +282,9 @@ extension SimulatedDevice {
         let original = request.url
         request.url = resolve(original)
         if case .webView = tab.kind {
-            request.headers["User-Agent"] = Self.webViewUserAgent
+            request.headers["User-Agent"] = IOSUserAgentRules.webViewUserAgent
         } else {
-            request.headers["User-Agent"] = Self.safariUserAgent
+            request.headers["User-Agent"] = IOSUserAgentRules.safariUserAgent
         }
         let shared = tab.jar.hasPrefix(Self.sessionJarPrefix)
         let cookie =
@@ -321,14 +308,7 @@ extension SimulatedDevice {
     func resolve(_ url: URL) -> URL { Self.resolve(url, hosts: hosts) }
 
     static func resolve(_ url: URL, hosts: [String: URL]) -> URL {
-        guard let host = url.host?.lowercased(), let base = hosts[host], var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        else {
-            return url
-        }
-        components.scheme = base.scheme
-        components.host = base.host
-        components.port = base.port
-        return components.url ?? url
+        IOSUserAgentRules.loopbackAddress(of: url, in: hosts) ?? url
     }
 }
 

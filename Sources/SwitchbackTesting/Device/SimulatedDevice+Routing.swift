@@ -6,12 +6,20 @@ import Foundation
 extension SimulatedDevice {
     // MARK: Operating-system URL routing
 
-    /// Where a URL is being opened from: an app (`UIApplication.open`), a page in a browser (with or
-    /// without the user's tap), or a browser outside the device that has applied the user-gesture rule itself.
+    /// Where a URL is being opened from: an app (`UIApplication.open`), a page in a browser (and how its
+    /// navigation started), or a browser outside the device that has applied the universal-link rule itself.
     enum Source {
         case app(String)
-        case page(URL, userGesture: Bool)
+        case page(URL, IOSUserAgentRules.Navigation)
         case browser
+
+        /// Who opens the URL, for ``IOSUserAgentRules/universalLinkOpensApp(_:from:)``.
+        var opener: IOSUserAgentRules.Opener {
+            switch self {
+            case .app, .browser: .app
+            case .page(let page, let navigation): .page(page, navigation)
+            }
+        }
     }
 
     /// Opens `url` as the system would. Returns false when nothing handles it.
@@ -19,7 +27,7 @@ extension SimulatedDevice {
         navigationLog.append(url)
         let scheme = url.scheme?.lowercased() ?? ""
         if scheme == "http" || scheme == "https" {
-            if let app = signInApp, Self.universalLinkAllowed(url, from: source), await claims(app, url) {
+            if let app = signInApp, IOSUserAgentRules.universalLinkOpensApp(url, from: source.opener), await claims(app, url) {
                 record(.device, .app, "routes the universal link \(Redaction.describe(url)) to the app")
                 return await bringForward(app.appID, with: .userActivity(url))
             }
@@ -51,9 +59,9 @@ extension SimulatedDevice {
     }
 
     /// An authenticator app that claims the https link's host gets it, under the universal-link rule
-    /// (``universalLinkAllowed(_:from:)``); false when none does or the rule keeps it in the browser.
+    /// (``IOSUserAgentRules/universalLinkOpensApp(_:from:)``); false when none does or the rule keeps it in the browser.
     func openAuthenticatorUniversalLink(_ url: URL, from source: Source) async -> Bool {
-        guard Self.universalLinkAllowed(url, from: source), let host = url.host?.lowercased(),
+        guard IOSUserAgentRules.universalLinkOpensApp(url, from: source.opener), let host = url.host?.lowercased(),
             let (scheme, authenticator) = authenticators.first(where: { $0.value.universalLinkHost == host })
         else { return false }
         record(.device, .authenticator, "opens \(authenticator.name) by its universal link")
@@ -83,15 +91,6 @@ extension SimulatedDevice {
         if killAppOnHandOff { killApp() }
         background { await $0.runAuthenticator(scheme, link: link) }
         return true
-    }
-
-    /// iOS opens a universal link in its app when another app opens it, or when the user taps it on a
-    /// page of another domain; never for a script or redirect navigation.
-    static func universalLinkAllowed(_ url: URL, from source: Source) -> Bool {
-        switch source {
-        case .app, .browser: true
-        case .page(let page, let gesture): gesture && page.host?.lowercased() != url.host?.lowercased()
-        }
     }
 
     private func runAuthenticator(_ scheme: String, link: URL) async {

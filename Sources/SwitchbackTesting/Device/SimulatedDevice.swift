@@ -69,7 +69,7 @@ public actor SimulatedDevice {
         self.storage = FileFlowJournalStore(
             directory: storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("switchback-device-\(UUID().uuidString)")
         )
-        self.hosts = Dictionary(uniqueKeysWithValues: hosts.map { ($0.key.lowercased(), $0.value) })
+        self.hosts = IOSUserAgentRules.names(hosts)
         self.user = user
         self.clock = clock
         self.transport = transport

@@ -29,6 +29,20 @@ struct CoordinatorBookkeepingTests {
         )
     }
 
+    @Test(
+        "a sign-in in an authentication session with an http redirect URI is refused before anything is shown: no session can catch it",
+        arguments: [UserAgentStrategy.systemBrowser, .ephemeralBrowser])
+    func httpRedirectInSession(_ strategy: UserAgentStrategy) async throws {
+        let host = RecordingUserAgentHost()
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: "app", redirectURI: URL(string: "http://127.0.0.1:8080/callback")!),
+            provider: .static(Self.metadata), transport: StubTransport { _ in StubTransport.json(500, "{}") })
+        let coordinator = SignInCoordinator(.app(client), host: host, opener: RecordingURLOpener())
+        await expectCode(.strategyNotSupported) { _ = try await coordinator.signIn(SignInRequest(provider: "generic", strategy: strategy)) }
+        #expect(host.calls.isEmpty)
+        #expect(await coordinator.states.isEmpty)
+    }
+
     @Test("results nobody awaited are kept for the last 16 sign-ins: the oldest is the one dropped")
     func oldestUnclaimedDropped() async throws {
         let (coordinator, client) = Self.coordinator()

@@ -1,5 +1,6 @@
 public import Foundation
 public import Switchback
+public import SwitchbackTesting
 import CWebKitGTK
 import CWebKitShim
 
@@ -17,8 +18,10 @@ import CWebKitShim
 /// - The authentication session (`ASWebAuthenticationSession`, ``Seat/authenticationSession``): a store
 ///   that starts with Safari's persistent cookies, not its session cookies, and gives its persistent
 ///   cookies back to Safari when it closes; with `prefersEphemeralWebBrowserSession`
-///   (``Seat/ephemeralSession``) a fresh store shared with nothing. It catches its callback (a custom
-///   scheme by scheme, an https callback by host and path, as from iOS 17.4) and closes.
+///   (``Seat/ephemeralSession``) a fresh store shared with nothing. It catches its callback and closes.
+///
+/// What iOS does with a URL (its callback rule, universal links, the User-Agent strings, the loopback
+/// names) is `IOSUserAgentRules`, the same rules the simulated device follows.
 /// - "Safari" itself exists here only as the store the authentication session draws on.
 ///
 /// Sources for the store rules: Apple's `prefersEphemeralWebBrowserSession` and
@@ -78,13 +81,6 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         case closed
     }
 
-    /// The user agent iOS WKWebViews send (no `Safari/` token), so providers see an embedded WebView.
-    public static let webViewUserAgent =
-        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
-    /// The user agent of Safari, the Safari view and the authentication session.
-    public static let safariUserAgent =
-        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
-
     fileprivate let loop: MainLoop
     private let userAgent: String
     /// Records, for each navigation a page starts, the page's HTML at that moment (``Observation/left``):
@@ -126,7 +122,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// `userAgent` is the WebView's; the browsers send Safari's. With `device`, this host is another window
     /// of that host's device: it shares its stores (Safari's, the Safari views', the app's WebView's), so a
     /// sheet can be shown over the other's view, as an authentication session over a hybrid app's WebView.
-    public init(userAgent: String = WebKitGTKHost.webViewUserAgent, customSchemesSkipPolicy: Bool = false, device: WebKitGTKHost? = nil) throws {
+    public init(userAgent: String = IOSUserAgentRules.webViewUserAgent, customSchemesSkipPolicy: Bool = false, device: WebKitGTKHost? = nil) throws {
         loop = try MainLoop.shared.get()
         self.userAgent = userAgent
         self.customSchemesSkipPolicy = customSchemesSkipPolicy
@@ -147,7 +143,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     public func routeLinks(through system: any URLOpener, resolving hosts: [String: URL] = [:]) -> Self {
         lock.withLock {
             self.system = system
-            self.hosts = Dictionary(hosts.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+            self.hosts = IOSUserAgentRules.names(hosts)
         }
         return self
     }
@@ -172,13 +168,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// and the name proxy does not carry it (an http URL, or no proxy).
     func resolved(_ url: URL) -> URL? {
         if url.scheme?.lowercased() == "https", lock.withLock({ names != nil }) { return nil }
-        guard let host = url.host?.lowercased(), let base = lock.withLock({ hosts[host] }),
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        else { return nil }
-        components.scheme = base.scheme
-        components.host = base.host
-        components.port = base.port
-        return components.url
+        return IOSUserAgentRules.loopbackAddress(of: url, in: lock.withLock { hosts })
     }
 
     // MARK: UserAgentHost
@@ -300,7 +290,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         presentation.seat = seat
         lock.withLock { current = presentation }
         observe(.presented(url, seat))
-        let userAgent = seat == .webView ? userAgent : Self.safariUserAgent
+        let userAgent = seat == .webView ? userAgent : IOSUserAgentRules.safariUserAgent
         let store: Pointer<WebKitWebContext>
         do {
             store = try await self.store(for: seat)
@@ -376,32 +366,31 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         init(_ run: @escaping @Sendable (Int) -> Void) { self.run = run }
     }
 
-    /// What a browser (the Safari view, the authentication session) does with a navigation: the
-    /// authentication session catches its callback and closes; a scheme other than the web's goes to the
-    /// system; an https link the user tapped to another domain goes to the app that claims it, if one does
-    /// (universal links open only from a user's gesture that crosses domains); the rest the browser loads.
+    /// What a browser (the Safari view, the authentication session) does with a navigation, by
+    /// `IOSUserAgentRules`: the authentication session catches its callback and closes; a scheme other than
+    /// the web's goes to the system; a universal link the rule lets open goes to the app that claims it, if
+    /// one does; the rest the browser loads.
     func browserLoads(_ navigation: Presentation.Navigation, catching callback: (redirectURI: URL, caught: @Sendable (URL) async -> Void)?) async
         -> Bool
     {
         // A view already closed or replaced does nothing more: it neither catches nor routes anything.
-        guard lock.withLock({ current === navigation.source }), let url = navigation.url, let scheme = url.scheme?.lowercased() else {
+        guard lock.withLock({ current === navigation.source }), let url = navigation.url else {
             return false
         }
-        if let callback, Self.isCallback(url, of: callback.redirectURI) {
+        if let callback, IOSUserAgentRules.authenticationSessionCatches(url, redirectURI: callback.redirectURI) {
             observe(.caught(url))
             guard await closeCurrent(if: navigation.source) != nil else { return false }
             await callback.caught(url)
             return false
         }
         let system = lock.withLock { self.system }
-        if !["http", "https", "about", "data", "blob"].contains(scheme) {
+        if !IOSUserAgentRules.browserLoads(url) {
             let opened = await system?.open(url) ?? false
             observe(.routed(url, opened: opened))
             return false
         }
-        // Universal links open from a link the user tapped, never from a form's submission (its body would be lost).
-        if scheme == "https", navigation.userGesture, navigation.kind == "link", url.host?.lowercased() != navigation.from?.host?.lowercased(),
-            let system, await system.openUniversalLink(url)
+        if let from = navigation.from, IOSUserAgentRules.universalLinkOpensApp(url, from: .page(from, navigation.rule)), let system,
+            await system.openUniversalLink(url)
         {
             observe(.routed(url, opened: true))
             return false
@@ -412,14 +401,6 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
             return false
         }
         return true
-    }
-
-    /// `ASWebAuthenticationSession`'s callback rule: a custom scheme matches by scheme; an https callback
-    /// (`Callback.https(host:path:)`, iOS 17.4) by host and path; an http redirect URI is never caught.
-    static func isCallback(_ url: URL, of redirectURI: URL) -> Bool {
-        guard let scheme = redirectURI.scheme?.lowercased(), scheme != "http", url.scheme?.lowercased() == scheme else { return false }
-        guard scheme == "https" else { return true }
-        return url.host?.lowercased() == redirectURI.host?.lowercased() && url.path == redirectURI.path
     }
 
     public func load(_ url: URL) async {
@@ -621,6 +602,16 @@ final class Presentation: @unchecked Sendable {
         let from: URL?
         /// The view the navigation happens in.
         let source: Presentation
+
+        /// How it started, as `IOSUserAgentRules` tells navigations apart.
+        var rule: IOSUserAgentRules.Navigation {
+            guard userGesture else { return .other }
+            switch kind {
+            case "link": return .tappedLink
+            case "form": return .submittedForm
+            default: return .other
+            }
+        }
     }
 
     weak var host: WebKitGTKHost?
@@ -714,7 +705,7 @@ final class Presentation: @unchecked Sendable {
             case WEBKIT_NAVIGATION_TYPE_FORM_RESUBMITTED.rawValue: "form-resubmit"
             default: "other"
             }
-        if host.customSchemesSkipPolicy, let scheme = url?.scheme?.lowercased(), !["http", "https", "about", "data", "blob"].contains(scheme) {
+        if host.customSchemesSkipPolicy, let url, !IOSUserAgentRules.browserLoads(url) {
             return 0
         }
         g_object_ref(decision)

@@ -72,20 +72,6 @@ struct BrowserSeatTests {
     }
 
     @Test(
-        "the authentication session's callback rule: a custom scheme by its scheme, an https callback by host and path, an http redirect URI never")
-    func callbackRule() throws {
-        let custom = try #require(URL(string: "com.example.app:/oauth/callback"))
-        #expect(WebKitGTKHost.isCallback(try #require(URL(string: "com.example.app:/anything?code=1")), of: custom))
-        #expect(!WebKitGTKHost.isCallback(try #require(URL(string: "com.other.app:/oauth/callback")), of: custom))
-        let https = try #require(URL(string: "https://app.example.com/oauth/callback"))
-        #expect(WebKitGTKHost.isCallback(try #require(URL(string: "https://APP.example.com/oauth/callback?code=1")), of: https))
-        #expect(!WebKitGTKHost.isCallback(try #require(URL(string: "https://app.example.com/oauth/other")), of: https))
-        #expect(!WebKitGTKHost.isCallback(try #require(URL(string: "https://evil.example/oauth/callback")), of: https))
-        let http = try #require(URL(string: "http://127.0.0.1:8080/callback"))
-        #expect(!WebKitGTKHost.isCallback(http, of: http), "every http page would otherwise end the session")
-    }
-
-    @Test(
         "a sign-in in the authentication session (shared and ephemeral) and in the Safari view: the user signs in on the provider's page; the session catches the redirect URI, the Safari view hands it to the system, which opens the app",
         arguments: [UserAgentStrategy.systemBrowser, .ephemeralBrowser, .safariView])
     func genericSignIn(_ strategy: UserAgentStrategy) async throws {
