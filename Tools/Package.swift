@@ -6,9 +6,10 @@ import PackageDescription
 
 let package = Package(
     name: "SwitchbackTools",
+    // What Hummingbird 2 declares: its routers and the companion need macOS 14 / iOS 17.
     platforms: [
-        .macOS(.v13),
-        .iOS(.v16),
+        .macOS(.v14),
+        .iOS(.v17),
     ],
     products: [
         .library(name: "SwitchbackEmulator", targets: ["SwitchbackEmulator"]),

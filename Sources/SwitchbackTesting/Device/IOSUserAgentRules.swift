@@ -1,5 +1,5 @@
 public import Foundation
-public import Switchback
+import Switchback
 
 /// iOS's rules for what its browsers and WebViews do with a URL, in one place: the simulated device and the
 /// WebKitGTK host (`WebKitHost/`) both call these, and `IOSUserAgentRulesTests` holds the table, each row with

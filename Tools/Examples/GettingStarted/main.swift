@@ -8,7 +8,6 @@ import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
 
-guard #available(macOS 14, iOS 17, *) else { fatalError("the emulator needs macOS 14") }
 let emulator = try await Emulator.start(profile: Profile.named("uaepass", variants: ["staging-bug"]).get())
 // UAE Pass publishes no discovery document: its documented endpoint layout, here on the emulator.
 let endpoints = ProviderMetadata.uaePass(base: URL(string: emulator.issuer)!)

@@ -7,7 +7,6 @@ import SwitchbackServer
 import SwitchbackTesting
 import Crypto
 
-guard #available(macOS 14, iOS 17, *) else { fatalError("the emulator needs macOS 14") }
 
 let appID = "A1B2C3D4E5.com.example.app"
 

@@ -18,17 +18,14 @@ struct Benchmarks {
     static func main() async throws {
         let arguments = ProcessInfo.processInfo.arguments
         if arguments.count >= 3, arguments[1] == "serve-emulator" {
-            guard #available(macOS 14, iOS 17, *) else { return }
             try await ChildEmulator.serve(profile: arguments[2], variants: Array(arguments.dropFirst(3)))
             return
         }
         if arguments.count >= 2, arguments[1] == "companion-load" {
-            guard #available(macOS 14, iOS 17, *) else { return }
             try await CompanionBenchmark.generateLoad(Array(arguments.dropFirst(2)))
             return
         }
         if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "companion" {
-            guard #available(macOS 14, iOS 17, *) else { return }
             try await CompanionBenchmark.run(seconds: seconds * 2)
             return
         }
@@ -50,7 +47,7 @@ struct Benchmarks {
         }
         try await CodeFlowBenchmark.run(seconds: seconds * 5)
         try await HandOffBenchmark.run(seconds: seconds * 5)
-        if #available(macOS 14, iOS 17, *) { try await CompanionBenchmark.run(seconds: seconds * 2) }
+        try await CompanionBenchmark.run(seconds: seconds * 2)
     }
 
     static func measure(_ algorithm: TestTokenSigner.Algorithm) async throws -> (name: String, validation: Double, raw: Double) {

@@ -12,10 +12,6 @@ enum CodeFlowBenchmark {
     static func run(seconds: Double) async throws {
         print("\nComplete code flows (authorize → sign-in → token → ID-token validation), \(seconds) s, \(concurrency) flows at a time")
         print(Benchmarks.pad("provider", 30) + Benchmarks.pad("flows/s", 10) + "HTTP requests per flow")
-        guard #available(macOS 14, iOS 17, *) else {
-            print("the emulator needs macOS 14")
-            return
-        }
         let emulator = try await Emulator.start(logger: quiet)
         let emulatorClient = try client(issuer: emulator.issuer)
         let emulatorRate = try await rate(seconds: seconds) { try await emulatorFlow(emulator: emulator, client: emulatorClient) }
@@ -59,7 +55,6 @@ enum CodeFlowBenchmark {
         return logger
     }()
 
-    @available(macOS 14, iOS 17, *)
     static func emulatorFlow(emulator: Emulator, client: OIDCClient) async throws {
         let transport = sharedTransport
         let session = try await client.prepareAuthorization()

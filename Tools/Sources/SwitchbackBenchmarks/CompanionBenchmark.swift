@@ -15,7 +15,6 @@ import SwitchbackServer
 ///
 /// Run with `BENCH_ONLY=companion swift run -c release --package-path Tools SwitchbackBenchmarks`; PostgreSQL is measured
 /// when `SWITCHBACK_POSTGRES_URL` is set (scripts/postgres.sh starts one).
-@available(macOS 14, iOS 17, *)
 enum CompanionBenchmark {
     static let connections = 64
     static let goto = "https://web.example.com/app"

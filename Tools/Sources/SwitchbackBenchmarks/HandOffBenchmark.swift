@@ -20,10 +20,6 @@ enum HandOffBenchmark {
     static func run(seconds: Double) async throws {
         print("\nClient CPU per complete sign-in (this process only; the emulator runs in a child process), \(seconds) s per row")
         print(Benchmarks.pad("case", 48) + Benchmarks.pad("CPU ms/sign-in", 16) + Benchmarks.pad("sign-ins/s", 12) + "goal")
-        guard #available(macOS 14, iOS 17, *) else {
-            print("the emulator needs macOS 14")
-            return
-        }
         // The hand-off path is what is measured: a public client and an ID token keep the app-side sign-in self-contained.
         let uaePass = try ChildEmulator(profile: "uaepass", variants: ["staging-bug", "public-client", "id-token", "discovery"])
         defer { uaePass.stop() }
@@ -216,7 +212,6 @@ final class ChildEmulator: Sendable {
     }
 
     /// The child's side: serves until its standard input closes.
-    @available(macOS 14, iOS 17, *)
     static func serve(profile name: String, variants: [String]) async throws {
         guard case .success(let profile) = Profile.named(name, variants: variants) else {
             throw BenchmarkError(description: "unknown profile \(name)")

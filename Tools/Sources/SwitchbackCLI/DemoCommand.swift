@@ -28,7 +28,6 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard #available(macOS 14, iOS 17, *) else { throw ValidationError("the demo needs macOS 14 or later") }
         var logger = Logger(label: "switchback.demo")
         logger.logLevel = .error
         var failed = 0

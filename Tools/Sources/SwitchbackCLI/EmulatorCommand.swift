@@ -38,9 +38,6 @@ struct EmulatorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard #available(macOS 14, iOS 17, *) else {
-            throw ValidationError("the emulator needs macOS 14 or later")
-        }
         let configuration = try loadConfiguration()
         let profile = try Profile.named(self.profile, variants: variants).get()
         var logger = Logger(label: "switchback.emulator")

@@ -41,7 +41,6 @@ struct ServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard #available(macOS 14, iOS 17, *) else { throw ValidationError("the server needs macOS 14 or later") }
         var logger = Logger(label: "switchback.server")
         logger.logLevel = .notice
         var emulator: Emulator?
@@ -75,7 +74,6 @@ struct ServerCommand: AsyncParsableCommand {
         await emulator?.stop()
     }
 
-    @available(macOS 14, iOS 17, *)
     static func developmentEmulator() async throws -> Emulator {
         var configuration = EmulatorConfiguration.defaults
         for index in configuration.clients.indices where configuration.clients[index].clientID == "backend" {

@@ -31,7 +31,6 @@ struct CompanionCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard #available(macOS 14, iOS 17, *) else { throw ValidationError("the companion needs macOS 14 or later") }
         var logger = Logger(label: "switchback.companion")
         logger.logLevel = .notice
         var configuration: ServerConfiguration

@@ -4,7 +4,6 @@ import Hummingbird
 
 /// The endpoints the authenticator app calls, on this phone or on another one: open, approve,
 /// decline, ignore, fail, scan a QR code, read its waiting requests.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: The authenticator app's endpoints
 

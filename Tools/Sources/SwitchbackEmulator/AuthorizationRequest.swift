@@ -4,7 +4,6 @@ import Hummingbird
 
 /// Checks authorization request parameters, from the front channel or pushed (RFC 9126), the same way;
 /// also reads every form body the emulator accepts.
-@available(macOS 14, iOS 17, *)
 enum AuthorizationRequest {
     /// Why a request was refused, and where the refusal may be sent.
     enum Refusal: Error {

@@ -14,7 +14,6 @@ public import Logging
 /// defer { Task { await emulator.stop() } }
 /// let client = OIDCClient(configuration: ..., provider: .discovery(issuer: emulator.issuer))
 /// ```
-@available(macOS 14, iOS 17, *)
 public final class Emulator: Sendable {
     /// The issuer identifier, `http://127.0.0.1:PORT`.
     public let issuer: String

@@ -3,7 +3,6 @@ import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
 /// Norwegian BankID: the method chosen by acr_values, the passkey page, upfront permissions.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: Norwegian BankID
 

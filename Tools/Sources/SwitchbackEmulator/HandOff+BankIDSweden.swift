@@ -3,7 +3,6 @@ import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
 /// Swedish BankID through a broker: autostart, the animated QR code, collect and its hint codes.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: Swedish BankID via a broker
 

@@ -4,7 +4,6 @@ import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
 /// MitID through a broker: the tap on "Open MitID app" and its app-switch return.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: MitID via a broker
 

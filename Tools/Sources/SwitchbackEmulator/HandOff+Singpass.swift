@@ -3,7 +3,6 @@ import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
 /// Singpass: the app hand-off with its registered app_launch_url.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: Singpass
 

@@ -3,7 +3,6 @@ import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
 /// UAE Pass: the app hand-off with its https success and failure pages.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: UAE Pass
 

@@ -5,7 +5,6 @@ import Hummingbird
 /// The authenticator-app side of a sign-in: the routes, the hand-off page and the provider pages the app
 /// returns to. Each provider's hand-off is in `HandOff+<Provider>.swift`, the authenticator app's
 /// endpoints in `Authenticator.swift`.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     static let sessionCookie = "switchback_session"
 

@@ -3,7 +3,6 @@ import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
 /// What tokens are used for once issued: userinfo (Bearer or DPoP-bound), and RP-initiated logout.
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: DPoP
 

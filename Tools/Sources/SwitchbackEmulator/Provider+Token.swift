@@ -5,7 +5,6 @@ import Hummingbird
 
 /// The token endpoint: client authentication, code redemption, refresh, and the ID tokens (with the
 /// faults that break them).
-@available(macOS 14, iOS 17, *)
 extension Provider {
     // MARK: Token endpoint
 

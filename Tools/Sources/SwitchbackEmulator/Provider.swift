@@ -5,7 +5,6 @@ import Hummingbird
 
 /// The provider's endpoints. Each handler reads the request, asks `ProviderState`, and answers the
 /// way the specifications prescribe, including for malformed input.
-@available(macOS 14, iOS 17, *)
 struct Provider: Sendable {
     let configuration: EmulatorConfiguration
     let profile: Profile

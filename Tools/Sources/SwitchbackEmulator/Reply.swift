@@ -3,7 +3,6 @@ import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
 /// Builds the emulator's responses: JSON, OAuth errors, HTML pages and authorization redirects.
-@available(macOS 14, iOS 17, *)
 enum Reply {
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
         Response(
@@ -194,7 +193,6 @@ enum Reply {
 }
 
 /// Sends an authorization response back to the client in its response mode.
-@available(macOS 14, iOS 17, *)
 struct AuthorizationRedirect {
     let redirectURI: String
     let mode: String

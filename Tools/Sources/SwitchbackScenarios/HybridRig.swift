@@ -8,7 +8,6 @@ public import SwitchbackTesting
 /// A hybrid app on the simulated device, over HTTP: the emulator as the provider, the companion (its
 /// bridge returning to `myapp://oauth/…`, its hand-off allowing `/session`) mounted at the second web app's
 /// origin, a real web app server the app's WebView shows, and the app installed with its hybrid shell.
-@available(macOS 14, iOS 17, *)
 public struct HybridRig: Sendable {
     public static let webOrigin = URL(string: "https://web.example.com")!
     /// The companion, at the second web app's origin (its routes mounted there, as a reverse proxy would).

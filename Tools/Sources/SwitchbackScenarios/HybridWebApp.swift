@@ -7,7 +7,6 @@ import SwitchbackTesting
 /// The web app a hybrid app shows, as a real site over HTTP: server-rendered pages and its own session
 /// cookie. Its sign-in link is the bridge's trigger, carrying a binding the web app keeps in its session;
 /// its return page redeems the one-time code with the companion, server to server, once, with that binding.
-@available(macOS 14, iOS 17, *)
 public final class HybridWebApp: Sendable {
     struct Session: Sendable {
         let binding: String

@@ -109,7 +109,6 @@ public protocol EngineScreens: SafariScreen {
 
 /// Runs scenarios: starts the emulator with the preset's profile, the app's companion serving its
 /// association file, and a simulated device with the app and the authenticator installed.
-@available(macOS 14, iOS 17, *)
 public enum ScenarioRunner {
     public static let appID = "A1B2C3D4E5.com.example.app"
     public static let appDomain = "app.example.com"

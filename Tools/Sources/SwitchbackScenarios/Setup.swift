@@ -7,7 +7,6 @@ import SwitchbackServer
 
 /// What a scenario needs for one preset: the emulator profile that reproduces the provider, the client
 /// registered there, and the authenticator apps on the device.
-@available(macOS 14, iOS 17, *)
 struct Setup: Sendable {
     private let basePreset: ProviderPreset
     /// The confidential client the companion plays for presets whose code the app cannot redeem itself

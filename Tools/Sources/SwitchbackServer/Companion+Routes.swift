@@ -17,7 +17,6 @@ struct CompanionContext: RequestContext, RemoteAddressRequestContext {
     }
 }
 
-@available(macOS 14, iOS 17, *)
 extension Companion {
     /// Who reads a route's answer: an app (JSON errors) or a browser (an error page, never a redirect).
     enum Audience {
@@ -143,7 +142,6 @@ extension Companion {
 /// The client's address for the rate limits: with a proxy header configured, the entry `trustedHops` from
 /// its end (the address the outermost trusted proxy saw), else the connection's address. An IPv6 address
 /// counts by its /64, which one subscriber usually holds whole.
-@available(macOS 14, iOS 17, *)
 func clientAddress(_ request: Request, _ context: CompanionContext, limits: ServerConfiguration.Limits) -> String {
     if let header = limits.clientAddressHeader, let name = HTTPField.Name(header), let value = request.headers[name] {
         let entries = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }

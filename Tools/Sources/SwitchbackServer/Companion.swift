@@ -15,7 +15,6 @@ public import Logging
 ///     handOff: .init(allowedRedirects: ["https://web.example.com/app"])
 /// ))
 /// ```
-@available(macOS 14, iOS 17, *)
 public final class Companion: Sendable {
     /// The server's public base URL: the configured `publicURL`, else `http://host:port` as bound.
     public let baseURL: URL
@@ -208,7 +207,6 @@ private struct BaseURL: Sendable {
 }
 
 /// Logs each request's method, path (never its query, which can hold codes) and status.
-@available(macOS 14, iOS 17, *)
 private struct RequestLog<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
 

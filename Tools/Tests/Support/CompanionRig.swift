@@ -1,139 +1,137 @@
-#if os(Linux)
-    import Foundation
-    import Logging
-    @_spi(SwitchbackInternals) @testable import Switchback
-    import SwitchbackEmulator
-    import SwitchbackServer
-    import SwitchbackTesting
+import Foundation
+import Logging
+@_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackEmulator
+import SwitchbackServer
+import SwitchbackTesting
 
-    /// An emulator and a companion configured against it, with every route on and a captured log.
-    struct CompanionRig {
-        static let appRedirect = "com.example.app:/oauth/callback"
-        static let webApp = "https://web.example.com/app"
-        static let appLink = "https://app.example.com/signed-in"
-        /// The app's secret for the exchanges the tests start (a real app makes a random one per sign-in).
-        static let binding = "app-binding-0123456789abcdefghij"
+/// An emulator and a companion configured against it, with every route on and a captured log.
+struct CompanionRig {
+    static let appRedirect = "com.example.app:/oauth/callback"
+    static let webApp = "https://web.example.com/app"
+    static let appLink = "https://app.example.com/signed-in"
+    /// The app's secret for the exchanges the tests start (a real app makes a random one per sign-in).
+    static let binding = "app-binding-0123456789abcdefghij"
 
-        let emulator: Emulator
-        let companion: Companion
-        let log: CapturingLogHandler.Sink
-        let clock: ManualClock
-        let transport = URLSessionTransport()
+    let emulator: Emulator
+    let companion: Companion
+    let log: CapturingLogHandler.Sink
+    let clock: ManualClock
+    let transport = URLSessionTransport()
 
-        /// The configuration the tests start from; `change` adjusts it.
-        static func configuration(issuer: String, returns: ServerConfiguration.ExchangeResult = .session) -> ServerConfiguration {
-            ServerConfiguration(
-                port: 0,
-                provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
-                exchange: .init(redirectURIs: [appRedirect], returns: returns),
-                permission: .init(
-                    server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
-                    statement: .object([
-                        "payments": .array([
-                            .object([
-                                "paymentId": .string("order-1"), "amount": .string("100.00"), "currency": .string("NOK"),
-                                "creditorName": .string("Example"),
-                            ])
+    /// The configuration the tests start from; `change` adjusts it.
+    static func configuration(issuer: String, returns: ServerConfiguration.ExchangeResult = .session) -> ServerConfiguration {
+        ServerConfiguration(
+            port: 0,
+            provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
+            exchange: .init(redirectURIs: [appRedirect], returns: returns),
+            permission: .init(
+                server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
+                statement: .object([
+                    "payments": .array([
+                        .object([
+                            "paymentId": .string("order-1"), "amount": .string("100.00"), "currency": .string("NOK"),
+                            "creditorName": .string("Example"),
                         ])
-                    ])),
-                bridge: .init(schemes: ["myapp"], returns: returns),
-                handOff: .init(allowedRedirects: [webApp, "https://shop.example.com/"]),
-                completion: .init(appLink: appLink, returns: returns, maximumWait: 30),
-                associations: [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/signed-in*"])]
-            )
-        }
+                    ])
+                ])),
+            bridge: .init(schemes: ["myapp"], returns: returns),
+            handOff: .init(allowedRedirects: [webApp, "https://shop.example.com/"]),
+            completion: .init(appLink: appLink, returns: returns, maximumWait: 30),
+            associations: [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/signed-in*"])]
+        )
+    }
 
-        static func start(
-            profile: Profile = .generic, store: (any CompanionStore)? = nil, returns: ServerConfiguration.ExchangeResult = .session,
-            emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in }
-        ) async throws -> CompanionRig {
-            var emulatorConfiguration = EmulatorConfiguration.defaults
-            for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
-                emulatorConfiguration.clients[index].redirectURIs += ["http://127.0.0.1/bridge/callback", "http://127.0.0.1/complete"]
-                emulatorConfiguration.clients[index].appReturnURLs = ["https://app.example.com/appswitch"]
-            }
-            changeEmulator(&emulatorConfiguration)
-            let emulator = try await Emulator.start(
-                profile: profile, configuration: emulatorConfiguration, logger: Logger(label: "emulator") { _ in SwiftLogNoOpLogHandler() })
-            var configuration = configuration(issuer: emulator.issuer, returns: returns)
-            change(&configuration)
-            let log = CapturingLogHandler.Sink()
-            let clock = ManualClock(Date())
-            do {
-                let companion = try await Companion.start(
-                    configuration, store: store, clock: clock, logger: CapturingLogHandler.logger(log, label: "companion"))
-                return CompanionRig(emulator: emulator, companion: companion, log: log, clock: clock)
-            } catch {
-                await emulator.stop()
-                throw error
-            }
+    static func start(
+        profile: Profile = .generic, store: (any CompanionStore)? = nil, returns: ServerConfiguration.ExchangeResult = .session,
+        emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> CompanionRig {
+        var emulatorConfiguration = EmulatorConfiguration.defaults
+        for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
+            emulatorConfiguration.clients[index].redirectURIs += ["http://127.0.0.1/bridge/callback", "http://127.0.0.1/complete"]
+            emulatorConfiguration.clients[index].appReturnURLs = ["https://app.example.com/appswitch"]
         }
-
-        func stop() async {
-            await companion.stop()
+        changeEmulator(&emulatorConfiguration)
+        let emulator = try await Emulator.start(
+            profile: profile, configuration: emulatorConfiguration, logger: Logger(label: "emulator") { _ in SwiftLogNoOpLogHandler() })
+        var configuration = configuration(issuer: emulator.issuer, returns: returns)
+        change(&configuration)
+        let log = CapturingLogHandler.Sink()
+        let clock = ManualClock(Date())
+        do {
+            let companion = try await Companion.start(
+                configuration, store: store, clock: clock, logger: CapturingLogHandler.logger(log, label: "companion"))
+            return CompanionRig(emulator: emulator, companion: companion, log: log, clock: clock)
+        } catch {
             await emulator.stop()
-        }
-
-        func url(_ path: String) -> URL {
-            URL(string: companion.baseURL.absoluteString + path)!
-        }
-
-        /// POSTs a JSON object; returns the status, headers and the decoded JSON object (empty when not JSON).
-        func post(_ path: String, _ object: [String: Any], headers: [String: String] = [:]) async throws -> (
-            response: HTTPResponse, json: [String: Any]
-        ) {
-            try await post(path, body: JSONSerialization.data(withJSONObject: object), headers: headers)
-        }
-
-        func post(_ path: String, body: Data, headers: [String: String] = [:], contentType: String = "application/json") async throws -> (
-            response: HTTPResponse, json: [String: Any]
-        ) {
-            var all = headers
-            all["Content-Type"] = contentType
-            let response = try await transport.send(HTTPRequest(method: .post, url: url(path), headers: all, body: body))
-            return (response, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
-        }
-
-        func get(_ url: URL, headers: [String: String] = [:]) async throws -> HTTPResponse {
-            try await transport.send(HTTPRequest(method: .get, url: url, headers: headers))
-        }
-
-        /// The companion's origin, as a browser sends it in `Origin`.
-        var origin: String { Self.origin(of: companion) }
-
-        static func origin(of companion: Companion) -> String { "http://127.0.0.1:\(companion.port)" }
-
-        /// What a browser does with a hand-off redeem URL: it loads the page that names the account, and the
-        /// user taps Continue (a same-origin form POST). The POST's answer, or the page's when it has no form.
-        func followRedeem(_ url: URL, cookie: String? = nil) async throws -> HTTPResponse {
-            var headers: [String: String] = [:]
-            if let cookie { headers["Cookie"] = cookie }
-            let page = try await get(url, headers: headers)
-            let shown = WebPage(url: url, html: page.text, referrerPolicy: page.headers["referrer-policy"])
-            guard page.status == 200, let form = shown.confirmForm else { return page }
-            // The Origin a browser sends with the page's form: the page's referrer policy decides whether it is named.
-            headers["Origin"] = shown.originHeader(to: form.action)
-            return try await transport.send(.form(form.action, form.fields, headers: headers))
-        }
-
-        /// Signs alice in at the provider through `authorizationURL`; returns where the provider sent the browser.
-        func signIn(_ authorizationURL: String, browser: EmulatorBrowser = EmulatorBrowser()) async throws -> EmulatorBrowser.Landing {
-            try await browser.signIn(URL(string: authorizationURL)!)
-        }
-
-        /// Signs in through the backend exchange with `returns: tokens` and returns the provider's access token.
-        func accessToken() async throws -> String {
-            let started = try await post("/exchange/start", ["redirect_uri": Self.appRedirect, "binding": Self.binding])
-            guard case .redirect(let callback) = try await signIn(started.json["authorization_url"] as? String ?? "") else {
-                throw RigFailure("no redirect")
-            }
-            let exchanged = try await post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
-            guard let token = exchanged.json["access_token"] as? String else { throw RigFailure("no access token: \(exchanged.response.status)") }
-            return token
+            throw error
         }
     }
 
-    extension HTTPResponse {
-        var text: String { String(decoding: body, as: UTF8.self) }
+    func stop() async {
+        await companion.stop()
+        await emulator.stop()
     }
-#endif
+
+    func url(_ path: String) -> URL {
+        URL(string: companion.baseURL.absoluteString + path)!
+    }
+
+    /// POSTs a JSON object; returns the status, headers and the decoded JSON object (empty when not JSON).
+    func post(_ path: String, _ object: [String: Any], headers: [String: String] = [:]) async throws -> (
+        response: HTTPResponse, json: [String: Any]
+    ) {
+        try await post(path, body: JSONSerialization.data(withJSONObject: object), headers: headers)
+    }
+
+    func post(_ path: String, body: Data, headers: [String: String] = [:], contentType: String = "application/json") async throws -> (
+        response: HTTPResponse, json: [String: Any]
+    ) {
+        var all = headers
+        all["Content-Type"] = contentType
+        let response = try await transport.send(HTTPRequest(method: .post, url: url(path), headers: all, body: body))
+        return (response, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+    }
+
+    func get(_ url: URL, headers: [String: String] = [:]) async throws -> HTTPResponse {
+        try await transport.send(HTTPRequest(method: .get, url: url, headers: headers))
+    }
+
+    /// The companion's origin, as a browser sends it in `Origin`.
+    var origin: String { Self.origin(of: companion) }
+
+    static func origin(of companion: Companion) -> String { "http://127.0.0.1:\(companion.port)" }
+
+    /// What a browser does with a hand-off redeem URL: it loads the page that names the account, and the
+    /// user taps Continue (a same-origin form POST). The POST's answer, or the page's when it has no form.
+    func followRedeem(_ url: URL, cookie: String? = nil) async throws -> HTTPResponse {
+        var headers: [String: String] = [:]
+        if let cookie { headers["Cookie"] = cookie }
+        let page = try await get(url, headers: headers)
+        let shown = WebPage(url: url, html: page.text, referrerPolicy: page.headers["referrer-policy"])
+        guard page.status == 200, let form = shown.confirmForm else { return page }
+        // The Origin a browser sends with the page's form: the page's referrer policy decides whether it is named.
+        headers["Origin"] = shown.originHeader(to: form.action)
+        return try await transport.send(.form(form.action, form.fields, headers: headers))
+    }
+
+    /// Signs alice in at the provider through `authorizationURL`; returns where the provider sent the browser.
+    func signIn(_ authorizationURL: String, browser: EmulatorBrowser = EmulatorBrowser()) async throws -> EmulatorBrowser.Landing {
+        try await browser.signIn(URL(string: authorizationURL)!)
+    }
+
+    /// Signs in through the backend exchange with `returns: tokens` and returns the provider's access token.
+    func accessToken() async throws -> String {
+        let started = try await post("/exchange/start", ["redirect_uri": Self.appRedirect, "binding": Self.binding])
+        guard case .redirect(let callback) = try await signIn(started.json["authorization_url"] as? String ?? "") else {
+            throw RigFailure("no redirect")
+        }
+        let exchanged = try await post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
+        guard let token = exchanged.json["access_token"] as? String else { throw RigFailure("no access token: \(exchanged.response.status)") }
+        return token
+    }
+}
+
+extension HTTPResponse {
+    var text: String { String(decoding: body, as: UTF8.self) }
+}

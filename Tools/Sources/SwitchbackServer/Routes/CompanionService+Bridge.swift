@@ -5,7 +5,6 @@ import Logging
 
 /// The native-callback bridge: the provider answers this server (query, fragment or form_post); the
 /// server redeems the code and sends the browser to the app's deep link with a one-time code, never tokens.
-@available(macOS 14, iOS 17, *)
 extension CompanionService {
     static let bridgeCallbackPath = CompanionAPI.Path.bridgeCallback
 

@@ -7,7 +7,6 @@ import Logging
 /// Backend completion (MitID's alternative): the provider answers this server's https redirect URI;
 /// the server finishes the sign-in, shows a page whose button opens the app's universal link, and tells
 /// the app the result through a status request bound to the app's flow ID.
-@available(macOS 14, iOS 17, *)
 extension CompanionService {
     static let completionPath = CompanionAPI.Path.completion
 

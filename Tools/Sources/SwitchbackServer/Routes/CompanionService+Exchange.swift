@@ -4,7 +4,6 @@ import Logging
 @_spi(SwitchbackInternals) import Switchback
 
 /// Backend code exchange and the upfront permission proxy.
-@available(macOS 14, iOS 17, *)
 extension CompanionService {
     /// `POST /exchange/start`: the server prepares the authorization (with PAR when the provider offers it)
     /// for the app's redirect URI, keeps the verifier, and gives the app the URL to open.

@@ -4,7 +4,6 @@ import Logging
 @_spi(SwitchbackInternals) import Switchback
 
 /// Session hand-off: a signed-in app opens a web app already signed in, through a one-time code.
-@available(macOS 14, iOS 17, *)
 extension CompanionService {
     /// Who an access token presented at `POST /handoff` belongs to, and the key it is bound to.
     struct TokenOwner {

@@ -5,7 +5,6 @@ import Logging
 
 /// The routes' logic: every handler takes the parsed request and returns the response. Collaborators
 /// (store, provider client, clock, randomness, logger) come in through `init`.
-@available(macOS 14, iOS 17, *)
 struct CompanionService: Sendable {
     let configuration: ServerConfiguration
     let baseURL: URL

@@ -1,627 +1,623 @@
-#if os(Linux)
-    import Foundation
-    import Logging
-    import Testing
-    @_spi(SwitchbackInternals) @testable import Switchback
-    import SwitchbackEmulator
-    @testable import SwitchbackServer
-    @_spi(SwitchbackInternals) import SwitchbackTesting
+import Foundation
+import Logging
+import Testing
+@_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackEmulator
+@testable import SwitchbackServer
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
-    /// The companion attacked over real HTTP on loopback, as the independent review did (issue 19): each test
-    /// names the attacker, what they hold and what they try, and fails on the code before the fix. Where a
-    /// store is involved, the test runs on memory and on PostgreSQL (two instances sharing it).
-    @Suite("Companion under attack")
-    struct CompanionAttackTests {
-        /// Signs alice in as the public client `clientID` (another relying party of the same provider, or the
-        /// app's own client) and returns its credential.
-        static func credential(_ rig: CompanionRig, clientID: String = "native-rs", dpop: ClientConfiguration.DPoPPolicy = .off) async throws
-            -> Credential
-        {
-            let client = OIDCClient(
-                configuration: ClientConfiguration(clientID: clientID, redirectURI: URL(string: CompanionRig.appRedirect)!, dpop: dpop),
-                provider: .discovery(issuer: rig.emulator.issuer)
-            )
-            let session = try await client.prepareAuthorization()
-            guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL), let callback = URL(string: location)
-            else {
-                throw RigFailure("the provider did not redirect")
-            }
-            return try await client.completeAuthorization(.redirect(callback), session: session)
-        }
-
-        static func handOff(_ rig: CompanionRig, headers: [String: String]) async throws -> (response: HTTPResponse, json: [String: Any]) {
-            try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: headers)
-        }
-
-        // MARK: 1. Another relying party's token (confused deputy)
-
-        @Test("introspection: a token the provider issued to another client for the same user buys no session; an accepted client's does")
-        func confusedDeputyIntrospection() async throws {
-            let rig = try await CompanionRig.start(returns: .tokens)
-            defer { Task { await rig.stop() } }
-            // The attacker runs another service at the same provider and holds alice's token for it.
-            let foreign = try await Self.credential(rig, clientID: "native-es")
-            let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
-            #expect(refused.response.status == 401)
-            #expect(refused.json["handoffotp"] == nil)
-            #expect((refused.json["error_description"] as? String)?.contains("not issued to a client this server accepts") == true)
-            // The companion's own client is accepted by default.
-            let own = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
-            #expect(own.response.status == 201)
-
-            // The app's client, listed explicitly, is accepted; the backend's own then is not.
-            let listed = try await CompanionRig.start(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] })
-            defer { Task { await listed.stop() } }
-            let app = try await Self.credential(listed, clientID: "native-rs")
-            #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
-            #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(try await listed.accessToken())"]).response.status == 401)
-            let other = try await Self.credential(listed, clientID: "native-es")
-            #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(other.accessToken)"]).response.status == 401)
-        }
-
-        @Test("JWT access tokens: client_id (and azp) must name an accepted client, even with the right audience and signature")
-        func confusedDeputyJWT() async throws {
-            let audience = "https://api.example.com"
-            let rig = try await CompanionRig.start(returns: .tokens, emulator: { $0.accessTokenAudience = audience }) {
-                $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp], acceptedClients: ["native-rs"])
-            }
-            defer { Task { await rig.stop() } }
-            let app = try await Self.credential(rig, clientID: "native-rs")
-            #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
-            let foreign = try await Self.credential(rig, clientID: "native-es")
-            #expect(foreign.accessToken.split(separator: ".").count == 3, "a JWT for the same audience, signed by the provider")
-            let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
-            #expect(refused.response.status == 401)
-            #expect(refused.json["handoffotp"] == nil)
-        }
-
-        // MARK: 4. Sender-constrained tokens
-
-        @Test(
-            "a DPoP-bound token is refused as Bearer, without a proof, with a replayed proof, another key's proof or another request's; the core's proof works"
+/// The companion attacked over real HTTP on loopback, as the independent review did (issue 19): each test
+/// names the attacker, what they hold and what they try, and fails on the code before the fix. Where a
+/// store is involved, the test runs on memory and on PostgreSQL (two instances sharing it).
+@Suite("Companion under attack")
+struct CompanionAttackTests {
+    /// Signs alice in as the public client `clientID` (another relying party of the same provider, or the
+    /// app's own client) and returns its credential.
+    static func credential(_ rig: CompanionRig, clientID: String = "native-rs", dpop: ClientConfiguration.DPoPPolicy = .off) async throws
+        -> Credential
+    {
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: clientID, redirectURI: URL(string: CompanionRig.appRedirect)!, dpop: dpop),
+            provider: .discovery(issuer: rig.emulator.issuer)
         )
-        func dpopBoundHandOff() async throws {
-            let rig = try await CompanionRig.start(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] })
-            defer { Task { await rig.stop() } }
-            let bound = try await Self.credential(rig, clientID: "native-rs", dpop: .perSignIn)
-            let key = try #require(bound.dpopKey)
-            #expect(bound.tokenType.lowercased() == "dpop")
-            let token = bound.accessToken
-            let endpoint = rig.url("/handoff")
-
-            // A thief who copied the token from a log or a proxy, without the key.
-            #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(token)"]).response.status == 401)
-            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)"]).response.status == 401)
-            let thief = DPoPKey()
-            let thiefProof = try thief.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "thief-1")
-            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": thiefProof]).response.status == 401)
-            // Proofs by the right key, but for another request, another token, or stale.
-            let wrongURL = try key.proof(method: "POST", url: rig.url("/exchange"), accessToken: token, now: Date(), jti: "wrong-url")
-            let wrongToken = try key.proof(method: "POST", url: endpoint, accessToken: "another-token", now: Date(), jti: "wrong-ath")
-            let stale = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date().addingTimeInterval(-600), jti: "stale")
-            for proof in [wrongURL, wrongToken, stale] {
-                #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 401)
-            }
-            // The right proof works once; replayed (captured on the wire), it is refused.
-            let proof = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "once-only")
-            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 201)
-            let replayed = try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof])
-            #expect(replayed.response.status == 401)
-            #expect((replayed.json["error_description"] as? String)?.contains("already used") == true)
-            // The core's SessionHandOff with the key sends a fresh proof each time.
-            let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport), dpop: key)
-            let first = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
-            let second = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
-            #expect(first != second)
-            // Without the key, the core's client is refused as any Bearer sender would be.
-            await expectCode(.handOffRefused) {
-                _ = try await SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport)).redeemURL(
-                    for: URL(string: CompanionRig.webApp)!, accessToken: token)
-            }
+        let session = try await client.prepareAuthorization()
+        guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL), let callback = URL(string: location)
+        else {
+            throw RigFailure("the provider did not redirect")
         }
+        return try await client.completeAuthorization(.redirect(callback), session: session)
+    }
 
-        // MARK: 2. Intercepted callback on the server-started exchange
+    static func handOff(_ rig: CompanionRig, headers: [String: String]) async throws -> (response: HTTPResponse, json: [String: Any]) {
+        try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: headers)
+    }
 
-        @Test(
-            "a malicious app that receives the callback (same custom scheme) cannot redeem it without the starting app's binding",
-            arguments: StoreKind.available)
-        func exchangeInterception(kind: StoreKind) async throws {
-            try await kind.with { store, _ in
-                let rig = try await CompanionRig.start(store: store)
-                do {
-                    let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
-                    let noBinding = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect])
-                    #expect(noBinding.response.status == 400, "a start without a binding is refused")
-                    guard case .redirect(let callback) = try await rig.signIn(try #require(started.json["authorization_url"] as? String)) else {
-                        throw RigFailure("no redirect")
-                    }
-                    // The interceptor holds exactly the callback URL.
-                    let stolen = try await rig.post("/exchange", ["callback_url": callback])
-                    #expect(stolen.response.status == 400)
-                    #expect(stolen.json["sub"] == nil && stolen.json["session"] == nil)
-                    let guessed = try await rig.post("/exchange", ["callback_url": callback, "binding": "guessed-binding-0123456789abcdef"])
-                    #expect(guessed.response.status == 400)
-                    #expect(guessed.json["error"] as? String == "invalid_grant")
-                    // The app's own request still works: the attempts used nothing up.
-                    let app = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
-                    #expect(app.response.status == 200)
-                    #expect(app.json["sub"] as? String == "9b1f7c2e-alice")
-                    await rig.stop()
-                } catch {
-                    await rig.stop()
-                    throw error
-                }
-            }
+    // MARK: 1. Another relying party's token (confused deputy)
+
+    @Test("introspection: a token the provider issued to another client for the same user buys no session; an accepted client's does")
+    func confusedDeputyIntrospection() async throws {
+        let rig = try await CompanionRig.start(returns: .tokens)
+        defer { Task { await rig.stop() } }
+        // The attacker runs another service at the same provider and holds alice's token for it.
+        let foreign = try await Self.credential(rig, clientID: "native-es")
+        let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
+        #expect(refused.response.status == 401)
+        #expect(refused.json["handoffotp"] == nil)
+        #expect((refused.json["error_description"] as? String)?.contains("not issued to a client this server accepts") == true)
+        // The companion's own client is accepted by default.
+        let own = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
+        #expect(own.response.status == 201)
+
+        // The app's client, listed explicitly, is accepted; the backend's own then is not.
+        let listed = try await CompanionRig.start(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] })
+        defer { Task { await listed.stop() } }
+        let app = try await Self.credential(listed, clientID: "native-rs")
+        #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
+        #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(try await listed.accessToken())"]).response.status == 401)
+        let other = try await Self.credential(listed, clientID: "native-es")
+        #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(other.accessToken)"]).response.status == 401)
+    }
+
+    @Test("JWT access tokens: client_id (and azp) must name an accepted client, even with the right audience and signature")
+    func confusedDeputyJWT() async throws {
+        let audience = "https://api.example.com"
+        let rig = try await CompanionRig.start(returns: .tokens, emulator: { $0.accessTokenAudience = audience }) {
+            $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp], acceptedClients: ["native-rs"])
         }
+        defer { Task { await rig.stop() } }
+        let app = try await Self.credential(rig, clientID: "native-rs")
+        #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
+        let foreign = try await Self.credential(rig, clientID: "native-es")
+        #expect(foreign.accessToken.split(separator: ".").count == 3, "a JWT for the same audience, signed by the provider")
+        let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
+        #expect(refused.response.status == 401)
+        #expect(refused.json["handoffotp"] == nil)
+    }
 
-        // MARK: 3. Backend completion started by an attacker
+    // MARK: 4. Sender-constrained tokens
 
-        @Test(
-            "an attacker's flow_id collects nothing from a victim's sign-in: the result needs the one-time value of the victim's app link",
-            arguments: StoreKind.available)
-        func completionPhishing(kind: StoreKind) async throws {
-            try await kind.with { store, _ in
-                let rig = try await CompanionRig.start(store: store)
-                do {
-                    // The attacker starts a flow and sends the victim the provider URL.
-                    let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-                    let started = try await rig.post("/completion/start", ["flow_id": flowID])
-                    let phishingURL = try #require(started.json["authorization_url"] as? String)
-                    // The victim signs in, and the victim's browser shows the companion's final page.
-                    guard case .redirect(let location) = try await rig.signIn(phishingURL) else { throw RigFailure("no redirect") }
-                    let page = try await rig.get(try #require(URL(string: location)))
-                    #expect(page.text.contains("You are signed in"))
-                    // The attacker polls with the flow ID: the provider answered, but nothing is handed over.
-                    let polled = try await rig.post("/completion/status", ["flow_id": flowID, "wait": 0])
-                    #expect(polled.response.status == 202)
-                    #expect(polled.json["status"] as? String == "awaiting_return")
-                    #expect(polled.json["sub"] == nil && polled.json["session"] == nil && polled.json["access_token"] == nil)
-                    let forged = try await rig.post(
-                        "/completion/status", ["flow_id": flowID, "result": Base64URL.encode(SystemEntropy().randomBytes(count: 32)), "wait": 0])
-                    #expect(forged.response.status == 400)
-                    #expect(forged.json["sub"] == nil)
-                    // Only the value in the victim's browser works (the residual risk SECURITY.md names: the
-                    // victim forwarding that link to the attacker).
-                    let pageURL = try #require(URL(string: location))
-                    let link = try #require(WebPage(url: pageURL, html: page.text).returnLink)
-                    let value = try #require(CompanionAuthorization.returnValue(in: link))
-                    let collected = try await rig.post("/completion/status", ["flow_id": flowID, "result": value, "wait": 0])
-                    #expect(collected.json["sub"] as? String == "9b1f7c2e-alice")
-                    await rig.stop()
-                } catch {
-                    await rig.stop()
-                    throw error
-                }
-            }
+    @Test(
+        "a DPoP-bound token is refused as Bearer, without a proof, with a replayed proof, another key's proof or another request's; the core's proof works"
+    )
+    func dpopBoundHandOff() async throws {
+        let rig = try await CompanionRig.start(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] })
+        defer { Task { await rig.stop() } }
+        let bound = try await Self.credential(rig, clientID: "native-rs", dpop: .perSignIn)
+        let key = try #require(bound.dpopKey)
+        #expect(bound.tokenType.lowercased() == "dpop")
+        let token = bound.accessToken
+        let endpoint = rig.url("/handoff")
+
+        // A thief who copied the token from a log or a proxy, without the key.
+        #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(token)"]).response.status == 401)
+        #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)"]).response.status == 401)
+        let thief = DPoPKey()
+        let thiefProof = try thief.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "thief-1")
+        #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": thiefProof]).response.status == 401)
+        // Proofs by the right key, but for another request, another token, or stale.
+        let wrongURL = try key.proof(method: "POST", url: rig.url("/exchange"), accessToken: token, now: Date(), jti: "wrong-url")
+        let wrongToken = try key.proof(method: "POST", url: endpoint, accessToken: "another-token", now: Date(), jti: "wrong-ath")
+        let stale = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date().addingTimeInterval(-600), jti: "stale")
+        for proof in [wrongURL, wrongToken, stale] {
+            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 401)
         }
-
-        @Test("a start whose pushed request the provider refuses releases its flow_id")
-        func failedStartReleasesFlow() async throws {
-            let store = InMemoryCompanionStore()
-            let broken = try await CompanionRig.start(store: store, change: { $0.provider?.clientSecret = "not-the-secret" })
-            defer { Task { await broken.stop() } }
-            let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-            let refused = try await broken.post("/completion/start", ["flow_id": flowID])
-            #expect(refused.response.status == 502)
-            // The same store behind a correctly configured instance: the flow ID is free again.
-            let fixed = try await Companion.start(
-                CompanionRig.configuration(issuer: broken.emulator.issuer), store: store,
-                logger: Logger(label: "fixed") { _ in SwiftLogNoOpLogHandler() }
-            )
-            defer { Task { await fixed.stop() } }
-            let retried = try await broken.transport.send(
-                HTTPRequest(
-                    method: .post, url: URL(string: fixed.baseURL.absoluteString + "/completion/start")!,
-                    headers: ["Content-Type": "application/json"],
-                    body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID]))
-            )
-            #expect(retried.status == 200)
+        // The right proof works once; replayed (captured on the wire), it is refused.
+        let proof = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "once-only")
+        #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 201)
+        let replayed = try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof])
+        #expect(replayed.response.status == 401)
+        #expect((replayed.json["error_description"] as? String)?.contains("already used") == true)
+        // The core's SessionHandOff with the key sends a fresh proof each time.
+        let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport), dpop: key)
+        let first = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
+        let second = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
+        #expect(first != second)
+        // Without the key, the core's client is refused as any Bearer sender would be.
+        await expectCode(.handOffRefused) {
+            _ = try await SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport)).redeemURL(
+                for: URL(string: CompanionRig.webApp)!, accessToken: token)
         }
+    }
 
-        // MARK: 5. Login CSRF on the redeem link
+    // MARK: 2. Intercepted callback on the server-started exchange
 
-        @Test(
-            "the redeem link sets nothing by GET; a cross-site or Origin-less POST is refused; another account's session is replaced only when confirmed"
-        )
-        func redeemCSRF() async throws {
-            let store = InMemoryCompanionStore()
-            let rig = try await CompanionRig.start(store: store, returns: .tokens)
-            defer { Task { await rig.stop() } }
-            let issued = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
-            let redeemText = try #require(issued.json["redeem_url"] as? String)
-            let redeemURL = try #require(URL(string: redeemText))
-            let code = try #require(issued.json["handoffotp"] as? String)
-            // The attacker mails the victim their own link: the GET shows a page naming the account, nothing more.
-            let page = try await rig.get(redeemURL)
-            #expect(page.status == 200)
-            #expect(page.headers["set-cookie"] == nil && page.headers["location"] == nil)
-            #expect(page.text.contains("Continue as alice (9b1f7c2e-alice)"), "the provider's username beside the subject")
-            #expect(page.headers["content-security-policy"]?.contains("script-src 'none'") == true)
-            // A hidden auto-submitting form on the attacker's site, and a client that sends no Origin.
-            let fields = [("handoffotp", code), ("goto", CompanionRig.webApp)]
-            let crossSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": "https://evil.example"]))
-            #expect(crossSite.status == 403)
-            #expect(crossSite.headers["set-cookie"] == nil)
-            let noOrigin = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields))
-            #expect(noOrigin.status == 403)
-            let fetchSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Sec-Fetch-Site": "cross-site"]))
-            #expect(fetchSite.status == 403)
-
-            // The browser is already signed in as someone else (a session of bob's).
-            let bob = try await rig.session(in: store, subject: "bob-subject")
-            let swap = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
-            #expect(swap.status == 409, "no silent replacement of another subject's session")
-            #expect(swap.headers["set-cookie"] == nil)
-            let swapPage = String(decoding: swap.body, as: UTF8.self)
-            #expect(swapPage.contains("signed in as bob-subject"))
-            // The user confirms on that page: bob's session ends, alice's begins.
-            let confirm = try #require(WebPage(url: rig.url("/handoff/redeem"), html: swapPage).confirmForm)
-            let confirmed = try await rig.transport.send(
-                .form(confirm.action, confirm.fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
-            #expect(confirmed.status == 303)
-            #expect(confirmed.headers["set-cookie"]?.hasPrefix("__Host-switchback_session=") == true)
-            #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": bob.cookie]).status == 401, "the replaced session is gone")
-        }
-
-        @Test("logout ends the session (cookie only from the same origin) and clears the cookie")
-        func logout() async throws {
-            let store = InMemoryCompanionStore()
+    @Test(
+        "a malicious app that receives the callback (same custom scheme) cannot redeem it without the starting app's binding",
+        arguments: StoreKind.available)
+    func exchangeInterception(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
             let rig = try await CompanionRig.start(store: store)
-            defer { Task { await rig.stop() } }
-            let session = try await rig.session(in: store, subject: "alice-subject")
-            let crossSite = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": "https://evil.example"])
-            #expect(crossSite.response.status == 403)
-            #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 200)
-            let ended = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": rig.origin])
-            #expect(ended.response.status == 204)
-            #expect(ended.response.headers["set-cookie"]?.contains("Max-Age=0") == true)
-            #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 401)
-            let other = try await rig.session(in: store, subject: "carol-subject")
-            #expect(try await rig.post("/session/logout", [:], headers: ["Authorization": "Session \(other.id)"]).response.status == 204)
-            #expect(try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(other.id)"]).status == 401)
+            do {
+                let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
+                let noBinding = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect])
+                #expect(noBinding.response.status == 400, "a start without a binding is refused")
+                guard case .redirect(let callback) = try await rig.signIn(try #require(started.json["authorization_url"] as? String)) else {
+                    throw RigFailure("no redirect")
+                }
+                // The interceptor holds exactly the callback URL.
+                let stolen = try await rig.post("/exchange", ["callback_url": callback])
+                #expect(stolen.response.status == 400)
+                #expect(stolen.json["sub"] == nil && stolen.json["session"] == nil)
+                let guessed = try await rig.post("/exchange", ["callback_url": callback, "binding": "guessed-binding-0123456789abcdef"])
+                #expect(guessed.response.status == 400)
+                #expect(guessed.json["error"] as? String == "invalid_grant")
+                // The app's own request still works: the attempts used nothing up.
+                let app = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
+                #expect(app.response.status == 200)
+                #expect(app.json["sub"] as? String == "9b1f7c2e-alice")
+                await rig.stop()
+            } catch {
+                await rig.stop()
+                throw error
+            }
         }
+    }
 
-        // MARK: 6 and 7. Floods
+    // MARK: 3. Backend completion started by an attacker
 
-        @Test(
-            "the start, exchange and hand-off routes answer 429 with Retry-After past the per-address limit, and starts past the cap on pending authorizations"
+    @Test(
+        "an attacker's flow_id collects nothing from a victim's sign-in: the result needs the one-time value of the victim's app link",
+        arguments: StoreKind.available)
+    func completionPhishing(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let rig = try await CompanionRig.start(store: store)
+            do {
+                // The attacker starts a flow and sends the victim the provider URL.
+                let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                let started = try await rig.post("/completion/start", ["flow_id": flowID])
+                let phishingURL = try #require(started.json["authorization_url"] as? String)
+                // The victim signs in, and the victim's browser shows the companion's final page.
+                guard case .redirect(let location) = try await rig.signIn(phishingURL) else { throw RigFailure("no redirect") }
+                let page = try await rig.get(try #require(URL(string: location)))
+                #expect(page.text.contains("You are signed in"))
+                // The attacker polls with the flow ID: the provider answered, but nothing is handed over.
+                let polled = try await rig.post("/completion/status", ["flow_id": flowID, "wait": 0])
+                #expect(polled.response.status == 202)
+                #expect(polled.json["status"] as? String == "awaiting_return")
+                #expect(polled.json["sub"] == nil && polled.json["session"] == nil && polled.json["access_token"] == nil)
+                let forged = try await rig.post(
+                    "/completion/status", ["flow_id": flowID, "result": Base64URL.encode(SystemEntropy().randomBytes(count: 32)), "wait": 0])
+                #expect(forged.response.status == 400)
+                #expect(forged.json["sub"] == nil)
+                // Only the value in the victim's browser works (the residual risk SECURITY.md names: the
+                // victim forwarding that link to the attacker).
+                let pageURL = try #require(URL(string: location))
+                let link = try #require(WebPage(url: pageURL, html: page.text).returnLink)
+                let value = try #require(CompanionAuthorization.returnValue(in: link))
+                let collected = try await rig.post("/completion/status", ["flow_id": flowID, "result": value, "wait": 0])
+                #expect(collected.json["sub"] as? String == "9b1f7c2e-alice")
+                await rig.stop()
+            } catch {
+                await rig.stop()
+                throw error
+            }
+        }
+    }
+
+    @Test("a start whose pushed request the provider refuses releases its flow_id")
+    func failedStartReleasesFlow() async throws {
+        let store = InMemoryCompanionStore()
+        let broken = try await CompanionRig.start(store: store, change: { $0.provider?.clientSecret = "not-the-secret" })
+        defer { Task { await broken.stop() } }
+        let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+        let refused = try await broken.post("/completion/start", ["flow_id": flowID])
+        #expect(refused.response.status == 502)
+        // The same store behind a correctly configured instance: the flow ID is free again.
+        let fixed = try await Companion.start(
+            CompanionRig.configuration(issuer: broken.emulator.issuer), store: store,
+            logger: Logger(label: "fixed") { _ in SwiftLogNoOpLogHandler() }
         )
-        func startFlood() async throws {
-            let rig = try await CompanionRig.start(change: {
-                $0.limits = .init(startsPerMinutePerAddress: 3, startsPerMinute: 100, pendingAuthorizations: 1000)
-            })
-            defer { Task { await rig.stop() } }
-            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
-            for _ in 0..<3 { #expect(try await rig.post("/bridge/start", body).response.status == 200) }
-            let flooded = try await rig.post("/bridge/start", body)
-            #expect(flooded.response.status == 429)
-            #expect(Int(flooded.response.headers["retry-after"] ?? "") ?? 0 >= 1)
-            // The limit counts across the start routes.
-            #expect(
-                try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding]).response.status
-                    == 429)
-            #expect(try await rig.post("/permission", ["app_callback_uri": "https://app.example.com/appswitch"]).response.status == 429)
-            // The routes that call the provider for an anonymous client count too.
-            #expect(
-                try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer some-token-0123456789"]).response
-                    .status == 429)
-            #expect(try await rig.post("/exchange", ["callback_url": "com.example.app:/oauth/callback?code=c&state=s"]).response.status == 429)
-            // A minute later the address may start again.
-            rig.clock.advance(by: 61)
-            #expect(try await rig.post("/bridge/start", body).response.status == 200)
+        defer { Task { await fixed.stop() } }
+        let retried = try await broken.transport.send(
+            HTTPRequest(
+                method: .post, url: URL(string: fixed.baseURL.absoluteString + "/completion/start")!,
+                headers: ["Content-Type": "application/json"],
+                body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID]))
+        )
+        #expect(retried.status == 200)
+    }
 
-            let capped = try await CompanionRig.start(change: {
-                $0.limits = .init(startsPerMinutePerAddress: 0, startsPerMinute: 0, pendingAuthorizations: 2)
-            })
-            defer { Task { await capped.stop() } }
-            for _ in 0..<2 { #expect(try await capped.post("/bridge/start", body).response.status == 200) }
-            let full = try await capped.post("/bridge/start", body)
-            #expect(full.response.status == 429)
-            #expect(full.response.headers["retry-after"] == "60")
-        }
+    // MARK: 5. Login CSRF on the redeem link
 
-        @Test("a proxy's client-address header keys the limit when configured; the connection's address otherwise")
-        func clientAddressHeader() async throws {
-            let rig = try await CompanionRig.start(change: {
-                $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For")
-            })
-            defer { Task { await rig.stop() } }
-            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
-            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.7, 10.0.0.1"]).response.status == 200)
-            #expect(
-                try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.9, 10.0.0.1"]).response.status == 429,
-                "same last hop")
-            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "10.0.0.2"]).response.status == 200)
-        }
+    @Test(
+        "the redeem link sets nothing by GET; a cross-site or Origin-less POST is refused; another account's session is replaced only when confirmed"
+    )
+    func redeemCSRF() async throws {
+        let store = InMemoryCompanionStore()
+        let rig = try await CompanionRig.start(store: store, returns: .tokens)
+        defer { Task { await rig.stop() } }
+        let issued = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
+        let redeemText = try #require(issued.json["redeem_url"] as? String)
+        let redeemURL = try #require(URL(string: redeemText))
+        let code = try #require(issued.json["handoffotp"] as? String)
+        // The attacker mails the victim their own link: the GET shows a page naming the account, nothing more.
+        let page = try await rig.get(redeemURL)
+        #expect(page.status == 200)
+        #expect(page.headers["set-cookie"] == nil && page.headers["location"] == nil)
+        #expect(page.text.contains("Continue as alice (9b1f7c2e-alice)"), "the provider's username beside the subject")
+        #expect(page.headers["content-security-policy"]?.contains("script-src 'none'") == true)
+        // A hidden auto-submitting form on the attacker's site, and a client that sends no Origin.
+        let fields = [("handoffotp", code), ("goto", CompanionRig.webApp)]
+        let crossSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": "https://evil.example"]))
+        #expect(crossSite.status == 403)
+        #expect(crossSite.headers["set-cookie"] == nil)
+        let noOrigin = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields))
+        #expect(noOrigin.status == 403)
+        let fetchSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Sec-Fetch-Site": "cross-site"]))
+        #expect(fetchSite.status == 403)
 
-        @Test(
-            "one waiting status request per flow (a new one takes its place), a cap on all of them; a waiter (on another instance with PostgreSQL) wakes by notification",
-            arguments: StoreKind.available)
-        func statusWaiters(kind: StoreKind) async throws {
-            try await kind.with { store, second in
-                // The store recheck is longer than the wait: only a notification can wake the waiter before its deadline.
-                let rig = try await CompanionRig.start(
-                    store: store,
-                    change: {
-                        $0.limits.waitingStatusRequests = 2
-                        $0.completion?.storeRecheck = 60
-                        $0.completion?.maximumWait = 30
-                    })
-                // PostgreSQL: a second instance on the same store, so the provider's answer arrives at the first
-                // and the waiter waits at the second (LISTEN/NOTIFY). Memory: one instance (an in-process signal).
-                var configuration = CompanionRig.configuration(issuer: rig.emulator.issuer)
-                configuration.completion?.storeRecheck = 60
-                configuration.completion?.maximumWait = 30
-                let other =
-                    kind == .postgres
-                    ? try await Companion.start(
-                        configuration, store: try await second(), logger: Logger(label: "second") { _ in SwiftLogNoOpLogHandler() })
-                    : rig.companion
-                do {
-                    let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-                    let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
-                    let otherStatus = URL(string: other.baseURL.absoluteString + "/completion/status")!
-                    let transport = rig.transport
-                    let waiting = Task {
-                        let started = ContinuousClock.now
-                        let response = try await transport.send(
-                            HTTPRequest(
-                                method: .post, url: otherStatus, headers: ["Content-Type": "application/json"],
-                                body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20]))
-                        )
-                        return (response, ContinuousClock.now - started)
-                    }
-                    try await Task.sleep(nanoseconds: 300_000_000)
-                    // The app's connection dropped (the server is not told) and it asks again: the new request
-                    // takes the waiting one's place, which answers at once; two never wait for one flow.
-                    let replacing = Task {
-                        let started = ContinuousClock.now
-                        let response = try await transport.send(
-                            HTTPRequest(
-                                method: .post, url: otherStatus, headers: ["Content-Type": "application/json"],
-                                body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20]))
-                        )
-                        return (response, ContinuousClock.now - started)
-                    }
-                    let (replaced, replacedAfter) = try await waiting.value
-                    #expect(replaced.status == 202 && String(decoding: replaced.body, as: UTF8.self).contains("pending"))
-                    #expect(replacedAfter < .seconds(5), "the replaced request answered when the new one arrived")
-                    try await Task.sleep(nanoseconds: 300_000_000)
-                    guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
-                    _ = try await rig.get(try #require(URL(string: location)))
-                    let (response, elapsed) = try await replacing.value
-                    #expect(response.status == 202)
-                    #expect(String(decoding: response.body, as: UTF8.self).contains("awaiting_return"))
-                    #expect(elapsed < .seconds(15), "woken by a notification, not the 20 s deadline: \(elapsed)")
+        // The browser is already signed in as someone else (a session of bob's).
+        let bob = try await rig.session(in: store, subject: "bob-subject")
+        let swap = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
+        #expect(swap.status == 409, "no silent replacement of another subject's session")
+        #expect(swap.headers["set-cookie"] == nil)
+        let swapPage = String(decoding: swap.body, as: UTF8.self)
+        #expect(swapPage.contains("signed in as bob-subject"))
+        // The user confirms on that page: bob's session ends, alice's begins.
+        let confirm = try #require(WebPage(url: rig.url("/handoff/redeem"), html: swapPage).confirmForm)
+        let confirmed = try await rig.transport.send(
+            .form(confirm.action, confirm.fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
+        #expect(confirmed.status == 303)
+        #expect(confirmed.headers["set-cookie"]?.hasPrefix("__Host-switchback_session=") == true)
+        #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": bob.cookie]).status == 401, "the replaced session is gone")
+    }
 
-                    // The cap: two flows wait, a third is refused.
-                    var tasks: [Task<Int, any Error>] = []
-                    for _ in 0..<2 {
-                        let id = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-                        _ = try await rig.post("/completion/start", ["flow_id": id])
-                        tasks.append(Task { try await rig.post("/completion/status", ["flow_id": id, "wait": 2]).response.status })
-                    }
-                    try await Task.sleep(nanoseconds: 300_000_000)
-                    let third = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-                    _ = try await rig.post("/completion/start", ["flow_id": third])
-                    #expect(try await rig.post("/completion/status", ["flow_id": third, "wait": 2]).response.status == 429)
-                    for task in tasks { #expect(try await task.value == 202) }
-                    if kind == .postgres { await other.stop() }
-                    await rig.stop()
-                } catch {
-                    if kind == .postgres { await other.stop() }
-                    await rig.stop()
-                    throw error
+    @Test("logout ends the session (cookie only from the same origin) and clears the cookie")
+    func logout() async throws {
+        let store = InMemoryCompanionStore()
+        let rig = try await CompanionRig.start(store: store)
+        defer { Task { await rig.stop() } }
+        let session = try await rig.session(in: store, subject: "alice-subject")
+        let crossSite = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": "https://evil.example"])
+        #expect(crossSite.response.status == 403)
+        #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 200)
+        let ended = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": rig.origin])
+        #expect(ended.response.status == 204)
+        #expect(ended.response.headers["set-cookie"]?.contains("Max-Age=0") == true)
+        #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 401)
+        let other = try await rig.session(in: store, subject: "carol-subject")
+        #expect(try await rig.post("/session/logout", [:], headers: ["Authorization": "Session \(other.id)"]).response.status == 204)
+        #expect(try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(other.id)"]).status == 401)
+    }
+
+    // MARK: 6 and 7. Floods
+
+    @Test(
+        "the start, exchange and hand-off routes answer 429 with Retry-After past the per-address limit, and starts past the cap on pending authorizations"
+    )
+    func startFlood() async throws {
+        let rig = try await CompanionRig.start(change: {
+            $0.limits = .init(startsPerMinutePerAddress: 3, startsPerMinute: 100, pendingAuthorizations: 1000)
+        })
+        defer { Task { await rig.stop() } }
+        let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+        for _ in 0..<3 { #expect(try await rig.post("/bridge/start", body).response.status == 200) }
+        let flooded = try await rig.post("/bridge/start", body)
+        #expect(flooded.response.status == 429)
+        #expect(Int(flooded.response.headers["retry-after"] ?? "") ?? 0 >= 1)
+        // The limit counts across the start routes.
+        #expect(
+            try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding]).response.status
+                == 429)
+        #expect(try await rig.post("/permission", ["app_callback_uri": "https://app.example.com/appswitch"]).response.status == 429)
+        // The routes that call the provider for an anonymous client count too.
+        #expect(
+            try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer some-token-0123456789"]).response
+                .status == 429)
+        #expect(try await rig.post("/exchange", ["callback_url": "com.example.app:/oauth/callback?code=c&state=s"]).response.status == 429)
+        // A minute later the address may start again.
+        rig.clock.advance(by: 61)
+        #expect(try await rig.post("/bridge/start", body).response.status == 200)
+
+        let capped = try await CompanionRig.start(change: {
+            $0.limits = .init(startsPerMinutePerAddress: 0, startsPerMinute: 0, pendingAuthorizations: 2)
+        })
+        defer { Task { await capped.stop() } }
+        for _ in 0..<2 { #expect(try await capped.post("/bridge/start", body).response.status == 200) }
+        let full = try await capped.post("/bridge/start", body)
+        #expect(full.response.status == 429)
+        #expect(full.response.headers["retry-after"] == "60")
+    }
+
+    @Test("a proxy's client-address header keys the limit when configured; the connection's address otherwise")
+    func clientAddressHeader() async throws {
+        let rig = try await CompanionRig.start(change: {
+            $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For")
+        })
+        defer { Task { await rig.stop() } }
+        let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.7, 10.0.0.1"]).response.status == 200)
+        #expect(
+            try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.9, 10.0.0.1"]).response.status == 429,
+            "same last hop")
+        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "10.0.0.2"]).response.status == 200)
+    }
+
+    @Test(
+        "one waiting status request per flow (a new one takes its place), a cap on all of them; a waiter (on another instance with PostgreSQL) wakes by notification",
+        arguments: StoreKind.available)
+    func statusWaiters(kind: StoreKind) async throws {
+        try await kind.with { store, second in
+            // The store recheck is longer than the wait: only a notification can wake the waiter before its deadline.
+            let rig = try await CompanionRig.start(
+                store: store,
+                change: {
+                    $0.limits.waitingStatusRequests = 2
+                    $0.completion?.storeRecheck = 60
+                    $0.completion?.maximumWait = 30
+                })
+            // PostgreSQL: a second instance on the same store, so the provider's answer arrives at the first
+            // and the waiter waits at the second (LISTEN/NOTIFY). Memory: one instance (an in-process signal).
+            var configuration = CompanionRig.configuration(issuer: rig.emulator.issuer)
+            configuration.completion?.storeRecheck = 60
+            configuration.completion?.maximumWait = 30
+            let other =
+                kind == .postgres
+                ? try await Companion.start(
+                    configuration, store: try await second(), logger: Logger(label: "second") { _ in SwiftLogNoOpLogHandler() })
+                : rig.companion
+            do {
+                let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
+                let otherStatus = URL(string: other.baseURL.absoluteString + "/completion/status")!
+                let transport = rig.transport
+                let waiting = Task {
+                    let started = ContinuousClock.now
+                    let response = try await transport.send(
+                        HTTPRequest(
+                            method: .post, url: otherStatus, headers: ["Content-Type": "application/json"],
+                            body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20]))
+                    )
+                    return (response, ContinuousClock.now - started)
                 }
+                try await Task.sleep(nanoseconds: 300_000_000)
+                // The app's connection dropped (the server is not told) and it asks again: the new request
+                // takes the waiting one's place, which answers at once; two never wait for one flow.
+                let replacing = Task {
+                    let started = ContinuousClock.now
+                    let response = try await transport.send(
+                        HTTPRequest(
+                            method: .post, url: otherStatus, headers: ["Content-Type": "application/json"],
+                            body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20]))
+                    )
+                    return (response, ContinuousClock.now - started)
+                }
+                let (replaced, replacedAfter) = try await waiting.value
+                #expect(replaced.status == 202 && String(decoding: replaced.body, as: UTF8.self).contains("pending"))
+                #expect(replacedAfter < .seconds(5), "the replaced request answered when the new one arrived")
+                try await Task.sleep(nanoseconds: 300_000_000)
+                guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
+                _ = try await rig.get(try #require(URL(string: location)))
+                let (response, elapsed) = try await replacing.value
+                #expect(response.status == 202)
+                #expect(String(decoding: response.body, as: UTF8.self).contains("awaiting_return"))
+                #expect(elapsed < .seconds(15), "woken by a notification, not the 20 s deadline: \(elapsed)")
+
+                // The cap: two flows wait, a third is refused.
+                var tasks: [Task<Int, any Error>] = []
+                for _ in 0..<2 {
+                    let id = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                    _ = try await rig.post("/completion/start", ["flow_id": id])
+                    tasks.append(Task { try await rig.post("/completion/status", ["flow_id": id, "wait": 2]).response.status })
+                }
+                try await Task.sleep(nanoseconds: 300_000_000)
+                let third = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                _ = try await rig.post("/completion/start", ["flow_id": third])
+                #expect(try await rig.post("/completion/status", ["flow_id": third, "wait": 2]).response.status == 429)
+                for task in tasks { #expect(try await task.value == 202) }
+                if kind == .postgres { await other.stop() }
+                await rig.stop()
+            } catch {
+                if kind == .postgres { await other.stop() }
+                await rig.stop()
+                throw error
             }
-        }
-
-        @Test("malformed percent-encoding and raw bytes in any GET path or query get an answer, and the server stays up")
-        func malformedURLs() async throws {
-            let rig = try await CompanionRig.start(change: {
-                $0.associations = [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/*"])]
-            })
-            defer { Task { await rig.stop() } }
-            let paths = [
-                "/complete?a=%zz", "/complete?state=%", "/bridge/callback?x=%25%zz", "/bridge/callback?%ff%fe", "/signed-in?result=%zz",
-                "/signed-in/%zz",
-                "/signed-in/a\"b", "/signed-in/<x>", "/handoff/redeem?handoffotp=%zz&goto=%zz", "/x%00y", "/%c3%28", "/a{b}|c",
-            ]
-            for path in paths {
-                // Sent raw over a socket: URL parsers on the client side would refuse most of these.
-                let status = try await Self.rawGet(port: rig.companion.port, target: path)
-                #expect(status >= 200 && status < 500, "\(path) -> \(status)")
-                #expect(try await rig.get(rig.url("/health")).status == 200, "the server died on \(path)")
-            }
-        }
-
-        /// Sends `GET target` exactly as given and returns the status code of the answer.
-        static func rawGet(port: Int, target: String) async throws -> Int {
-            let process = try ChildProcess(
-                "/usr/bin/env",
-                [
-                    "python3", "-c",
-                    """
-                    import socket, sys
-                    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-                    s.sendall(b"GET " + sys.argv[2].encode("latin-1") + b" HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n")
-                    data = b""
-                    while True:
-                        chunk = s.recv(65536)
-                        if not chunk: break
-                        data += chunk
-                    print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "0")
-                    """, String(port), target,
-                ])
-            let text = process.readOutput()
-            _ = await process.wait()
-            return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        }
-
-        @Test("rate-limit buckets: an IPv6 client counts by its /64; with a proxy header, the entry the trusted hops name")
-        func rateLimitBuckets() async throws {
-            #expect(RateLimiter.bucket(of: "2001:db8:1:2:aaaa::1") == RateLimiter.bucket(of: "2001:db8:1:2:ffff:ffff:ffff:ffff"))
-            #expect(RateLimiter.bucket(of: "2001:db8:1:2::1") != RateLimiter.bucket(of: "2001:db8:1:3::1"))
-            #expect(RateLimiter.bucket(of: "[2001:db8::1]") == "2001:db8:0:0::/64")
-            #expect(RateLimiter.bucket(of: "203.0.113.7") == "203.0.113.7")
-            let rig = try await CompanionRig.start(change: {
-                $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedHops: 2)
-            })
-            defer { Task { await rig.stop() } }
-            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
-            // CDN then load balancer: the client is second from the end; a spoofed first entry changes nothing.
-            #expect(
-                try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.1, 203.0.113.7, 10.0.0.1"]).response.status == 200)
-            #expect(
-                try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.99, 203.0.113.7, 10.0.0.1"]).response.status == 429
-            )
-            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.8, 10.0.0.1"]).response.status == 200)
-        }
-
-        // MARK: 10 and 17. Pages
-
-        @Test("the app-link page builds its link from publicURL and a normalised path: //evil.example/x stays on this host")
-        func associationPage() async throws {
-            let rig = try await CompanionRig.start(change: {
-                $0.associations = [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/*"])]
-            })
-            defer { Task { await rig.stop() } }
-            for path in ["//evil.example/x", "/signed-in//evil.example", "/a/../..//evil.example"] {
-                let page = try await rig.transport.send(HTTPRequest(method: .get, url: URL(string: rig.companion.baseURL.absoluteString + path)!))
-                guard page.status == 200 else { continue }
-                let link = try #require(WebPage(url: rig.url("/"), html: page.text).returnLink)
-                #expect(link.host == "127.0.0.1" && link.port == rig.companion.port, "\(path) -> \(link)")
-            }
-            let ordinary = try await rig.get(rig.url("/signed-in?result=abc"))
-            let link = try #require(WebPage(url: rig.url("/"), html: ordinary.text).returnLink)
-            #expect(link.absoluteString == rig.companion.baseURL.absoluteString + "/signed-in?result=abc")
-        }
-
-        @Test("pages allow no script but the fragment page's own, by hash; its form keeps a path prefix of publicURL")
-        func contentSecurityPolicy() async throws {
-            let rig = try await CompanionRig.start()
-            defer { Task { await rig.stop() } }
-            let fragmentPage = try await rig.get(rig.url("/bridge/callback"))
-            let policy = try #require(fragmentPage.headers["content-security-policy"])
-            #expect(!policy.contains("unsafe-inline"))
-            #expect(policy.contains("script-src 'sha256-"))
-            let error = try await rig.get(rig.url("/handoff/redeem?handoffotp=x&goto=https%3A%2F%2Fevil.example"))
-            #expect(error.headers["content-security-policy"]?.contains("script-src 'none'") == true)
-
-            let prefixed = try await CompanionRig.start(change: { $0.publicURL = "http://127.0.0.1/auth" })
-            defer { Task { await prefixed.stop() } }
-            // A reverse proxy serves the companion under /auth and strips the prefix: the page is asked for at the bare path.
-            let page = try await prefixed.get(try #require(URL(string: "http://127.0.0.1:\(prefixed.companion.port)/bridge/callback")))
-            #expect(page.text.contains("action=\"http://127.0.0.1/auth/bridge/fragment\""))
         }
     }
 
-    extension CompanionRig {
-        /// A session of `subject` issued straight into `store`, as an earlier sign-in on this browser made it.
-        func session(in store: any CompanionStore, subject: String) async throws -> (id: String, cookie: String) {
-            let now = clock.now()
-            let record = SessionRecord(subject: subject, acr: nil, createdAt: now, expiresAt: now.addingTimeInterval(3600))
-            let id = try await store.issue(.session, record, expiresAt: record.expiresAt)
-            return (id, "__Host-switchback_session=\(id)")
-        }
-    }
-#endif
-
-#if os(Linux)
-    /// A store that keeps a copy of every value it is given, in front of a real one: what a database reader
-    /// would see.
-    actor RecordingStore: CompanionStore {
-        let inner: any CompanionStore
-        private(set) var written: [(kind: RecordKind, value: Data)] = []
-
-        init(_ inner: any CompanionStore) { self.inner = inner }
-
-        func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
-            written.append((kind, value))
-            try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
-        }
-
-        func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.take(kind, digest: digest, now: now) }
-        func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.read(kind, digest: digest, now: now) }
-        func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
-        func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
-
-        func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
-            written.append((kind, value))
-            return try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
+    @Test("malformed percent-encoding and raw bytes in any GET path or query get an answer, and the server stays up")
+    func malformedURLs() async throws {
+        let rig = try await CompanionRig.start(change: {
+            $0.associations = [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/*"])]
+        })
+        defer { Task { await rig.stop() } }
+        let paths = [
+            "/complete?a=%zz", "/complete?state=%", "/bridge/callback?x=%25%zz", "/bridge/callback?%ff%fe", "/signed-in?result=%zz",
+            "/signed-in/%zz",
+            "/signed-in/a\"b", "/signed-in/<x>", "/handoff/redeem?handoffotp=%zz&goto=%zz", "/x%00y", "/%c3%28", "/a{b}|c",
+        ]
+        for path in paths {
+            // Sent raw over a socket: URL parsers on the client side would refuse most of these.
+            let status = try await Self.rawGet(port: rig.companion.port, target: path)
+            #expect(status >= 200 && status < 500, "\(path) -> \(status)")
+            #expect(try await rig.get(rig.url("/health")).status == 200, "the server died on \(path)")
         }
     }
 
-    @Suite("Companion records at rest")
-    struct CompanionRecordsAtRestTests {
-        @Test("a dump of the store holds no subject, state, verifier, nonce, token or session in any readable form", arguments: StoreKind.available)
-        func nothingReadable(kind: StoreKind) async throws {
-            try await kind.with { store, _ in
-                let recording = RecordingStore(store)
-                let rig = try await CompanionRig.start(store: recording, returns: .tokens)
-                do {
-                    var secrets = ["9b1f7c2e-alice", "backend-secret", CompanionRig.binding]
-                    // Exchange with tokens, a hand-off and its redemption, a bridge and a completion.
-                    let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
-                    secrets.append(try #require(started.json["state"] as? String))
-                    guard case .redirect(let callback) = try await rig.signIn(try #require(started.json["authorization_url"] as? String)) else {
-                        throw RigFailure("no redirect")
-                    }
-                    let exchanged = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
-                    let token = try #require(exchanged.json["access_token"] as? String)
-                    secrets += [token, try #require(exchanged.json["id_token"] as? String)]
-                    let issued = try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer \(token)"])
-                    let redeemText = try #require(issued.json["redeem_url"] as? String)
-                    let landing = try await rig.followRedeem(try #require(URL(string: redeemText)))
-                    let cookie = try #require(landing.headers["set-cookie"]?.split(separator: ";").first?.split(separator: "=").last)
-                    secrets.append(String(cookie))
-                    let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-                    secrets.append(flowID)
-                    let completion = try await rig.post("/completion/start", ["flow_id": flowID])
-                    guard case .redirect(let location) = try await rig.signIn(try #require(completion.json["authorization_url"] as? String)) else {
-                        throw RigFailure("no redirect")
-                    }
-                    let finalPage = try #require(URL(string: location))
-                    _ = try await rig.get(finalPage)
+    /// Sends `GET target` exactly as given and returns the status code of the answer.
+    static func rawGet(port: Int, target: String) async throws -> Int {
+        let process = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import socket, sys
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+                s.sendall(b"GET " + sys.argv[2].encode("latin-1") + b" HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n")
+                data = b""
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk: break
+                    data += chunk
+                print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "0")
+                """, String(port), target,
+            ])
+        let text = process.readOutput()
+        _ = await process.wait()
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
 
-                    let written = await recording.written
-                    #expect(Set(written.map(\.kind)).isSuperset(of: [.authorization, .handOffCode, .session, .completion]))
-                    for record in written {
-                        let raw = String(decoding: record.value, as: UTF8.self)
+    @Test("rate-limit buckets: an IPv6 client counts by its /64; with a proxy header, the entry the trusted hops name")
+    func rateLimitBuckets() async throws {
+        #expect(RateLimiter.bucket(of: "2001:db8:1:2:aaaa::1") == RateLimiter.bucket(of: "2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        #expect(RateLimiter.bucket(of: "2001:db8:1:2::1") != RateLimiter.bucket(of: "2001:db8:1:3::1"))
+        #expect(RateLimiter.bucket(of: "[2001:db8::1]") == "2001:db8:0:0::/64")
+        #expect(RateLimiter.bucket(of: "203.0.113.7") == "203.0.113.7")
+        let rig = try await CompanionRig.start(change: {
+            $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedHops: 2)
+        })
+        defer { Task { await rig.stop() } }
+        let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+        // CDN then load balancer: the client is second from the end; a spoofed first entry changes nothing.
+        #expect(
+            try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.1, 203.0.113.7, 10.0.0.1"]).response.status == 200)
+        #expect(
+            try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.99, 203.0.113.7, 10.0.0.1"]).response.status == 429
+        )
+        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.8, 10.0.0.1"]).response.status == 200)
+    }
+
+    // MARK: 10 and 17. Pages
+
+    @Test("the app-link page builds its link from publicURL and a normalised path: //evil.example/x stays on this host")
+    func associationPage() async throws {
+        let rig = try await CompanionRig.start(change: {
+            $0.associations = [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/*"])]
+        })
+        defer { Task { await rig.stop() } }
+        for path in ["//evil.example/x", "/signed-in//evil.example", "/a/../..//evil.example"] {
+            let page = try await rig.transport.send(HTTPRequest(method: .get, url: URL(string: rig.companion.baseURL.absoluteString + path)!))
+            guard page.status == 200 else { continue }
+            let link = try #require(WebPage(url: rig.url("/"), html: page.text).returnLink)
+            #expect(link.host == "127.0.0.1" && link.port == rig.companion.port, "\(path) -> \(link)")
+        }
+        let ordinary = try await rig.get(rig.url("/signed-in?result=abc"))
+        let link = try #require(WebPage(url: rig.url("/"), html: ordinary.text).returnLink)
+        #expect(link.absoluteString == rig.companion.baseURL.absoluteString + "/signed-in?result=abc")
+    }
+
+    @Test("pages allow no script but the fragment page's own, by hash; its form keeps a path prefix of publicURL")
+    func contentSecurityPolicy() async throws {
+        let rig = try await CompanionRig.start()
+        defer { Task { await rig.stop() } }
+        let fragmentPage = try await rig.get(rig.url("/bridge/callback"))
+        let policy = try #require(fragmentPage.headers["content-security-policy"])
+        #expect(!policy.contains("unsafe-inline"))
+        #expect(policy.contains("script-src 'sha256-"))
+        let error = try await rig.get(rig.url("/handoff/redeem?handoffotp=x&goto=https%3A%2F%2Fevil.example"))
+        #expect(error.headers["content-security-policy"]?.contains("script-src 'none'") == true)
+
+        let prefixed = try await CompanionRig.start(change: { $0.publicURL = "http://127.0.0.1/auth" })
+        defer { Task { await prefixed.stop() } }
+        // A reverse proxy serves the companion under /auth and strips the prefix: the page is asked for at the bare path.
+        let page = try await prefixed.get(try #require(URL(string: "http://127.0.0.1:\(prefixed.companion.port)/bridge/callback")))
+        #expect(page.text.contains("action=\"http://127.0.0.1/auth/bridge/fragment\""))
+    }
+}
+
+extension CompanionRig {
+    /// A session of `subject` issued straight into `store`, as an earlier sign-in on this browser made it.
+    func session(in store: any CompanionStore, subject: String) async throws -> (id: String, cookie: String) {
+        let now = clock.now()
+        let record = SessionRecord(subject: subject, acr: nil, createdAt: now, expiresAt: now.addingTimeInterval(3600))
+        let id = try await store.issue(.session, record, expiresAt: record.expiresAt)
+        return (id, "__Host-switchback_session=\(id)")
+    }
+}
+
+/// A store that keeps a copy of every value it is given, in front of a real one: what a database reader
+/// would see.
+actor RecordingStore: CompanionStore {
+    let inner: any CompanionStore
+    private(set) var written: [(kind: RecordKind, value: Data)] = []
+
+    init(_ inner: any CompanionStore) { self.inner = inner }
+
+    func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
+        written.append((kind, value))
+        try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
+    }
+
+    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.take(kind, digest: digest, now: now) }
+    func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.read(kind, digest: digest, now: now) }
+    func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
+    func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
+
+    func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
+        written.append((kind, value))
+        return try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
+    }
+}
+
+@Suite("Companion records at rest")
+struct CompanionRecordsAtRestTests {
+    @Test("a dump of the store holds no subject, state, verifier, nonce, token or session in any readable form", arguments: StoreKind.available)
+    func nothingReadable(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let recording = RecordingStore(store)
+            let rig = try await CompanionRig.start(store: recording, returns: .tokens)
+            do {
+                var secrets = ["9b1f7c2e-alice", "backend-secret", CompanionRig.binding]
+                // Exchange with tokens, a hand-off and its redemption, a bridge and a completion.
+                let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
+                secrets.append(try #require(started.json["state"] as? String))
+                guard case .redirect(let callback) = try await rig.signIn(try #require(started.json["authorization_url"] as? String)) else {
+                    throw RigFailure("no redirect")
+                }
+                let exchanged = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
+                let token = try #require(exchanged.json["access_token"] as? String)
+                secrets += [token, try #require(exchanged.json["id_token"] as? String)]
+                let issued = try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer \(token)"])
+                let redeemText = try #require(issued.json["redeem_url"] as? String)
+                let landing = try await rig.followRedeem(try #require(URL(string: redeemText)))
+                let cookie = try #require(landing.headers["set-cookie"]?.split(separator: ";").first?.split(separator: "=").last)
+                secrets.append(String(cookie))
+                let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                secrets.append(flowID)
+                let completion = try await rig.post("/completion/start", ["flow_id": flowID])
+                guard case .redirect(let location) = try await rig.signIn(try #require(completion.json["authorization_url"] as? String)) else {
+                    throw RigFailure("no redirect")
+                }
+                let finalPage = try #require(URL(string: location))
+                _ = try await rig.get(finalPage)
+
+                let written = await recording.written
+                #expect(Set(written.map(\.kind)).isSuperset(of: [.authorization, .handOffCode, .session, .completion]))
+                for record in written {
+                    let raw = String(decoding: record.value, as: UTF8.self)
+                    #expect(
+                        (try? JSONSerialization.jsonObject(with: record.value, options: .fragmentsAllowed)) == nil,
+                        "a \(record.kind.rawValue) record is readable JSON")
+                    for secret in secrets {
                         #expect(
-                            (try? JSONSerialization.jsonObject(with: record.value, options: .fragmentsAllowed)) == nil,
-                            "a \(record.kind.rawValue) record is readable JSON")
-                        for secret in secrets {
-                            #expect(
-                                !raw.contains(secret)
-                                    && !record.value.base64EncodedString().contains(Data(secret.utf8).base64EncodedString().dropLast(4)))
-                        }
+                            !raw.contains(secret)
+                                && !record.value.base64EncodedString().contains(Data(secret.utf8).base64EncodedString().dropLast(4)))
                     }
-                    await rig.stop()
-                } catch {
-                    await rig.stop()
-                    throw error
                 }
+                await rig.stop()
+            } catch {
+                await rig.stop()
+                throw error
             }
         }
-
-        @Test("a sealed value moved to another record's row, or altered, does not open: a typed store failure, never another record's data")
-        func sealedValuesStayInTheirRow() async throws {
-            let store = InMemoryCompanionStore()
-            let now = Date()
-            let first = try await store.issue(.session, ["subject": "alice"], expiresAt: now.addingTimeInterval(60))
-            let second = try await store.issue(.session, ["subject": "bob"], expiresAt: now.addingTimeInterval(60))
-            let firstValue = try #require(await store.read(.session, digest: Secrets.digest(first), now: now))
-            // The attacker with write access copies alice's sealed value over bob's row.
-            _ = await store.take(.session, digest: Secrets.digest(second), now: now)
-            try await store.insert(.session, digest: Secrets.digest(second), value: firstValue, expiresAt: now.addingTimeInterval(60))
-            await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: second, as: [String: String].self, now: now) }
-            // Altered in place.
-            var altered = firstValue
-            altered[altered.count - 1] ^= 0x01
-            _ = await store.take(.session, digest: Secrets.digest(first), now: now)
-            try await store.insert(.session, digest: Secrets.digest(first), value: altered, expiresAt: now.addingTimeInterval(60))
-            await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: first, as: [String: String].self, now: now) }
-        }
     }
-#endif
+
+    @Test("a sealed value moved to another record's row, or altered, does not open: a typed store failure, never another record's data")
+    func sealedValuesStayInTheirRow() async throws {
+        let store = InMemoryCompanionStore()
+        let now = Date()
+        let first = try await store.issue(.session, ["subject": "alice"], expiresAt: now.addingTimeInterval(60))
+        let second = try await store.issue(.session, ["subject": "bob"], expiresAt: now.addingTimeInterval(60))
+        let firstValue = try #require(await store.read(.session, digest: Secrets.digest(first), now: now))
+        // The attacker with write access copies alice's sealed value over bob's row.
+        _ = await store.take(.session, digest: Secrets.digest(second), now: now)
+        try await store.insert(.session, digest: Secrets.digest(second), value: firstValue, expiresAt: now.addingTimeInterval(60))
+        await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: second, as: [String: String].self, now: now) }
+        // Altered in place.
+        var altered = firstValue
+        altered[altered.count - 1] ^= 0x01
+        _ = await store.take(.session, digest: Secrets.digest(first), now: now)
+        try await store.insert(.session, digest: Secrets.digest(first), value: altered, expiresAt: now.addingTimeInterval(60))
+        await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: first, as: [String: String].self, now: now) }
+    }
+}

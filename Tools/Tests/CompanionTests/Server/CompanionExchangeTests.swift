@@ -1,88 +1,86 @@
-#if os(Linux)
-    import Foundation
-    import Testing
-    @_spi(SwitchbackInternals) @testable import Switchback
-    import SwitchbackEmulator
-    import SwitchbackServer
-    import SwitchbackTesting
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackEmulator
+import SwitchbackServer
+import SwitchbackTesting
 
-    /// A confidential client's sign-in from the app: the coordinator checks the callback, the companion redeems
-    /// the code with the secret (`POST /exchange`), and the app validates the ID token it gets back.
-    @Suite("Coordinator with the companion's code exchange")
-    struct CompanionExchangeTests {
-        /// The app's view of the backend's client: its ID, no secret, no PAR (which needs the secret).
-        static func client(_ rig: CompanionRig) -> OIDCClient {
-            OIDCClient(
-                configuration: ClientConfiguration(
-                    clientID: "backend", redirectURI: URL(string: CompanionRig.appRedirect)!, pushedAuthorization: .never),
-                provider: .discovery(issuer: rig.emulator.issuer)
-            )
-        }
-
-        /// Signs alice in through `coordinator`, playing the browser; returns the result and the callback URL.
-        static func signIn(_ coordinator: SignInCoordinator, host: RecordingUserAgentHost) async throws -> (Result<Credential, any Error>, URL) {
-            let task = Task { try await coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser)) }
-            var presented: URL?
-            for _ in 0..<400 where presented == nil {
-                if case .present(let url, _)? = host.calls.first { presented = url } else { try await Task.sleep(nanoseconds: 5_000_000) }
-            }
-            let authorizationURL = try #require(presented)
-            guard case .redirect(let location) = try await EmulatorBrowser().signIn(authorizationURL), let callback = URL(string: location) else {
-                throw RigFailure("the provider did not redirect")
-            }
-            let events = try #require(host.events)
-            await events.callback(.redirect(callback))
-            let credential = await task.result.flatMap { result in
-                result.credential.map { .success($0) } ?? .failure(RigFailure("the sign-in ended without a credential"))
-            }
-            return (credential, callback)
-        }
-
-        @Test("the companion redeems, the app validates: signed in with the provider's tokens; the callback again is refused")
-        func signsIn() async throws {
-            let rig = try await CompanionRig.start(returns: .tokens)
-            defer { Task { await rig.stop() } }
-            let host = RecordingUserAgentHost()
-            let coordinator = SignInCoordinator(
-                .app(Self.client(rig), redeemingCodesAt: CompanionClient(rig.companion.baseURL)), host: host, opener: RecordingURLOpener())
-            let (result, callback) = try await Self.signIn(coordinator, host: host)
-            let credential = try result.get()
-            #expect(credential.subject == "9b1f7c2e-alice" && credential.refreshToken != nil)
-            await expectCode(.callbackReplayed) { _ = try await coordinator.handle(url: callback) }
-            // Without the companion the app's own client cannot redeem: it holds no secret.
-            let alone = RecordingUserAgentHost()
-            let (refused, _) = try await Self.signIn(
-                SignInCoordinator(.app(Self.client(rig)), host: alone, opener: RecordingURLOpener()), host: alone)
-            #expect((refused.failure as? SwitchbackError)?.code == .tokenEndpointError)
-        }
-
-        @Test("a companion that answers with a session, or refuses, fails the sign-in with a typed error")
-        func refusals() async throws {
-            let sessions = try await CompanionRig.start(returns: .session)
-            defer { Task { await sessions.stop() } }
-            let host = RecordingUserAgentHost()
-            let coordinator = SignInCoordinator(
-                .app(Self.client(sessions), redeemingCodesAt: CompanionClient(sessions.companion.baseURL)), host: host, opener: RecordingURLOpener())
-            let (session, _) = try await Self.signIn(coordinator, host: host)
-            #expect((session.failure as? SwitchbackError)?.code == .invalidTokenResponse)
-
-            // The companion's allow-list does not hold this redirect URI.
-            let refusing = try await CompanionRig.start(
-                returns: .tokens, change: { $0.exchange = .init(redirectURIs: ["com.example.other:/cb"], returns: .tokens) })
-            defer { Task { await refusing.stop() } }
-            let other = RecordingUserAgentHost()
-            let refused = SignInCoordinator(
-                .app(Self.client(refusing), redeemingCodesAt: CompanionClient(refusing.companion.baseURL)), host: other, opener: RecordingURLOpener())
-            let (result, _) = try await Self.signIn(refused, host: other)
-            let error = result.failure as? SwitchbackError
-            #expect(error?.code == .tokenEndpointError && error?.httpStatus == 400)
-        }
+/// A confidential client's sign-in from the app: the coordinator checks the callback, the companion redeems
+/// the code with the secret (`POST /exchange`), and the app validates the ID token it gets back.
+@Suite("Coordinator with the companion's code exchange")
+struct CompanionExchangeTests {
+    /// The app's view of the backend's client: its ID, no secret, no PAR (which needs the secret).
+    static func client(_ rig: CompanionRig) -> OIDCClient {
+        OIDCClient(
+            configuration: ClientConfiguration(
+                clientID: "backend", redirectURI: URL(string: CompanionRig.appRedirect)!, pushedAuthorization: .never),
+            provider: .discovery(issuer: rig.emulator.issuer)
+        )
     }
 
-    extension Result {
-        var failure: Failure? {
-            if case .failure(let error) = self { return error }
-            return nil
+    /// Signs alice in through `coordinator`, playing the browser; returns the result and the callback URL.
+    static func signIn(_ coordinator: SignInCoordinator, host: RecordingUserAgentHost) async throws -> (Result<Credential, any Error>, URL) {
+        let task = Task { try await coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser)) }
+        var presented: URL?
+        for _ in 0..<400 where presented == nil {
+            if case .present(let url, _)? = host.calls.first { presented = url } else { try await Task.sleep(nanoseconds: 5_000_000) }
         }
+        let authorizationURL = try #require(presented)
+        guard case .redirect(let location) = try await EmulatorBrowser().signIn(authorizationURL), let callback = URL(string: location) else {
+            throw RigFailure("the provider did not redirect")
+        }
+        let events = try #require(host.events)
+        await events.callback(.redirect(callback))
+        let credential = await task.result.flatMap { result in
+            result.credential.map { .success($0) } ?? .failure(RigFailure("the sign-in ended without a credential"))
+        }
+        return (credential, callback)
     }
-#endif
+
+    @Test("the companion redeems, the app validates: signed in with the provider's tokens; the callback again is refused")
+    func signsIn() async throws {
+        let rig = try await CompanionRig.start(returns: .tokens)
+        defer { Task { await rig.stop() } }
+        let host = RecordingUserAgentHost()
+        let coordinator = SignInCoordinator(
+            .app(Self.client(rig), redeemingCodesAt: CompanionClient(rig.companion.baseURL)), host: host, opener: RecordingURLOpener())
+        let (result, callback) = try await Self.signIn(coordinator, host: host)
+        let credential = try result.get()
+        #expect(credential.subject == "9b1f7c2e-alice" && credential.refreshToken != nil)
+        await expectCode(.callbackReplayed) { _ = try await coordinator.handle(url: callback) }
+        // Without the companion the app's own client cannot redeem: it holds no secret.
+        let alone = RecordingUserAgentHost()
+        let (refused, _) = try await Self.signIn(
+            SignInCoordinator(.app(Self.client(rig)), host: alone, opener: RecordingURLOpener()), host: alone)
+        #expect((refused.failure as? SwitchbackError)?.code == .tokenEndpointError)
+    }
+
+    @Test("a companion that answers with a session, or refuses, fails the sign-in with a typed error")
+    func refusals() async throws {
+        let sessions = try await CompanionRig.start(returns: .session)
+        defer { Task { await sessions.stop() } }
+        let host = RecordingUserAgentHost()
+        let coordinator = SignInCoordinator(
+            .app(Self.client(sessions), redeemingCodesAt: CompanionClient(sessions.companion.baseURL)), host: host, opener: RecordingURLOpener())
+        let (session, _) = try await Self.signIn(coordinator, host: host)
+        #expect((session.failure as? SwitchbackError)?.code == .invalidTokenResponse)
+
+        // The companion's allow-list does not hold this redirect URI.
+        let refusing = try await CompanionRig.start(
+            returns: .tokens, change: { $0.exchange = .init(redirectURIs: ["com.example.other:/cb"], returns: .tokens) })
+        defer { Task { await refusing.stop() } }
+        let other = RecordingUserAgentHost()
+        let refused = SignInCoordinator(
+            .app(Self.client(refusing), redeemingCodesAt: CompanionClient(refusing.companion.baseURL)), host: other, opener: RecordingURLOpener())
+        let (result, _) = try await Self.signIn(refused, host: other)
+        let error = result.failure as? SwitchbackError
+        #expect(error?.code == .tokenEndpointError && error?.httpStatus == 400)
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
