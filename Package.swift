@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "Switchback", targets: ["Switchback"]),
         .library(name: "SwitchbackTesting", targets: ["SwitchbackTesting"]),
         .library(name: "SwitchbackApple", targets: ["SwitchbackApple"]),
+        // What this repository's tests share (the scripted provider, the glewlwyd peer, expectCode), for
+        // the tools' tests in Tools/: the leading underscore marks it unsupported for anyone else.
+        .library(name: "_SwitchbackTestSupport", targets: ["SwitchbackTestSupport"]),
     ],
     // Only what the app-side products need: an app that adds Switchback resolves these and their own
     // dependencies, nothing of the server. The companion, the emulator, the demo, the CLI and the
@@ -49,12 +52,23 @@ let package = Package(
             dependencies: ["Switchback"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "SwitchbackTestSupport",
+            dependencies: [
+                "Switchback",
+                "SwitchbackTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
         // The core's own tests: no server, emulator or network peer needed but glewlwyd for the interop suite.
         .testTarget(
             name: "SwitchbackTests",
             dependencies: [
                 "Switchback",
                 "SwitchbackTesting",
+                "SwitchbackTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

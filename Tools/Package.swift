@@ -135,17 +135,26 @@ let package = Package(
             path: "Examples/Guides",
             swiftSettings: swiftSettings
         ),
+        // What the tools' tests share: the companion rig, the scripted browser, the emulator harness and
+        // the two companion stores; with the core tests' scripted provider, glewlwyd peer and expectCode
+        // (the root package's _SwitchbackTestSupport).
+        .target(
+            name: "ToolsTestSupport",
+            dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer"]),
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
         // The tools' tests, one target per module: the emulator, the companion, the end-to-end scenarios on the
-        // simulated device, and the executables. Tests/Support holds what several of them share (each target
-        // links the files it needs into its Support/ folder), with the core tests' expectCode, StubProvider
-        // and Glewlwyd helpers.
-        .testTarget(name: "EmulatorTests", dependencies: testDependencies(["SwitchbackEmulator"]), swiftSettings: swiftSettings),
+        // simulated device, and the executables.
+        .testTarget(name: "EmulatorTests", dependencies: testDependencies(["SwitchbackEmulator", "ToolsTestSupport"]), swiftSettings: swiftSettings),
         .testTarget(
-            name: "CompanionTests", dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer"]), swiftSettings: swiftSettings),
-        .testTarget(
-            name: "ScenarioTests", dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer", "SwitchbackScenarios"]),
+            name: "CompanionTests", dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer", "ToolsTestSupport"]),
             swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: testDependencies(["SwitchbackEmulator"]), swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ScenarioTests",
+            dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer", "SwitchbackScenarios", "ToolsTestSupport"]),
+            swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: testDependencies(["SwitchbackEmulator", "ToolsTestSupport"]), swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -163,6 +172,7 @@ func testDependencies(_ modules: [Target.Dependency]) -> [Target.Dependency] {
     [
         .product(name: "Switchback", package: "Switchback"),
         .product(name: "SwitchbackTesting", package: "Switchback"),
+        .product(name: "_SwitchbackTestSupport", package: "Switchback"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "_CryptoExtras", package: "swift-crypto"),
         .product(name: "JWTKit", package: "jwt-kit"),

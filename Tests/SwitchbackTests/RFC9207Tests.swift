@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackTestSupport
 
 @Suite("RFC 9207 iss response parameter and callback checks")
 struct RFC9207Tests {

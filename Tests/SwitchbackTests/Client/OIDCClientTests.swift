@@ -3,6 +3,7 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// The client end to end against a scripted provider: request, callback, exchange, refresh, userinfo.
 @Suite("OIDC client")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackTestSupport
 
 @Suite("Credential stores")
 struct CredentialStoreTests {

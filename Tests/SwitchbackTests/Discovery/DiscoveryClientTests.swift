@@ -3,6 +3,7 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 @Suite("Discovery")
 struct DiscoveryClientTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// How the coordinator collects a backend completion's answer when the companion misbehaves: a stub
 /// companion, a manual clock.

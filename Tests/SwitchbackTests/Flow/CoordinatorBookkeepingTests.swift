@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// The coordinator's bookkeeping where order matters: which unclaimed result is dropped first, a journal
 /// save that finishes after its sign-in ended, and which journals a coordinator may take back.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// Singpass's `authentication_context_type` and `authentication_context_message` ("1. The authorization
 /// request", Singpass-specific parameters): documented types only, a message of at most 100 allowed characters.

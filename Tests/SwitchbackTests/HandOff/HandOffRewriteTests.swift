@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackTestSupport
 
 /// The WebView rewrite of authenticator deep links, on link shapes real pages emit.
 @Suite("HandOffRewrite")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// The OpenID relying-party conformance cases for ID tokens (conformance.md), one named test each.
 @Suite("ID token validation")

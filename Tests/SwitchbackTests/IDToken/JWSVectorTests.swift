@@ -5,6 +5,7 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// The published JWS examples of RFC 7515 Appendix A and RFC 7520 §4, verified through the same
 /// key handling the ID-token validator uses.

@@ -3,6 +3,7 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// Key rotation and the JWKS refetch rate limit (conformance.md, "Key rotation").
 @Suite("JWKS cache and key rotation")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackTestSupport
 
 /// The client against glewlwyd 2.7.5, a real OpenID provider nobody on this project wrote.
 @Suite("Interop with glewlwyd", .serialized, .enabled(if: Glewlwyd.enabled, Glewlwyd.skipReason))

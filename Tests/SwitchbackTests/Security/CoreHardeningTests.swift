@@ -3,6 +3,7 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// The core's URL, comparison and token rules an independent review attacked (issue 19, findings 8, 9,
 /// 11, 13, 14 and 15). Each test failed on the code before its fix.

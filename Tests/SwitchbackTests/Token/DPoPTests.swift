@@ -4,6 +4,7 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 /// The core's DPoP key and proofs (RFC 9449), without a server; the emulator's singpass tests verify
 /// the proofs end to end.

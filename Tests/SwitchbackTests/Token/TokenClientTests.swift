@@ -4,6 +4,7 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackTesting
+import SwitchbackTestSupport
 
 @Suite("Token client")
 struct TokenClientTests {

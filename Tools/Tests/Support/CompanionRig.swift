@@ -1,26 +1,26 @@
-import Foundation
+package import Foundation
 import Logging
-@_spi(SwitchbackInternals) @testable import Switchback
-import SwitchbackEmulator
-import SwitchbackServer
-import SwitchbackTesting
+@_spi(SwitchbackInternals) package import Switchback
+package import SwitchbackEmulator
+package import SwitchbackServer
+package import SwitchbackTesting
 
 /// An emulator and a companion configured against it, with every route on and a captured log.
-struct CompanionRig {
-    static let appRedirect = "com.example.app:/oauth/callback"
-    static let webApp = "https://web.example.com/app"
-    static let appLink = "https://app.example.com/signed-in"
+package struct CompanionRig {
+    package static let appRedirect = "com.example.app:/oauth/callback"
+    package static let webApp = "https://web.example.com/app"
+    package static let appLink = "https://app.example.com/signed-in"
     /// The app's secret for the exchanges the tests start (a real app makes a random one per sign-in).
-    static let binding = "app-binding-0123456789abcdefghij"
+    package static let binding = "app-binding-0123456789abcdefghij"
 
-    let emulator: Emulator
-    let companion: Companion
-    let log: CapturingLogHandler.Sink
-    let clock: ManualClock
-    let transport = URLSessionTransport()
+    package let emulator: Emulator
+    package let companion: Companion
+    package let log: CapturingLogHandler.Sink
+    package let clock: ManualClock
+    package let transport = URLSessionTransport()
 
     /// The configuration the tests start from; `change` adjusts it.
-    static func configuration(issuer: String, returns: ServerConfiguration.ExchangeResult = .session) -> ServerConfiguration {
+    package static func configuration(issuer: String, returns: ServerConfiguration.ExchangeResult = .session) -> ServerConfiguration {
         ServerConfiguration(
             port: 0,
             provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
@@ -42,7 +42,7 @@ struct CompanionRig {
         )
     }
 
-    static func start(
+    package static func start(
         profile: Profile = .generic, store: (any CompanionStore)? = nil, returns: ServerConfiguration.ExchangeResult = .session,
         emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> CompanionRig {
@@ -68,23 +68,23 @@ struct CompanionRig {
         }
     }
 
-    func stop() async {
+    package func stop() async {
         await companion.stop()
         await emulator.stop()
     }
 
-    func url(_ path: String) -> URL {
+    package func url(_ path: String) -> URL {
         URL(string: companion.baseURL.absoluteString + path)!
     }
 
     /// POSTs a JSON object; returns the status, headers and the decoded JSON object (empty when not JSON).
-    func post(_ path: String, _ object: [String: Any], headers: [String: String] = [:]) async throws -> (
+    package func post(_ path: String, _ object: [String: Any], headers: [String: String] = [:]) async throws -> (
         response: HTTPResponse, json: [String: Any]
     ) {
         try await post(path, body: JSONSerialization.data(withJSONObject: object), headers: headers)
     }
 
-    func post(_ path: String, body: Data, headers: [String: String] = [:], contentType: String = "application/json") async throws -> (
+    package func post(_ path: String, body: Data, headers: [String: String] = [:], contentType: String = "application/json") async throws -> (
         response: HTTPResponse, json: [String: Any]
     ) {
         var all = headers
@@ -93,18 +93,18 @@ struct CompanionRig {
         return (response, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
     }
 
-    func get(_ url: URL, headers: [String: String] = [:]) async throws -> HTTPResponse {
+    package func get(_ url: URL, headers: [String: String] = [:]) async throws -> HTTPResponse {
         try await transport.send(HTTPRequest(method: .get, url: url, headers: headers))
     }
 
     /// The companion's origin, as a browser sends it in `Origin`.
-    var origin: String { Self.origin(of: companion) }
+    package var origin: String { Self.origin(of: companion) }
 
-    static func origin(of companion: Companion) -> String { "http://127.0.0.1:\(companion.port)" }
+    package static func origin(of companion: Companion) -> String { "http://127.0.0.1:\(companion.port)" }
 
     /// What a browser does with a hand-off redeem URL: it loads the page that names the account, and the
     /// user taps Continue (a same-origin form POST). The POST's answer, or the page's when it has no form.
-    func followRedeem(_ url: URL, cookie: String? = nil) async throws -> HTTPResponse {
+    package func followRedeem(_ url: URL, cookie: String? = nil) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let cookie { headers["Cookie"] = cookie }
         let page = try await get(url, headers: headers)
@@ -116,12 +116,12 @@ struct CompanionRig {
     }
 
     /// Signs alice in at the provider through `authorizationURL`; returns where the provider sent the browser.
-    func signIn(_ authorizationURL: String, browser: EmulatorBrowser = EmulatorBrowser()) async throws -> EmulatorBrowser.Landing {
+    package func signIn(_ authorizationURL: String, browser: EmulatorBrowser = EmulatorBrowser()) async throws -> EmulatorBrowser.Landing {
         try await browser.signIn(URL(string: authorizationURL)!)
     }
 
     /// Signs in through the backend exchange with `returns: tokens` and returns the provider's access token.
-    func accessToken() async throws -> String {
+    package func accessToken() async throws -> String {
         let started = try await post("/exchange/start", ["redirect_uri": Self.appRedirect, "binding": Self.binding])
         guard case .redirect(let callback) = try await signIn(started.json["authorization_url"] as? String ?? "") else {
             throw RigFailure("no redirect")
@@ -133,5 +133,5 @@ struct CompanionRig {
 }
 
 extension HTTPResponse {
-    var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 }

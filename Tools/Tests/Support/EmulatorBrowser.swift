@@ -1,30 +1,28 @@
-import Foundation
-@_spi(SwitchbackInternals) @testable import Switchback
+package import Foundation
+@_spi(SwitchbackInternals) package import Switchback
 import SwitchbackEmulator
-import SwitchbackTesting
 import SwitchbackTesting
 
 /// Plays the user's browser against the emulator's pages: keeps the provider's cookies, follows
 /// redirects on the provider, submits the login form, and reports where the navigation leaves the
 /// provider (to the app, to an authenticator app, or by an auto-submitting form_post form).
-final class EmulatorBrowser {
-    let transport = URLSessionTransport()
+package final class EmulatorBrowser {
+    package let transport = URLSessionTransport()
     /// Sent as `User-Agent`.
-    let userAgent: String
+    package let userAgent: String
     /// Whether page script runs: without it, only a meta refresh or a 302 reaches a deep link.
-    let runsScript: Bool
+    package let runsScript: Bool
     private(set) var cookies: [String: String] = [:]
 
-    init(userAgent: String = EmulatorBrowser.safari, runsScript: Bool = true) {
+    package init(userAgent: String = EmulatorBrowser.safari, runsScript: Bool = true) {
         self.userAgent = userAgent
         self.runsScript = runsScript
     }
 
-    static let safari =
-        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
-    static let webView = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
+    package static let safari = IOSUserAgentRules.safariUserAgent
+    package static let webView = IOSUserAgentRules.webViewUserAgent
 
-    enum Landing {
+    package enum Landing {
         /// A 302 away from the provider: to the app's redirect URI, or a deep link sent by 302.
         case redirect(String)
         /// The page navigated away by itself (script or meta refresh): an authenticator app's deep link.
@@ -36,7 +34,7 @@ final class EmulatorBrowser {
     }
 
     /// Opens the authorization URL and signs in with the password form when the provider shows one.
-    func signIn(_ authorizationURL: URL, username: String = "alice", password: String = "Secret-123") async throws -> Landing {
+    package func signIn(_ authorizationURL: URL, username: String = "alice", password: String = "Secret-123") async throws -> Landing {
         let landing = try await open(authorizationURL)
         guard case .page(200, let html) = landing, let requestID = Self.hiddenValue("request", in: html) else { return landing }
         let login = try require(URL(string: "/login", relativeTo: authorizationURL)?.absoluteURL)
@@ -44,19 +42,19 @@ final class EmulatorBrowser {
     }
 
     /// Opens `url` and expects the page to hand off to an app: returns the deep link and the page left behind.
-    func handOff(_ url: URL) async throws -> (link: URL, page: String) {
+    package func handOff(_ url: URL) async throws -> (link: URL, page: String) {
         let landing = try await open(url)
         guard case .handOff(let link, let page) = landing else { throw UnexpectedLanding(description: "no hand-off: \(landing)") }
         return (link, page)
     }
 
     /// Submits a form (the user's tap on its button) and follows the provider's redirects.
-    func post(_ url: URL, _ fields: [(String, String)]) async throws -> Landing {
+    package func post(_ url: URL, _ fields: [(String, String)]) async throws -> Landing {
         try await navigate(.form(url, fields))
     }
 
     /// Loads `url` and follows the provider's redirects.
-    func open(_ url: URL) async throws -> Landing {
+    package func open(_ url: URL) async throws -> Landing {
         try await navigate(HTTPRequest(method: .get, url: url))
     }
 
@@ -88,16 +86,16 @@ final class EmulatorBrowser {
     }
 
     /// A GET with this browser's cookies, as the page's own script fetches (no redirects followed).
-    func fetch(_ url: URL) async throws -> HTTPResponse {
+    package func fetch(_ url: URL) async throws -> HTTPResponse {
         var request = HTTPRequest(method: .get, url: url)
         if !cookies.isEmpty { request.headers["Cookie"] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") }
         return try await transport.send(request)
     }
 
-    static func unescape(_ text: String) -> String { WebPage.unescape(text) }
+    package static func unescape(_ text: String) -> String { WebPage.unescape(text) }
 
     /// The callback the app receives when the navigation ends at `landing`.
-    static func callback(_ landing: Landing) throws -> AuthorizationCallback {
+    package static func callback(_ landing: Landing) throws -> AuthorizationCallback {
         switch landing {
         case .redirect(let location):
             return .redirect(try require(URL(string: location)))
@@ -111,17 +109,18 @@ final class EmulatorBrowser {
         }
     }
 
-    struct UnexpectedLanding: Error, CustomStringConvertible {
-        let description: String
+    package struct UnexpectedLanding: Error, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = description }
     }
 
     /// The value of a hidden form field.
-    static func hiddenValue(_ name: String, in html: String) -> String? {
+    package static func hiddenValue(_ name: String, in html: String) -> String? {
         WebPage(url: blank, html: html).hiddenValue(name)
     }
 
     /// The fields of an auto-submitting form_post page, as the browser would POST them.
-    static func formPost(_ html: String) -> (action: URL, body: Data)? {
+    package static func formPost(_ html: String) -> (action: URL, body: Data)? {
         guard let form = WebPage(url: blank, html: html).autoSubmitForm else { return nil }
         return (form.action, Data(FormEncoding.encode(form.fields).utf8))
     }

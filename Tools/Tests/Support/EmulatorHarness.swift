@@ -1,12 +1,12 @@
-// Shared by the Tools test targets (each links this file): the emulator started for one test, the core
-// client pointed at it, and client keys for private_key_jwt.
-import Crypto
-import Foundation
-@_spi(SwitchbackInternals) import Switchback
-import SwitchbackEmulator
+package import Crypto
+package import Foundation
+@_spi(SwitchbackInternals) package import Switchback
+package import SwitchbackEmulator
 
-enum EmulatorHarness {
-    static func client(
+/// What the tools' tests share about the emulator: one started for a test, the core client pointed at it,
+/// and client keys for private_key_jwt.
+package enum EmulatorHarness {
+    package static func client(
         _ emulator: Emulator, clientID: String = "native-rs", authentication: ClientAuthentication = .none,
         par: ClientConfiguration.PARPolicy = .never
     ) -> OIDCClient {
@@ -20,7 +20,7 @@ enum EmulatorHarness {
     }
 
     /// Runs `body` against a fresh emulator and stops it afterwards, whatever `body` does.
-    static func withEmulator(
+    package static func withEmulator(
         profile: Profile = .generic, configuration: EmulatorConfiguration = .defaults, _ body: (Emulator) async throws -> Void
     ) async throws {
         let emulator = try await Emulator.start(profile: profile, configuration: configuration)
@@ -33,13 +33,13 @@ enum EmulatorHarness {
         await emulator.stop()
     }
 
-    struct Keys {
-        let signer: ClientAssertionSigner
-        let jwks: JSONValue
-        let pem: String
+    package struct Keys {
+        package let signer: ClientAssertionSigner
+        package let jwks: JSONValue
+        package let pem: String
     }
 
-    static func clientKeys(kid: String = "client-key-1") async throws -> Keys {
+    package static func clientKeys(kid: String = "client-key-1") async throws -> Keys {
         let key = P256.Signing.PrivateKey()
         let jwk: JSONValue = .object(
             PublicJWK.p256(key.publicKey).merging(["kid": .string(kid), "use": .string("sig"), "alg": .string("ES256")]) { $1 })
@@ -48,7 +48,7 @@ enum EmulatorHarness {
     }
 }
 
-struct RigFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct RigFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

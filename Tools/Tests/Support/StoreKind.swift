@@ -1,27 +1,29 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) import Switchback
-import SwitchbackServer
+package import SwitchbackServer
 
 /// The two companion stores the same tests run against. PostgreSQL is the server scripts/test.sh starts
 /// (`SWITCHBACK_POSTGRES_URL`); each test gets a table of its own. Outside CI, without that server, the
 /// PostgreSQL cases are skipped; under `CI=true` they fail instead.
-enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
     case postgres
 
-    var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 
-    static let postgresURL = ProcessInfo.processInfo.environment["SWITCHBACK_POSTGRES_URL"]
-    static let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    package static let postgresURL = ProcessInfo.processInfo.environment["SWITCHBACK_POSTGRES_URL"]
+    package static let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
     /// The kinds this run can exercise.
-    static var available: [StoreKind] {
+    package static var available: [StoreKind] {
         postgresURL != nil || runningInCI ? allCases : [.memory]
     }
 
     /// A fresh, started store, stopped after `body`.
-    func with<Result>(_ body: (any CompanionStore, _ shared: () async throws -> any CompanionStore) async throws -> Result) async throws -> Result {
+    package func with<Result>(_ body: (any CompanionStore, _ shared: () async throws -> any CompanionStore) async throws -> Result) async throws
+        -> Result
+    {
         switch self {
         case .memory:
             let store = InMemoryCompanionStore()
@@ -56,6 +58,6 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 }
 
-struct PostgresMissing: Error, CustomStringConvertible {
-    let description: String
+package struct PostgresMissing: Error, CustomStringConvertible {
+    package let description: String
 }

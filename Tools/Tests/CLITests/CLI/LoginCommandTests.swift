@@ -5,6 +5,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 @_spi(SwitchbackInternals) import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// `switchback login`, run as the built executable against the emulator and against glewlwyd, with a
 /// scripted browser given as `--browser-command` (the user's part: signing in at the provider's page).

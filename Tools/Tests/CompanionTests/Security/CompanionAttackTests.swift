@@ -5,6 +5,8 @@ import Testing
 import SwitchbackEmulator
 @testable import SwitchbackServer
 @_spi(SwitchbackInternals) import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The companion attacked over real HTTP on loopback, as the independent review did (issue 19): each test
 /// names the attacker, what they hold and what they try, and fails on the code before the fix. Where a

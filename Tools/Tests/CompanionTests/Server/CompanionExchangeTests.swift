@@ -4,6 +4,8 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// A confidential client's sign-in from the app: the coordinator checks the callback, the companion redeems
 /// the code with the secret (`POST /exchange`), and the app validates the ID token it gets back.

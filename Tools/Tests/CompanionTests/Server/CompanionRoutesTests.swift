@@ -4,6 +4,8 @@ import Testing
 import SwitchbackEmulator
 @testable import SwitchbackServer
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The companion's routes over real HTTP against the emulator: backend exchange, permission proxy,
 /// native-callback bridge and backend completion.

@@ -4,6 +4,8 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// Sign-ins the companion runs (``CompanionRoute``), coordinator against a real companion and emulator:
 /// the app shows the authorization the companion started, relays or awaits its end, and gets the

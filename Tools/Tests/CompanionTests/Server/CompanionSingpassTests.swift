@@ -6,6 +6,8 @@ import Testing
 import SwitchbackEmulator
 @testable import SwitchbackServer
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The companion as Singpass's FAPI 2.0 client against the emulator's Singpass profile: a DPoP key per
 /// sign-in that any instance sharing the store can use, and Login's authentication context forwarded

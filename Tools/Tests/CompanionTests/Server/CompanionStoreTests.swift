@@ -3,6 +3,8 @@ import Logging
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 @testable import SwitchbackServer
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// One-time records on both stores: single use under concurrency, expiry, digests only, and (for
 /// PostgreSQL) two pools standing for two server instances.

@@ -5,6 +5,8 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// Session hand-off over real HTTP: a Bearer access token buys a one-time code; its redemption sets the
 /// session cookie and redirects only to an allow-listed destination.

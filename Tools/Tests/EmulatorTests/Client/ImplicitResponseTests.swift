@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The legacy implicit response type (`id_token token`) that the companion's bridge accepts from providers
 /// that offer nothing else: the tokens are trusted only through the ID token's signature, nonce and

@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The bankid-no profile: hand-off to the BankID app, the https `app_callback_uri` allowed only with a
 /// permission token registered upfront, and the sign-in continuing only in the browser that started it.

@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The bankid-se profile: autostart link in both forms, `redirect=null` unless the client asks for an
 /// allow-listed return, and the collect hintCode progression the broker's page polls.

@@ -4,6 +4,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// `private_key_jwt` at the emulator's PAR and token endpoints, with the core's assertion signer.
 @Suite("Emulator: private_key_jwt")

@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The idme profile: a standard code flow whose access tokens expire after five minutes, so an app meets
 /// refresh within one session of use (docs.id.me, "Token expiration").

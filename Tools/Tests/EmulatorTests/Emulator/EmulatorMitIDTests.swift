@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The mitid profile: app switch back by a universal link without parameters, then the broker's code
 /// (on a page the user taps for Signaturgruppen, by a redirect for Idura), allow-listed return URLs, no

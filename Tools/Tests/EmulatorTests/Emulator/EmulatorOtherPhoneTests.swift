@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The authenticator app on another phone than the one signing in, and Swedish BankID's hint codes:
 /// what the provider's page offers (an animated or single-use QR code, an identifier form, a number to

@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The response-shape profiles (apple-form-post, legacy-implicit), strict redirect matching and the
 /// refusal of embedded WebViews, driven by the core client over loopback.

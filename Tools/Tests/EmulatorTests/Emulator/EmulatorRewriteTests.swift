@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The core's WebView rewrite against the emulator's uaepass pages: every parameter-shape variant, both
 /// environments (with the staging bug), approve and decline — the pattern A trick made to work.

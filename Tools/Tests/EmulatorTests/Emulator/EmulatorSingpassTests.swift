@@ -4,6 +4,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The singpass profile (FAPI 2.0): PAR only, private_key_jwt only, DPoP-bound tokens, the Singpass app
 /// hand-off with a registered app_launch_url, and the tap-to-return page — with the core's DPoP support.

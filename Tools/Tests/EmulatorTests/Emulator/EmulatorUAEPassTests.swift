@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The uaepass profile: the WebView rewrite provider of pattern A, with its variants, driven by the
 /// core client, a cookie-keeping browser and the simulated authenticator app. The tests do the

@@ -4,6 +4,8 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackScenarios
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// Sign-ins the companion runs, on the simulated phone: Singpass's FAPI client on the companion (the
 /// exchange route), and MitID answering the companion's https page (backend completion).

@@ -4,6 +4,8 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackScenarios
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// Complete sign-ins over real HTTP: the emulator playing each provider, the app's companion serving
 /// its association file, and the simulated device with the app, its user agents and the authenticator.

@@ -6,6 +6,8 @@ import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackScenarios
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// A hybrid app on the simulated device: its screen is a WebView showing a real web app; sign-in leaves
 /// for a secure browser through the companion's bridge and comes back into the web app with a one-time

@@ -3,6 +3,8 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
 
 /// The coordinator with a user agent the test drives by hand (the emulator's pages through
 /// `EmulatorBrowser`): routing, replays, cancellation, and the journal.

@@ -1,22 +1,22 @@
-import Foundation
-import Logging
-@_spi(SwitchbackInternals) import SwitchbackTesting
-import Testing
-@_spi(SwitchbackInternals) @testable import Switchback
+public import Foundation
+public import Logging
+@_spi(SwitchbackInternals) public import SwitchbackTesting
+public import Testing
+@_spi(SwitchbackInternals) public import Switchback
 
 /// The glewlwyd peer (`../shared/peers/glewlwyd/`), a real OpenID provider started by `scripts/test.sh`.
-enum Glewlwyd {
-    struct Peer {
-        let issuer: String
-        let backendSecret: String
-        let loginScript: String
+public enum Glewlwyd {
+    public struct Peer: Sendable {
+        public let issuer: String
+        public let backendSecret: String
+        public let loginScript: String
     }
 
-    static let environment = ProcessInfo.processInfo.environment
-    static let runningInCI = environment["CI"] == "true"
+    public static let environment = ProcessInfo.processInfo.environment
+    public static let runningInCI = environment["CI"] == "true"
 
     /// The running peer, from the variables `up.sh` prints; nil when it is not running.
-    static let peer: Peer? = {
+    public static let peer: Peer? = {
         guard let issuer = environment["GLEWLWYD_ISSUER"], let secret = environment["GLEWLWYD_BACKEND_SECRET"],
             let script = loginScript
         else { return nil }
@@ -24,8 +24,8 @@ enum Glewlwyd {
     }()
 
     /// Interop tests run when the peer is up, and always under CI (where a missing peer must fail, not skip).
-    static let enabled = peer != nil || runningInCI
-    static let skipReason: Comment = """
+    public static let enabled = peer != nil || runningInCI
+    public static let skipReason: Comment = """
         glewlwyd is not running: run the tests through `bash scripts/test.sh`, which starts it \
         (or export the GLEWLWYD_* lines printed by ../shared/peers/glewlwyd/up.sh)
         """
@@ -38,20 +38,20 @@ enum Glewlwyd {
     }
 
     /// The peer, or a recorded failure explaining why it is missing (only reachable under CI).
-    static func require() throws -> Peer {
+    public static func require() throws -> Peer {
         guard let peer else {
             throw PeerMissing(description: "CI=true but glewlwyd is not running; scripts/test.sh must start it")
         }
         return peer
     }
 
-    struct PeerMissing: Error, CustomStringConvertible {
-        let description: String
+    public struct PeerMissing: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// Adds `redirectURI` to `client`'s registration through glewlwyd's admin API (admin/password, the
     /// package's initial data), keeping the others.
-    static func addRedirectURI(_ redirectURI: String, client: String, peer: Peer) async throws {
+    public static func addRedirectURI(_ redirectURI: String, client: String, peer: Peer) async throws {
         let script = """
             set -euo pipefail
             API=${1%/oidc}; J=$(mktemp); trap 'rm -f "$J"' EXIT
@@ -66,7 +66,7 @@ enum Glewlwyd {
     }
 
     /// Lets alice sign in and consent, as a browser would; returns where glewlwyd sends the browser.
-    static func login(_ authorizationURL: URL, peer: Peer) async throws -> String {
+    public static func login(_ authorizationURL: URL, peer: Peer) async throws -> String {
         let outcome = try await ChildProcess.run("/bin/bash", [peer.loginScript, authorizationURL.absoluteString])
         let line = outcome.stdout
         guard outcome.status == 0 else {
@@ -76,12 +76,12 @@ enum Glewlwyd {
     }
 
     /// The callback an app would receive for the line login.sh printed.
-    static func callback(_ line: String) throws -> AuthorizationCallback {
+    public static func callback(_ line: String) throws -> AuthorizationCallback {
         let url = try #require(URL(string: line))
         return .redirect(url)
     }
 
-    static func client(
+    public static func client(
         _ peer: Peer, clientID: String, authentication: ClientAuthentication = .none, par: ClientConfiguration.PARPolicy = .never
     ) -> OIDCClient {
         OIDCClient(

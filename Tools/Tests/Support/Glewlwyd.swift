@@ -1,1 +1,0 @@
-../../../Tests/SwitchbackTests/Interop/Glewlwyd.swift

@@ -1,1 +1,0 @@
-../../../Tests/SwitchbackTests/Support/StubProvider.swift
