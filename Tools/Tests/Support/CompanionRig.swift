@@ -68,6 +68,18 @@ package struct CompanionRig {
         }
     }
 
+    /// Runs `body` with a started rig and stops the rig when `body` returns or throws: the teardown is
+    /// awaited before the test ends, as Hummingbird's `app.test` does.
+    package static func with<Result>(
+        profile: Profile = .generic, store: (any CompanionStore)? = nil, returns: ServerConfiguration.ExchangeResult = .session,
+        emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (CompanionRig) async throws -> Result
+    ) async throws -> Result {
+        try await withStopping(
+            try await start(profile: profile, store: store, returns: returns, emulator: changeEmulator, change: change), stop: { await $0.stop() },
+            body)
+    }
+
     package func stop() async {
         await companion.stop()
         await emulator.stop()

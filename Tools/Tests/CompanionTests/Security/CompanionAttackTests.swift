@@ -38,42 +38,45 @@ struct CompanionAttackTests {
 
     @Test("introspection: a token the provider issued to another client for the same user buys no session; an accepted client's does")
     func confusedDeputyIntrospection() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens)
-        defer { Task { await rig.stop() } }
-        // The attacker runs another service at the same provider and holds alice's token for it.
-        let foreign = try await Self.credential(rig, clientID: "native-es")
-        let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
-        #expect(refused.response.status == 401)
-        #expect(refused.json["handoffotp"] == nil)
-        #expect((refused.json["error_description"] as? String)?.contains("not issued to a client this server accepts") == true)
-        // The companion's own client is accepted by default.
-        let own = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
-        #expect(own.response.status == 201)
+        try await CompanionRig.with(returns: .tokens) { rig in
+            // The attacker runs another service at the same provider and holds alice's token for it.
+            let foreign = try await Self.credential(rig, clientID: "native-es")
+            let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
+            #expect(refused.response.status == 401)
+            #expect(refused.json["handoffotp"] == nil)
+            #expect((refused.json["error_description"] as? String)?.contains("not issued to a client this server accepts") == true)
+            // The companion's own client is accepted by default.
+            let own = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
+            #expect(own.response.status == 201)
 
-        // The app's client, listed explicitly, is accepted; the backend's own then is not.
-        let listed = try await CompanionRig.start(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] })
-        defer { Task { await listed.stop() } }
-        let app = try await Self.credential(listed, clientID: "native-rs")
-        #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
-        #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(try await listed.accessToken())"]).response.status == 401)
-        let other = try await Self.credential(listed, clientID: "native-es")
-        #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(other.accessToken)"]).response.status == 401)
+            // The app's client, listed explicitly, is accepted; the backend's own then is not.
+            try await CompanionRig.with(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] }) { listed in
+                let app = try await Self.credential(listed, clientID: "native-rs")
+                #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
+                #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(try await listed.accessToken())"]).response.status == 401)
+                let other = try await Self.credential(listed, clientID: "native-es")
+                #expect(try await Self.handOff(listed, headers: ["Authorization": "Bearer \(other.accessToken)"]).response.status == 401)
+            }
+        }
     }
 
     @Test("JWT access tokens: client_id (and azp) must name an accepted client, even with the right audience and signature")
     func confusedDeputyJWT() async throws {
         let audience = "https://api.example.com"
-        let rig = try await CompanionRig.start(returns: .tokens, emulator: { $0.accessTokenAudience = audience }) {
-            $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp], acceptedClients: ["native-rs"])
+        try await CompanionRig.with(
+            returns: .tokens, emulator: { $0.accessTokenAudience = audience },
+            change: {
+                $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp], acceptedClients: ["native-rs"])
+            }
+        ) { rig in
+            let app = try await Self.credential(rig, clientID: "native-rs")
+            #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
+            let foreign = try await Self.credential(rig, clientID: "native-es")
+            #expect(foreign.accessToken.split(separator: ".").count == 3, "a JWT for the same audience, signed by the provider")
+            let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
+            #expect(refused.response.status == 401)
+            #expect(refused.json["handoffotp"] == nil)
         }
-        defer { Task { await rig.stop() } }
-        let app = try await Self.credential(rig, clientID: "native-rs")
-        #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(app.accessToken)"]).response.status == 201)
-        let foreign = try await Self.credential(rig, clientID: "native-es")
-        #expect(foreign.accessToken.split(separator: ".").count == 3, "a JWT for the same audience, signed by the provider")
-        let refused = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(foreign.accessToken)"])
-        #expect(refused.response.status == 401)
-        #expect(refused.json["handoffotp"] == nil)
     }
 
     // MARK: 4. Sender-constrained tokens
@@ -82,42 +85,42 @@ struct CompanionAttackTests {
         "a DPoP-bound token is refused as Bearer, without a proof, with a replayed proof, another key's proof or another request's; the core's proof works"
     )
     func dpopBoundHandOff() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] })
-        defer { Task { await rig.stop() } }
-        let bound = try await Self.credential(rig, clientID: "native-rs", dpop: .perSignIn)
-        let key = try #require(bound.dpopKey)
-        #expect(bound.tokenType.lowercased() == "dpop")
-        let token = bound.accessToken
-        let endpoint = rig.url("/handoff")
+        try await CompanionRig.with(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] }) { rig in
+            let bound = try await Self.credential(rig, clientID: "native-rs", dpop: .perSignIn)
+            let key = try #require(bound.dpopKey)
+            #expect(bound.tokenType.lowercased() == "dpop")
+            let token = bound.accessToken
+            let endpoint = rig.url("/handoff")
 
-        // A thief who copied the token from a log or a proxy, without the key.
-        #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(token)"]).response.status == 401)
-        #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)"]).response.status == 401)
-        let thief = DPoPKey()
-        let thiefProof = try thief.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "thief-1")
-        #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": thiefProof]).response.status == 401)
-        // Proofs by the right key, but for another request, another token, or stale.
-        let wrongURL = try key.proof(method: "POST", url: rig.url("/exchange"), accessToken: token, now: Date(), jti: "wrong-url")
-        let wrongToken = try key.proof(method: "POST", url: endpoint, accessToken: "another-token", now: Date(), jti: "wrong-ath")
-        let stale = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date().addingTimeInterval(-600), jti: "stale")
-        for proof in [wrongURL, wrongToken, stale] {
-            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 401)
-        }
-        // The right proof works once; replayed (captured on the wire), it is refused.
-        let proof = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "once-only")
-        #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 201)
-        let replayed = try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof])
-        #expect(replayed.response.status == 401)
-        #expect((replayed.json["error_description"] as? String)?.contains("already used") == true)
-        // The core's SessionHandOff with the key sends a fresh proof each time.
-        let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport), dpop: key)
-        let first = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
-        let second = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
-        #expect(first != second)
-        // Without the key, the core's client is refused as any Bearer sender would be.
-        await expectCode(.handOffRefused) {
-            _ = try await SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport)).redeemURL(
-                for: URL(string: CompanionRig.webApp)!, accessToken: token)
+            // A thief who copied the token from a log or a proxy, without the key.
+            #expect(try await Self.handOff(rig, headers: ["Authorization": "Bearer \(token)"]).response.status == 401)
+            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)"]).response.status == 401)
+            let thief = DPoPKey()
+            let thiefProof = try thief.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "thief-1")
+            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": thiefProof]).response.status == 401)
+            // Proofs by the right key, but for another request, another token, or stale.
+            let wrongURL = try key.proof(method: "POST", url: rig.url("/exchange"), accessToken: token, now: Date(), jti: "wrong-url")
+            let wrongToken = try key.proof(method: "POST", url: endpoint, accessToken: "another-token", now: Date(), jti: "wrong-ath")
+            let stale = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date().addingTimeInterval(-600), jti: "stale")
+            for proof in [wrongURL, wrongToken, stale] {
+                #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 401)
+            }
+            // The right proof works once; replayed (captured on the wire), it is refused.
+            let proof = try key.proof(method: "POST", url: endpoint, accessToken: token, now: Date(), jti: "once-only")
+            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 201)
+            let replayed = try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof])
+            #expect(replayed.response.status == 401)
+            #expect((replayed.json["error_description"] as? String)?.contains("already used") == true)
+            // The core's SessionHandOff with the key sends a fresh proof each time.
+            let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport), dpop: key)
+            let first = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
+            let second = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: token)
+            #expect(first != second)
+            // Without the key, the core's client is refused as any Bearer sender would be.
+            await expectCode(.handOffRefused) {
+                _ = try await SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport)).redeemURL(
+                    for: URL(string: CompanionRig.webApp)!, accessToken: token)
+            }
         }
     }
 
@@ -199,24 +202,26 @@ struct CompanionAttackTests {
     @Test("a start whose pushed request the provider refuses releases its flow_id")
     func failedStartReleasesFlow() async throws {
         let store = InMemoryCompanionStore()
-        let broken = try await CompanionRig.start(store: store, change: { $0.provider?.clientSecret = "not-the-secret" })
-        defer { Task { await broken.stop() } }
-        let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-        let refused = try await broken.post("/completion/start", ["flow_id": flowID])
-        #expect(refused.response.status == 502)
-        // The same store behind a correctly configured instance: the flow ID is free again.
-        let fixed = try await Companion.start(
-            CompanionRig.configuration(issuer: broken.emulator.issuer), store: store,
-            logger: Logger(label: "fixed") { _ in SwiftLogNoOpLogHandler() }
-        )
-        defer { Task { await fixed.stop() } }
-        let retried = try await broken.transport.send(
-            HTTPRequest(
-                method: .post, url: URL(string: fixed.baseURL.absoluteString + "/completion/start")!,
-                headers: ["Content-Type": "application/json"],
-                body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID]))
-        )
-        #expect(retried.status == 200)
+        try await CompanionRig.with(store: store, change: { $0.provider?.clientSecret = "not-the-secret" }) { broken in
+            let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+            let refused = try await broken.post("/completion/start", ["flow_id": flowID])
+            #expect(refused.response.status == 502)
+            // The same store behind a correctly configured instance: the flow ID is free again.
+            try await withStopping(
+                try await Companion.start(
+                    CompanionRig.configuration(issuer: broken.emulator.issuer), store: store,
+                    logger: Logger(label: "fixed") { _ in SwiftLogNoOpLogHandler() }
+                ), stop: { await $0.stop() }
+            ) { fixed in
+                let retried = try await broken.transport.send(
+                    HTTPRequest(
+                        method: .post, url: URL(string: fixed.baseURL.absoluteString + "/completion/start")!,
+                        headers: ["Content-Type": "application/json"],
+                        body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID]))
+                )
+                #expect(retried.status == 200)
+            }
+        }
     }
 
     // MARK: 5. Login CSRF on the redeem link
@@ -226,60 +231,60 @@ struct CompanionAttackTests {
     )
     func redeemCSRF() async throws {
         let store = InMemoryCompanionStore()
-        let rig = try await CompanionRig.start(store: store, returns: .tokens)
-        defer { Task { await rig.stop() } }
-        let issued = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
-        let redeemText = try #require(issued.json["redeem_url"] as? String)
-        let redeemURL = try #require(URL(string: redeemText))
-        let code = try #require(issued.json["handoffotp"] as? String)
-        // The attacker mails the victim their own link: the GET shows a page naming the account, nothing more.
-        let page = try await rig.get(redeemURL)
-        #expect(page.status == 200)
-        #expect(page.headers["set-cookie"] == nil && page.headers["location"] == nil)
-        #expect(page.text.contains("Continue as alice (9b1f7c2e-alice)"), "the provider's username beside the subject")
-        #expect(page.headers["content-security-policy"]?.contains("script-src 'none'") == true)
-        // A hidden auto-submitting form on the attacker's site, and a client that sends no Origin.
-        let fields = [("handoffotp", code), ("goto", CompanionRig.webApp)]
-        let crossSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": "https://evil.example"]))
-        #expect(crossSite.status == 403)
-        #expect(crossSite.headers["set-cookie"] == nil)
-        let noOrigin = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields))
-        #expect(noOrigin.status == 403)
-        let fetchSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Sec-Fetch-Site": "cross-site"]))
-        #expect(fetchSite.status == 403)
+        try await CompanionRig.with(store: store, returns: .tokens) { rig in
+            let issued = try await Self.handOff(rig, headers: ["Authorization": "Bearer \(try await rig.accessToken())"])
+            let redeemText = try #require(issued.json["redeem_url"] as? String)
+            let redeemURL = try #require(URL(string: redeemText))
+            let code = try #require(issued.json["handoffotp"] as? String)
+            // The attacker mails the victim their own link: the GET shows a page naming the account, nothing more.
+            let page = try await rig.get(redeemURL)
+            #expect(page.status == 200)
+            #expect(page.headers["set-cookie"] == nil && page.headers["location"] == nil)
+            #expect(page.text.contains("Continue as alice (9b1f7c2e-alice)"), "the provider's username beside the subject")
+            #expect(page.headers["content-security-policy"]?.contains("script-src 'none'") == true)
+            // A hidden auto-submitting form on the attacker's site, and a client that sends no Origin.
+            let fields = [("handoffotp", code), ("goto", CompanionRig.webApp)]
+            let crossSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": "https://evil.example"]))
+            #expect(crossSite.status == 403)
+            #expect(crossSite.headers["set-cookie"] == nil)
+            let noOrigin = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields))
+            #expect(noOrigin.status == 403)
+            let fetchSite = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Sec-Fetch-Site": "cross-site"]))
+            #expect(fetchSite.status == 403)
 
-        // The browser is already signed in as someone else (a session of bob's).
-        let bob = try await rig.session(in: store, subject: "bob-subject")
-        let swap = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
-        #expect(swap.status == 409, "no silent replacement of another subject's session")
-        #expect(swap.headers["set-cookie"] == nil)
-        let swapPage = String(decoding: swap.body, as: UTF8.self)
-        #expect(swapPage.contains("signed in as bob-subject"))
-        // The user confirms on that page: bob's session ends, alice's begins.
-        let confirm = try #require(WebPage(url: rig.url("/handoff/redeem"), html: swapPage).confirmForm)
-        let confirmed = try await rig.transport.send(
-            .form(confirm.action, confirm.fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
-        #expect(confirmed.status == 303)
-        #expect(confirmed.headers["set-cookie"]?.hasPrefix("__Host-switchback_session=") == true)
-        #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": bob.cookie]).status == 401, "the replaced session is gone")
+            // The browser is already signed in as someone else (a session of bob's).
+            let bob = try await rig.session(in: store, subject: "bob-subject")
+            let swap = try await rig.transport.send(.form(rig.url("/handoff/redeem"), fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
+            #expect(swap.status == 409, "no silent replacement of another subject's session")
+            #expect(swap.headers["set-cookie"] == nil)
+            let swapPage = String(decoding: swap.body, as: UTF8.self)
+            #expect(swapPage.contains("signed in as bob-subject"))
+            // The user confirms on that page: bob's session ends, alice's begins.
+            let confirm = try #require(WebPage(url: rig.url("/handoff/redeem"), html: swapPage).confirmForm)
+            let confirmed = try await rig.transport.send(
+                .form(confirm.action, confirm.fields, headers: ["Origin": rig.origin, "Cookie": bob.cookie]))
+            #expect(confirmed.status == 303)
+            #expect(confirmed.headers["set-cookie"]?.hasPrefix("__Host-switchback_session=") == true)
+            #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": bob.cookie]).status == 401, "the replaced session is gone")
+        }
     }
 
     @Test("logout ends the session (cookie only from the same origin) and clears the cookie")
     func logout() async throws {
         let store = InMemoryCompanionStore()
-        let rig = try await CompanionRig.start(store: store)
-        defer { Task { await rig.stop() } }
-        let session = try await rig.session(in: store, subject: "alice-subject")
-        let crossSite = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": "https://evil.example"])
-        #expect(crossSite.response.status == 403)
-        #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 200)
-        let ended = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": rig.origin])
-        #expect(ended.response.status == 204)
-        #expect(ended.response.headers["set-cookie"]?.contains("Max-Age=0") == true)
-        #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 401)
-        let other = try await rig.session(in: store, subject: "carol-subject")
-        #expect(try await rig.post("/session/logout", [:], headers: ["Authorization": "Session \(other.id)"]).response.status == 204)
-        #expect(try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(other.id)"]).status == 401)
+        try await CompanionRig.with(store: store) { rig in
+            let session = try await rig.session(in: store, subject: "alice-subject")
+            let crossSite = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": "https://evil.example"])
+            #expect(crossSite.response.status == 403)
+            #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 200)
+            let ended = try await rig.post("/session/logout", [:], headers: ["Cookie": session.cookie, "Origin": rig.origin])
+            #expect(ended.response.status == 204)
+            #expect(ended.response.headers["set-cookie"]?.contains("Max-Age=0") == true)
+            #expect(try await rig.get(rig.url("/session"), headers: ["Cookie": session.cookie]).status == 401)
+            let other = try await rig.session(in: store, subject: "carol-subject")
+            #expect(try await rig.post("/session/logout", [:], headers: ["Authorization": "Session \(other.id)"]).response.status == 204)
+            #expect(try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(other.id)"]).status == 401)
+        }
     }
 
     // MARK: 6 and 7. Floods
@@ -288,51 +293,51 @@ struct CompanionAttackTests {
         "the start, exchange and hand-off routes answer 429 with Retry-After past the per-address limit, and starts past the cap on pending authorizations"
     )
     func startFlood() async throws {
-        let rig = try await CompanionRig.start(change: {
+        try await CompanionRig.with(change: {
             $0.limits = .init(startsPerMinutePerAddress: 3, startsPerMinute: 100, pendingAuthorizations: 1000)
-        })
-        defer { Task { await rig.stop() } }
-        let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
-        for _ in 0..<3 { #expect(try await rig.post("/bridge/start", body).response.status == 200) }
-        let flooded = try await rig.post("/bridge/start", body)
-        #expect(flooded.response.status == 429)
-        #expect(Int(flooded.response.headers["retry-after"] ?? "") ?? 0 >= 1)
-        // The limit counts across the start routes.
-        #expect(
-            try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding]).response.status
-                == 429)
-        #expect(try await rig.post("/permission", ["app_callback_uri": "https://app.example.com/appswitch"]).response.status == 429)
-        // The routes that call the provider for an anonymous client count too.
-        #expect(
-            try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer some-token-0123456789"]).response
-                .status == 429)
-        #expect(try await rig.post("/exchange", ["callback_url": "com.example.app:/oauth/callback?code=c&state=s"]).response.status == 429)
-        // A minute later the address may start again.
-        rig.clock.advance(by: 61)
-        #expect(try await rig.post("/bridge/start", body).response.status == 200)
+        }) { rig in
+            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+            for _ in 0..<3 { #expect(try await rig.post("/bridge/start", body).response.status == 200) }
+            let flooded = try await rig.post("/bridge/start", body)
+            #expect(flooded.response.status == 429)
+            #expect(Int(flooded.response.headers["retry-after"] ?? "") ?? 0 >= 1)
+            // The limit counts across the start routes.
+            #expect(
+                try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding]).response.status
+                    == 429)
+            #expect(try await rig.post("/permission", ["app_callback_uri": "https://app.example.com/appswitch"]).response.status == 429)
+            // The routes that call the provider for an anonymous client count too.
+            #expect(
+                try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer some-token-0123456789"]).response
+                    .status == 429)
+            #expect(try await rig.post("/exchange", ["callback_url": "com.example.app:/oauth/callback?code=c&state=s"]).response.status == 429)
+            // A minute later the address may start again.
+            rig.clock.advance(by: 61)
+            #expect(try await rig.post("/bridge/start", body).response.status == 200)
 
-        let capped = try await CompanionRig.start(change: {
-            $0.limits = .init(startsPerMinutePerAddress: 0, startsPerMinute: 0, pendingAuthorizations: 2)
-        })
-        defer { Task { await capped.stop() } }
-        for _ in 0..<2 { #expect(try await capped.post("/bridge/start", body).response.status == 200) }
-        let full = try await capped.post("/bridge/start", body)
-        #expect(full.response.status == 429)
-        #expect(full.response.headers["retry-after"] == "60")
+            try await CompanionRig.with(change: {
+                $0.limits = .init(startsPerMinutePerAddress: 0, startsPerMinute: 0, pendingAuthorizations: 2)
+            }) { capped in
+                for _ in 0..<2 { #expect(try await capped.post("/bridge/start", body).response.status == 200) }
+                let full = try await capped.post("/bridge/start", body)
+                #expect(full.response.status == 429)
+                #expect(full.response.headers["retry-after"] == "60")
+            }
+        }
     }
 
     @Test("a proxy's client-address header keys the limit when configured; the connection's address otherwise")
     func clientAddressHeader() async throws {
-        let rig = try await CompanionRig.start(change: {
+        try await CompanionRig.with(change: {
             $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For")
-        })
-        defer { Task { await rig.stop() } }
-        let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
-        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.7, 10.0.0.1"]).response.status == 200)
-        #expect(
-            try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.9, 10.0.0.1"]).response.status == 429,
-            "same last hop")
-        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "10.0.0.2"]).response.status == 200)
+        }) { rig in
+            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.7, 10.0.0.1"]).response.status == 200)
+            #expect(
+                try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.9, 10.0.0.1"]).response.status == 429,
+                "same last hop")
+            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "10.0.0.2"]).response.status == 200)
+        }
     }
 
     @Test(
@@ -419,20 +424,20 @@ struct CompanionAttackTests {
 
     @Test("malformed percent-encoding and raw bytes in any GET path or query get an answer, and the server stays up")
     func malformedURLs() async throws {
-        let rig = try await CompanionRig.start(change: {
+        try await CompanionRig.with(change: {
             $0.associations = [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/*"])]
-        })
-        defer { Task { await rig.stop() } }
-        let paths = [
-            "/complete?a=%zz", "/complete?state=%", "/bridge/callback?x=%25%zz", "/bridge/callback?%ff%fe", "/signed-in?result=%zz",
-            "/signed-in/%zz",
-            "/signed-in/a\"b", "/signed-in/<x>", "/handoff/redeem?handoffotp=%zz&goto=%zz", "/x%00y", "/%c3%28", "/a{b}|c",
-        ]
-        for path in paths {
-            // Sent raw over a socket: URL parsers on the client side would refuse most of these.
-            let status = try await Self.rawGet(port: rig.companion.port, target: path)
-            #expect(status >= 200 && status < 500, "\(path) -> \(status)")
-            #expect(try await rig.get(rig.url("/health")).status == 200, "the server died on \(path)")
+        }) { rig in
+            let paths = [
+                "/complete?a=%zz", "/complete?state=%", "/bridge/callback?x=%25%zz", "/bridge/callback?%ff%fe", "/signed-in?result=%zz",
+                "/signed-in/%zz",
+                "/signed-in/a\"b", "/signed-in/<x>", "/handoff/redeem?handoffotp=%zz&goto=%zz", "/x%00y", "/%c3%28", "/a{b}|c",
+            ]
+            for path in paths {
+                // Sent raw over a socket: URL parsers on the client side would refuse most of these.
+                let status = try await Self.rawGet(port: rig.companion.port, target: path)
+                #expect(status >= 200 && status < 500, "\(path) -> \(status)")
+                #expect(try await rig.get(rig.url("/health")).status == 200, "the server died on \(path)")
+            }
         }
     }
 
@@ -465,55 +470,55 @@ struct CompanionAttackTests {
         #expect(RateLimiter.bucket(of: "2001:db8:1:2::1") != RateLimiter.bucket(of: "2001:db8:1:3::1"))
         #expect(RateLimiter.bucket(of: "[2001:db8::1]") == "2001:db8:0:0::/64")
         #expect(RateLimiter.bucket(of: "203.0.113.7") == "203.0.113.7")
-        let rig = try await CompanionRig.start(change: {
+        try await CompanionRig.with(change: {
             $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedHops: 2)
-        })
-        defer { Task { await rig.stop() } }
-        let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
-        // CDN then load balancer: the client is second from the end; a spoofed first entry changes nothing.
-        #expect(
-            try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.1, 203.0.113.7, 10.0.0.1"]).response.status == 200)
-        #expect(
-            try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.99, 203.0.113.7, 10.0.0.1"]).response.status == 429
-        )
-        #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.8, 10.0.0.1"]).response.status == 200)
+        }) { rig in
+            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+            // CDN then load balancer: the client is second from the end; a spoofed first entry changes nothing.
+            #expect(
+                try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.1, 203.0.113.7, 10.0.0.1"]).response.status == 200)
+            #expect(
+                try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "198.51.100.99, 203.0.113.7, 10.0.0.1"]).response.status == 429
+            )
+            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.8, 10.0.0.1"]).response.status == 200)
+        }
     }
 
     // MARK: 10 and 17. Pages
 
     @Test("the app-link page builds its link from publicURL and a normalised path: //evil.example/x stays on this host")
     func associationPage() async throws {
-        let rig = try await CompanionRig.start(change: {
+        try await CompanionRig.with(change: {
             $0.associations = [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/*"])]
-        })
-        defer { Task { await rig.stop() } }
-        for path in ["//evil.example/x", "/signed-in//evil.example", "/a/../..//evil.example"] {
-            let page = try await rig.transport.send(HTTPRequest(method: .get, url: URL(string: rig.companion.baseURL.absoluteString + path)!))
-            guard page.status == 200 else { continue }
-            let link = try #require(WebPage(url: rig.url("/"), html: page.text).returnLink)
-            #expect(link.host == "127.0.0.1" && link.port == rig.companion.port, "\(path) -> \(link)")
+        }) { rig in
+            for path in ["//evil.example/x", "/signed-in//evil.example", "/a/../..//evil.example"] {
+                let page = try await rig.transport.send(HTTPRequest(method: .get, url: URL(string: rig.companion.baseURL.absoluteString + path)!))
+                guard page.status == 200 else { continue }
+                let link = try #require(WebPage(url: rig.url("/"), html: page.text).returnLink)
+                #expect(link.host == "127.0.0.1" && link.port == rig.companion.port, "\(path) -> \(link)")
+            }
+            let ordinary = try await rig.get(rig.url("/signed-in?result=abc"))
+            let link = try #require(WebPage(url: rig.url("/"), html: ordinary.text).returnLink)
+            #expect(link.absoluteString == rig.companion.baseURL.absoluteString + "/signed-in?result=abc")
         }
-        let ordinary = try await rig.get(rig.url("/signed-in?result=abc"))
-        let link = try #require(WebPage(url: rig.url("/"), html: ordinary.text).returnLink)
-        #expect(link.absoluteString == rig.companion.baseURL.absoluteString + "/signed-in?result=abc")
     }
 
     @Test("pages allow no script but the fragment page's own, by hash; its form keeps a path prefix of publicURL")
     func contentSecurityPolicy() async throws {
-        let rig = try await CompanionRig.start()
-        defer { Task { await rig.stop() } }
-        let fragmentPage = try await rig.get(rig.url("/bridge/callback"))
-        let policy = try #require(fragmentPage.headers["content-security-policy"])
-        #expect(!policy.contains("unsafe-inline"))
-        #expect(policy.contains("script-src 'sha256-"))
-        let error = try await rig.get(rig.url("/handoff/redeem?handoffotp=x&goto=https%3A%2F%2Fevil.example"))
-        #expect(error.headers["content-security-policy"]?.contains("script-src 'none'") == true)
+        try await CompanionRig.with { rig in
+            let fragmentPage = try await rig.get(rig.url("/bridge/callback"))
+            let policy = try #require(fragmentPage.headers["content-security-policy"])
+            #expect(!policy.contains("unsafe-inline"))
+            #expect(policy.contains("script-src 'sha256-"))
+            let error = try await rig.get(rig.url("/handoff/redeem?handoffotp=x&goto=https%3A%2F%2Fevil.example"))
+            #expect(error.headers["content-security-policy"]?.contains("script-src 'none'") == true)
 
-        let prefixed = try await CompanionRig.start(change: { $0.publicURL = "http://127.0.0.1/auth" })
-        defer { Task { await prefixed.stop() } }
-        // A reverse proxy serves the companion under /auth and strips the prefix: the page is asked for at the bare path.
-        let page = try await prefixed.get(try #require(URL(string: "http://127.0.0.1:\(prefixed.companion.port)/bridge/callback")))
-        #expect(page.text.contains("action=\"http://127.0.0.1/auth/bridge/fragment\""))
+            try await CompanionRig.with(change: { $0.publicURL = "http://127.0.0.1/auth" }) { prefixed in
+                // A reverse proxy serves the companion under /auth and strips the prefix: the page is asked for at the bare path.
+                let page = try await prefixed.get(try #require(URL(string: "http://127.0.0.1:\(prefixed.companion.port)/bridge/callback")))
+                #expect(page.text.contains("action=\"http://127.0.0.1/auth/bridge/fragment\""))
+            }
+        }
     }
 }
 

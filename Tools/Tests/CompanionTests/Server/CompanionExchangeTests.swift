@@ -41,42 +41,44 @@ struct CompanionExchangeTests {
 
     @Test("the companion redeems, the app validates: signed in with the provider's tokens; the callback again is refused")
     func signsIn() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens)
-        defer { Task { await rig.stop() } }
-        let host = RecordingUserAgentHost()
-        let coordinator = SignInCoordinator(
-            .app(Self.client(rig), redeemingCodesAt: CompanionClient(rig.companion.baseURL)), host: host, opener: RecordingURLOpener())
-        let (result, callback) = try await Self.signIn(coordinator, host: host)
-        let credential = try result.get()
-        #expect(credential.subject == "9b1f7c2e-alice" && credential.refreshToken != nil)
-        await expectCode(.callbackReplayed) { _ = try await coordinator.handle(url: callback) }
-        // Without the companion the app's own client cannot redeem: it holds no secret.
-        let alone = RecordingUserAgentHost()
-        let (refused, _) = try await Self.signIn(
-            SignInCoordinator(.app(Self.client(rig)), host: alone, opener: RecordingURLOpener()), host: alone)
-        #expect((refused.failure as? SwitchbackError)?.code == .tokenEndpointError)
+        try await CompanionRig.with(returns: .tokens) { rig in
+            let host = RecordingUserAgentHost()
+            let coordinator = SignInCoordinator(
+                .app(Self.client(rig), redeemingCodesAt: CompanionClient(rig.companion.baseURL)), host: host, opener: RecordingURLOpener())
+            let (result, callback) = try await Self.signIn(coordinator, host: host)
+            let credential = try result.get()
+            #expect(credential.subject == "9b1f7c2e-alice" && credential.refreshToken != nil)
+            await expectCode(.callbackReplayed) { _ = try await coordinator.handle(url: callback) }
+            // Without the companion the app's own client cannot redeem: it holds no secret.
+            let alone = RecordingUserAgentHost()
+            let (refused, _) = try await Self.signIn(
+                SignInCoordinator(.app(Self.client(rig)), host: alone, opener: RecordingURLOpener()), host: alone)
+            #expect((refused.failure as? SwitchbackError)?.code == .tokenEndpointError)
+        }
     }
 
     @Test("a companion that answers with a session, or refuses, fails the sign-in with a typed error")
     func refusals() async throws {
-        let sessions = try await CompanionRig.start(returns: .session)
-        defer { Task { await sessions.stop() } }
-        let host = RecordingUserAgentHost()
-        let coordinator = SignInCoordinator(
-            .app(Self.client(sessions), redeemingCodesAt: CompanionClient(sessions.companion.baseURL)), host: host, opener: RecordingURLOpener())
-        let (session, _) = try await Self.signIn(coordinator, host: host)
-        #expect((session.failure as? SwitchbackError)?.code == .invalidTokenResponse)
+        try await CompanionRig.with(returns: .session) { sessions in
+            let host = RecordingUserAgentHost()
+            let coordinator = SignInCoordinator(
+                .app(Self.client(sessions), redeemingCodesAt: CompanionClient(sessions.companion.baseURL)), host: host, opener: RecordingURLOpener())
+            let (session, _) = try await Self.signIn(coordinator, host: host)
+            #expect((session.failure as? SwitchbackError)?.code == .invalidTokenResponse)
 
-        // The companion's allow-list does not hold this redirect URI.
-        let refusing = try await CompanionRig.start(
-            returns: .tokens, change: { $0.exchange = .init(redirectURIs: ["com.example.other:/cb"], returns: .tokens) })
-        defer { Task { await refusing.stop() } }
-        let other = RecordingUserAgentHost()
-        let refused = SignInCoordinator(
-            .app(Self.client(refusing), redeemingCodesAt: CompanionClient(refusing.companion.baseURL)), host: other, opener: RecordingURLOpener())
-        let (result, _) = try await Self.signIn(refused, host: other)
-        let error = result.failure as? SwitchbackError
-        #expect(error?.code == .tokenEndpointError && error?.httpStatus == 400)
+            // The companion's allow-list does not hold this redirect URI.
+            try await CompanionRig.with(
+                returns: .tokens, change: { $0.exchange = .init(redirectURIs: ["com.example.other:/cb"], returns: .tokens) }
+            ) { refusing in
+                let other = RecordingUserAgentHost()
+                let refused = SignInCoordinator(
+                    .app(Self.client(refusing), redeemingCodesAt: CompanionClient(refusing.companion.baseURL)), host: other,
+                    opener: RecordingURLOpener())
+                let (result, _) = try await Self.signIn(refused, host: other)
+                let error = result.failure as? SwitchbackError
+                #expect(error?.code == .tokenEndpointError && error?.httpStatus == 400)
+            }
+        }
     }
 }
 

@@ -69,112 +69,112 @@ struct CompanionSignInTests {
         "exchange route: the companion pushes the request and redeems; the app relays the callback and gets a session; the callback again is refused"
     )
     func exchange() async throws {
-        let rig = try await CompanionRig.start()
-        defer { Task { await rig.stop() } }
-        let (coordinator, host, task, authorizationURL) = try await Self.start(rig, through: Self.exchangeRoute)
-        // The app never had a verifier or a nonce: the front-channel URL is the companion's pushed request.
-        #expect(authorizationURL.query?.contains("request_uri=") == true)
-        #expect(authorizationURL.query?.contains("code_challenge") == false)
-        let callback = try await Self.providerRedirect(authorizationURL)
-        #expect(try await coordinator.handle(url: callback))
-        let signIn = try await task.value
-        #expect(signIn.subject == "9b1f7c2e-alice")
-        #expect(signIn.session != nil && signIn.tokens == nil)
-        #expect(host.calls.last == .dismiss)
-        await expectCode(.callbackReplayed) { _ = try await coordinator.handle(url: callback) }
-        #expect(!"\(signIn)".contains(signIn.session ?? "-"), "the description hides the session")
+        try await CompanionRig.with { rig in
+            let (coordinator, host, task, authorizationURL) = try await Self.start(rig, through: Self.exchangeRoute)
+            // The app never had a verifier or a nonce: the front-channel URL is the companion's pushed request.
+            #expect(authorizationURL.query?.contains("request_uri=") == true)
+            #expect(authorizationURL.query?.contains("code_challenge") == false)
+            let callback = try await Self.providerRedirect(authorizationURL)
+            #expect(try await coordinator.handle(url: callback))
+            let signIn = try await task.value
+            #expect(signIn.subject == "9b1f7c2e-alice")
+            #expect(signIn.session != nil && signIn.tokens == nil)
+            #expect(host.calls.last == .dismiss)
+            await expectCode(.callbackReplayed) { _ = try await coordinator.handle(url: callback) }
+            #expect(!"\(signIn)".contains(signIn.session ?? "-"), "the description hides the session")
+        }
     }
 
     @Test("exchange route: a response the companion started for someone else is refused by the app (stateMismatch), and never relayed")
     func foreignCallback() async throws {
-        let rig = try await CompanionRig.start()
-        defer { Task { await rig.stop() } }
-        let redirect = try #require(URL(string: CompanionRig.appRedirect))
-        // The attacker starts a sign-in of their own at the same companion and stops at the callback.
-        let attackersBinding = "attackers-binding-0123456789abcdef"
-        let attacker = try await CompanionClient(rig.companion.baseURL).startExchange(
-            redirectURI: redirect, binding: attackersBinding, options: AuthorizationOptions(), now: Date()
-        )
-        let attackersCallback = try await Self.providerRedirect(attacker.authorizationURL)
+        try await CompanionRig.with { rig in
+            let redirect = try #require(URL(string: CompanionRig.appRedirect))
+            // The attacker starts a sign-in of their own at the same companion and stops at the callback.
+            let attackersBinding = "attackers-binding-0123456789abcdef"
+            let attacker = try await CompanionClient(rig.companion.baseURL).startExchange(
+                redirectURI: redirect, binding: attackersBinding, options: AuthorizationOptions(), now: Date()
+            )
+            let attackersCallback = try await Self.providerRedirect(attacker.authorizationURL)
 
-        let (coordinator, host, task, _) = try await Self.start(rig, through: Self.exchangeRoute)
-        // Opened as a link, it belongs to no running sign-in: the app handles it as any other link.
-        #expect(try await coordinator.handle(url: attackersCallback) == false)
-        // Caught by the authentication session, it is checked and refused before the companion sees it.
-        try await #require(host.events).callback(.redirect(attackersCallback))
-        await expectCode(.stateMismatch) { _ = try await task.value }
-        // The attacker's sign-in is still unused at the companion: the app did not relay it.
-        let redeemed = try await CompanionClient(rig.companion.baseURL).exchange(callback: attackersCallback, binding: attackersBinding)
-        #expect(redeemed.subject == "9b1f7c2e-alice")
+            let (coordinator, host, task, _) = try await Self.start(rig, through: Self.exchangeRoute)
+            // Opened as a link, it belongs to no running sign-in: the app handles it as any other link.
+            #expect(try await coordinator.handle(url: attackersCallback) == false)
+            // Caught by the authentication session, it is checked and refused before the companion sees it.
+            try await #require(host.events).callback(.redirect(attackersCallback))
+            await expectCode(.stateMismatch) { _ = try await task.value }
+            // The attacker's sign-in is still unused at the companion: the app did not relay it.
+            let redeemed = try await CompanionClient(rig.companion.baseURL).exchange(callback: attackersCallback, binding: attackersBinding)
+            #expect(redeemed.subject == "9b1f7c2e-alice")
+        }
     }
 
     @Test("exchange route: a provider's error response ends the sign-in as authorizationError, with the provider's error")
     func providerError() async throws {
-        let rig = try await CompanionRig.start()
-        defer { Task { await rig.stop() } }
-        let (coordinator, _, task, authorizationURL) = try await Self.start(rig, through: Self.exchangeRoute)
-        // The provider's answer, turned into its error for the same request.
-        let answer = try await Self.providerRedirect(authorizationURL)
-        let state = try #require(URLComponents(url: answer, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
-        var components = try #require(URLComponents(string: CompanionRig.appRedirect))
-        components.queryItems = [.init(name: "error", value: "access_denied"), .init(name: "state", value: state)]
-        #expect(try await coordinator.handle(url: try #require(components.url)))
-        do {
-            _ = try await task.value
-            Issue.record("the sign-in succeeded")
-        } catch let error as SwitchbackError {
-            #expect(error.code == .authorizationError && error.oauthError?.error == "access_denied")
+        try await CompanionRig.with { rig in
+            let (coordinator, _, task, authorizationURL) = try await Self.start(rig, through: Self.exchangeRoute)
+            // The provider's answer, turned into its error for the same request.
+            let answer = try await Self.providerRedirect(authorizationURL)
+            let state = try #require(URLComponents(url: answer, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+            var components = try #require(URLComponents(string: CompanionRig.appRedirect))
+            components.queryItems = [.init(name: "error", value: "access_denied"), .init(name: "state", value: state)]
+            #expect(try await coordinator.handle(url: try #require(components.url)))
+            do {
+                _ = try await task.value
+                Issue.record("the sign-in succeeded")
+            } catch let error as SwitchbackError {
+                #expect(error.code == .authorizationError && error.oauthError?.error == "access_denied")
+            }
         }
     }
 
     @Test(
         "exchange route: refusals before anything is shown — a redirect URI off the companion's list, a parameter it does not forward, form_post")
     func refusedStarts() async throws {
-        let rig = try await CompanionRig.start()
-        defer { Task { await rig.stop() } }
-        let host = RecordingUserAgentHost()
-        let elsewhere = Self.coordinator(rig, route: .exchange(redirectURI: URL(string: "com.example.other:/cb")!), host: host)
-        await expectCode(.tokenEndpointError) { _ = try await elsewhere.signIn(Self.request) }
-        let coordinator = Self.coordinator(rig, route: Self.exchangeRoute, host: host)
-        var extra = Self.request
-        extra.options.extraParameters = [("prompt_hint", "x")]
-        await expectCode(.tokenEndpointError) { _ = try await coordinator.signIn(extra) }
-        var formPost = Self.request
-        formPost.options.responseMode = .formPost
-        await expectCode(.strategyNotSupported) { _ = try await coordinator.signIn(formPost) }
-        #expect(host.calls.isEmpty)
+        try await CompanionRig.with { rig in
+            let host = RecordingUserAgentHost()
+            let elsewhere = Self.coordinator(rig, route: .exchange(redirectURI: URL(string: "com.example.other:/cb")!), host: host)
+            await expectCode(.tokenEndpointError) { _ = try await elsewhere.signIn(Self.request) }
+            let coordinator = Self.coordinator(rig, route: Self.exchangeRoute, host: host)
+            var extra = Self.request
+            extra.options.extraParameters = [("prompt_hint", "x")]
+            await expectCode(.tokenEndpointError) { _ = try await coordinator.signIn(extra) }
+            var formPost = Self.request
+            formPost.options.responseMode = .formPost
+            await expectCode(.strategyNotSupported) { _ = try await coordinator.signIn(formPost) }
+            #expect(host.calls.isEmpty)
+        }
     }
 
     // MARK: Completion route
 
     @Test("completion route: the companion finishes at the provider's answer; the app collects the result with the return link's one-time value")
     func completion() async throws {
-        let rig = try await CompanionRig.start()
-        defer { Task { await rig.stop() } }
-        let (coordinator, host, task, authorizationURL) = try await Self.start(rig, through: .completion)
-        let answer = try await Self.providerRedirect(authorizationURL)
-        #expect(answer.path == "/complete")
-        // The browser loads the companion's page: the companion finishes the sign-in there.
-        let page = try await rig.get(answer)
-        let link = try #require(WebPage(url: answer, html: page.text).returnLink)
-        #expect(link.absoluteString.hasPrefix(CompanionRig.appLink + "?result="))
-        // Without the link, the app learns nothing: the sign-in is still running.
-        try await Task.sleep(nanoseconds: 300_000_000)
-        #expect(host.calls.last != .dismiss)
-        // The user taps the page's button: the link reaches the app, which collects the result with it.
-        #expect(try await coordinator.handle(url: link))
-        let signIn = try await task.value
-        #expect(signIn.subject == "9b1f7c2e-alice" && signIn.session != nil)
-        #expect(host.calls.last == .dismiss)
+        try await CompanionRig.with { rig in
+            let (coordinator, host, task, authorizationURL) = try await Self.start(rig, through: .completion)
+            let answer = try await Self.providerRedirect(authorizationURL)
+            #expect(answer.path == "/complete")
+            // The browser loads the companion's page: the companion finishes the sign-in there.
+            let page = try await rig.get(answer)
+            let link = try #require(WebPage(url: answer, html: page.text).returnLink)
+            #expect(link.absoluteString.hasPrefix(CompanionRig.appLink + "?result="))
+            // Without the link, the app learns nothing: the sign-in is still running.
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(host.calls.last != .dismiss)
+            // The user taps the page's button: the link reaches the app, which collects the result with it.
+            #expect(try await coordinator.handle(url: link))
+            let signIn = try await task.value
+            #expect(signIn.subject == "9b1f7c2e-alice" && signIn.session != nil)
+            #expect(host.calls.last == .dismiss)
+        }
     }
 
     @Test("completion route: a decline at the provider ends the sign-in as authorizationError")
     func completionDecline() async throws {
-        let rig = try await CompanionRig.start()
-        defer { Task { await rig.stop() } }
-        await rig.emulator.setFaults([.authorizationError], forClient: "backend")
-        let (_, _, task, authorizationURL) = try await Self.start(rig, through: .completion)
-        _ = try await rig.get(try await Self.providerRedirect(authorizationURL))
-        await expectCode(.authorizationError) { _ = try await task.value }
+        try await CompanionRig.with { rig in
+            await rig.emulator.setFaults([.authorizationError], forClient: "backend")
+            let (_, _, task, authorizationURL) = try await Self.start(rig, through: .completion)
+            _ = try await rig.get(try await Self.providerRedirect(authorizationURL))
+            await expectCode(.authorizationError) { _ = try await task.value }
+        }
     }
 }

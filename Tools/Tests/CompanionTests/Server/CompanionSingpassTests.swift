@@ -46,6 +46,11 @@ struct CompanionSingpassTests {
         }
     }
 
+    /// Runs `body` with a started emulator and stops it afterwards.
+    static func withEmulator<Result>(_ keys: Keys, _ body: (Emulator) async throws -> Result) async throws -> Result {
+        try await withStopping(try await emulator(keys), stop: { await $0.stop() }, body)
+    }
+
     static func emulator(_ keys: Keys) async throws -> Emulator {
         var configuration = EmulatorConfiguration.defaults
         configuration.clients.append(
@@ -81,36 +86,36 @@ struct CompanionSingpassTests {
         arguments: StoreKind.available)
     func keyPerSignInAcrossInstances(kind: StoreKind) async throws {
         let keys = try Keys()
-        let emulator = try await Self.emulator(keys)
-        defer { Task { await emulator.stop() } }
-        try await kind.with { store, second in
-            let quiet = Logger(label: "companion") { _ in SwiftLogNoOpLogHandler() }
-            let first = try await Companion.start(keys.configuration(issuer: emulator.issuer), store: store, logger: quiet)
-            let other = try await Companion.start(keys.configuration(issuer: emulator.issuer), store: try await second(), logger: quiet)
-            var thumbprints: Set<String> = []
-            for _ in 0..<2 {
-                let binding = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-                let started = try await Self.post(
-                    first, "/exchange/start",
-                    [
-                        "redirect_uri": Self.redirect, "binding": binding,
-                        "parameters": ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT"],
-                    ])
-                #expect(started.status == 200, "\(started.json)")
-                let url = try #require(started.json["authorization_url"] as? String)
-                let callback = try await Self.signIn(emulator, authorizationURL: url)
-                // The provider's record of the code names the key it is bound to: read it from the pending record's session.
-                let state = try #require(URLComponents(string: callback)?.queryItems?.first { $0.name == "state" }?.value)
-                let pending = try #require(
-                    try await store.lookUp(.authorization, secret: state, as: PendingAuthorization.self, now: Date()))
-                thumbprints.insert(try #require(pending.session.dpopKey).thumbprint)
-                let exchanged = try await Self.post(other, "/exchange", ["callback_url": callback, "binding": binding])
-                #expect(exchanged.status == 200, "\(exchanged.json)")
-                #expect(exchanged.json["sub"] as? String == "9b1f7c2e-alice" && exchanged.json["session"] is String)
+        try await Self.withEmulator(keys) { emulator in
+            try await kind.with { store, second in
+                let quiet = Logger(label: "companion") { _ in SwiftLogNoOpLogHandler() }
+                let first = try await Companion.start(keys.configuration(issuer: emulator.issuer), store: store, logger: quiet)
+                let other = try await Companion.start(keys.configuration(issuer: emulator.issuer), store: try await second(), logger: quiet)
+                var thumbprints: Set<String> = []
+                for _ in 0..<2 {
+                    let binding = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                    let started = try await Self.post(
+                        first, "/exchange/start",
+                        [
+                            "redirect_uri": Self.redirect, "binding": binding,
+                            "parameters": ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT"],
+                        ])
+                    #expect(started.status == 200, "\(started.json)")
+                    let url = try #require(started.json["authorization_url"] as? String)
+                    let callback = try await Self.signIn(emulator, authorizationURL: url)
+                    // The provider's record of the code names the key it is bound to: read it from the pending record's session.
+                    let state = try #require(URLComponents(string: callback)?.queryItems?.first { $0.name == "state" }?.value)
+                    let pending = try #require(
+                        try await store.lookUp(.authorization, secret: state, as: PendingAuthorization.self, now: Date()))
+                    thumbprints.insert(try #require(pending.session.dpopKey).thumbprint)
+                    let exchanged = try await Self.post(other, "/exchange", ["callback_url": callback, "binding": binding])
+                    #expect(exchanged.status == 200, "\(exchanged.json)")
+                    #expect(exchanged.json["sub"] as? String == "9b1f7c2e-alice" && exchanged.json["session"] is String)
+                }
+                #expect(thumbprints.count == 2, "each sign-in has a key of its own")
+                await other.stop()
+                await first.stop()
             }
-            #expect(thumbprints.count == 2, "each sign-in has a key of its own")
-            await other.stop()
-            await first.stop()
         }
     }
 
@@ -119,47 +124,47 @@ struct CompanionSingpassTests {
     )
     func authenticationContext() async throws {
         let keys = try Keys()
-        let emulator = try await Self.emulator(keys)
-        defer { Task { await emulator.stop() } }
-        let quiet = Logger(label: "companion") { _ in SwiftLogNoOpLogHandler() }
-        func start(_ companion: Companion, _ parameters: [String: String]) async throws -> (status: Int, json: [String: Any]) {
-            try await Self.post(
-                companion, "/exchange/start",
-                ["redirect_uri": Self.redirect, "binding": Base64URL.encode(SystemEntropy().randomBytes(count: 32)), "parameters": parameters])
-        }
-        // The server sets the context: an app repeating it, or sending none, signs in; another value is refused.
-        let fixed = try await Companion.start(keys.configuration(issuer: emulator.issuer), logger: quiet)
-        #expect(try await start(fixed, [:]).status == 200)
-        #expect(try await start(fixed, ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT"]).status == 200)
-        for refused in [
-            ["authentication_context_type": "BANK_FUNDS_TRANSFER_LOCAL"], ["authentication_context_message": "Approve to get your refund"],
-        ] {
-            let answer = try await start(fixed, refused)
-            #expect(answer.status == 400 && answer.json["error"] as? String == "not_allowed", "\(refused): \(answer.json)")
-        }
-        await fixed.stop()
+        try await Self.withEmulator(keys) { emulator in
+            let quiet = Logger(label: "companion") { _ in SwiftLogNoOpLogHandler() }
+            func start(_ companion: Companion, _ parameters: [String: String]) async throws -> (status: Int, json: [String: Any]) {
+                try await Self.post(
+                    companion, "/exchange/start",
+                    ["redirect_uri": Self.redirect, "binding": Base64URL.encode(SystemEntropy().randomBytes(count: 32)), "parameters": parameters])
+            }
+            // The server sets the context: an app repeating it, or sending none, signs in; another value is refused.
+            let fixed = try await Companion.start(keys.configuration(issuer: emulator.issuer), logger: quiet)
+            #expect(try await start(fixed, [:]).status == 200)
+            #expect(try await start(fixed, ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT"]).status == 200)
+            for refused in [
+                ["authentication_context_type": "BANK_FUNDS_TRANSFER_LOCAL"], ["authentication_context_message": "Approve to get your refund"],
+            ] {
+                let answer = try await start(fixed, refused)
+                #expect(answer.status == 400 && answer.json["error"] as? String == "not_allowed", "\(refused): \(answer.json)")
+            }
+            await fixed.stop()
 
-        // A deployment that lets apps choose: only Singpass's documented values and allowed messages go on.
-        let chosen = try await Companion.start(
-            keys.configuration(issuer: emulator.issuer) {
-                $0.authorizationParameters = [:]
-                $0.forwardedParameters += [SingpassAuthenticationContext.typeParameter, SingpassAuthenticationContext.messageParameter]
-            }, logger: quiet)
-        #expect(
-            try await start(chosen, ["authentication_context_type": "BANK_CASA_OPENING", "authentication_context_message": "Open an account"])
-                .status
-                == 200)
-        for refused in [
-            ["authentication_context_type": "LOGIN"],
-            ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT", "authentication_context_message": "<script>"],
-            ["authentication_context_message": "a message alone"],
-        ] {
-            let answer = try await start(chosen, refused)
-            #expect(answer.status == 400 && answer.json["error"] as? String == "invalid_request", "\(refused): \(answer.json)")
+            // A deployment that lets apps choose: only Singpass's documented values and allowed messages go on.
+            let chosen = try await Companion.start(
+                keys.configuration(issuer: emulator.issuer) {
+                    $0.authorizationParameters = [:]
+                    $0.forwardedParameters += [SingpassAuthenticationContext.typeParameter, SingpassAuthenticationContext.messageParameter]
+                }, logger: quiet)
+            #expect(
+                try await start(chosen, ["authentication_context_type": "BANK_CASA_OPENING", "authentication_context_message": "Open an account"])
+                    .status
+                    == 200)
+            for refused in [
+                ["authentication_context_type": "LOGIN"],
+                ["authentication_context_type": "APP_AUTHENTICATION_DEFAULT", "authentication_context_message": "<script>"],
+                ["authentication_context_message": "a message alone"],
+            ] {
+                let answer = try await start(chosen, refused)
+                #expect(answer.status == 400 && answer.json["error"] as? String == "invalid_request", "\(refused): \(answer.json)")
+            }
+            // Singpass refuses a Login request without a context; the companion passes that on as a provider failure.
+            let bare = try await start(chosen, [:])
+            #expect(bare.status != 200, "\(bare.json)")
+            await chosen.stop()
         }
-        // Singpass refuses a Login request without a context; the companion passes that on as a provider failure.
-        let bare = try await start(chosen, [:])
-        #expect(bare.status != 200, "\(bare.json)")
-        await chosen.stop()
     }
 }

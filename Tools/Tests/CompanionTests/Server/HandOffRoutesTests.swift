@@ -26,101 +26,107 @@ struct HandOffRoutesTests {
 
     @Test("a valid token gets a code; its redemption sets a Secure, HttpOnly, SameSite cookie and lands on the web app signed in")
     func handOff() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens)
-        defer { Task { await rig.stop() } }
-        let token = try await rig.accessToken()
-        let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp + "/orders?tab=open")
-        #expect(issued.response.status == 201)
-        let code = try #require(issued.json["handoffotp"] as? String)
-        #expect(code.count == 43, "256 bits")
-        #expect(issued.json["expires_in"] as? Int == 60)
-        let redeemURL = try #require(issued.json["redeem_url"] as? String)
-        let landing = try await rig.followRedeem(try #require(URL(string: redeemURL)))
-        #expect(landing.status == 303)
-        #expect(landing.headers["location"] == CompanionRig.webApp + "/orders?tab=open")
-        let cookie = try #require(landing.headers["set-cookie"])
-        for flag in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=3600"] {
-            #expect(cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.contains(flag), "cookie flag \(flag)")
-        }
-        let pair = try #require(cookie.split(separator: ";").first)
-        let whoami = try await rig.get(rig.url("/session"), headers: ["Cookie": String(pair)])
-        #expect(whoami.status == 200)
-        #expect(whoami.text.contains("9b1f7c2e-alice"))
+        try await CompanionRig.with(returns: .tokens) { rig in
+            let token = try await rig.accessToken()
+            let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp + "/orders?tab=open")
+            #expect(issued.response.status == 201)
+            let code = try #require(issued.json["handoffotp"] as? String)
+            #expect(code.count == 43, "256 bits")
+            #expect(issued.json["expires_in"] as? Int == 60)
+            let redeemURL = try #require(issued.json["redeem_url"] as? String)
+            let landing = try await rig.followRedeem(try #require(URL(string: redeemURL)))
+            #expect(landing.status == 303)
+            #expect(landing.headers["location"] == CompanionRig.webApp + "/orders?tab=open")
+            let cookie = try #require(landing.headers["set-cookie"])
+            for flag in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=3600"] {
+                #expect(cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.contains(flag), "cookie flag \(flag)")
+            }
+            let pair = try #require(cookie.split(separator: ";").first)
+            let whoami = try await rig.get(rig.url("/session"), headers: ["Cookie": String(pair)])
+            #expect(whoami.status == 200)
+            #expect(whoami.text.contains("9b1f7c2e-alice"))
 
-        let reused = try await rig.followRedeem(try #require(URL(string: redeemURL)))
-        #expect(reused.status == 400)
-        #expect(reused.headers["location"] == nil)
-        #expect(reused.headers["set-cookie"] == nil)
-        #expect(reused.text.contains("expired or was already used"))
+            let reused = try await rig.followRedeem(try #require(URL(string: redeemURL)))
+            #expect(reused.status == 400)
+            #expect(reused.headers["location"] == nil)
+            #expect(reused.headers["set-cookie"] == nil)
+            #expect(reused.text.contains("expired or was already used"))
+        }
     }
 
     @Test("an expired code is refused")
     func expired() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens)
-        defer { Task { await rig.stop() } }
-        let token = try await rig.accessToken()
-        let code = try #require(try await Self.issue(rig, token: token).json["handoffotp"] as? String)
-        rig.clock.advance(by: 61)
-        let late = try await Self.redeem(rig, code: code, goto: CompanionRig.webApp)
-        #expect(late.status == 400)
-        #expect(late.headers["location"] == nil)
+        try await CompanionRig.with(returns: .tokens) { rig in
+            let token = try await rig.accessToken()
+            let code = try #require(try await Self.issue(rig, token: token).json["handoffotp"] as? String)
+            rig.clock.advance(by: 61)
+            let late = try await Self.redeem(rig, code: code, goto: CompanionRig.webApp)
+            #expect(late.status == 400)
+            #expect(late.headers["location"] == nil)
+        }
     }
 
     @Test("missing, malformed, forged and expired Bearer tokens get 401 and no code")
     func bearerRefusals() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens)
-        defer { Task { await rig.stop() } }
-        let none = try await rig.post("/handoff", [:])
-        #expect(none.response.status == 401)
-        let basic = try await rig.post("/handoff", [:], headers: ["Authorization": "Basic YWxpY2U6c2VjcmV0"])
-        #expect(basic.response.status == 401)
-        let forged = try await Self.issue(rig, token: "forged-access-token-0123456789")
-        #expect(forged.response.status == 401)
-        #expect(forged.json["error"] as? String == "invalid_token")
-        #expect(forged.json["handoffotp"] == nil)
-        let token = try await rig.accessToken()
-        rig.clock.advance(by: 7200)
-        let expired = try await Self.issue(rig, token: token)
-        #expect(expired.response.status == 401, "the introspected exp is in the past on the server's clock")
+        try await CompanionRig.with(returns: .tokens) { rig in
+            let none = try await rig.post("/handoff", [:])
+            #expect(none.response.status == 401)
+            let basic = try await rig.post("/handoff", [:], headers: ["Authorization": "Basic YWxpY2U6c2VjcmV0"])
+            #expect(basic.response.status == 401)
+            let forged = try await Self.issue(rig, token: "forged-access-token-0123456789")
+            #expect(forged.response.status == 401)
+            #expect(forged.json["error"] as? String == "invalid_token")
+            #expect(forged.json["handoffotp"] == nil)
+            let token = try await rig.accessToken()
+            rig.clock.advance(by: 7200)
+            let expired = try await Self.issue(rig, token: token)
+            #expect(expired.response.status == 401, "the introspected exp is in the past on the server's clock")
+        }
     }
 
     @Test("JWT validation: the provider's RFC 9068 access token gets a code; a foreign-key, wrong-audience, opaque or expired one gets 401")
     func jwtValidation() async throws {
         let audience = "https://api.example.com"
-        let rig = try await CompanionRig.start(returns: .tokens, emulator: { $0.accessTokenAudience = audience }) {
-            $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp])
+        try await CompanionRig.with(
+            returns: .tokens, emulator: { $0.accessTokenAudience = audience },
+            change: {
+                $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp])
+            }
+        ) { rig in
+            let token = try await rig.accessToken()
+            #expect(token.split(separator: ".").count == 3, "the emulator issued a JWT access token")
+            let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp)
+            #expect(issued.response.status == 201)
+            let redeemURL = try #require(issued.json["redeem_url"] as? String)
+            #expect(try await rig.followRedeem(try #require(URL(string: redeemURL))).status == 303)
+
+            let foreign = try await TestTokenSigner(.es256, keyID: "foreign")
+            let now = Date().timeIntervalSince1970.rounded(.down)
+            let claims: [String: JSONValue] = [
+                "iss": .string(rig.emulator.issuer), "sub": .string("9b1f7c2e-alice"), "aud": .string(audience), "client_id": .string("backend"),
+                "iat": .number(now), "exp": .number(now + 600), "jti": .string("j1"),
+            ]
+            let forged = try await foreign.sign(claims, type: "at+jwt")
+            #expect(try await Self.issue(rig, token: forged).response.status == 401, "signed by a key the provider does not publish")
+
+            try await CompanionRig.with(
+                returns: .tokens, emulator: { $0.accessTokenAudience = "https://another-api.example.com" },
+                change: {
+                    $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp])
+                }
+            ) { other in
+                let otherAudience = try await Self.issue(other, token: try await other.accessToken())
+                #expect(otherAudience.response.status == 401, "a token for another resource server")
+                #expect(otherAudience.json["handoffotp"] == nil)
+
+                let opaque = try await Self.issue(rig, token: "opaque-access-token-0123456789")
+                #expect(opaque.response.status == 401)
+                rig.clock.advance(by: 2 * 3600)
+                let expired = try await Self.issue(rig, token: token)
+                #expect(expired.response.status == 401, "past the token's exp on the server's clock")
+                #expect(expired.json["error"] as? String == "invalid_token")
+            }
         }
-        defer { Task { await rig.stop() } }
-        let token = try await rig.accessToken()
-        #expect(token.split(separator: ".").count == 3, "the emulator issued a JWT access token")
-        let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp)
-        #expect(issued.response.status == 201)
-        let redeemURL = try #require(issued.json["redeem_url"] as? String)
-        #expect(try await rig.followRedeem(try #require(URL(string: redeemURL))).status == 303)
-
-        let foreign = try await TestTokenSigner(.es256, keyID: "foreign")
-        let now = Date().timeIntervalSince1970.rounded(.down)
-        let claims: [String: JSONValue] = [
-            "iss": .string(rig.emulator.issuer), "sub": .string("9b1f7c2e-alice"), "aud": .string(audience), "client_id": .string("backend"),
-            "iat": .number(now), "exp": .number(now + 600), "jti": .string("j1"),
-        ]
-        let forged = try await foreign.sign(claims, type: "at+jwt")
-        #expect(try await Self.issue(rig, token: forged).response.status == 401, "signed by a key the provider does not publish")
-
-        let other = try await CompanionRig.start(returns: .tokens, emulator: { $0.accessTokenAudience = "https://another-api.example.com" }) {
-            $0.handOff = .init(validation: .jwt, audience: audience, allowedRedirects: [CompanionRig.webApp])
-        }
-        defer { Task { await other.stop() } }
-        let otherAudience = try await Self.issue(other, token: try await other.accessToken())
-        #expect(otherAudience.response.status == 401, "a token for another resource server")
-        #expect(otherAudience.json["handoffotp"] == nil)
-
-        let opaque = try await Self.issue(rig, token: "opaque-access-token-0123456789")
-        #expect(opaque.response.status == 401)
-        rig.clock.advance(by: 2 * 3600)
-        let expired = try await Self.issue(rig, token: token)
-        #expect(expired.response.status == 401, "past the token's exp on the server's clock")
-        #expect(expired.json["error"] as? String == "invalid_token")
     }
 
     @Test("backend exchange as private_key_jwt: the server's assertions are accepted; a key the provider does not hold is refused")
@@ -139,45 +145,46 @@ struct HandOffRoutesTests {
             $0.provider = .init(
                 issuer: $0.provider!.issuer, clientID: "backend-jwt", privateKeyFile: keyFile.path, keyAlgorithm: "ES256", keyID: "backend-key")
         }
-        let rig = try await CompanionRig.start(returns: .tokens, emulator: registered, change: useKey)
-        defer { Task { await rig.stop() } }
-        #expect(!(try await rig.accessToken()).isEmpty)
+        try await CompanionRig.with(returns: .tokens, emulator: registered, change: useKey) { rig in
+            #expect(!(try await rig.accessToken()).isEmpty)
 
-        let stranger = try await EmulatorHarness.clientKeys(kid: "backend-key")
-        try stranger.pem.write(to: keyFile, atomically: true, encoding: .utf8)
-        let refusedRig = try await CompanionRig.start(returns: .tokens, emulator: registered, change: useKey)
-        defer { Task { await refusedRig.stop() } }
-        let refused = try await refusedRig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
-        #expect(refused.response.status == 502)
-        #expect(refused.json["error"] as? String == "provider_error")
-        #expect(!refusedRig.log.text.contains(stranger.pem.split(separator: "\n")[1]))
+            let stranger = try await EmulatorHarness.clientKeys(kid: "backend-key")
+            try stranger.pem.write(to: keyFile, atomically: true, encoding: .utf8)
+            try await CompanionRig.with(returns: .tokens, emulator: registered, change: useKey) { refusedRig in
+                let refused = try await refusedRig.post(
+                    "/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
+                #expect(refused.response.status == 502)
+                #expect(refused.json["error"] as? String == "provider_error")
+                #expect(!refusedRig.log.text.contains(stranger.pem.split(separator: "\n")[1]))
+            }
+        }
     }
 
     @Test("a goto off the allow-list is refused before the code is used, with an error page and no redirect")
     func openRedirects() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens)
-        defer { Task { await rig.stop() } }
-        let token = try await rig.accessToken()
-        let code = try #require(try await Self.issue(rig, token: token).json["handoffotp"] as? String)
-        let hostile = [
-            "//evil.example/app", "https://evil.example/app", "https://web.example.com.evil.example/app",
-            "https://web.example.com@evil.example/app",
-            "https://web.example.com\\@evil.example/app", "https:/\\evil.example", "javascript:alert(1)", "https://web.example.com:8443/app",
-            "https://web.example.com/application", "https://web.example.com/app/../admin", "https://web.example.com/app%2f..%2fadmin",
-            "https://wеb.example.com/app", "http://web.example.com/app", "data:text/html,hi", "https://web.example.com/ap",
-            " https://web.example.com/app", "https://web.example.com/app\n",
-        ]
-        #expect(hostile.count >= 15)
-        for goto in hostile {
-            let refused = try await Self.redeem(rig, code: code, goto: goto)
-            #expect(refused.status == 400, "\(goto.debugDescription)")
-            #expect(refused.headers["location"] == nil, "\(goto.debugDescription)")
-            #expect(refused.headers["set-cookie"] == nil)
+        try await CompanionRig.with(returns: .tokens) { rig in
+            let token = try await rig.accessToken()
+            let code = try #require(try await Self.issue(rig, token: token).json["handoffotp"] as? String)
+            let hostile = [
+                "//evil.example/app", "https://evil.example/app", "https://web.example.com.evil.example/app",
+                "https://web.example.com@evil.example/app",
+                "https://web.example.com\\@evil.example/app", "https:/\\evil.example", "javascript:alert(1)", "https://web.example.com:8443/app",
+                "https://web.example.com/application", "https://web.example.com/app/../admin", "https://web.example.com/app%2f..%2fadmin",
+                "https://wеb.example.com/app", "http://web.example.com/app", "data:text/html,hi", "https://web.example.com/ap",
+                " https://web.example.com/app", "https://web.example.com/app\n",
+            ]
+            #expect(hostile.count >= 15)
+            for goto in hostile {
+                let refused = try await Self.redeem(rig, code: code, goto: goto)
+                #expect(refused.status == 400, "\(goto.debugDescription)")
+                #expect(refused.headers["location"] == nil, "\(goto.debugDescription)")
+                #expect(refused.headers["set-cookie"] == nil)
+            }
+            let issuedWithHostile = try await Self.issue(rig, token: token, goto: "https://evil.example/app")
+            #expect(issuedWithHostile.response.status == 400)
+            let fine = try await Self.redeem(rig, code: code, goto: CompanionRig.webApp + "/home")
+            #expect(fine.status == 303, "the refused attempts did not use the code up")
         }
-        let issuedWithHostile = try await Self.issue(rig, token: token, goto: "https://evil.example/app")
-        #expect(issuedWithHostile.response.status == 400)
-        let fine = try await Self.redeem(rig, code: code, goto: CompanionRig.webApp + "/home")
-        #expect(fine.status == 303, "the refused attempts did not use the code up")
     }
 
     @Test("200 concurrent confirmations of one code over HTTP, on two instances: exactly one redirect", arguments: StoreKind.available)
@@ -220,47 +227,47 @@ struct HandOffRoutesTests {
 
     @Test("the captured log of exchange, hand-off, bridge and completion holds no token, code, state, session or secret")
     func logsHoldNoSecrets() async throws {
-        let rig = try await CompanionRig.start(returns: .tokens)
-        defer { Task { await rig.stop() } }
-        var secrets: [String] = ["backend-secret"]
-        let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
-        secrets.append(try #require(started.json["state"] as? String))
-        let authorizationURL = try #require(started.json["authorization_url"] as? String)
-        guard case .redirect(let callback) = try await rig.signIn(authorizationURL) else { return }
-        let callbackItems = URLComponents(string: callback)?.queryItems ?? []
-        secrets += callbackItems.filter { $0.name == "code" }.compactMap(\.value)
-        let exchanged = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
-        let token = try #require(exchanged.json["access_token"] as? String)
-        secrets += [token, try #require(exchanged.json["id_token"] as? String)]
-        if let refresh = exchanged.json["refresh_token"] as? String { secrets.append(refresh) }
-        let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp)
-        let code = try #require(issued.json["handoffotp"] as? String)
-        secrets.append(code)
-        let redeemURL = try #require(issued.json["redeem_url"] as? String)
-        let landing = try await rig.followRedeem(try #require(URL(string: redeemURL)))
-        let cookie = try #require(landing.headers["set-cookie"])
-        secrets.append(String(try #require(cookie.split(separator: ";").first).split(separator: "=")[1]))
-        _ = try await Self.redeem(rig, code: code, goto: CompanionRig.webApp)
-        _ = try await Self.issue(rig, token: "forged-access-token-0123456789")
+        try await CompanionRig.with(returns: .tokens) { rig in
+            var secrets: [String] = ["backend-secret"]
+            let started = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
+            secrets.append(try #require(started.json["state"] as? String))
+            let authorizationURL = try #require(started.json["authorization_url"] as? String)
+            guard case .redirect(let callback) = try await rig.signIn(authorizationURL) else { return }
+            let callbackItems = URLComponents(string: callback)?.queryItems ?? []
+            secrets += callbackItems.filter { $0.name == "code" }.compactMap(\.value)
+            let exchanged = try await rig.post("/exchange", ["callback_url": callback, "binding": CompanionRig.binding])
+            let token = try #require(exchanged.json["access_token"] as? String)
+            secrets += [token, try #require(exchanged.json["id_token"] as? String)]
+            if let refresh = exchanged.json["refresh_token"] as? String { secrets.append(refresh) }
+            let issued = try await Self.issue(rig, token: token, goto: CompanionRig.webApp)
+            let code = try #require(issued.json["handoffotp"] as? String)
+            secrets.append(code)
+            let redeemURL = try #require(issued.json["redeem_url"] as? String)
+            let landing = try await rig.followRedeem(try #require(URL(string: redeemURL)))
+            let cookie = try #require(landing.headers["set-cookie"])
+            secrets.append(String(try #require(cookie.split(separator: ";").first).split(separator: "=")[1]))
+            _ = try await Self.redeem(rig, code: code, goto: CompanionRig.webApp)
+            _ = try await Self.issue(rig, token: "forged-access-token-0123456789")
 
-        let bridge = try await rig.post(
-            "/bridge/start", ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789", "response_mode": "query"])
-        secrets.append("webview-session-0123456789")
-        let bridgeURL = try #require(bridge.json["authorization_url"] as? String)
-        if case .redirect(let location) = try await rig.signIn(bridgeURL) {
-            secrets += (URLComponents(string: location)?.queryItems ?? []).filter { ["code", "state"].contains($0.name) }.compactMap(\.value)
-            let answer = try await rig.get(try #require(URL(string: location)))
-            let link = try #require(answer.headers["location"])
-            let bridgeCode = try #require(URLComponents(string: link)?.queryItems?.first?.value)
-            secrets.append(bridgeCode)
-            _ = try await rig.post("/bridge/redeem", ["handoffotp": bridgeCode, "binding": "webview-session-0123456789"])
-            _ = try await rig.get(try #require(URL(string: location)))
-        }
-        let log = rig.log.text
-        #expect(log.contains("hand-off code redeemed"), "the log was captured")
-        #expect(log.contains("/handoff/redeem"))
-        for secret in secrets where secret.count >= 8 {
-            #expect(!log.contains(secret), "a secret (\(secret.prefix(4))…) is in the log")
+            let bridge = try await rig.post(
+                "/bridge/start", ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789", "response_mode": "query"])
+            secrets.append("webview-session-0123456789")
+            let bridgeURL = try #require(bridge.json["authorization_url"] as? String)
+            if case .redirect(let location) = try await rig.signIn(bridgeURL) {
+                secrets += (URLComponents(string: location)?.queryItems ?? []).filter { ["code", "state"].contains($0.name) }.compactMap(\.value)
+                let answer = try await rig.get(try #require(URL(string: location)))
+                let link = try #require(answer.headers["location"])
+                let bridgeCode = try #require(URLComponents(string: link)?.queryItems?.first?.value)
+                secrets.append(bridgeCode)
+                _ = try await rig.post("/bridge/redeem", ["handoffotp": bridgeCode, "binding": "webview-session-0123456789"])
+                _ = try await rig.get(try #require(URL(string: location)))
+            }
+            let log = rig.log.text
+            #expect(log.contains("hand-off code redeemed"), "the log was captured")
+            #expect(log.contains("/handoff/redeem"))
+            for secret in secrets where secret.count >= 8 {
+                #expect(!log.contains(secret), "a secret (\(secret.prefix(4))…) is in the log")
+            }
         }
     }
 }

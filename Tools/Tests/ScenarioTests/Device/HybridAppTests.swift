@@ -19,15 +19,17 @@ struct HybridAppTests {
     static let companionOrigin = HybridRig.companionOrigin
     static let alice = "9b1f7c2e-alice"
 
-    static func start(
+    /// Runs `body` with a hybrid app showing its web app, and stops everything afterwards.
+    static func withRig<Result>(
         profile: Profile = .generic, responseType: ResponseType = .code, browser: HybridShell.Browser = .authenticationSession,
-        trigger: String = "",
-        returnScheme: String = "myapp"
-    ) async throws -> Rig {
+        trigger: String = "", returnScheme: String = "myapp", _ body: (Rig) async throws -> Result
+    ) async throws -> Result {
         let rig = try await HybridRig.start(
             profile: profile, responseType: responseType, browser: browser, trigger: trigger, returnScheme: returnScheme)
-        try await settle(rig.device) { $0.appScreenPage?.heading == "Web app" }
-        return rig
+        return try await withStopping(rig, stop: { await $0.stop() }) { rig in
+            try await settle(rig.device) { $0.appScreenPage?.heading == "Web app" }
+            return try await body(rig)
+        }
     }
 
     static func settle(_ device: SimulatedDevice, _ done: @Sendable (isolated SimulatedDevice) -> Bool) async throws {
@@ -64,95 +66,95 @@ struct HybridAppTests {
 
     @Test("the web app in the app's WebView signs in through the system browser and lands signed in; no token in any URL", arguments: shapes)
     func signIn(_ shape: Shape) async throws {
-        let rig = try await Self.start(profile: shape.profile, responseType: shape.responseType, browser: shape.browser, trigger: shape.trigger)
-        defer { Task { await rig.stop() } }
-        #expect(await rig.device.userTaps(linkWithID: "sign-in"))
-        try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
-        #expect(await Self.screen(rig.device) == "Signed in as \(Self.alice)")
+        try await Self.withRig(profile: shape.profile, responseType: shape.responseType, browser: shape.browser, trigger: shape.trigger) { rig in
+            #expect(await rig.device.userTaps(linkWithID: "sign-in"))
+            try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
+            #expect(await Self.screen(rig.device) == "Signed in as \(Self.alice)")
 
-        // The web app's backend received the provider's tokens from the companion, not from a URL.
-        let received = rig.webApp.received
-        let tokens = ["access_token", "id_token", "refresh_token"].compactMap { received[$0] }
-        #expect(tokens.count == (shape.responseType == .code ? 3 : 2), "tokens handed to the web app's backend: \(received.keys.sorted())")
-        let log = await rig.device.navigationLog
-        #expect(log.contains { $0.scheme == "switchback" && $0.host == "sign-in" }, "the trigger was seen")
-        #expect(log.contains { $0.scheme == "myapp" && $0.path == "/home" }, "the deep link was seen")
-        let fragmentShape = shape.responseType == .idTokenToken && !shape.trigger.contains("form_post")
-        let carrying = log.filter { url in tokens.contains { url.absoluteString.contains($0) } }
-        #expect(carrying.count == (fragmentShape ? 1 : 0), "URLs carrying a token: \(carrying.map { Redaction.describe($0) })")
-        for url in log {
-            let text = url.absoluteString
-            let leaked = tokens.filter { text.contains($0) }
-            guard !leaked.isEmpty else { continue }
-            // The legacy implicit shape is the provider's redirect with the tokens in the fragment: it reaches
-            // the companion's forwarding page in the browser, and no server, app or WebView of the app's.
-            #expect(fragmentShape, "a token in \(Redaction.describe(url))")
-            #expect(url.host == Self.companionOrigin.host && url.path == "/bridge/callback" && url.query == nil)
-            #expect(leaked.allSatisfy { URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedFragment?.contains($0) == true })
+            // The web app's backend received the provider's tokens from the companion, not from a URL.
+            let received = rig.webApp.received
+            let tokens = ["access_token", "id_token", "refresh_token"].compactMap { received[$0] }
+            #expect(tokens.count == (shape.responseType == .code ? 3 : 2), "tokens handed to the web app's backend: \(received.keys.sorted())")
+            let log = await rig.device.navigationLog
+            #expect(log.contains { $0.scheme == "switchback" && $0.host == "sign-in" }, "the trigger was seen")
+            #expect(log.contains { $0.scheme == "myapp" && $0.path == "/home" }, "the deep link was seen")
+            let fragmentShape = shape.responseType == .idTokenToken && !shape.trigger.contains("form_post")
+            let carrying = log.filter { url in tokens.contains { url.absoluteString.contains($0) } }
+            #expect(carrying.count == (fragmentShape ? 1 : 0), "URLs carrying a token: \(carrying.map { Redaction.describe($0) })")
+            for url in log {
+                let text = url.absoluteString
+                let leaked = tokens.filter { text.contains($0) }
+                guard !leaked.isEmpty else { continue }
+                // The legacy implicit shape is the provider's redirect with the tokens in the fragment: it reaches
+                // the companion's forwarding page in the browser, and no server, app or WebView of the app's.
+                #expect(fragmentShape, "a token in \(Redaction.describe(url))")
+                #expect(url.host == Self.companionOrigin.host && url.path == "/bridge/callback" && url.query == nil)
+                #expect(leaked.allSatisfy { URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedFragment?.contains($0) == true })
+            }
+            for url in log where url.scheme != "switchback" {
+                #expect(!rig.webApp.bindings.contains { url.absoluteString.contains($0) }, "the binding stays out of every URL but the trigger")
+            }
+            // The browser is gone and the app is in front.
+            #expect(await rig.device.frontPage?.heading == "Signed in as \(Self.alice)")
+            #expect(await rig.device.foreground == "A1B2C3D4E5.com.example.app")
         }
-        for url in log where url.scheme != "switchback" {
-            #expect(!rig.webApp.bindings.contains { url.absoluteString.contains($0) }, "the binding stays out of every URL but the trigger")
-        }
-        // The browser is gone and the app is in front.
-        #expect(await rig.device.frontPage?.heading == "Signed in as \(Self.alice)")
-        #expect(await rig.device.foreground == "A1B2C3D4E5.com.example.app")
     }
 
     @Test("the return link replayed, or forged, through the system is refused and the web app is left alone")
     func replayedAndForeign() async throws {
-        let rig = try await Self.start(browser: .safariView)
-        defer { Task { await rig.stop() } }
-        await rig.device.userTaps(linkWithID: "sign-in")
-        try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
-        #expect(await Self.screen(rig.device) == "Signed in as \(Self.alice)")
-        let returned = try #require(await rig.device.navigationLog.last { $0.scheme == "myapp" })
+        try await Self.withRig(browser: .safariView) { rig in
+            await rig.device.userTaps(linkWithID: "sign-in")
+            try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
+            #expect(await Self.screen(rig.device) == "Signed in as \(Self.alice)")
+            let returned = try #require(await rig.device.navigationLog.last { $0.scheme == "myapp" })
 
-        // Another app opens the same deep link again, then a forged one.
-        #expect(await !rig.device.openFromAnotherApp(returned))
-        #expect(await !rig.device.openFromAnotherApp(URL(string: "myapp://oauth/home?handoffotp=forged-code-0123456789")!))
-        #expect(await !rig.device.openFromAnotherApp(URL(string: "myapp://oauth/home?access_token=planted")!))
-        try await Self.settle(rig.device) { _ in true }
-        #expect(await rig.device.transcript.filter { $0.text.hasPrefix("the hybrid bridge refuses the link") }.count == 3)
-        #expect(await Self.screen(rig.device) == "Signed in as \(Self.alice)", "nothing was loaded")
+            // Another app opens the same deep link again, then a forged one.
+            #expect(await !rig.device.openFromAnotherApp(returned))
+            #expect(await !rig.device.openFromAnotherApp(URL(string: "myapp://oauth/home?handoffotp=forged-code-0123456789")!))
+            #expect(await !rig.device.openFromAnotherApp(URL(string: "myapp://oauth/home?access_token=planted")!))
+            try await Self.settle(rig.device) { _ in true }
+            #expect(await rig.device.transcript.filter { $0.text.hasPrefix("the hybrid bridge refuses the link") }.count == 3)
+            #expect(await Self.screen(rig.device) == "Signed in as \(Self.alice)", "nothing was loaded")
+        }
     }
 
     @Test("a return scheme the companion does not allow: no browser opens and the web app is told not_allowed")
     func schemeNotAllowed() async throws {
-        let rig = try await Self.start(returnScheme: "evilapp")
-        defer { Task { await rig.stop() } }
-        await rig.device.userTaps(linkWithID: "sign-in")
-        try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
-        #expect(await Self.screen(rig.device) == "Sign-in failed: not_allowed")
-        #expect(await !rig.device.navigationLog.contains { $0.path.hasPrefix("/authorize") }, "the provider was never shown")
+        try await Self.withRig(returnScheme: "evilapp") { rig in
+            await rig.device.userTaps(linkWithID: "sign-in")
+            try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
+            #expect(await Self.screen(rig.device) == "Sign-in failed: not_allowed")
+            #expect(await !rig.device.navigationLog.contains { $0.path.hasPrefix("/authorize") }, "the provider was never shown")
+        }
     }
 
     @Test("the provider declines: the web app is told access_denied, nothing is signed in")
     func declined() async throws {
-        let rig = try await Self.start()
-        defer { Task { await rig.stop() } }
-        await rig.emulator.setFaults([.authorizationError], forClient: "backend")
-        await rig.device.userTaps(linkWithID: "sign-in")
-        try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
-        #expect(await Self.screen(rig.device) == "Sign-in failed: access_denied")
-        #expect(rig.webApp.received.isEmpty)
+        try await Self.withRig { rig in
+            await rig.emulator.setFaults([.authorizationError], forClient: "backend")
+            await rig.device.userTaps(linkWithID: "sign-in")
+            try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
+            #expect(await Self.screen(rig.device) == "Sign-in failed: access_denied")
+            #expect(rig.webApp.received.isEmpty)
+        }
     }
 
     @Test("the user closes the browser while the provider waits on the authenticator: the web app is told cancelled")
     func closed() async throws {
-        let rig = try await Self.start(profile: .mitID)
-        defer { Task { await rig.stop() } }
-        // The authenticator is opened and the user leaves it without answering, then switches back.
-        await rig.device.installAuthenticator(
-            scheme: "mitid", backend: URL(string: rig.emulator.issuer)!, behaviour: .init(.ignore), universalLinkHost: MitID.appSwitchHost)
-        await rig.device.userTaps(linkWithID: "sign-in")
-        try await Self.settle(rig.device) { $0.transcript.contains { $0.text == "switches back by hand" } }
-        let bridge = try #require(await rig.device.app?.bridge)
-        #expect(await bridge.isSigningIn, "the provider's page still waits in the browser")
-        await rig.device.userClosesUserAgent()
-        try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
-        #expect(await Self.screen(rig.device) == "Sign-in failed: cancelled")
-        #expect(await !bridge.isSigningIn)
-        #expect(rig.webApp.received.isEmpty)
+        try await Self.withRig(profile: .mitID) { rig in
+            // The authenticator is opened and the user leaves it without answering, then switches back.
+            await rig.device.installAuthenticator(
+                scheme: "mitid", backend: URL(string: rig.emulator.issuer)!, behaviour: .init(.ignore), universalLinkHost: MitID.appSwitchHost)
+            await rig.device.userTaps(linkWithID: "sign-in")
+            try await Self.settle(rig.device) { $0.transcript.contains { $0.text == "switches back by hand" } }
+            let bridge = try #require(await rig.device.app?.bridge)
+            #expect(await bridge.isSigningIn, "the provider's page still waits in the browser")
+            await rig.device.userClosesUserAgent()
+            try await Self.settle(rig.device) { $0.appScreenPage?.heading.hasPrefix("Sign") == true }
+            #expect(await Self.screen(rig.device) == "Sign-in failed: cancelled")
+            #expect(await !bridge.isSigningIn)
+            #expect(rig.webApp.received.isEmpty)
+        }
     }
 
     enum Destination: String, CaseIterable, Sendable {
@@ -164,34 +166,34 @@ struct HybridAppTests {
         "a natively signed-in app opens the second web app signed in, through a one-time code; the cookie's flags are right",
         arguments: Destination.allCases)
     func handOff(_ destination: Destination) async throws {
-        let rig = try await Self.start()
-        defer { Task { await rig.stop() } }
-        let app = try #require(await rig.device.app)
-        let credential = try #require(try await app.coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser)).credential)
-        let target = Self.companionOrigin.appendingPathComponent("session")
-        let handOff = SessionHandOff(companion: CompanionClient(Self.companionOrigin, transport: rig.device.network))
-        switch destination {
-        case .systemBrowser:
-            try await handOff.open(target, accessToken: credential.accessToken, in: .systemBrowser(app.opener))
-        case .webView:
-            let device = rig.device
-            try await handOff.open(target, accessToken: credential.accessToken, in: .webView { url in await device.loadInAppScreen(url) })
-        }
-        try await Self.settle(rig.device) { $0.frontPage?.url.path == "/session" }
-        let page = try #require(await rig.device.frontPage)
-        #expect(page.url == target, "landed on goto")
-        #expect(page.html.contains(Self.alice), "signed in as alice: \(page.html.prefix(200))")
-        #expect(await rig.device.foreground == (destination == .systemBrowser ? "safari" : "A1B2C3D4E5.com.example.app"))
+        try await Self.withRig { rig in
+            let app = try #require(await rig.device.app)
+            let credential = try #require(try await app.coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser)).credential)
+            let target = Self.companionOrigin.appendingPathComponent("session")
+            let handOff = SessionHandOff(companion: CompanionClient(Self.companionOrigin, transport: rig.device.network))
+            switch destination {
+            case .systemBrowser:
+                try await handOff.open(target, accessToken: credential.accessToken, in: .systemBrowser(app.opener))
+            case .webView:
+                let device = rig.device
+                try await handOff.open(target, accessToken: credential.accessToken, in: .webView { url in await device.loadInAppScreen(url) })
+            }
+            try await Self.settle(rig.device) { $0.frontPage?.url.path == "/session" }
+            let page = try #require(await rig.device.frontPage)
+            #expect(page.url == target, "landed on goto")
+            #expect(page.html.contains(Self.alice), "signed in as alice: \(page.html.prefix(200))")
+            #expect(await rig.device.foreground == (destination == .systemBrowser ? "safari" : "A1B2C3D4E5.com.example.app"))
 
-        let jar = destination == .systemBrowser ? "safari" : "app-webview"
-        let cookie = try #require(
-            await rig.device.cookies(in: jar, host: Self.companionOrigin.host!).first { $0.name == "__Host-switchback_session" })
-        #expect(cookie.secure && cookie.httpOnly && cookie.sameSite == "Lax" && cookie.path == "/")
-        let lifetime = try #require(cookie.expires).timeIntervalSince(rig.device.clock.now())
-        #expect(abs(lifetime - 3600) < 5, "Max-Age is the session lifetime")
-        for url in await rig.device.navigationLog {
-            #expect(!url.absoluteString.contains(credential.accessToken), "the access token in \(Redaction.describe(url))")
-            #expect(!url.absoluteString.contains("access_token"))
+            let jar = destination == .systemBrowser ? "safari" : "app-webview"
+            let cookie = try #require(
+                await rig.device.cookies(in: jar, host: Self.companionOrigin.host!).first { $0.name == "__Host-switchback_session" })
+            #expect(cookie.secure && cookie.httpOnly && cookie.sameSite == "Lax" && cookie.path == "/")
+            let lifetime = try #require(cookie.expires).timeIntervalSince(rig.device.clock.now())
+            #expect(abs(lifetime - 3600) < 5, "Max-Age is the session lifetime")
+            for url in await rig.device.navigationLog {
+                #expect(!url.absoluteString.contains(credential.accessToken), "the access token in \(Redaction.describe(url))")
+                #expect(!url.absoluteString.contains("access_token"))
+            }
         }
     }
 }
