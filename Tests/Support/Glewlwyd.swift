@@ -1,6 +1,6 @@
 public import Foundation
-public import Logging
-@_spi(SwitchbackInternals) public import SwitchbackTesting
+import Logging
+@_spi(SwitchbackInternals) import SwitchbackTesting
 public import Testing
 @_spi(SwitchbackInternals) public import Switchback
 

@@ -1,6 +1,6 @@
 public import Foundation
 public import Logging
-public import Testing
+import Testing
 @_spi(SwitchbackInternals) public import Switchback
 public import SwitchbackTesting
 

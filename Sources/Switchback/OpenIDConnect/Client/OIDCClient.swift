@@ -2,7 +2,8 @@ import Foundation
 public import Logging
 
 /// An OpenID Connect relying party: discovery, authorization requests (with PAR), callback checks,
-/// token exchange, ID-token validation, refresh and userinfo.
+/// token exchange and ID-token validation; refresh (`OIDCClient+Refresh.swift`) and userinfo
+/// (`OIDCClient+UserInfo.swift`) in their own files.
 ///
 /// ```swift
 /// let client = OIDCClient(
@@ -16,10 +17,10 @@ public import Logging
 public actor OIDCClient {
     public nonisolated let configuration: ClientConfiguration
     public nonisolated let provider: ProviderSource
-    private let transport: any HTTPTransport
-    private let clock: any WallClock
-    private let entropy: any EntropySource
-    private let logger: Logger
+    let transport: any HTTPTransport
+    let clock: any WallClock
+    let entropy: any EntropySource
+    let logger: Logger
     private let discovery: DiscoveryClient
     private var keyCaches: [URL: JWKSCache] = [:]
     /// The `state` of every sign-in completed, or being completed, by this instance, with the time its
@@ -287,108 +288,6 @@ public actor OIDCClient {
             fromRedeemed: tokens, code: code, nonce: session.nonce, maxAge: session.maxAge, dpop: nil, metadata: try await metadata(for: session))
     }
 
-    /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.
-    public func refresh(_ credential: Credential) async throws -> Credential {
-        guard let refreshToken = credential.refreshToken else {
-            throw SwitchbackError(.noRefreshToken, "this credential holds no refresh token")
-        }
-        let metadata = try await metadata()
-        let tokens = try await tokenClient(metadata).refresh(refreshToken: refreshToken, dpop: credential.dpopKey)
-        var idToken: IDToken?
-        if let raw = tokens.idToken {
-            let validated = try await idTokenValidator().validate(raw, expectations: .init(nonce: nil, accessToken: tokens.accessToken))
-            if let previous = credential.idTokenClaims {
-                try IDTokenValidator.checkRefreshed(validated.claims, previous: previous)
-            } else if validated.claims.sub != credential.subject {
-                // An identity read from userinfo keeps its subject across refreshes too.
-                throw SwitchbackError(.refreshedIDTokenMismatch, "the refreshed ID token names another subject than the sign-in")
-            }
-            if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: validated.allClaims) }
-            idToken = validated
-        }
-        logger.info("credential refreshed", metadata: ["newIDToken": "\(idToken != nil)"])
-        return self.credential(from: tokens, idToken: idToken, previous: credential, issuer: metadata.issuer, dpopKey: credential.dpopKey)
-    }
-
-    /// How the access token is presented at the userinfo endpoint (RFC 6750 §2.1 and §2.2).
-    public enum UserInfoTokenPlacement: Sendable {
-        /// `GET` with `Authorization: Bearer` (the default, and what RFC 6750 recommends).
-        case authorizationHeader
-        /// `POST` with `access_token` in a form body, for providers that accept only that.
-        case formBody
-    }
-
-    /// Fetches the userinfo claims with the access token; the `sub` must equal the ID token's.
-    public func userInfo(for credential: Credential, placement: UserInfoTokenPlacement = .authorizationHeader) async throws -> [String: JSONValue] {
-        let metadata = try await metadata()
-        guard let endpoint = metadata.userinfoEndpoint else {
-            throw SwitchbackError(.invalidConfiguration, "the provider publishes no userinfo_endpoint")
-        }
-        let accept = "application/json, application/jwt"
-        var request: HTTPRequest
-        if credential.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame {
-            // RFC 9449 §7: the DPoP scheme, in the header only, with a proof naming this request and token.
-            guard let dpop = credential.dpopKey else {
-                throw SwitchbackError(.invalidConfiguration, "the access token is DPoP-bound but the credential holds no DPoP key")
-            }
-            request = HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "DPoP \(credential.accessToken)", "Accept": accept])
-            request.headers["DPoP"] = try dpop.proof(
-                method: "GET", url: endpoint, accessToken: credential.accessToken, now: clock.now(), jti: entropy.token(bytes: 16)
-            )
-        } else {
-            switch placement {
-            case .authorizationHeader:
-                request = HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "Bearer \(credential.accessToken)", "Accept": accept])
-            case .formBody:
-                request = .form(endpoint, [("access_token", credential.accessToken)], headers: ["Accept": accept])
-            }
-        }
-        let response: HTTPResponse
-        do {
-            response = try await transport.send(request)
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw SwitchbackError(.transportFailed, "could not reach the userinfo endpoint", underlying: error)
-        }
-        guard response.status == 200 else {
-            throw SwitchbackError(.userInfoInvalid, "the userinfo endpoint answered HTTP \(response.status)", httpStatus: response.status)
-        }
-        let claims = try await userInfoClaims(response, metadata: metadata)
-        guard case .string(let sub)? = claims["sub"], !sub.isEmpty else {
-            throw SwitchbackError(.userInfoInvalid, "the userinfo response has no sub")
-        }
-        if let expected = credential.subject, sub != expected {
-            throw SwitchbackError(.userInfoSubjectMismatch, "the userinfo sub differs from the ID token's")
-        }
-        return claims
-    }
-
-    private func userInfoClaims(_ response: HTTPResponse, metadata: ProviderMetadata) async throws -> [String: JSONValue] {
-        guard response.mediaType == "application/jwt" else {
-            guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: response.body) else {
-                throw SwitchbackError(.userInfoInvalid, "the userinfo response is not a JSON object")
-            }
-            return claims
-        }
-        let token = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        var allowed = configuration.idTokenSigningAlgorithms
-        if let supported = metadata.userinfoSigningAlgValuesSupported { allowed.formIntersection(supported) }
-        let payload = try await idTokenValidator().verifiedPayload(of: token, allowed: allowed, malformed: .userInfoInvalid)
-        guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: payload) else {
-            throw SwitchbackError(.userInfoInvalid, "the signed userinfo payload is not a JSON object")
-        }
-        if let iss = claims["iss"], iss != .string(metadata.issuer) {
-            throw SwitchbackError(.userInfoInvalid, "the signed userinfo names another issuer")
-        }
-        switch claims["aud"] {
-        case nil, .string(configuration.clientID)?: break
-        case .array(let audiences)? where audiences.contains(.string(configuration.clientID)): break
-        default: throw SwitchbackError(.userInfoInvalid, "the signed userinfo is addressed to another client")
-        }
-        return claims
-    }
-
     private func usesPAR(_ metadata: ProviderMetadata) throws -> Bool {
         let required = metadata.requirePushedAuthorizationRequests || configuration.pushedAuthorization == .always
         switch (configuration.pushedAuthorization, metadata.pushedAuthorizationRequestEndpoint) {
@@ -403,7 +302,7 @@ public actor OIDCClient {
         }
     }
 
-    private func tokenClient(_ metadata: ProviderMetadata) -> TokenClient {
+    func tokenClient(_ metadata: ProviderMetadata) -> TokenClient {
         TokenClient(configuration: configuration, metadata: metadata, transport: transport, clock: clock, entropy: entropy, logger: logger)
     }
 
@@ -414,7 +313,7 @@ public actor OIDCClient {
         return cache
     }
 
-    private func credential(from tokens: TokenResponse, idToken: IDToken?, previous: Credential?, issuer: String, dpopKey: DPoPKey?) -> Credential {
+    func credential(from tokens: TokenResponse, idToken: IDToken?, previous: Credential?, issuer: String, dpopKey: DPoPKey?) -> Credential {
         Credential(
             issuer: issuer,
             clientID: configuration.clientID,

@@ -1,0 +1,27 @@
+import Foundation
+import Logging
+
+extension OIDCClient {
+    /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.
+    public func refresh(_ credential: Credential) async throws -> Credential {
+        guard let refreshToken = credential.refreshToken else {
+            throw SwitchbackError(.noRefreshToken, "this credential holds no refresh token")
+        }
+        let metadata = try await metadata()
+        let tokens = try await tokenClient(metadata).refresh(refreshToken: refreshToken, dpop: credential.dpopKey)
+        var idToken: IDToken?
+        if let raw = tokens.idToken {
+            let validated = try await idTokenValidator().validate(raw, expectations: .init(nonce: nil, accessToken: tokens.accessToken))
+            if let previous = credential.idTokenClaims {
+                try IDTokenValidator.checkRefreshed(validated.claims, previous: previous)
+            } else if validated.claims.sub != credential.subject {
+                // An identity read from userinfo keeps its subject across refreshes too.
+                throw SwitchbackError(.refreshedIDTokenMismatch, "the refreshed ID token names another subject than the sign-in")
+            }
+            if !configuration.requiredClaims.isEmpty { try Self.checkRequiredClaims(configuration.requiredClaims, in: validated.allClaims) }
+            idToken = validated
+        }
+        logger.info("credential refreshed", metadata: ["newIDToken": "\(idToken != nil)"])
+        return self.credential(from: tokens, idToken: idToken, previous: credential, issuer: metadata.issuer, dpopKey: credential.dpopKey)
+    }
+}
