@@ -295,7 +295,7 @@ struct CompanionAttackTests {
     func startFlood() async throws {
         try await CompanionRig.with(change: {
             $0.limits = .init(startsPerMinutePerAddress: 3, startsPerMinute: 100, pendingAuthorizations: 1000)
-        }) { rig in
+        }) { (rig: CompanionRig) async throws in
             let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
             for _ in 0..<3 { #expect(try await rig.post("/bridge/start", body).response.status == 200) }
             let flooded = try await rig.post("/bridge/start", body)
@@ -330,7 +330,7 @@ struct CompanionAttackTests {
     func clientAddressHeader() async throws {
         try await CompanionRig.with(change: {
             $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For")
-        }) { rig in
+        }) { (rig: CompanionRig) async throws in
             let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
             #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.7, 10.0.0.1"]).response.status == 200)
             #expect(
@@ -472,7 +472,7 @@ struct CompanionAttackTests {
         #expect(RateLimiter.bucket(of: "203.0.113.7") == "203.0.113.7")
         try await CompanionRig.with(change: {
             $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedHops: 2)
-        }) { rig in
+        }) { (rig: CompanionRig) async throws in
             let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
             // CDN then load balancer: the client is second from the end; a spoofed first entry changes nothing.
             #expect(
