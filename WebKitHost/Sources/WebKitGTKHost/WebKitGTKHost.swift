@@ -81,7 +81,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         case closed
     }
 
-    fileprivate let loop: MainLoop
+    let loop: MainLoop
     private let userAgent: String
     /// Records, for each navigation a page starts, the page's HTML at that moment (``Observation/left``):
     /// for comparing what a page does in the engine with what a reader of its HTML predicts. Off by default.
@@ -95,28 +95,17 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// the engine then fails the provisional load, and only the failure reaches the flow.
     /// For tests of that fallback path; off in any real use.
     let customSchemesSkipPolicy: Bool
-    private let lock = NSLock()
+    let lock = NSLock()
     private var observed: [Observation] = []
-    private var current: Presentation?
-    private var system: (any URLOpener)?
-    private var hosts: [String: URL] = [:]
+    var current: Presentation?
+    var system: (any URLOpener)?
+    var hosts: [String: URL] = [:]
+    /// The proxy that carries the named servers' https under their names (started with the first view
+    /// shown after ``routeLinks(through:resolving:)`` named servers); nil without names. A proxy that could
+    /// not start fails every view shown after it, typed, rather than leaving the names unreachable.
+    var names: Task<NameProxy, any Error>?
     /// The long-lived stores (by seat: `safari`, `safariView`, `webView`), shared by the hosts of one device.
-    private let stores: Stores
-
-    /// The long-lived stores by name; touched on the loop's thread only, released with the last host using them.
-    final class Stores: @unchecked Sendable {
-        let loop: MainLoop
-        var byName: [String: Pointer<WebKitWebContext>] = [:]
-        /// The name proxy (its URL) each long-lived store already routes through, so that it is routed once.
-        var routedThrough: [String: String] = [:]
-
-        init(loop: MainLoop) { self.loop = loop }
-
-        deinit {
-            let stores = Array(byName.values)
-            loop.perform { for store in stores { g_object_unref(store.value) } }
-        }
-    }
+    let stores: Stores
 
     /// Starts (once per process) the GLib main loop the engine runs on. Throws when GTK has no display.
     /// `userAgent` is the WebView's; the browsers send Safari's. With `device`, this host is another window
@@ -132,44 +121,6 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     public var observations: [Observation] { lock.withLock { observed } }
 
     func observe(_ observation: Observation) { lock.withLock { observed.append(observation) } }
-
-    /// Where the browsers send what they do not load (other schemes, universal links): the device's
-    /// operating system, which opens the app that handles it. Without one such links open nothing.
-    /// `hosts` names servers that run on loopback (`api.example.com` → `http://127.0.0.1:8080`): every view
-    /// reaches their https under those names through a loopback proxy with a certificate made for them
-    /// (``NameProxy``), so pages keep their real origins; an http navigation to one of the names loads the
-    /// loopback address instead.
-    @discardableResult
-    public func routeLinks(through system: any URLOpener, resolving hosts: [String: URL] = [:]) -> Self {
-        lock.withLock {
-            self.system = system
-            self.hosts = IOSUserAgentRules.names(hosts)
-        }
-        return self
-    }
-
-    /// The proxy that carries the named servers' https under their names (started with the first view
-    /// shown after ``routeLinks(through:resolving:)`` named servers); nil without names. A proxy that could
-    /// not start fails every view shown after it, typed, rather than leaving the names unreachable.
-    private var names: Task<NameProxy, any Error>?
-
-    private func nameProxy() async throws -> NameProxy? {
-        let task = lock.withLock { () -> Task<NameProxy, any Error>? in
-            if names == nil, !hosts.isEmpty {
-                let hosts = hosts
-                names = Task { try await NameProxy.start(hosts: hosts) }
-            }
-            return names
-        }
-        return try await task?.value
-    }
-
-    /// `url` on the loopback server its host name stands for, if ``routeLinks(through:resolving:)`` named it
-    /// and the name proxy does not carry it (an http URL, or no proxy).
-    func resolved(_ url: URL) -> URL? {
-        if url.scheme?.lowercased() == "https", lock.withLock({ names != nil }) { return nil }
-        return IOSUserAgentRules.loopbackAddress(of: url, in: lock.withLock { hosts })
-    }
 
     // MARK: UserAgentHost
 
@@ -221,32 +172,6 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
                 host: self, shouldLoad: { [weak self] in await self?.browserLoads($0, catching: (callback, caught)) ?? false },
                 loadFailed: { _, _, _ in }, response: { _, _ in },
                 dismissed: { await completion(nil, PlatformOutcome.authenticationSessionErrorDomain, 1) }))
-    }
-
-    /// A hybrid app's secure browser on the engine (`HybridBridge.Browser`): an authentication session in
-    /// `host` (a window of its own over the app's WebView), catching `<returnScheme>://oauth` and closing,
-    /// that tells the bridge what the Apple adapter (`HybridConnector`) tells it: the session's completion,
-    /// the URL caught or the user's Cancel. `bridge` gives the launch's bridge.
-    public struct BridgeBrowser: HybridBridge.Browser {
-        let host: WebKitGTKHost
-        let bridge: @Sendable () -> HybridBridge?
-
-        public init(_ host: WebKitGTKHost, bridge: @escaping @Sendable () -> HybridBridge?) {
-            self.host = host
-            self.bridge = bridge
-        }
-
-        public func show(_ url: URL, returnScheme: String) async throws {
-            guard let callback = URL(string: "\(returnScheme)://oauth") else {
-                throw SwitchbackError(.invalidURL, "the return scheme is not a scheme")
-            }
-            let bridge = bridge
-            try await host.presentSession(url, callback: callback, ephemeral: false) { url, domain, code in
-                await bridge()?.browserSessionCompleted(callbackURL: url, errorDomain: domain, errorCode: code)
-            }
-        }
-
-        public func close() async { await host.dismiss() }
     }
 
     /// Shows a web app (a hybrid app's own WebView): every navigation and new window is put to `decide`
@@ -307,102 +232,6 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         await loop.run { presentation.open(store: store, userAgent: userAgent, at: url) }
     }
 
-    /// The store a new view of `seat` uses: the app's WebView or Safari view store, kept; a fresh one for an
-    /// ephemeral session; for an authentication session a fresh one holding Safari's persistent cookies.
-    private func store(for seat: Seat) async throws -> Pointer<WebKitWebContext> {
-        let proxy = try await nameProxy()
-        let store = await unroutedStore(for: seat)
-        // The named servers' https goes through the name proxy, under their names, with its certificate: once
-        // for a long-lived store, and for each fresh one.
-        if let proxy {
-            await loop.run {
-                if let kept = seat.keptStoreName {
-                    guard self.stores.routedThrough[kept] != proxy.url else { return }
-                    self.stores.routedThrough[kept] = proxy.url
-                }
-                let names = proxy.names.map { strdup($0) } + [nil]
-                defer { for name in names { free(name) } }
-                names.withUnsafeBufferPointer { buffer in
-                    buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
-                        sb_store_route(store.value, proxy.url, proxy.certificatePEM, $0)
-                    }
-                }
-            }
-        }
-        return store
-    }
-
-    private func unroutedStore(for seat: Seat) async -> Pointer<WebKitWebContext> {
-        if let name = seat.keptStoreName { return await loop.run { self.kept(name) } }
-        let session = await loop.run { Pointer(sb_store_new()) }
-        if seat == .authenticationSession {
-            _ = await copyCookies(from: await loop.run { self.kept(Seat.safari.rawValue) }, to: session, persistentOnly: true)
-        }
-        return session
-    }
-
-    /// A long-lived store; on the loop's thread only.
-    private func kept(_ name: String) -> Pointer<WebKitWebContext> {
-        if let store = stores.byName[name] { return store }
-        let store = Pointer(sb_store_new()!)
-        stores.byName[name] = store
-        return store
-    }
-
-    private func copyCookies(from: Pointer<WebKitWebContext>, to: Pointer<WebKitWebContext>, persistentOnly: Bool) async -> Int {
-        await withCheckedContinuation { continuation in
-            let done = CopyDone { continuation.resume(returning: $0) }
-            loop.perform {
-                sb_copy_cookies(
-                    from.value, to.value, persistentOnly ? 1 : 0,
-                    { copied, context in Unmanaged<CopyDone>.fromOpaque(context!).takeRetainedValue().run(Int(copied)) },
-                    Unmanaged.passRetained(done).toOpaque())
-            }
-        }
-    }
-
-    private final class CopyDone: Sendable {
-        let run: @Sendable (Int) -> Void
-        init(_ run: @escaping @Sendable (Int) -> Void) { self.run = run }
-    }
-
-    /// What a browser (the Safari view, the authentication session) does with a navigation, by
-    /// `IOSUserAgentRules`: the authentication session catches its callback and closes; a scheme other than
-    /// the web's goes to the system; a universal link the rule lets open goes to the app that claims it, if
-    /// one does; the rest the browser loads.
-    func browserLoads(_ navigation: Presentation.Navigation, catching callback: (redirectURI: URL, caught: @Sendable (URL) async -> Void)?) async
-        -> Bool
-    {
-        // A view already closed or replaced does nothing more: it neither catches nor routes anything.
-        guard lock.withLock({ current === navigation.source }), let url = navigation.url else {
-            return false
-        }
-        if let callback, IOSUserAgentRules.authenticationSessionCatches(url, redirectURI: callback.redirectURI) {
-            observe(.caught(url))
-            guard await closeCurrent(if: navigation.source) != nil else { return false }
-            await callback.caught(url)
-            return false
-        }
-        let system = lock.withLock { self.system }
-        if !IOSUserAgentRules.browserLoads(url) {
-            let opened = await system?.open(url) ?? false
-            observe(.routed(url, opened: opened))
-            return false
-        }
-        if let from = navigation.from, IOSUserAgentRules.universalLinkOpensApp(url, from: .page(from, navigation.rule)), let system,
-            await system.openUniversalLink(url)
-        {
-            observe(.routed(url, opened: true))
-            return false
-        }
-        if let loopback = resolved(url) {
-            observe(.resolved(url, to: loopback))
-            await loop.run { navigation.source.load(loopback) }
-            return false
-        }
-        return true
-    }
-
     public func load(_ url: URL) async {
         guard let presentation = lock.withLock({ current }) else { return }
         let header = await cookies(for: url)
@@ -424,7 +253,7 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
     /// Closes the shown view (only when it is `only`, if given); an authentication session first gives its
     /// persistent cookies back to Safari's store. Returns the view closed.
     @discardableResult
-    private func closeCurrent(if only: Presentation? = nil) async -> Presentation? {
+    func closeCurrent(if only: Presentation? = nil) async -> Presentation? {
         guard
             let presentation = lock.withLock({ () -> Presentation? in
                 guard let shown = current, only == nil || shown === only else { return nil }
@@ -452,112 +281,6 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         }
     }
 
-    /// The text of the page the WebView shows (for tests; evaluated apart from the page's own scripts).
-    public func pageText() async -> String {
-        await evaluate("document.body ? document.body.innerText : ''")
-    }
-
-    /// The user types a username and password into the page's sign-in form (one with a `username` field)
-    /// and taps its submit button (for tests); false when the page has no such form.
-    @discardableResult
-    public func userSignsIn(username: String, password: String) async -> Bool {
-        let target = await evaluate("(function(){\(Self.signIn(username: username, password: password))return '';})()")
-        guard target.hasPrefix("sign-in:") else { return false }
-        return await submit(String(target.dropFirst("sign-in:".count)))
-    }
-
-    static let signsIn = "signs in with username and password"
-
-    /// Script statements that, on a page with a sign-in form (a password field whose form has a `username`
-    /// field; a code display's form has none), fill it and return `sign-in:` and the button to tap.
-    static func signIn(username: String, password: String) -> String {
-        """
-        var p=Array.prototype.find.call(document.querySelectorAll('input[type=password]'),function(i){return i.form&&i.form.querySelector('input[name=username]');});
-        if(p)return 'sign-in:'+\(fill("p.form", [("username", username), ("password", password)]));
-        """
-    }
-
-    /// A script expression that types `fields` (name, value) into `form` (an expression for a form element)
-    /// and names the element the user then taps to send it: its submit button (given an ID if it has
-    /// none), or `-` when it has none and was submitted as Enter in a field would.
-    static func fill(_ form: String, _ fields: [(String, String)]) -> String {
-        let assignments = fields.map { "(function(i){if(i)i.value=\(literal($0.1));})(f.querySelector('[name=\"'+\(literal($0.0))+'\"]'));" }.joined()
-        return """
-            (function(f){\(assignments)var b=f.querySelector('button[type=submit],input[type=submit],button:not([type])');
-            if(b){if(!b.id)b.id='switchback-submit';return b.id;}f.submit();return '-';})(\(form))
-            """
-    }
-
-    /// The user types `fields` (name, value) into the shown page's form with `id` and taps its submit button
-    /// with input events; false when the page has no such form.
-    @discardableResult
-    public func userFills(formWithID id: String, _ fields: [(String, String)]) async -> Bool {
-        let target = await evaluate(
-            "(function(){var f=document.getElementById(\(Self.literal(id)));if(!f||f.tagName!=='FORM')return '';return \(Self.fill("f", fields));})()"
-        )
-        return await submit(target)
-    }
-
-    /// Taps the submit button a ``fill(_:_:)`` script named (`-`: the form was sent without one).
-    private func submit(_ target: String) async -> Bool {
-        if target == "-" { return true }
-        guard !target.isEmpty else { return false }
-        return await userClicks(elementWithID: target)
-    }
-
-    /// What the user does on the shown page, if it asks anything of them, read from its DOM as a person reads
-    /// the screen: signs in on a username and password form (not a code display's, whose user has the app),
-    /// and taps (with input events, ``userClicks(elementWithID:)``) a confirmation form's button (`form#confirm`,
-    /// `#continue`), the return link (`#return`) or the page's "Open …" link (`#handoff`, once per page).
-    /// Forms are filled by script and sent by tapping their submit button. Returns what they did, in the
-    /// demo's words; nil when the page asks nothing. For tests and `switchback-webkit demo`.
-    public func userActs(username: String, password: String, tapsHandOff: Bool) async -> String? {
-        let script = """
-            (function(){
-            \(Self.signIn(username: username, password: password))
-            var c=document.getElementById('confirm');
-            if(c&&c.tagName==='FORM'){var b=document.getElementById('continue');if(b)return 'tap:continue:'+b.textContent.trim();c.submit();return 'taps "Continue"';}
-            var r=document.getElementById('return');
-            if(r&&r.href){return 'tap:return:'+r.textContent.trim();}
-            var h=document.getElementById('handoff');
-            if(\(tapsHandOff ? "true" : "false")&&h&&h.href&&!window.switchbackTapped){window.switchbackTapped=true;return 'tap:handoff:'+h.textContent.trim();}
-            return '';})()
-            """
-        let done = await evaluate(script)
-        if done.hasPrefix("sign-in:") {
-            return await submit(String(done.dropFirst("sign-in:".count))) ? Self.signsIn : nil
-        }
-        // A link or button is tapped with input events, so the engine's gesture flag is a person's, not a script's.
-        if done.hasPrefix("tap:") {
-            let parts = done.split(separator: ":", maxSplits: 2).map(String.init)
-            guard parts.count == 3, await userClicks(elementWithID: parts[1]) else { return nil }
-            return "taps \"\(parts[2])\""
-        }
-        return done.isEmpty ? nil : done
-    }
-
-    /// `text` as a JavaScript string literal: letters and digits as they are, everything else escaped.
-    static func literal(_ text: String) -> String {
-        "'"
-            + text.unicodeScalars.map {
-                $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil) ? String($0) : String(format: "\\u{%x}", $0.value)
-            }.joined() + "'"
-    }
-
-    /// The user taps the element with `id` with input events (a mouse press and release at its centre, the
-    /// path a person's tap takes through the engine), not a script: false when the page shows no such element.
-    @discardableResult
-    public func userClicks(elementWithID id: String) async -> Bool {
-        let escaped = id.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
-        let place = await evaluate(
-            "(function(){var e=document.getElementById('\(escaped)');if(!e)return '';e.scrollIntoView({block:'center'});var r=e.getBoundingClientRect();return (r.left+r.width/2)+','+(r.top+r.height/2);})()"
-        )
-        let point = place.split(separator: ",").compactMap { Double($0) }
-        guard point.count == 2, let presentation = lock.withLock({ current }) else { return false }
-        await loop.run { presentation.click(x: point[0], y: point[1]) }
-        return true
-    }
-
     /// The seat of the view shown now, if any.
     public var shownSeat: Seat? { lock.withLock { current?.seat } }
 
@@ -582,240 +305,10 @@ public final class WebKitGTKHost: UserAgentHost, @unchecked Sendable {
         await evaluate(script)
     }
 
-    private func evaluate(_ script: String) async -> String {
+    func evaluate(_ script: String) async -> String {
         guard let presentation = lock.withLock({ current }) else { return "" }
         return await withCheckedContinuation { continuation in
             loop.perform { presentation.evaluate(script) { continuation.resume(returning: $0) } }
         }
     }
-}
-
-/// One shown view. Its view and store pointers are touched only on the main loop's thread.
-final class Presentation: @unchecked Sendable {
-    /// A navigation the engine puts to the view's owner: its URL, whether the user's gesture started it,
-    /// and the page it leaves.
-    struct Navigation: Sendable {
-        let url: URL?
-        let userGesture: Bool
-        /// The engine's navigation type: link, form, back-forward, reload, form-resubmit or other.
-        let kind: String
-        let from: URL?
-        /// The view the navigation happens in.
-        let source: Presentation
-
-        /// How it started, as `IOSUserAgentRules` tells navigations apart.
-        var rule: IOSUserAgentRules.Navigation {
-            guard userGesture else { return .other }
-            switch kind {
-            case "link": return .tappedLink
-            case "form": return .submittedForm
-            default: return .other
-            }
-        }
-    }
-
-    weak var host: WebKitGTKHost?
-    /// The owner's answer to a navigation: true to load it.
-    let shouldLoad: @Sendable (Navigation) async -> Bool
-    /// A failed load, with its error's domain and code.
-    let loadFailed: @Sendable (URL?, String, Int) async -> Void
-    /// The response to a main-frame navigation, with its HTTP status.
-    let response: @Sendable (URL?, Int) async -> Void
-    /// The user closed the screen.
-    let dismissed: (@Sendable () async -> Void)?
-    /// The user agent this view stands in for; set before it opens.
-    var seat: WebKitGTKHost.Seat = .webView
-    private var view: UnsafeMutablePointer<WebKitWebView>?
-    private var store: Pointer<WebKitWebContext>?
-    private var context: Unmanaged<Presentation>?
-
-    init(
-        host: WebKitGTKHost, shouldLoad: @escaping @Sendable (Navigation) async -> Bool,
-        loadFailed: @escaping @Sendable (URL?, String, Int) async -> Void, response: @escaping @Sendable (URL?, Int) async -> Void,
-        dismissed: (@Sendable () async -> Void)?
-    ) {
-        self.host = host
-        self.shouldLoad = shouldLoad
-        self.loadFailed = loadFailed
-        self.response = response
-        self.dismissed = dismissed
-    }
-
-    /// Opens a view on `store` at `url`. A session's own store (ephemeral or authentication session) is
-    /// this view's to release: ``close()`` hands it back.
-    func open(store: Pointer<WebKitWebContext>, userAgent: String, at url: URL) {
-        let context = Unmanaged.passRetained(self)
-        self.context = context
-        if seat.keptStoreName == nil { self.store = store }
-        view = sb_web_view_new(
-            store.value, userAgent,
-            { decision, navigation, context in
-                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().decide(decision!, navigation!.pointee)
-            },
-            { uri, domain, code, context in
-                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().failed(
-                    uri.map { String(cString: $0) }, domain: String(cString: domain!), code: Int(code))
-            },
-            { uri, context in
-                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().host?.observe(
-                    .finished(uri.flatMap { URL(string: String(cString: $0)) }))
-            },
-            { uri, status, context in
-                Unmanaged<Presentation>.fromOpaque(context!).takeUnretainedValue().responded(
-                    uri.flatMap { URL(string: String(cString: $0)) }, status: Int(status))
-            }, context.toOpaque())
-        load(url)
-    }
-
-    func load(_ url: URL) {
-        guard let view else { return }
-        loadsPending += 1
-        webkit_web_view_load_uri(view, url.absoluteString)
-    }
-
-    /// Loads asked for by the app or the host that have not reached decide-policy yet (loop thread only):
-    /// their navigations are not the page's own.
-    private var loadsPending = 0
-
-    /// Closes the view; returns the session store it owned, for the host to release (after giving an
-    /// authentication session's persistent cookies back to Safari).
-    func close() -> Pointer<WebKitWebContext>? {
-        guard let view else { return nil }
-        sb_web_view_destroy(view)
-        self.view = nil
-        context?.release()
-        context = nil
-        defer { store = nil }
-        return store
-    }
-
-    /// decide-policy: keep the decision, ask the flow, answer on the loop's thread.
-    private func decide(_ decision: UnsafeMutablePointer<WebKitPolicyDecision>, _ navigation: sb_navigation) -> Int32 {
-        guard let host, let view else { return 0 }
-        let url = navigation.uri.flatMap { URL(string: String(cString: $0)) }
-        let redirect = navigation.is_redirect != 0
-        let gesture = navigation.is_user_gesture != 0
-        let newWindow = navigation.new_window != 0
-        let kind: String =
-            switch UInt32(bitPattern: navigation.navigation_type) {
-            case WEBKIT_NAVIGATION_TYPE_LINK_CLICKED.rawValue: "link"
-            case WEBKIT_NAVIGATION_TYPE_FORM_SUBMITTED.rawValue: "form"
-            case WEBKIT_NAVIGATION_TYPE_BACK_FORWARD.rawValue: "back-forward"
-            case WEBKIT_NAVIGATION_TYPE_RELOAD.rawValue: "reload"
-            case WEBKIT_NAVIGATION_TYPE_FORM_RESUBMITTED.rawValue: "form-resubmit"
-            default: "other"
-            }
-        if host.customSchemesSkipPolicy, let url, !IOSUserAgentRules.browserLoads(url) {
-            return 0
-        }
-        g_object_ref(decision)
-        let pending = Pointer(decision)
-        let viewPointer = Pointer(view)
-        let shouldLoad = shouldLoad
-        let loop = host.loop
-        let seat = seat
-        let from = webkit_web_view_get_uri(view).flatMap { URL(string: String(cString: $0)) }
-        let byHost = loadsPending > 0 && !redirect
-        if byHost { loadsPending -= 1 }
-        let captures = host.capturesPages && !byHost && !redirect
-        Task {
-            if captures {
-                // The page that starts the navigation is still the one shown: keep what it was.
-                let html = await withCheckedContinuation { continuation in
-                    loop.perform { [weak self] in
-                        guard let self else { return continuation.resume(returning: "") }
-                        self.evaluate("document.documentElement ? document.documentElement.outerHTML : ''") { continuation.resume(returning: $0) }
-                    }
-                }
-                host.observe(.left(from, html: html, to: url, kind: kind, userGesture: gesture))
-            }
-            let allowed = await shouldLoad(Navigation(url: url, userGesture: gesture, kind: kind, from: from, source: self))
-            if seat == .webView {
-                host.observe(.decided(url, kind: kind, redirect: redirect, userGesture: gesture, newWindow: newWindow, allowed: allowed))
-            } else {
-                host.observe(.navigated(url, kind: kind, userGesture: gesture, loaded: allowed))
-            }
-            loop.perform { [weak self] in
-                // A new window opens in this same view, as the WKWebView adapter does.
-                if newWindow {
-                    sb_decision_ignore(pending.value)
-                    if allowed, self?.view == viewPointer.value, let url { webkit_web_view_load_uri(viewPointer.value, url.absoluteString) }
-                } else if allowed, self?.view == viewPointer.value {
-                    sb_decision_use(pending.value)
-                } else {
-                    sb_decision_ignore(pending.value)
-                }
-            }
-        }
-        return 1
-    }
-
-    private func responded(_ url: URL?, status: Int) {
-        host?.observe(.response(url, status: status))
-        let response = response
-        Task { await response(url, status) }
-    }
-
-    private func failed(_ uri: String?, domain: String, code: Int) {
-        let url = uri.flatMap { URL(string: $0) }
-        host?.observe(.failed(url, domain: domain, code: code))
-        let loadFailed = loadFailed
-        Task { await loadFailed(url, domain, code) }
-    }
-
-    func cookies(for url: URL, _ done: @escaping @Sendable (String) -> Void) {
-        guard let view else { return done("") }
-        let box = Unmanaged.passRetained(Callback(done)).toOpaque()
-        sb_cookies(
-            view, url.absoluteString,
-            { header, context in
-                Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(header.map { String(cString: $0) } ?? "")
-            }, box)
-    }
-
-    /// The view's current address (loop thread only).
-    var url: URL? {
-        view.flatMap { webkit_web_view_get_uri($0) }.flatMap { URL(string: String(cString: $0)) }
-    }
-
-    func click(x: Double, y: Double) {
-        guard let view else { return }
-        sb_click(view, x, y)
-    }
-
-    func photograph(to path: String, _ done: @escaping @Sendable (Bool) -> Void) {
-        guard let view else { return done(false) }
-        let box = Unmanaged.passRetained(Written(done)).toOpaque()
-        sb_snapshot(
-            view, path,
-            { written, context in
-                Unmanaged<Written>.fromOpaque(context!).takeRetainedValue().run(written != 0)
-            }, box)
-    }
-
-    private final class Written {
-        let run: @Sendable (Bool) -> Void
-        init(_ run: @escaping @Sendable (Bool) -> Void) { self.run = run }
-    }
-
-    func evaluate(_ script: String, _ done: @escaping @Sendable (String) -> Void) {
-        guard let view else { return done("") }
-        let box = Unmanaged.passRetained(Callback(done)).toOpaque()
-        sb_evaluate(
-            view, script,
-            { text, context in
-                Unmanaged<Callback>.fromOpaque(context!).takeRetainedValue().run(text.map { String(cString: $0) } ?? "")
-            }, box)
-    }
-
-    private final class Callback {
-        let run: @Sendable (String) -> Void
-        init(_ run: @escaping @Sendable (String) -> Void) { self.run = run }
-    }
-}
-
-/// A C pointer carried to the loop's thread, where alone it is used.
-struct Pointer<T>: @unchecked Sendable {
-    let value: UnsafeMutablePointer<T>
-    init(_ value: UnsafeMutablePointer<T>) { self.value = value }
 }
