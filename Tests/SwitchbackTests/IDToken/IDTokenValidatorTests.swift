@@ -84,7 +84,12 @@ struct IDTokenValidatorTests {
         let now = provider.clock.now().timeIntervalSince1970
         claims["exp"] = .number(now - 30)
         claims["iat"] = .number(now + 30)
-        _ = try await validate(provider, claims)
+        let token = try await validate(provider, claims)
+        #expect(token.claims.exp == now - 30, "the expired-within-skew token is the one accepted")
+        #expect(token.claims.sub == "user-1")
+        // Past the skew (60 s) the same token is refused.
+        claims["exp"] = .number(now - 61)
+        await expectCode(.tokenExpired) { _ = try await validate(provider, claims) }
     }
 
     @Test("every claim, including ones the core does not model, is available")
