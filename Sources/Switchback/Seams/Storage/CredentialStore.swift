@@ -1,11 +1,4 @@
 public import Foundation
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
 
 /// Where credentials live between launches. Keychain-backed storage comes with the Apple adapters.
 public protocol CredentialStore: Sendable {
@@ -25,7 +18,8 @@ public actor InMemoryCredentialStore: CredentialStore {
     public func remove(key: String) { credentials[key] = nil }
 }
 
-/// Credentials in one JSON file per key inside a directory, written atomically and readable by the owner only.
+/// Credentials in one JSON file per key inside a directory, written atomically and readable by the owner
+/// only from the first byte (``OwnerOnlyFile``).
 ///
 /// Suited to command-line tools and servers; on iOS and macOS prefer the Keychain store.
 public actor FileCredentialStore: CredentialStore {
@@ -48,20 +42,10 @@ public actor FileCredentialStore: CredentialStore {
     public func save(_ credential: Credential, key: String) throws {
         let url = try fileURL(for: key)
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let data = try JSONEncoder().encode(credential)
-            let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                throw SwitchbackError(.storeFailed, "cannot create a file in \(directory.path)")
-            }
-            // rename(2) replaces the old file atomically: a reader sees the old or the new credential, never half.
-            guard rename(temporary.path, url.path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                try? FileManager.default.removeItem(at: temporary)
-                throw SwitchbackError(.storeFailed, "the credential for \"\(key)\" cannot be written: \(reason)")
-            }
+            try OwnerOnlyFile.makeDirectory(directory)
+            try OwnerOnlyFile.write(try JSONEncoder().encode(credential), to: url)
         } catch let error as SwitchbackError {
-            throw error
+            throw SwitchbackError(.storeFailed, "the credential for \"\(key)\" cannot be written: \(error.message)")
         } catch {
             throw SwitchbackError(.storeFailed, "the credential for \"\(key)\" cannot be written", underlying: error)
         }

@@ -96,8 +96,8 @@ public actor InMemoryFlowJournalStore: FlowJournalStore {
     public func remove(flowID: String) { saved[flowID] = nil }
 }
 
-/// Journals as JSON files in a directory, one per flow, readable by the owner only and written
-/// atomically (a termination mid-write leaves the previous version).
+/// Journals as JSON files in a directory, one per flow, readable by the owner only from the first byte and
+/// written atomically (``OwnerOnlyFile``: a termination mid-write leaves the previous version).
 public struct FileFlowJournalStore: FlowJournalStore {
     public let directory: URL
 
@@ -107,15 +107,8 @@ public struct FileFlowJournalStore: FlowJournalStore {
 
     public func save(_ journal: FlowJournal) throws {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let data = try JSONEncoder().encode(journal)
-            let file = try fileURL(journal.flowID)
-            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-                try data.write(to: file, options: [.atomic, .completeFileProtectionUntilFirstUserAuthentication])
-            #else
-                try data.write(to: file, options: .atomic)
-            #endif
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+            try OwnerOnlyFile.makeDirectory(directory)
+            try OwnerOnlyFile.write(try JSONEncoder().encode(journal), to: try fileURL(journal.flowID))
         } catch let error as SwitchbackError {
             throw error
         } catch {

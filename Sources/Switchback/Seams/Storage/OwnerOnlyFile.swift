@@ -1,0 +1,68 @@
+public import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Files that only their owner can read from the first byte: the file stores (credentials, flow journals)
+/// write through it. A file is created empty with mode 0600 under a random name in its directory
+/// (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing already there is followed or reused), filled, flushed to
+/// disk and renamed over the old one, so a reader sees the old or the new content, never half, and never
+/// with wider permissions. Foundation's atomic write gives the new file the process's default mode and
+/// leaves narrowing it to a later call, which another user could race.
+@_spi(SwitchbackInternals) public enum OwnerOnlyFile {
+    /// Creates `directory` (and its parents) if missing; the last component is made with mode 0700.
+    public static func makeDirectory(_ directory: URL) throws {
+        var status = stat()
+        if stat(directory.path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else { throw failure("\(directory.path) is not a directory") }
+            return
+        }
+        let parent = directory.deletingLastPathComponent()
+        if parent.path != directory.path { try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true) }
+        guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else { throw failure("cannot create \(directory.path): \(reason())") }
+    }
+
+    /// Writes `data` to `file` (in a directory that exists), readable and writable by the owner only,
+    /// replacing what was there atomically. On iOS the file is protected until the first unlock after a
+    /// restart, as the Keychain's refresh tokens are.
+    public static func write(_ data: Data, to file: URL) throws {
+        let directory = file.deletingLastPathComponent()
+        let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure("cannot create a file in \(directory.path): \(reason())") }
+        var written = false
+        defer {
+            if !written { unlink(temporary.path) }
+        }
+        do {
+            defer { close(descriptor) }
+            // The umask can only take bits away from 0600; this makes sure the owner can read and write it.
+            guard fchmod(descriptor, 0o600) == 0 else { throw failure("cannot set the file's mode: \(reason())") }
+            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+                try FileManager.default.setAttributes(
+                    [.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication], ofItemAtPath: temporary.path)
+            #endif
+            try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+                var offset = 0
+                while offset < buffer.count {
+                    let count = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { throw failure("cannot write \(file.lastPathComponent): \(reason())") }
+                    offset += count
+                }
+            }
+            guard fsync(descriptor) == 0 else { throw failure("cannot flush \(file.lastPathComponent): \(reason())") }
+        }
+        guard rename(temporary.path, file.path) == 0 else { throw failure("cannot replace \(file.lastPathComponent): \(reason())") }
+        written = true
+    }
+
+    private static func reason() -> String { String(cString: strerror(errno)) }
+
+    private static func failure(_ message: String) -> SwitchbackError { SwitchbackError(.storeFailed, message) }
+}
