@@ -75,10 +75,8 @@
         }
 
         func show(_ url: URL, returnScheme: String) async throws {
-            guard let callback = URL(string: "\(returnScheme)://oauth") else {
-                throw SwitchbackError(.invalidConfiguration, "the return scheme is not a URL scheme")
-            }
-            try presenter.start(url, ephemeral: ephemeral, redirectURI: callback) { [weak self] callbackURL, domain, code in
+            try presenter.start(url, ephemeral: ephemeral, redirectURI: try HybridBridge.callbackURL(returnScheme: returnScheme)) {
+                [weak self] callbackURL, domain, code in
                 Task { @MainActor in await self?.bridge?.browserSessionCompleted(callbackURL: callbackURL, errorDomain: domain, errorCode: code) }
             }
         }

@@ -1,5 +1,5 @@
 public import Foundation
-import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 /// iOS's rules for what its browsers and WebViews do with a URL, in one place: the simulated device and the
 /// WebKitGTK host (`WebKitHost/`) both call these, and `IOSUserAgentRulesTests` holds the table, each row with
@@ -27,8 +27,7 @@ public enum IOSUserAgentRules {
     /// Whether a browser shows `url` itself: the web's schemes and the ones a page makes for itself.
     /// Anything else (a custom scheme, `tel:`) is handed to the system.
     public static func browserLoads(_ url: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased() else { return false }
-        return ["http", "https", "about", "data", "blob"].contains(scheme)
+        WebContent.loadsInBrowser(url)
     }
 
     // MARK: Authentication session
@@ -61,7 +60,8 @@ public enum IOSUserAgentRules {
 
     /// Whether the system opens the app that claims `url` instead of loading it: when an app opens it, or
     /// when the user taps a link to it on a page of another host. A script or a redirect never opens one,
-    /// a form's submission neither, and a link within the same host stays in the browser.
+    /// a form's submission neither (the app would get the URL without the form's body), and a link within
+    /// the same host stays in the browser.
     public static func universalLinkOpensApp(_ url: URL, from opener: Opener) -> Bool {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
         switch opener {

@@ -56,7 +56,8 @@ extension SimulatedDevice {
 
     /// Shows a hybrid app's sign-in in the secure browser its shell names, over the app's screen.
     func presentBridgeBrowser(_ url: URL, returnScheme: String, launch: UUID, kind: HybridShell.Browser) throws {
-        guard isAlive(launch), let bridge = running?.bridge, let callback = URL(string: "\(returnScheme)://oauth") else { throw CancellationError() }
+        guard isAlive(launch), let bridge = running?.bridge else { throw CancellationError() }
+        let callback = try HybridBridge.callbackURL(returnScheme: returnScheme)
         let events = BridgeEvents(bridge: bridge)
         switch kind {
         case .authenticationSession:
@@ -236,6 +237,9 @@ extension SimulatedDevice {
     private func shouldLoad(_ id: Int, _ tab: Tab, _ url: URL, _ navigation: IOSUserAgentRules.Navigation) async -> Bool {
         navigationLog.append(url)
         let web = IOSUserAgentRules.browserLoads(url)
+        // What this simulated browser can fetch: http and https; `about:`, `data:` and `blob:` stay in the
+        // browser but show nothing here.
+        let fetchable = ["http", "https"].contains(url.scheme?.lowercased() ?? "")
         let from = tab.page?.url ?? url
         switch tab.kind {
         case .webView(let events):
@@ -246,7 +250,7 @@ extension SimulatedDevice {
                 }
                 return false
             }
-            return web
+            return fetchable
         case .authenticationSession(let redirectURI, let events):
             if IOSUserAgentRules.authenticationSessionCatches(url, redirectURI: redirectURI) {
                 record(.userAgent, .app, "the authentication session catches its callback \(Redaction.describe(url))")
@@ -259,6 +263,7 @@ extension SimulatedDevice {
                 return false
             }
             // A tapped universal link of an authenticator app (MitID's) leaves the session for that app.
+            guard fetchable else { return false }
             return !(await openAuthenticatorUniversalLink(url, from: .page(from, navigation)))
         case .safariView, .safari:
             if !web {
@@ -266,6 +271,7 @@ extension SimulatedDevice {
                 return false
             }
             // A universal link the user tapped on another domain leaves for its app.
+            guard fetchable else { return false }
             return !(await open(url, from: .page(from, navigation)))
         }
     }

@@ -72,7 +72,7 @@ extension SimulatedDevice {
     /// nothing opens (no Safari).
     func openUniversalLinkOnly(_ url: URL) async -> Bool {
         navigationLog.append(url)
-        guard url.scheme?.lowercased() == "https", let host = url.host?.lowercased() else { return false }
+        guard IOSUserAgentRules.universalLinkOpensApp(url, from: .app), let host = url.host?.lowercased() else { return false }
         if let app = signInApp, await claims(app, url) {
             record(.device, .app, "routes the universal link \(Redaction.describe(url)) to the app")
             return await bringForward(app.appID, with: .userActivity(url))

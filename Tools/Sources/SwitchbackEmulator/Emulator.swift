@@ -11,9 +11,13 @@ public import Logging
 ///
 /// ```swift
 /// let emulator = try await Emulator.start()
-/// defer { Task { await emulator.stop() } }
 /// let client = OIDCClient(configuration: ..., provider: .discovery(issuer: emulator.issuer))
+/// // … sign in …
+/// await emulator.stop()
 /// ```
+///
+/// In a test, `withStopping(try await Emulator.start(), stop: { await $0.stop() }) { emulator in … }`
+/// (SwitchbackTesting) stops it however the test ends.
 public final class Emulator: Sendable {
     /// The issuer identifier, `http://127.0.0.1:PORT`.
     public let issuer: String

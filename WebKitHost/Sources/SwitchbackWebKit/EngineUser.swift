@@ -85,18 +85,15 @@ struct EngineUser {
     /// The other phone scans the QR code the page shows, or picks in its request the number the page shows;
     /// nil while the page shows neither (yet).
     func otherPhoneAnswers(_ phone: OtherPhone) async -> String? {
-        let shown = await host.runScript(
-            "(function(){var q=document.getElementById('qr');if(q&&q.textContent)return 'qr:'+q.textContent;var m=document.getElementById('match');if(m&&m.tagName==='OUTPUT')return 'match:'+m.textContent;return '';})()"
-        )
-        if shown.hasPrefix("qr:") {
-            let content = String(shown.dropFirst(3))
+        switch await host.otherDeviceChallenge() {
+        case .qrCode(let content)?:
             return await Self.answer { try await phone.scan(content) }.map { "scans the QR code with the app on the other phone; \($0)" }
-        }
-        if shown.hasPrefix("match:") {
-            let match = String(shown.dropFirst(6))
+        case .matchCode(let match)?:
             return await Self.answer { try await phone.answerRequest(matching: match) }.map {
                 "opens the app's request on the other phone and picks the number the page shows; \($0)"
             }
+        case nil:
+            break
         }
         return nil
     }

@@ -9,6 +9,11 @@ enum PageScripts {
     /// The page's HTML as it is now.
     static let html = "document.documentElement ? document.documentElement.outerHTML : ''"
 
+    /// What a page waiting for an app on another phone shows: the QR code's content (`#qr`) or the number to
+    /// pick (`output#match`), as JSON `{kind, value}`; empty while it shows neither.
+    static let otherDeviceChallenge =
+        "(function(){var q=document.getElementById('qr');if(q&&q.textContent)return JSON.stringify({kind:'qr',value:q.textContent});var m=document.getElementById('match');if(m&&m.tagName==='OUTPUT')return JSON.stringify({kind:'match',value:m.textContent});return '';})()"
+
     /// Scrolls the element with `id` into view and returns its centre as `x,y` (empty when there is none).
     static func centre(ofElementWithID id: String) -> String {
         "(function(){var e=document.getElementById(\(literal(id)));if(!e)return '';e.scrollIntoView({block:'center'});var r=e.getBoundingClientRect();return (r.left+r.width/2)+','+(r.top+r.height/2);})()"

@@ -16,9 +16,7 @@ extension WebKitGTKHost {
         }
 
         public func show(_ url: URL, returnScheme: String) async throws {
-            guard let callback = URL(string: "\(returnScheme)://oauth") else {
-                throw SwitchbackError(.invalidURL, "the return scheme is not a scheme")
-            }
+            let callback = try HybridBridge.callbackURL(returnScheme: returnScheme)
             let bridge = bridge
             try await host.presentSession(url, callback: callback, ephemeral: false) { url, domain, code in
                 await bridge()?.browserSessionCompleted(callbackURL: url, errorDomain: domain, errorCode: code)

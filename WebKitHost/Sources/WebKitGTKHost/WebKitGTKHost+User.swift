@@ -54,6 +54,28 @@ extension WebKitGTKHost {
         return true
     }
 
+    /// What a page waiting for the app on another phone asks that phone to do.
+    public enum OtherDeviceChallenge: Sendable, Equatable {
+        /// Scan this QR code content.
+        case qrCode(String)
+        /// Pick this number in the app's request.
+        case matchCode(String)
+    }
+
+    /// The challenge the shown page puts to the user's other phone; nil while it shows none (yet).
+    public func otherDeviceChallenge() async -> OtherDeviceChallenge? {
+        struct Shown: Decodable {
+            let kind: String
+            let value: String
+        }
+        guard let shown = try? JSONDecoder().decode(Shown.self, from: Data(await evaluate(PageScripts.otherDeviceChallenge).utf8)) else { return nil }
+        switch shown.kind {
+        case "qr": return .qrCode(shown.value)
+        case "match": return .matchCode(shown.value)
+        default: return nil
+        }
+    }
+
     /// Taps the submit button a fill script named (`-`: the form was sent without one).
     private func tapSubmit(_ target: String) async -> Bool {
         if target == "-" { return true }

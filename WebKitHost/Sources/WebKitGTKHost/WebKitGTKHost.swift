@@ -18,11 +18,12 @@ import CWebKitShim
 /// - The authentication session (`ASWebAuthenticationSession`, ``Seat/authenticationSession``): a store
 ///   that starts with Safari's persistent cookies, not its session cookies, and gives its persistent
 ///   cookies back to Safari when it closes; with `prefersEphemeralWebBrowserSession`
-///   (``Seat/ephemeralSession``) a fresh store shared with nothing. It catches its callback and closes.
-///
-/// What iOS does with a URL (its callback rule, universal links, the User-Agent strings, the loopback
-/// names) is `IOSUserAgentRules`, the same rules the simulated device follows.
+///   (``Seat/ephemeralSession``) a fresh store shared with nothing. It catches its callback (a custom
+///   scheme by scheme, an https redirect URI by host and path, an http one never) and closes.
 /// - "Safari" itself exists here only as the store the authentication session draws on.
+///
+/// What iOS does with a URL (the callback rule, when a universal link opens its app, the User-Agent
+/// strings, the loopback names) is `IOSUserAgentRules`, the same rules the simulated device follows.
 ///
 /// Sources for the store rules: Apple's `prefersEphemeralWebBrowserSession` and
 /// `WebAuthenticationSession.BrowserSession` (`.shared` "can share cookies and other browsing data" with

@@ -44,31 +44,31 @@ struct BrowserSeatTests {
     )
     func cookieStores() async throws {
         let host = try WebKitGTKHostTests.host()
-        let emulator = try await Emulator.start(profile: .generic)
-        defer { Task { await emulator.stop() } }
-        let page = try #require(URL(string: emulator.issuer + "/.well-known/openid-configuration"))
+        try await withStopping(try await Emulator.start(profile: .generic), stop: { await $0.stop() }) { emulator in
+            let page = try #require(URL(string: emulator.issuer + "/.well-known/openid-configuration"))
 
-        #expect(try await Self.names(host, page, as: .safari) == [])
-        try await Self.setCookies(host, "safari", for: page)
-        #expect(await Self.names(host, page) == ["safarikept", "safarisession"])
+            #expect(try await Self.names(host, page, as: .safari) == [])
+            try await Self.setCookies(host, "safari", for: page)
+            #expect(await Self.names(host, page) == ["safarikept", "safarisession"])
 
-        #expect(try await Self.names(host, page, as: .authenticationSession) == ["safarikept"], "Safari's persistent cookie only")
-        try await Self.setCookies(host, "session", for: page)
-        await host.dismiss()
-        #expect(
-            try await Self.names(host, page, as: .safari) == ["safarikept", "safarisession", "sessionkept"],
-            "the session's persistent cookie went back to Safari, its session cookie did not")
+            #expect(try await Self.names(host, page, as: .authenticationSession) == ["safarikept"], "Safari's persistent cookie only")
+            try await Self.setCookies(host, "session", for: page)
+            await host.dismiss()
+            #expect(
+                try await Self.names(host, page, as: .safari) == ["safarikept", "safarisession", "sessionkept"],
+                "the session's persistent cookie went back to Safari, its session cookie did not")
 
-        #expect(try await Self.names(host, page, as: .ephemeralSession) == [], "an ephemeral session shares nothing")
-        try await Self.setCookies(host, "ephemeral", for: page)
-        await host.dismiss()
-        #expect(!(try await Self.names(host, page, as: .safari).contains { $0.hasPrefix("ephemeral") }))
+            #expect(try await Self.names(host, page, as: .ephemeralSession) == [], "an ephemeral session shares nothing")
+            try await Self.setCookies(host, "ephemeral", for: page)
+            await host.dismiss()
+            #expect(!(try await Self.names(host, page, as: .safari).contains { $0.hasPrefix("ephemeral") }))
 
-        #expect(try await Self.names(host, page, as: .safariView) == [], "the Safari view has its own store (iOS 11)")
-        try await Self.setCookies(host, "view", for: page)
-        #expect(try await Self.names(host, page, as: .safariView) == ["viewkept", "viewsession"], "kept for the app's next Safari view")
-        #expect(try await Self.names(host, page, as: .webView) == [], "the WebView's store is the app's own")
-        await host.dismiss()
+            #expect(try await Self.names(host, page, as: .safariView) == [], "the Safari view has its own store (iOS 11)")
+            try await Self.setCookies(host, "view", for: page)
+            #expect(try await Self.names(host, page, as: .safariView) == ["viewkept", "viewsession"], "kept for the app's next Safari view")
+            #expect(try await Self.names(host, page, as: .webView) == [], "the WebView's store is the app's own")
+            await host.dismiss()
+        }
     }
 
     @Test(

@@ -40,6 +40,15 @@ public actor HybridBridge {
         func close() async
     }
 
+    /// The URL a browser showing the bridge's sign-in catches as its callback, `<returnScheme>://oauth`:
+    /// what every ``Browser`` hands its authentication session. Throws when `returnScheme` is not a scheme.
+    public static func callbackURL(returnScheme: String) throws -> URL {
+        guard let url = URL(string: "\(returnScheme)://oauth"), url.scheme?.lowercased() == returnScheme.lowercased() else {
+            throw SwitchbackError(.invalidConfiguration, "the return scheme is not a URL scheme")
+        }
+        return url
+    }
+
     /// What the app's WebView does with a navigation.
     public enum Decision: Sendable, Equatable {
         case allow

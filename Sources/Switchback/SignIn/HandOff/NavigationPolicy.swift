@@ -62,10 +62,7 @@ public struct NavigationPolicy: Sendable {
                 return .block(.handOffLinkInvalid)
             }
         }
-        switch url.scheme?.lowercased() {
-        case "http", "https", "about", "data", "blob": return .allow
-        default: return .openExternally(url)
-        }
+        return WebContent.loadsInBrowser(url) ? .allow : .openExternally(url)
     }
 
     /// What to do when a load failed before it started. WebViews report a custom-scheme navigation they

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackServer
+import SwitchbackTesting
 import ToolsTestSupport
 
 /// The companion's app-link association files, as iOS and Android fetch them.

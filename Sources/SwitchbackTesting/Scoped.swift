@@ -1,7 +1,7 @@
 /// Runs `body` with `resource` and awaits `stop(resource)` after it, whether `body` returns or throws: the
-/// scoped form every rig of the tools' tests offers (`CompanionRig.with`), so no test ends before its
+/// scoped form every rig of this repository's tests offers (`CompanionRig.with`), so no test ends before its
 /// servers have stopped.
-package func withStopping<Resource, Result>(
+public func withStopping<Resource, Result>(
     _ resource: Resource, stop: (Resource) async -> Void, _ body: (Resource) async throws -> Result
 ) async throws -> Result {
     let result: Result
