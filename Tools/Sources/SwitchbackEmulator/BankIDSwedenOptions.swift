@@ -1,6 +1,6 @@
 public import Foundation
 import Crypto
-@_spi(SwitchbackInternals) public import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 /// The Swedish BankID behaviours that vary.
 public struct BankIDSwedenOptions: Sendable, Equatable {

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import Crypto
-@_spi(SwitchbackInternals) public import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 extension Profile {
     /// A well-behaved provider: password page, code + PKCE S256, every response mode.

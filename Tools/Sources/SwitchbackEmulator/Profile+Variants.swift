@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import Crypto
-@_spi(SwitchbackInternals) public import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 extension Profile {
     /// The profile called `name`, with `variants` applied; fails naming what is unknown.

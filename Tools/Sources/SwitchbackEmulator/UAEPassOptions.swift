@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import Crypto
-@_spi(SwitchbackInternals) public import Switchback
+@_spi(SwitchbackInternals) import Switchback
 
 /// The UAE Pass behaviours integrators meet, each switchable (`providers.md`).
 public struct UAEPassOptions: Sendable, Equatable {

@@ -1,5 +1,5 @@
-package import Crypto
-package import Foundation
+import Crypto
+import Foundation
 @_spi(SwitchbackInternals) package import Switchback
 package import SwitchbackEmulator
 

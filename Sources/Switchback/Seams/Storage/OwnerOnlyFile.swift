@@ -17,9 +17,9 @@ public import Foundation
 @_spi(SwitchbackInternals) public enum OwnerOnlyFile {
     /// Creates `directory` (and its parents) if missing; the last component is made with mode 0700.
     public static func makeDirectory(_ directory: URL) throws {
-        var status = stat()
-        if stat(directory.path, &status) == 0 {
-            guard status.st_mode & S_IFMT == S_IFDIR else { throw failure("\(directory.path) is not a directory") }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw failure("\(directory.path) is not a directory") }
             return
         }
         let parent = directory.deletingLastPathComponent()
