@@ -56,6 +56,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case userInfoSubjectMismatch
             case userInfoInvalid
             case noRefreshToken
+            case reauthenticationRequired
             case storeFailed
             case userCancelled
             case handOffLinkInvalid
@@ -175,6 +176,9 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let userInfoInvalid = Code(.userInfoInvalid)
         /// A refresh was asked for a credential that holds no refresh token.
         public static let noRefreshToken = Code(.noRefreshToken)
+        /// The provider refused the refresh token (`invalid_grant`) and no newer credential was stored by
+        /// anyone else: the grant is revoked, expired, or its rotation was lost. The user signs in again.
+        public static let reauthenticationRequired = Code(.reauthenticationRequired)
         /// A credential or journal store failed to read or write.
         public static let storeFailed = Code(.storeFailed)
         /// The callback belongs to a sign-in this client already completed, or is completing now (a deep

@@ -29,12 +29,14 @@ public final class Emulator: Sendable {
     private let server: Task<Void, any Error>
     let keys: SigningKeys
     private let faults: FaultBoard
+    private let state: ProviderState
 
     private init(
-        issuer: String, port: Int, profile: Profile, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard, group: ServiceGroup,
-        server: Task<Void, any Error>
+        issuer: String, port: Int, profile: Profile, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard,
+        state: ProviderState, group: ServiceGroup, server: Task<Void, any Error>
     ) {
         self.faults = faults
+        self.state = state
         self.issuer = issuer
         self.port = port
         self.configuration = configuration
@@ -79,7 +81,8 @@ public final class Emulator: Sendable {
         let issuer = "http://\(host):\(bound)"
         issuerBox.set(issuer)
         return Emulator(
-            issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, group: group, server: server)
+            issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, state: state, group: group,
+            server: server)
     }
 
     /// Stops the server gracefully (in-flight requests finish) and waits until it has closed its socket.
@@ -96,6 +99,11 @@ public final class Emulator: Sendable {
     /// Switches the faults on for one client, replacing those it had (an empty set switches them off).
     public func setFaults(_ faults: Set<Fault>, forClient clientID: String) async {
         await self.faults.set(faults, for: clientID)
+    }
+
+    /// How many refresh-token requests the token endpoint has answered (granted or refused).
+    public func refreshRequestCount() async -> Int {
+        await state.refreshRequests
     }
 
     /// Replaces the signing keys (new kids), as a provider rotating its keys does.

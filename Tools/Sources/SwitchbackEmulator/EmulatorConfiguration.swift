@@ -104,6 +104,18 @@ public struct EmulatorConfiguration: Sendable, Codable {
     /// When set, access tokens are RFC 9068 JWTs (`typ: at+jwt`, signed like the client's ID tokens) for
     /// this resource (`aud`); nil keeps them opaque, checked only by introspection.
     public var accessTokenAudience: String?
+    /// What a refresh token already rotated away does when it comes back. Every refresh rotates the token.
+    public var refreshTokenReuse: RefreshTokenReuse
+
+    /// What the token endpoint does with a refresh token it already replaced.
+    public enum RefreshTokenReuse: String, Sendable, Codable {
+        /// Refused with `invalid_grant`; the token that replaced it keeps working.
+        case refused
+        /// Refused, and every refresh token descended from the same sign-in is revoked with it: RFC 9700
+        /// §4.14.2's answer to a reuse, which cannot tell the legitimate client from an attacker. What a
+        /// client that refreshes twice at once meets at Auth0 or Okta without a reuse interval.
+        case revokesFamily = "revokes-family"
+    }
 
     /// Private keys as PEM: RSA (2048 bits or more) for RS256, P-256 for ES256.
     public struct SigningKeyPEMs: Sendable, Codable {
@@ -118,8 +130,9 @@ public struct EmulatorConfiguration: Sendable, Codable {
 
     public init(
         clients: [Client], users: [User], codeLifetime: TimeInterval = 60, tokenLifetime: TimeInterval = 3600, slowResponseDelay: TimeInterval = 10,
-        signingKeys: SigningKeyPEMs? = nil, accessTokenAudience: String? = nil
+        signingKeys: SigningKeyPEMs? = nil, accessTokenAudience: String? = nil, refreshTokenReuse: RefreshTokenReuse = .refused
     ) {
+        self.refreshTokenReuse = refreshTokenReuse
         self.clients = clients
         self.users = users
         self.codeLifetime = codeLifetime
@@ -139,7 +152,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
             tokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .tokenLifetime) ?? 3600,
             slowResponseDelay: try container.decodeIfPresent(TimeInterval.self, forKey: .slowResponseDelay) ?? 10,
             signingKeys: try container.decodeIfPresent(SigningKeyPEMs.self, forKey: .signingKeys),
-            accessTokenAudience: try container.decodeIfPresent(String.self, forKey: .accessTokenAudience)
+            accessTokenAudience: try container.decodeIfPresent(String.self, forKey: .accessTokenAudience),
+            refreshTokenReuse: try container.decodeIfPresent(RefreshTokenReuse.self, forKey: .refreshTokenReuse) ?? .refused
         )
     }
 

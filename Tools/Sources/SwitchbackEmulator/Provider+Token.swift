@@ -174,6 +174,12 @@ extension Provider {
     }
 
     func refresh(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>, proofKey: String?) async -> Response {
+        await state.countRefreshRequest()
+        if let refreshToken = form["refresh_token"], let family = await state.rotatedFamily(of: refreshToken) {
+            // A token already rotated away came back: under RFC 9700 §4.14.2 the whole family goes.
+            if configuration.refreshTokenReuse == .revokesFamily { await state.revokeFamily(family) }
+            return Reply.oauthError(.badRequest, "invalid_grant", "the refresh token was already used")
+        }
         guard let refreshToken = form["refresh_token"], let grant = await state.grant(forRefreshToken: refreshToken),
             grant.clientID == client.clientID
         else {
@@ -182,7 +188,7 @@ extension Provider {
         if let bound = grant.boundKey, bound != proofKey {
             return Reply.oauthError(.badRequest, "invalid_grant", "the refresh token is bound to a DPoP key; prove it")
         }
-        await state.revokeRefreshToken(refreshToken)
+        await state.rotateRefreshToken(refreshToken)
         return await issue(grant, client: client, code: nil, faults: faults, proofKey: proofKey)
     }
 

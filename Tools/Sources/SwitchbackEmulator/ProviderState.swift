@@ -98,6 +98,8 @@ actor ProviderState {
         let acr: String?
         /// The DPoP key thumbprint the code (from `dpop_jkt`) or the tokens (from the proof) are bound to.
         var boundKey: String?
+        /// The sign-in every refresh token of this grant descends from (RFC 9700 §4.14.2's token family).
+        var family = UUID().uuidString
     }
 
     enum Redemption {
@@ -114,6 +116,8 @@ actor ProviderState {
     private var codes: [String: (grant: Grant, expires: Date, used: Bool, tokens: [String])] = [:]
     private var accessTokens: [String: (grant: Grant, expires: Date)] = [:]
     private var refreshTokens: [String: Grant] = [:]
+    /// Refresh tokens already rotated away, with their family: a reuse is recognised, not just refused.
+    private var rotatedRefreshTokens: [String: String] = [:]
     private var pushed: [String: (request: Pending, expires: Date)] = [:]
     private var transactions: [String: Transaction] = [:]
     /// Single-use identifiers seen (client assertions, DPoP proofs), kept until they expire.
@@ -345,8 +349,24 @@ actor ProviderState {
         refreshTokens = refreshTokens.filter { $0.value.clientID != clientID || $0.value.subject != subject }
     }
 
-    /// Rotates a refresh token: the old one stops working.
-    func revokeRefreshToken(_ token: String) { refreshTokens[token] = nil }
+    /// Rotates a refresh token: the old one stops working, and is remembered as rotated.
+    func rotateRefreshToken(_ token: String) {
+        guard let grant = refreshTokens.removeValue(forKey: token) else { return }
+        rotatedRefreshTokens[token] = grant.family
+    }
+
+    /// The family of a refresh token already rotated away; nil for one never issued (or still valid).
+    func rotatedFamily(of token: String) -> String? { rotatedRefreshTokens[token] }
+
+    /// Revokes every refresh token of a family (a reuse was seen).
+    func revokeFamily(_ family: String) {
+        refreshTokens = refreshTokens.filter { $0.value.family != family }
+    }
+
+    /// How many refresh requests the token endpoint answered, for tests that count them.
+    private(set) var refreshRequests = 0
+
+    func countRefreshRequest() { refreshRequests += 1 }
 
     func accessToken(_ token: String) -> (grant: Grant, expires: Date)? {
         guard let entry = accessTokens[token], entry.expires > now() else { return nil }

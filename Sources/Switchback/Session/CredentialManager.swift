@@ -1,0 +1,130 @@
+public import Foundation
+public import Logging
+
+/// Keeps one signed-in credential fresh: the access token an API call needs, refreshed when it is about to
+/// expire, one refresh at a time.
+///
+/// With rotating refresh tokens (every refresh returns a new one and retires the old), two refreshes racing
+/// with the same token sign the user out: the second is a reuse, and a provider following RFC 9700 §4.14.2
+/// revokes the whole family. The manager prevents that within a process:
+///
+/// - **Single flight.** Concurrent callers of ``validCredential(minimumValidity:)`` and ``refresh()`` await
+///   the same request; the token endpoint sees one.
+/// - **Stored before used.** The rotated credential is saved to the store before any caller gets the new
+///   access token, so a termination right after cannot leave the app holding a retired refresh token.
+/// - **The store is the truth.** Each refresh starts from what the store holds, so a credential another
+///   process (an app extension sharing a Keychain access group) already rotated is used, not refreshed again.
+/// - **Told apart.** `invalid_grant` after someone else's successful rotation returns their credential;
+///   otherwise the grant is gone and the error is ``SwitchbackError/Code/reauthenticationRequired``.
+/// - **Cut off by termination.** A refresh is marked in the store before its request is sent and the mark
+///   is cleared once the result is stored. A manager that finds the mark on the next launch knows the
+///   refresh was cut off: it tries again with the token it holds (the provider may not have processed the
+///   request, or allows a reuse interval) and, if that is refused, reports ``SwitchbackError/Code/reauthenticationRequired``
+///   saying the rotation was lost, which the app can count apart from revocations.
+///
+/// ```swift
+/// let manager = CredentialManager(client: client, store: KeychainCredentialStore(), key: "main")
+/// try await manager.save(result.credential)                      // after sign-in
+/// let credential = try await manager.validCredential()          // before each API call
+/// ```
+public actor CredentialManager {
+    public nonisolated let key: String
+    private let client: OIDCClient
+    private let store: any CredentialStore
+    private let clock: any WallClock
+    private let logger: Logger
+    private var inFlight: Task<Credential, any Error>?
+
+    /// The store key under which a refresh in progress is marked.
+    nonisolated var refreshMarkKey: String { key + ".refreshing" }
+
+    /// `store` holds the credential under `key` (and a mark under `key` + `.refreshing` while a refresh is
+    /// under way).
+    public init(
+        client: OIDCClient, store: any CredentialStore, key: String, clock: any WallClock = SystemClock(),
+        logger: Logger = Logger(label: "switchback.credentials")
+    ) {
+        self.client = client
+        self.store = store
+        self.key = key
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The stored credential, as it is (possibly expired); nil when signed out.
+    public func credential() async throws -> Credential? {
+        try await store.load(key: key)
+    }
+
+    /// Stores a credential a sign-in returned, replacing any other.
+    public func save(_ credential: Credential) async throws {
+        try await store.save(credential, key: key)
+        try await store.remove(key: refreshMarkKey)
+    }
+
+    /// Forgets the credential locally (sign-out does this after ending the provider's session).
+    public func remove() async throws {
+        inFlight?.cancel()
+        try await store.remove(key: key)
+        try await store.remove(key: refreshMarkKey)
+    }
+
+    /// A credential whose access token stays valid for at least `minimumValidity` seconds, refreshed if it
+    /// would not (a credential without an expiry is taken as valid). Throws ``SwitchbackError/Code/noRefreshToken``
+    /// when it expires and cannot be refreshed, and `storeFailed` with nothing stored.
+    public func validCredential(minimumValidity: TimeInterval = 60) async throws -> Credential {
+        if inFlight == nil, try await store.load(key: refreshMarkKey) == nil, let stored = try await store.load(key: key),
+            stored.expiresAt.map({ $0.timeIntervalSince(clock.now()) >= minimumValidity }) ?? true
+        {
+            return stored
+        }
+        return try await refresh()
+    }
+
+    /// Refreshes now; callers that arrive while a refresh is under way share its result.
+    public func refresh() async throws -> Credential {
+        if let inFlight { return try await inFlight.value }
+        let task = Task { try await self.performRefresh() }
+        inFlight = task
+        defer { inFlight = nil }
+        return try await task.value
+    }
+
+    private func performRefresh() async throws -> Credential {
+        guard let stored = try await store.load(key: key) else {
+            throw SwitchbackError(.storeFailed, "no credential is stored under \"\(key)\"")
+        }
+        let interrupted = try await store.load(key: refreshMarkKey) != nil
+        if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
+        try await store.save(stored, key: refreshMarkKey)
+        let refreshed: Credential
+        do {
+            refreshed = try await client.refresh(stored)
+        } catch let error as SwitchbackError where error.code == .tokenEndpointError && error.oauthError?.error == "invalid_grant" {
+            // Someone else (another process sharing the store) may have rotated it meanwhile.
+            if let current = try await store.load(key: key), current.refreshToken != stored.refreshToken {
+                try await store.remove(key: refreshMarkKey)
+                logger.info("the refresh token was rotated elsewhere; using the stored credential", metadata: ["key": "\(key)"])
+                return current
+            }
+            try await store.remove(key: refreshMarkKey)
+            throw SwitchbackError(
+                .reauthenticationRequired,
+                interrupted
+                    ? "the provider refused the refresh token after a refresh was cut off (its rotation was lost); sign in again"
+                    : "the provider refused the refresh token (revoked or expired); sign in again",
+                oauthError: error.oauthError, underlying: error)
+        } catch {
+            // Not refused: the mark stays only if the request may have reached the provider.
+            if let error = error as? SwitchbackError, error.code == .transportFailed {
+                throw error
+            }
+            try? await store.remove(key: refreshMarkKey)
+            throw error
+        }
+        // The rotated token is stored before anyone gets the new access token.
+        try await store.save(refreshed, key: key)
+        try await store.remove(key: refreshMarkKey)
+        return refreshed
+    }
+}
