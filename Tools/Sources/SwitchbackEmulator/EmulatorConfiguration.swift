@@ -104,6 +104,12 @@ public struct EmulatorConfiguration: Sendable, Codable {
     /// When set, access tokens are RFC 9068 JWTs (`typ: at+jwt`, signed like the client's ID tokens) for
     /// this resource (`aud`); nil keeps them opaque, checked only by introspection.
     public var accessTokenAudience: String?
+    /// When true, every DPoP proof (PAR, token, userinfo) must carry the server's current nonce (RFC 9449
+    /// §8 and §9): a proof without it is answered `use_dpop_nonce` with the nonce in `DPoP-Nonce`, and the
+    /// nonce changes every ``dpopNonceLifetime`` seconds.
+    public var requiresDPoPNonce: Bool = false
+    /// Seconds a DPoP nonce stays current.
+    public var dpopNonceLifetime: TimeInterval = 60
     /// What a refresh token already rotated away does when it comes back. Every refresh rotates the token.
     public var refreshTokenReuse: RefreshTokenReuse
 
@@ -155,6 +161,8 @@ public struct EmulatorConfiguration: Sendable, Codable {
             accessTokenAudience: try container.decodeIfPresent(String.self, forKey: .accessTokenAudience),
             refreshTokenReuse: try container.decodeIfPresent(RefreshTokenReuse.self, forKey: .refreshTokenReuse) ?? .refused
         )
+        requiresDPoPNonce = try container.decodeIfPresent(Bool.self, forKey: .requiresDPoPNonce) ?? false
+        dpopNonceLifetime = try container.decodeIfPresent(TimeInterval.self, forKey: .dpopNonceLifetime) ?? 60
     }
 
     /// Two public clients (RS256 and ES256), one confidential client, and one user.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
@@ -7,6 +8,8 @@ extension Provider {
     // MARK: DPoP
 
     /// Verifies a DPoP proof for this provider's `path` and uses its `jti` up; returns the key's thumbprint.
+    /// With ``EmulatorConfiguration/requiresDPoPNonce`` a proof without the current nonce is refused with
+    /// ``DPoPProof/Refusal/useNonce`` (its `jti` is not used up: the retry is a new proof anyway).
     func checkProof(_ proof: String?, method: String, path: String, accessToken: String?) async -> Result<String, DPoPProof.Refusal> {
         switch DPoPProof.verify(
             proof, method: method, url: issuer.issuer + path, accessToken: accessToken, now: Date(), requiresExpiry: profile.singpassRequests)
@@ -14,6 +17,9 @@ extension Provider {
         case .failure(let refusal):
             return .failure(refusal)
         case .success(let verified):
+            if configuration.requiresDPoPNonce, verified.nonce != (await state.currentDPoPNonce(lifetime: configuration.dpopNonceLifetime)) {
+                return .failure(.useNonce)
+            }
             guard
                 await state.useOnce(
                     verified.jti, scope: "dpop " + verified.thumbprint, until: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window))
@@ -22,6 +28,22 @@ extension Provider {
             }
             return .success(verified.thumbprint)
         }
+    }
+
+    /// The `DPoP-Nonce` header a response carries when the emulator asks for nonces (RFC 9449 §8.2).
+    func nonceHeader() async -> String? {
+        configuration.requiresDPoPNonce ? await state.currentDPoPNonce(lifetime: configuration.dpopNonceLifetime) : nil
+    }
+
+    /// A refused proof as the token or PAR endpoint answers it: `use_dpop_nonce` with the nonce (§8.1), or
+    /// `invalid_dpop_proof`.
+    func proofRefused(_ refusal: DPoPProof.Refusal) async -> Response {
+        guard refusal == .useNonce, let nonce = await nonceHeader() else {
+            return Reply.oauthError(.badRequest, "invalid_dpop_proof", refusal.description)
+        }
+        var response = Reply.oauthError(.badRequest, "use_dpop_nonce", "the DPoP proof must carry the server's nonce")
+        response.headers[Reply.dpopNonce] = nonce
+        return response
     }
 
     static func dpopHeader(_ headers: HTTPFields) -> String? {
@@ -110,9 +132,17 @@ extension Provider {
         }
         // RFC 9449 §7: a bound token only with the DPoP scheme and a proof by its key for this request.
         if let bound = grant.boundKey {
-            guard scheme == "dpop", case .success(let thumbprint) = await checkProof(dpop, method: method, path: "/userinfo", accessToken: token),
-                thumbprint == bound
-            else {
+            guard scheme == "dpop" else { return Reply.bearerError(scheme: "DPoP") }
+            switch await checkProof(dpop, method: method, path: "/userinfo", accessToken: token) {
+            case .success(let thumbprint) where thumbprint == bound:
+                break
+            case .failure(let refusal) where refusal == .useNonce:
+                // RFC 9449 §9: a resource server asks for its nonce with 401 and `use_dpop_nonce`.
+                var response = Reply.json(.object(["error": .string("use_dpop_nonce")]), status: .unauthorized)
+                response.headers[.wwwAuthenticate] = #"DPoP error="use_dpop_nonce", algs="ES256""#
+                response.headers[Reply.dpopNonce] = await nonceHeader()
+                return response
+            default:
                 return Reply.bearerError(scheme: "DPoP")
             }
         } else if scheme != "bearer" {

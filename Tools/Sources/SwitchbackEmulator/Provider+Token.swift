@@ -28,7 +28,7 @@ extension Provider {
         if dpop != nil || profile.fapi2 {
             switch await checkProof(dpop, method: "POST", path: "/token", accessToken: nil) {
             case .success(let thumbprint): proofKey = thumbprint
-            case .failure(let refusal): return Reply.oauthError(.badRequest, "invalid_dpop_proof", refusal.description)
+            case .failure(let refusal): return await proofRefused(refusal)
             }
         }
         var requested: Set<Fault> = []

@@ -215,7 +215,7 @@ struct Provider: Sendable {
             case .success:
                 return Reply.oauthError(.badRequest, "invalid_dpop_proof", "dpop_jkt names another key than the DPoP proof")
             case .failure(let refusal):
-                return Reply.oauthError(.badRequest, "invalid_dpop_proof", refusal.description)
+                return await proofRefused(refusal)
             }
         }
         // Singpass (FAPI 2.0): a DPoP proof at PAR, or dpop_jkt when the request carries no proof.

@@ -363,6 +363,17 @@ actor ProviderState {
         refreshTokens = refreshTokens.filter { $0.value.family != family }
     }
 
+    /// The DPoP nonce the server asks proofs to carry, and when it stops being current.
+    private var dpopNonce: (value: String, until: Date)?
+
+    /// The current DPoP nonce, a new one once the last has lived `lifetime` seconds.
+    func currentDPoPNonce(lifetime: TimeInterval) -> String {
+        if let nonce = dpopNonce, nonce.until > now() { return nonce.value }
+        let value = entropy.token(bytes: 16)
+        dpopNonce = (value, now().addingTimeInterval(lifetime))
+        return value
+    }
+
     /// How many refresh requests the token endpoint answered, for tests that count them.
     private(set) var refreshRequests = 0
 

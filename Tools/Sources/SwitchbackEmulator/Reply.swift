@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
 
@@ -11,6 +12,9 @@ enum Reply {
             body: ResponseBody(byteBuffer: ByteBuffer(string: value.description))
         )
     }
+
+    /// RFC 9449 §8.1's header for the server's nonce.
+    static let dpopNonce = HTTPField.Name("DPoP-Nonce")!
 
     static func oauthError(_ status: HTTPResponse.Status, _ error: String, _ description: String, basicChallenge: Bool = false) -> Response {
         var response = json(.object(["error": .string(error), "error_description": .string(description)]), status: status)

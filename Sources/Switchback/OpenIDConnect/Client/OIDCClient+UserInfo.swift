@@ -16,31 +16,19 @@ extension OIDCClient {
             throw SwitchbackError(.invalidConfiguration, "the provider publishes no userinfo_endpoint")
         }
         let accept = "application/json, application/jwt"
-        var request: HTTPRequest
-        if credential.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame {
-            // RFC 9449 §7: the DPoP scheme, in the header only, with a proof naming this request and token.
-            guard let dpop = credential.dpopKey else {
-                throw SwitchbackError(.invalidConfiguration, "the access token is DPoP-bound but the credential holds no DPoP key")
-            }
-            request = HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "DPoP \(credential.accessToken)", "Accept": accept])
-            request.headers["DPoP"] = try dpop.proof(
-                method: "GET", url: endpoint, accessToken: credential.accessToken, now: clock.now(), jti: entropy.token(bytes: 16)
-            )
-        } else {
-            switch placement {
-            case .authorizationHeader:
-                request = HTTPRequest(method: .get, url: endpoint, headers: ["Authorization": "Bearer \(credential.accessToken)", "Accept": accept])
-            case .formBody:
-                request = .form(endpoint, [("access_token", credential.accessToken)], headers: ["Accept": accept])
-            }
-        }
         let response: HTTPResponse
-        do {
-            response = try await transport.send(request)
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw SwitchbackError(.transportFailed, "could not reach the userinfo endpoint", underlying: error)
+        switch placement {
+        case .formBody where credential.tokenType.caseInsensitiveCompare("DPoP") != .orderedSame:
+            do {
+                response = try await transport.send(.form(endpoint, [("access_token", credential.accessToken)], headers: ["Accept": accept]))
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                throw SwitchbackError(.transportFailed, "could not reach the userinfo endpoint", underlying: error)
+            }
+        default:
+            // RFC 9449 §7: a DPoP-bound token goes in the header only, with a proof naming this request and token.
+            response = try await send(HTTPRequest(method: .get, url: endpoint, headers: ["Accept": accept]), authorizedBy: credential)
         }
         guard response.status == 200 else {
             throw SwitchbackError(.userInfoInvalid, "the userinfo endpoint answered HTTP \(response.status)", httpStatus: response.status)

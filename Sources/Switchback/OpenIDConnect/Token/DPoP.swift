@@ -75,6 +75,22 @@ public struct DPoPKey: Sendable {
         return input + "." + Base64URL.encode(signature)
     }
 
+    /// The nonce a server asks a proof to carry, when `response` is that request (RFC 9449 §8.1 at an
+    /// authorization server: 400 with `use_dpop_nonce`; §9 at a resource server: 401 whose
+    /// `WWW-Authenticate` says `use_dpop_nonce`), with the nonce in `DPoP-Nonce`; nil otherwise.
+    public static func nonceRequested(by response: HTTPResponse, resourceServer: Bool) -> String? {
+        guard let nonce = response.headers["dpop-nonce"], !nonce.isEmpty, nonce.count <= 512,
+            nonce.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value <= 0x7E })
+        else { return nil }
+        if resourceServer {
+            guard response.status == 401, response.headers["www-authenticate"]?.contains("use_dpop_nonce") == true else { return nil }
+        } else {
+            guard response.status == 400, (try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body))?.error == "use_dpop_nonce"
+            else { return nil }
+        }
+        return nonce
+    }
+
     /// `ath`: base64url SHA-256 of the access token.
     public static func accessTokenHash(_ accessToken: String) -> String {
         Base64URL.encode(SHA256.hash(data: Data(accessToken.utf8)))

@@ -12,11 +12,16 @@ public import Foundation
         @_spi(SwitchbackInternals) public let thumbprint: String
         @_spi(SwitchbackInternals) public let jti: String
         @_spi(SwitchbackInternals) public let issuedAt: Date
+        /// The server nonce the proof echoes (RFC 9449 §8), if any.
+        @_spi(SwitchbackInternals) public let nonce: String?
     }
 
-    @_spi(SwitchbackInternals) public struct Refusal: Error, Sendable, CustomStringConvertible {
+    @_spi(SwitchbackInternals) public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         @_spi(SwitchbackInternals) public let description: String
         @_spi(SwitchbackInternals) public init(_ description: String) { self.description = description }
+
+        /// A valid proof without the server's current nonce (RFC 9449 §8): the client is to retry with it.
+        @_spi(SwitchbackInternals) public static let useNonce = Refusal("the DPoP proof does not carry the server's current nonce")
     }
 
     /// How far `iat` may be from the verifier's clock.
@@ -73,6 +78,7 @@ public import Foundation
         if let accessToken, claims["ath"] != .string(DPoPKey.accessTokenHash(accessToken)) {
             return .failure(Refusal("the DPoP proof's ath does not match the access token"))
         }
-        return .success(Verified(thumbprint: thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat)))
+        let nonce: String? = if case .string(let value)? = claims["nonce"] { value } else { nil }
+        return .success(Verified(thumbprint: thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat), nonce: nonce))
     }
 }

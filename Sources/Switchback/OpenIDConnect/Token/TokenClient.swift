@@ -111,8 +111,17 @@ public struct TokenClient: Sendable {
         return tokens
     }
 
-    /// Sends a form POST with the client authentication applied.
+    /// Sends a form POST with the client authentication applied. When the server answers a DPoP proof
+    /// with `use_dpop_nonce` and a `DPoP-Nonce` (RFC 9449 §8.1), the request is sent once more, with a new
+    /// proof carrying that nonce (and a new client assertion: its `jti` is single use).
     private func post(_ url: URL, fields: [(String, String)], dpop: DPoPKey?) async throws -> HTTPResponse {
+        let response = try await post(url, fields: fields, dpop: dpop, nonce: nil)
+        guard let dpop, let nonce = DPoPKey.nonceRequested(by: response, resourceServer: false) else { return response }
+        logger.debug("the server asked for a DPoP nonce; sending the request again with it", metadata: ["url": "\(Redaction.describe(url))"])
+        return try await post(url, fields: fields, dpop: dpop, nonce: nonce)
+    }
+
+    private func post(_ url: URL, fields: [(String, String)], dpop: DPoPKey?, nonce: String?) async throws -> HTTPResponse {
         var fields = fields
         var headers: [String: String] = [:]
         switch configuration.authentication {
@@ -132,7 +141,7 @@ public struct TokenClient: Sendable {
             fields.append(("client_assertion", assertion))
         }
         if let dpop {
-            headers["DPoP"] = try dpop.proof(method: "POST", url: url, now: clock.now(), jti: entropy.token(bytes: 16))
+            headers["DPoP"] = try dpop.proof(method: "POST", url: url, nonce: nonce, now: clock.now(), jti: entropy.token(bytes: 16))
         }
         logger.debug(
             "POST",

@@ -16,6 +16,8 @@ public struct HTTPRequest: Sendable, Equatable {
         case get = "GET"
         case post = "POST"
         case put = "PUT"
+        case patch = "PATCH"
+        case delete = "DELETE"
     }
 
     public var method: Method

@@ -405,9 +405,10 @@ struct CompanionAttackTests {
                 for _ in 0..<2 {
                     let id = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
                     _ = try await rig.post("/completion/start", ["flow_id": id])
-                    tasks.append(Task { try await rig.post("/completion/status", ["flow_id": id, "wait": 2]).response.status })
+                    // Long enough to be still waiting when the third arrives on a busy machine.
+                    tasks.append(Task { try await rig.post("/completion/status", ["flow_id": id, "wait": 8]).response.status })
                 }
-                try await Task.sleep(nanoseconds: 300_000_000)
+                try await Task.sleep(nanoseconds: 1_000_000_000)
                 let third = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
                 _ = try await rig.post("/completion/start", ["flow_id": third])
                 #expect(try await rig.post("/completion/status", ["flow_id": third, "wait": 2]).response.status == 429)
