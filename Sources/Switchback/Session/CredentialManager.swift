@@ -29,7 +29,7 @@ public import Logging
 /// ```
 public actor CredentialManager {
     public nonisolated let key: String
-    private let client: OIDCClient
+    let client: OIDCClient
     private let store: any CredentialStore
     private let clock: any WallClock
     private let logger: Logger

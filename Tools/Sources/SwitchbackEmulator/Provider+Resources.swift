@@ -89,6 +89,29 @@ extension Provider {
         return Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
     }
 
+    // MARK: Revocation
+
+    /// Token revocation (RFC 7009): the client authenticates as at the token endpoint (a public client by
+    /// its `client_id`); a token of another client is refused, an unknown one answered 200 (§2.2). A
+    /// refresh token takes its whole sign-in with it, access tokens included (§2.1).
+    func revoke(form body: ByteBuffer?, authorization: String?) async -> Response {
+        guard let body, case .success(let form) = AuthorizationRequest.parameters(String(buffer: body)) else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the body must be a form")
+        }
+        let client: EmulatorConfiguration.Client
+        switch await authenticate(form: form, authorization: authorization) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let failure): return failure.response
+        }
+        guard let token = form["token"], !token.isEmpty else {
+            return Reply.oauthError(.badRequest, "invalid_request", "token is required")
+        }
+        switch await state.revoke(token, clientID: client.clientID) {
+        case .revoked, .unknown: return Response(status: .ok, headers: [.cacheControl: "no-store"])
+        case .otherClient: return Reply.oauthError(.badRequest, "invalid_grant", "the token was issued to another client")
+        }
+    }
+
     // MARK: Userinfo
 
     /// Token introspection (RFC 7662) for a confidential client: `active` with the token's subject, client,

@@ -50,6 +50,10 @@ struct Provider: Sendable {
                 form: try? await request.collectBody(upTo: Self.maximumBody)
             )
         }
+        router.post("/revoke") { request, _ in
+            var request = request
+            return await revoke(form: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
+        }
         router.post("/introspect") { request, _ in
             var request = request
             return await introspect(form: try? await request.collectBody(upTo: Self.maximumBody), authorization: request.headers[.authorization])
@@ -109,6 +113,7 @@ struct Provider: Sendable {
             "jwks_uri": .string("\(base)/jwks"),
             "userinfo_endpoint": .string("\(base)/userinfo"),
             "introspection_endpoint": .string("\(base)/introspect"),
+            "revocation_endpoint": .string("\(base)/revoke"),
             "pushed_authorization_request_endpoint": .string("\(base)/par"),
             "end_session_endpoint": .string("\(base)/end_session"),
             "response_types_supported": .array(profile.responseTypes.map(JSONValue.string)),

@@ -358,6 +358,25 @@ actor ProviderState {
     /// The family of a refresh token already rotated away; nil for one never issued (or still valid).
     func rotatedFamily(of token: String) -> String? { rotatedRefreshTokens[token] }
 
+    enum Revocation { case revoked, unknown, otherClient }
+
+    /// Revokes an access or refresh token of `clientID`; a refresh token takes its family's refresh and
+    /// access tokens with it.
+    func revoke(_ token: String, clientID: String) -> Revocation {
+        if let grant = refreshTokens[token] {
+            guard grant.clientID == clientID else { return .otherClient }
+            refreshTokens = refreshTokens.filter { $0.value.family != grant.family }
+            accessTokens = accessTokens.filter { $0.value.grant.family != grant.family }
+            return .revoked
+        }
+        if let entry = accessTokens[token] {
+            guard entry.grant.clientID == clientID else { return .otherClient }
+            accessTokens[token] = nil
+            return .revoked
+        }
+        return .unknown
+    }
+
     /// Revokes every refresh token of a family (a reuse was seen).
     func revokeFamily(_ family: String) {
         refreshTokens = refreshTokens.filter { $0.value.family != family }

@@ -14,6 +14,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     public var requirePushedAuthorizationRequests: Bool
     public var endSessionEndpoint: URL?
     public var introspectionEndpoint: URL?
+    /// Token revocation (RFC 7009 §2), from `revocation_endpoint` (RFC 8414).
+    public var revocationEndpoint: URL?
     public var idTokenSigningAlgValuesSupported: [String]?
     public var userinfoSigningAlgValuesSupported: [String]?
     public var codeChallengeMethodsSupported: [String]?
@@ -36,6 +38,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         requirePushedAuthorizationRequests: Bool = false,
         endSessionEndpoint: URL? = nil,
         introspectionEndpoint: URL? = nil,
+        revocationEndpoint: URL? = nil,
         idTokenSigningAlgValuesSupported: [String]? = nil,
         userinfoSigningAlgValuesSupported: [String]? = nil,
         codeChallengeMethodsSupported: [String]? = nil,
@@ -55,6 +58,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
         self.endSessionEndpoint = endSessionEndpoint
         self.introspectionEndpoint = introspectionEndpoint
+        self.revocationEndpoint = revocationEndpoint
         self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
         self.userinfoSigningAlgValuesSupported = userinfoSigningAlgValuesSupported
         self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
@@ -76,6 +80,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case endSessionEndpoint = "end_session_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case userinfoSigningAlgValuesSupported = "userinfo_signing_alg_values_supported"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
@@ -98,6 +103,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         requirePushedAuthorizationRequests = try container.decodeIfPresent(Bool.self, forKey: .requirePushedAuthorizationRequests) ?? false
         endSessionEndpoint = try container.decodeIfPresent(URL.self, forKey: .endSessionEndpoint)
         introspectionEndpoint = try container.decodeIfPresent(URL.self, forKey: .introspectionEndpoint)
+        revocationEndpoint = try container.decodeIfPresent(URL.self, forKey: .revocationEndpoint)
         idTokenSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .idTokenSigningAlgValuesSupported)
         userinfoSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .userinfoSigningAlgValuesSupported)
         codeChallengeMethodsSupported = try container.decodeIfPresent([String].self, forKey: .codeChallengeMethodsSupported)
@@ -114,7 +120,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     func checkEndpointsAreSecure() throws {
         let endpoints =
             [authorizationEndpoint, tokenEndpoint, jwksURI]
-            + [userinfoEndpoint, pushedAuthorizationRequestEndpoint, introspectionEndpoint, endSessionEndpoint].compactMap { $0 }
+            + [userinfoEndpoint, pushedAuthorizationRequestEndpoint, introspectionEndpoint, revocationEndpoint, endSessionEndpoint].compactMap { $0 }
         for url in endpoints where !EndpointSecurity.isAcceptable(url) {
             throw SwitchbackError(.insecureEndpoint, "endpoint \(Redaction.describe(url)) is not HTTPS")
         }

@@ -74,6 +74,18 @@ public struct TokenClient: Sendable {
         return (body.request_uri, body.expires_in)
     }
 
+    /// Revokes `token` (RFC 7009 §2.1), authenticated as this client; `typeHint` is `refresh_token` or
+    /// `access_token`. The server answers 200 also for a token it does not know (§2.2), which is success.
+    public func revoke(_ token: String, typeHint: String) async throws {
+        guard let endpoint = metadata.revocationEndpoint else {
+            throw SwitchbackError(.invalidConfiguration, "the provider publishes no revocation_endpoint")
+        }
+        let response = try await post(endpoint, fields: [("token", token), ("token_type_hint", typeHint)], dpop: nil)
+        guard response.status == 200 else {
+            throw Self.endpointError(response, code: .tokenEndpointError, what: "the revocation")
+        }
+    }
+
     /// Asks the provider whether `token` is active (RFC 7662), authenticated as this client.
     @_spi(SwitchbackInternals) public func introspect(_ token: String) async throws -> TokenIntrospection {
         guard let endpoint = metadata.introspectionEndpoint else {

@@ -1,0 +1,105 @@
+public import Foundation
+
+/// An RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2): the provider's
+/// `end_session_endpoint` with `id_token_hint`, `client_id`, `post_logout_redirect_uri` and a fresh
+/// `state`, to show in the user agent the sign-in used; ``verifyReturn(_:)`` checks where it came back.
+public struct EndSessionRequest: Sendable, Codable, Equatable {
+    /// The URL to show.
+    public let url: URL
+    /// The `state` sent, which the return must carry.
+    public let state: String
+    /// Where the provider sends the user agent afterwards; nil to stay on the provider's signed-out page.
+    public let postLogoutRedirectURI: URL?
+
+    /// A request as ``OIDCClient/endSessionRequest(for:postLogoutRedirectURI:)`` builds it (or as kept across a relaunch).
+    public init(url: URL, state: String, postLogoutRedirectURI: URL?) {
+        self.url = url
+        self.state = state
+        self.postLogoutRedirectURI = postLogoutRedirectURI
+    }
+
+    /// Checks the URL the user agent came back to: exactly the post-logout redirect URI (as redirect URIs
+    /// are matched), carrying this request's `state` once. Throws `redirectURIMismatch`, `stateMissing`,
+    /// `duplicateParameter` or `stateMismatch`.
+    public func verifyReturn(_ returned: URL) throws {
+        guard let postLogoutRedirectURI, RedirectURIMatcher.matches(returned, registered: postLogoutRedirectURI) else {
+            throw SwitchbackError(.redirectURIMismatch, "the sign-out came back to \(Redaction.describe(returned)), not the post-logout redirect URI")
+        }
+        let states = URLComponents(url: returned, resolvingAgainstBaseURL: false)?.queryItems?.filter { $0.name == "state" } ?? []
+        guard states.count <= 1 else { throw SwitchbackError(.duplicateParameter, "the sign-out's return carries state twice") }
+        guard let state = states.first?.value else { throw SwitchbackError(.stateMissing, "the sign-out's return carries no state") }
+        guard ConstantTime.equals(state, self.state) else {
+            throw SwitchbackError(.stateMismatch, "the sign-out's return carries another state than the one sent")
+        }
+    }
+}
+
+/// What ``CredentialManager/signOut(signedInWith:postLogoutRedirectURI:)`` did, and what is left to show.
+public struct SignOut: Sendable {
+    /// The token types the provider revoked (`refresh_token`, `access_token`), in order.
+    public let revoked: [String]
+    /// Why revocation did not happen or failed, when it did not (no `revocation_endpoint`, the provider
+    /// unreachable): the local credential is removed anyway.
+    public let revocationError: SwitchbackError?
+    /// The provider's session to end in the user agent the sign-in used; nil when none needs a browser
+    /// (no `end_session_endpoint`, or an ephemeral sign-in that left no session behind), so no sign-in
+    /// prompt is ever shown for a sign-out.
+    public let endSession: EndSessionRequest?
+}
+
+extension OIDCClient {
+    /// The RP-initiated logout for `credential`, or nil when the provider publishes no
+    /// `end_session_endpoint`. `id_token_hint` is sent when the credential holds an ID token.
+    public func endSessionRequest(for credential: Credential, postLogoutRedirectURI: URL? = nil) async throws -> EndSessionRequest? {
+        guard let endpoint = try await metadata().endSessionEndpoint,
+            var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
+        else { return nil }
+        let state = entropy.token(bytes: 32)
+        var parameters: [(String, String)] = [("client_id", configuration.clientID), ("state", state)]
+        if let idToken = credential.idToken { parameters.insert(("id_token_hint", idToken), at: 0) }
+        if let postLogoutRedirectURI { parameters.append(("post_logout_redirect_uri", postLogoutRedirectURI.absoluteString)) }
+        let existing = components.percentEncodedQuery.map { $0 + "&" } ?? ""
+        components.percentEncodedQuery = existing + FormEncoding.encode(parameters)
+        guard let url = components.url else { throw SwitchbackError(.invalidURL, "the end-session URL could not be built") }
+        return EndSessionRequest(url: url, state: state, postLogoutRedirectURI: postLogoutRedirectURI)
+    }
+
+    /// Revokes the credential's refresh token, then its access token (RFC 7009 §2.1 lets revoking the first
+    /// revoke the second; the second call makes sure). Returns the types revoked.
+    public func revoke(_ credential: Credential) async throws -> [String] {
+        let tokens = tokenClient(try await metadata())
+        var revoked: [String] = []
+        if let refreshToken = credential.refreshToken {
+            try await tokens.revoke(refreshToken, typeHint: "refresh_token")
+            revoked.append("refresh_token")
+        }
+        try await tokens.revoke(credential.accessToken, typeHint: "access_token")
+        revoked.append("access_token")
+        return revoked
+    }
+}
+
+extension CredentialManager {
+    /// Signs out: revokes the tokens at the provider (when it offers revocation), removes the credential
+    /// here whatever the provider answered, and returns the provider session still to end in a browser, if
+    /// any. A sign-in made in an ephemeral browser left no provider session to end, so none is returned;
+    /// show the returned request in the same kind of user agent the sign-in used, then check its return
+    /// with ``EndSessionRequest/verifyReturn(_:)``.
+    public func signOut(signedInWith strategy: UserAgentStrategy, postLogoutRedirectURI: URL? = nil) async throws -> SignOut {
+        guard let credential = try await credential() else {
+            try await remove()
+            return SignOut(revoked: [], revocationError: nil, endSession: nil)
+        }
+        var revoked: [String] = []
+        var revocationError: SwitchbackError?
+        do {
+            revoked = try await client.revoke(credential)
+        } catch let error as SwitchbackError {
+            revocationError = error
+        }
+        let endSession =
+            strategy == .ephemeralBrowser ? nil : try? await client.endSessionRequest(for: credential, postLogoutRedirectURI: postLogoutRedirectURI)
+        try await remove()
+        return SignOut(revoked: revoked, revocationError: revocationError, endSession: endSession ?? nil)
+    }
+}
