@@ -3,12 +3,29 @@
     import Security
     public import Switchback
 
-    /// Generic-password Keychain items of one service, readable on this device only after its first unlock
-    /// (a journal must be readable when a link relaunches the app in the background), optionally shared
-    /// through an access group.
+    /// When a Keychain item can be read, and whether it leaves the device (it never does here).
+    public enum KeychainAccessibility: Sendable {
+        /// After the first unlock since the device started, until it restarts (the default: a journal or a
+        /// refresh must work when a link or a background task launches the app while the device is locked).
+        case afterFirstUnlockThisDeviceOnly
+        /// Only while the device is unlocked.
+        case whenUnlockedThisDeviceOnly
+
+        var attribute: CFString {
+            switch self {
+            case .afterFirstUnlockThisDeviceOnly: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+            case .whenUnlockedThisDeviceOnly: kSecAttrAccessibleWhenUnlockedThisDeviceOnly
+            }
+        }
+    }
+
+    /// Generic-password Keychain items of one service, optionally shared through an access group (an app and
+    /// its extensions). What a status means is the core's decision (`KeychainStatus`): a locked device is
+    /// `credentialUnavailable`, never "nothing stored".
     struct KeychainItems: Sendable {
         let service: String
         let accessGroup: String?
+        var accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
 
         private func query(_ account: String?) -> [String: Any] {
             var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service]
@@ -23,10 +40,10 @@
             if status == errSecItemNotFound {
                 var item = query(account)
                 item[kSecValueData as String] = data
-                item[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+                item[kSecAttrAccessible as String] = accessibility.attribute
                 status = SecItemAdd(item as CFDictionary, nil)
             }
-            guard status == errSecSuccess else { throw SwitchbackError(.storeFailed, "the Keychain refused the write (OSStatus \(status))") }
+            guard status == errSecSuccess else { throw KeychainStatus.error(status, operation: "write", accessGroup: accessGroup) }
         }
 
         func read(account: String) throws -> Data? {
@@ -36,7 +53,7 @@
             var result: CFTypeRef?
             let status = SecItemCopyMatching(item as CFDictionary, &result)
             if status == errSecItemNotFound { return nil }
-            guard status == errSecSuccess else { throw SwitchbackError(.storeFailed, "the Keychain refused the read (OSStatus \(status))") }
+            guard status == errSecSuccess else { throw KeychainStatus.error(status, operation: "read", accessGroup: accessGroup) }
             return result as? Data
         }
 
@@ -47,14 +64,14 @@
             var result: CFTypeRef?
             let status = SecItemCopyMatching(item as CFDictionary, &result)
             if status == errSecItemNotFound { return [] }
-            guard status == errSecSuccess else { throw SwitchbackError(.storeFailed, "the Keychain refused the read (OSStatus \(status))") }
+            guard status == errSecSuccess else { throw KeychainStatus.error(status, operation: "read", accessGroup: accessGroup) }
             return result as? [Data] ?? []
         }
 
         func delete(account: String) throws {
             let status = SecItemDelete(query(account) as CFDictionary)
             guard status == errSecSuccess || status == errSecItemNotFound else {
-                throw SwitchbackError(.storeFailed, "the Keychain refused the delete (OSStatus \(status))")
+                throw KeychainStatus.error(status, operation: "delete", accessGroup: accessGroup)
             }
         }
     }
@@ -81,12 +98,26 @@
         }
     }
 
-    /// Credentials in the Keychain, one item per key.
+    /// Credentials in the Keychain, one item per key. Before the device's first unlock a read throws
+    /// `credentialUnavailable` (give `CredentialManager` a `ProtectedDataAvailability` to wait instead); with
+    /// `accessGroup` the app's extensions share the items (the app needs the keychain-access-groups
+    /// entitlement; without it every call is `entitlementMissing`, which `SetupCheck.keychainProblem` reports).
     public struct KeychainCredentialStore: CredentialStore {
         private let items: KeychainItems
 
-        public init(service: String = "switchback.credentials", accessGroup: String? = nil) {
-            items = KeychainItems(service: service, accessGroup: accessGroup)
+        public init(
+            service: String = "switchback.credentials", accessGroup: String? = nil,
+            accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
+        ) {
+            items = KeychainItems(service: service, accessGroup: accessGroup, accessibility: accessibility)
+        }
+
+        /// Writes, reads back and deletes a probe item: the typed error a missing entitlement or a locked
+        /// device gives, at launch rather than at the first sign-in.
+        public func probe() throws {
+            try items.write(Data("probe".utf8), account: ".switchback-probe")
+            _ = try items.read(account: ".switchback-probe")
+            try items.delete(account: ".switchback-probe")
         }
 
         public func load(key: String) throws -> Credential? {
@@ -102,4 +133,61 @@
             try items.delete(account: key)
         }
     }
+
+    #if canImport(UIKit)
+        import UIKit
+
+        /// Protected data on iOS: `UIApplication.isProtectedDataAvailable`, and its notification to wait for.
+        /// Give it to `CredentialManager` so that a prewarmed or background launch before the first unlock
+        /// waits for the credential instead of taking the user as signed out.
+        public struct ProtectedDataAvailability: ProtectedDataGate {
+            public init() {}
+
+            public func waitUntilAvailable() async throws {
+                let signal = OneSignal()
+                // Observe before asking, so that an unlock between the two is not missed.
+                let observer = NotificationCenter.default.addObserver(
+                    forName: UIApplication.protectedDataDidBecomeAvailableNotification, object: nil, queue: nil
+                ) { _ in signal.fire() }
+                defer { NotificationCenter.default.removeObserver(observer) }
+                if await UIApplication.shared.isProtectedDataAvailable { return }
+                try await signal.wait()
+            }
+        }
+
+        /// Resumes one waiter once: when fired, or with `CancellationError` when the waiting task is cancelled.
+        final class OneSignal: @unchecked Sendable {  // @unchecked: every field is guarded by `lock`.
+            private let lock = NSLock()
+            private var fired = false
+            private var waiter: CheckedContinuation<Void, any Error>?
+
+            func fire() {
+                let waiting = lock.withLock { () -> CheckedContinuation<Void, any Error>? in
+                    fired = true
+                    defer { waiter = nil }
+                    return waiter
+                }
+                waiting?.resume()
+            }
+
+            func wait() async throws {
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                        let resumeNow = lock.withLock { () -> Bool in
+                            if fired || Task.isCancelled { return true }
+                            waiter = continuation
+                            return false
+                        }
+                        if resumeNow { Task.isCancelled ? continuation.resume(throwing: CancellationError()) : continuation.resume() }
+                    }
+                } onCancel: {
+                    let waiting = lock.withLock { () -> CheckedContinuation<Void, any Error>? in
+                        defer { waiter = nil }
+                        return waiter
+                    }
+                    waiting?.resume(throwing: CancellationError())
+                }
+            }
+        }
+    #endif
 #endif

@@ -41,6 +41,11 @@ public let errSecDuplicateItem: OSStatus = -25299
 // https://developer.apple.com/documentation/security/errsecinteractionnotallowed
 public let errSecInteractionNotAllowed: OSStatus = -25308
 
+// https://developer.apple.com/documentation/security/errsecmissingentitlement
+public let errSecMissingEntitlement: OSStatus = -34018
+// https://developer.apple.com/documentation/security/ksecattraccessiblewhenunlockedthisdeviceonly
+public let kSecAttrAccessibleWhenUnlockedThisDeviceOnly: CFString = "aku"
+
 // https://developer.apple.com/documentation/security/ksecclass
 public let kSecClass: CFString = "class"
 // https://developer.apple.com/documentation/security/ksecclassgenericpassword

@@ -160,6 +160,13 @@ public typealias UIActionHandler = (UIAction) -> Void
     // https://developer.apple.com/documentation/uikit/uiapplication/open(_:options:completionhandler:)
     // (the async form Swift generates from the completion-handler method, which UIApplication.h does not disable)
     open func open(_ url: URL, options: [UIApplication.OpenExternalURLOptionsKey: Any] = [:]) async -> Bool { false }
+    // https://developer.apple.com/documentation/uikit/uiapplication/isprotecteddataavailable
+    // (the model's answer is `UIApplication.protectedDataAvailableInModel`, which tests set)
+    open var isProtectedDataAvailable: Bool { UIApplication.protectedDataAvailableInModel }
+    /// Not Apple API: what the model's `isProtectedDataAvailable` answers.
+    public static var protectedDataAvailableInModel = true
+    // https://developer.apple.com/documentation/uikit/uiapplication/protecteddatadidbecomeavailablenotification
+    public nonisolated static let protectedDataDidBecomeAvailableNotification = Notification.Name("UIApplicationProtectedDataDidBecomeAvailable")
     // https://developer.apple.com/documentation/uikit/uiapplication/didbecomeactivenotification
     public nonisolated static let didBecomeActiveNotification = Notification.Name("UIApplicationDidBecomeActiveNotification")
     // https://developer.apple.com/documentation/uikit/uiapplication/didenterbackgroundnotification

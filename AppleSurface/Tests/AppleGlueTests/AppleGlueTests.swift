@@ -257,7 +257,7 @@ struct KeychainGlueTests {
     }
 
     @Test(
-        "errSecItemNotFound reads as nothing; a write adds, a second write updates; errSecInteractionNotAllowed and errSecDuplicateItem are storeFailed"
+        "errSecItemNotFound reads as nothing; a write adds, a second write updates; a locked device is credentialUnavailable (not signed out), a missing entitlement entitlementMissing, anything else storeFailed"
     )
     func statuses() throws {
         Keychain.shared.removeAll()
@@ -267,18 +267,44 @@ struct KeychainGlueTests {
         let journals = KeychainFlowJournalStore(service: "glue.journals")
         #expect(try journals.journals().isEmpty)
         try journals.remove(flowID: "absent")  // errSecItemNotFound on delete is fine
-        for status in [errSecInteractionNotAllowed, errSecDuplicateItem] {
+        try credentials.probe()
+        let expected: [(OSStatus, SwitchbackError.Code)] = [
+            (errSecInteractionNotAllowed, .credentialUnavailable), (errSecMissingEntitlement, .entitlementMissing), (errSecDuplicateItem, .storeFailed),
+        ]
+        for (status, code) in expected {
             Keychain.shared.failing = status
             do {
                 _ = try credentials.load(key: "main")
                 Issue.record("status \(status) was not reported")
             } catch let error as SwitchbackError {
-                #expect(error.code == .storeFailed)
+                #expect(error.code == code, "OSStatus \(status)")
                 #expect(error.message.contains("\(status)"))
             }
             #expect(throws: SwitchbackError.self) { try journals.remove(flowID: "x") }
+            #expect(throws: SwitchbackError.self) { try credentials.probe() }
         }
         Keychain.shared.failing = nil
+    }
+}
+
+@Suite("Protected data glue", .serialized) @MainActor
+struct ProtectedDataGlueTests {
+    @Test("available: returns at once; unavailable: waits for UIApplication's notification; cancelled: throws CancellationError")
+    func waits() async throws {
+        UIApplication.protectedDataAvailableInModel = true
+        try await ProtectedDataAvailability().waitUntilAvailable()
+        UIApplication.protectedDataAvailableInModel = false
+        let waiting = Task { try await ProtectedDataAvailability().waitUntilAvailable() }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        UIApplication.protectedDataAvailableInModel = true
+        NotificationCenter.default.post(name: UIApplication.protectedDataDidBecomeAvailableNotification, object: nil)
+        try await waiting.value
+        UIApplication.protectedDataAvailableInModel = false
+        let cancelled = Task { try await ProtectedDataAvailability().waitUntilAvailable() }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        UIApplication.protectedDataAvailableInModel = true
     }
 }
 

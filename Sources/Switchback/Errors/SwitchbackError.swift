@@ -57,6 +57,8 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case userInfoInvalid
             case noRefreshToken
             case reauthenticationRequired
+            case credentialUnavailable
+            case entitlementMissing
             case storeFailed
             case userCancelled
             case handOffLinkInvalid
@@ -179,6 +181,14 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         /// The provider refused the refresh token (`invalid_grant`) and no newer credential was stored by
         /// anyone else: the grant is revoked, expired, or its rotation was lost. The user signs in again.
         public static let reauthenticationRequired = Code(.reauthenticationRequired)
+        /// The store holds a credential it cannot read now: the device has not been unlocked since it
+        /// started (a prewarmed or background launch), so protected data is unavailable. Not a sign-out:
+        /// try again once protected data is available (``ProtectedDataGate``).
+        public static let credentialUnavailable = Code(.credentialUnavailable)
+        /// The app lacks an entitlement the operation needs: the keychain-access-groups entry for the
+        /// Keychain access group it named (`errSecMissingEntitlement`, -34018). A setup problem
+        /// (``SetupCheck/keychainProblem(_:accessGroup:)``), not a runtime one.
+        public static let entitlementMissing = Code(.entitlementMissing)
         /// A credential or journal store failed to read or write.
         public static let storeFailed = Code(.storeFailed)
         /// The callback belongs to a sign-in this client already completed, or is completing now (a deep

@@ -33,17 +33,20 @@ public actor CredentialManager {
     private let store: any CredentialStore
     private let clock: any WallClock
     private let logger: Logger
+    private let protectedData: (any ProtectedDataGate)?
     private var inFlight: Task<Credential, any Error>?
 
     /// The store key under which a refresh in progress is marked.
     nonisolated var refreshMarkKey: String { key + ".refreshing" }
 
     /// `store` holds the credential under `key` (and a mark under `key` + `.refreshing` while a refresh is
-    /// under way).
+    /// under way). With `protectedData`, a store that answers ``SwitchbackError/Code/credentialUnavailable``
+    /// (a device not unlocked since it started) is waited on, then read again, instead of failing.
     public init(
         client: OIDCClient, store: any CredentialStore, key: String, clock: any WallClock = SystemClock(),
-        logger: Logger = Logger(label: "switchback.credentials")
+        protectedData: (any ProtectedDataGate)? = nil, logger: Logger = Logger(label: "switchback.credentials")
     ) {
+        self.protectedData = protectedData
         self.client = client
         self.store = store
         self.key = key
@@ -73,6 +76,18 @@ public actor CredentialManager {
     /// would not (a credential without an expiry is taken as valid). Throws ``SwitchbackError/Code/noRefreshToken``
     /// when it expires and cannot be refreshed, and `storeFailed` with nothing stored.
     public func validCredential(minimumValidity: TimeInterval = 60) async throws -> Credential {
+        do {
+            return try await freshCredential(minimumValidity: minimumValidity)
+        } catch let error as SwitchbackError where error.code == .credentialUnavailable {
+            // Locked is not signed out: wait for the first unlock, then read again.
+            guard let protectedData else { throw error }
+            logger.info("protected data is unavailable; waiting for the device to be unlocked", metadata: ["key": "\(key)"])
+            try await protectedData.waitUntilAvailable()
+            return try await freshCredential(minimumValidity: minimumValidity)
+        }
+    }
+
+    private func freshCredential(minimumValidity: TimeInterval) async throws -> Credential {
         if inFlight == nil, try await store.load(key: refreshMarkKey) == nil, let stored = try await store.load(key: key),
             stored.expiresAt.map({ $0.timeIntervalSince(clock.now()) >= minimumValidity }) ?? true
         {

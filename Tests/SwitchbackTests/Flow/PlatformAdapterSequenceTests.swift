@@ -123,4 +123,26 @@ struct SetupCheckTests {
                     .associatedDomainNeeded("app.example.com")
                 ])
     }
+
+    @Test("an http redirect URI with an authentication session is named before launch, as the coordinator would refuse it")
+    func httpRedirectWithSession() async throws {
+        let check = SetupCheck(queriedSchemes: [], urlSchemes: [])
+        let loopback = try #require(URL(string: "http://127.0.0.1:8080/cb"))
+        let request = SignInRequest(provider: "generic", strategy: .systemBrowser)
+        #expect(check.problems(for: request, preset: .generic, redirectURI: loopback) == [.callbackNeverCaught(loopback)])
+        #expect(check.problems(for: SignInRequest(provider: "generic", strategy: .safariView), preset: .generic, redirectURI: loopback).isEmpty)
+    }
+
+    @Test("a Keychain probe's missing entitlement is a setup problem naming the group; a locked device or another failure is not")
+    func keychainEntitlement() {
+        let group = "ABCDE12345.com.example.shared"
+        #expect(
+            SetupCheck.keychainProblem(
+                KeychainStatus.error(KeychainStatus.missingEntitlement, operation: "write", accessGroup: group), accessGroup: group)
+                == .keychainEntitlementMissing(group))
+        #expect(
+            SetupCheck.keychainProblem(
+                KeychainStatus.error(KeychainStatus.interactionNotAllowed, operation: "write", accessGroup: group), accessGroup: group) == nil)
+        #expect(SetupCheck.keychainProblem(CancellationError(), accessGroup: nil) == nil)
+    }
 }

@@ -28,12 +28,21 @@ public struct SetupCheck: Sendable {
         /// The sign-in returns by a universal link: the associated-domains entitlement must list `applinks:<host>`
         /// (the entitlement cannot be read at run time, so this is a reminder).
         case associatedDomainNeeded(String)
+        /// The sign-in uses an authentication session but its redirect URI is http, which no session catches
+        /// (``AuthenticationSessionCallback``): the coordinator refuses it.
+        case callbackNeverCaught(URL)
+        /// The Keychain answered `errSecMissingEntitlement` (-34018) for this access group: the
+        /// keychain-access-groups entitlement must list it (nil: the app's default group).
+        case keychainEntitlementMissing(String?)
 
         public var description: String {
             switch self {
             case .authenticatorSchemeNotQueried(let scheme): "add \(scheme) to LSApplicationQueriesSchemes"
             case .schemeNotRegistered(let scheme): "register \(scheme) in CFBundleURLTypes"
             case .associatedDomainNeeded(let host): "the associated-domains entitlement needs applinks:\(host)"
+            case .callbackNeverCaught(let url):
+                "an authentication session never catches \(url.scheme ?? "this") redirect URI \(url); use a custom scheme or https"
+            case .keychainEntitlementMissing(let group): "the keychain-access-groups entitlement must list \(group ?? "the app's access group")"
             }
         }
     }
@@ -56,6 +65,16 @@ public struct SetupCheck: Sendable {
                 problems.append(.schemeNotRegistered(scheme))
             }
         }
+        if request.strategy.hasCallbackHook, AuthenticationSessionCallback(redirectURI: redirectURI) == nil {
+            problems.append(.callbackNeverCaught(redirectURI))
+        }
         return problems
+    }
+
+    /// The problem a Keychain probe's failure reveals (`KeychainCredentialStore.probe()`), if it is one the
+    /// app's setup can fix: a missing keychain-access-groups entitlement. A locked device is not a setup problem.
+    public static func keychainProblem(_ error: any Error, accessGroup: String?) -> Problem? {
+        guard let error = error as? SwitchbackError, error.code == .entitlementMissing else { return nil }
+        return .keychainEntitlementMissing(accessGroup)
     }
 }

@@ -1,0 +1,40 @@
+/// What a Keychain status means for a store, decided here so that the Apple adapter only passes the
+/// `OSStatus` on (the values are Apple's, from the Security framework's documentation).
+public enum KeychainStatus {
+    /// `errSecItemNotFound`: nothing stored.
+    public static let itemNotFound: Int32 = -25300
+    /// `errSecInteractionNotAllowed`: the item exists but protected data is unavailable (before the first
+    /// unlock after a restart, or for a `WhenUnlocked` item while locked).
+    public static let interactionNotAllowed: Int32 = -25308
+    /// `errSecMissingEntitlement`: the app lacks the keychain-access-groups entitlement for the access group
+    /// it named (MSAL's most reported error).
+    public static let missingEntitlement: Int32 = -34018
+
+    /// The typed error for a status other than success and not-found: ``SwitchbackError/Code/credentialUnavailable``
+    /// for a locked device (retryable, never "signed out"), ``SwitchbackError/Code/entitlementMissing`` for a
+    /// missing entitlement, `storeFailed` otherwise.
+    public static func error(_ status: Int32, operation: String, accessGroup: String?) -> SwitchbackError {
+        switch status {
+        case interactionNotAllowed:
+            SwitchbackError(
+                .credentialUnavailable,
+                "the Keychain cannot be read before the device is unlocked (OSStatus \(status) on \(operation)); try again then")
+        case missingEntitlement:
+            SwitchbackError(
+                .entitlementMissing,
+                "the app lacks the keychain-access-groups entitlement\(accessGroup.map { " for \($0)" } ?? "") (OSStatus \(status) on \(operation))")
+        default:
+            SwitchbackError(.storeFailed, "the Keychain refused the \(operation) (OSStatus \(status))")
+        }
+    }
+}
+
+/// Tells whether protected data (Keychain items, files protected until first unlock) can be read, and waits
+/// until it can. On iOS it is `UIApplication.isProtectedDataAvailable` and its notification
+/// (`ProtectedDataAvailability` in SwitchbackApple); ``CredentialManager`` waits on it instead of reporting a
+/// locked device as no credential.
+public protocol ProtectedDataGate: Sendable {
+    /// Returns once protected data is available; at once when it already is. Throws `CancellationError`
+    /// when the waiting task is cancelled.
+    func waitUntilAvailable() async throws
+}
