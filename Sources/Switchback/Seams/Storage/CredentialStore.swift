@@ -19,7 +19,7 @@ public actor InMemoryCredentialStore: CredentialStore {
 }
 
 /// Credentials in one JSON file per key inside a directory, written atomically and readable by the owner
-/// only from the first byte (``OwnerOnlyFile``).
+/// only from the first byte (`OwnerOnlyFile`).
 ///
 /// Suited to command-line tools and servers; on iOS and macOS prefer the Keychain store.
 public actor FileCredentialStore: CredentialStore {

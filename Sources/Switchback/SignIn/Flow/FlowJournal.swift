@@ -97,7 +97,7 @@ public actor InMemoryFlowJournalStore: FlowJournalStore {
 }
 
 /// Journals as JSON files in a directory, one per flow, readable by the owner only from the first byte and
-/// written atomically (``OwnerOnlyFile``: a termination mid-write leaves the previous version).
+/// written atomically (`OwnerOnlyFile`: a termination mid-write leaves the previous version).
 public struct FileFlowJournalStore: FlowJournalStore {
     public let directory: URL
 
