@@ -102,7 +102,7 @@
     /// `credentialUnavailable` (give `CredentialManager` a `ProtectedDataAvailability` to wait instead); with
     /// `accessGroup` the app's extensions share the items (the app needs the keychain-access-groups
     /// entitlement; without it every call is `entitlementMissing`, which `SetupCheck.keychainProblem` reports).
-    public struct KeychainCredentialStore: CredentialStore {
+    public struct KeychainCredentialStore: CredentialCollection {
         private let items: KeychainItems
 
         public init(
@@ -131,6 +131,11 @@
 
         public func remove(key: String) throws {
             try items.delete(account: key)
+        }
+
+        public func allCredentials() throws -> [Credential] {
+            // An item that no longer decodes (another version, the probe) is skipped.
+            try items.readAll().compactMap { try? JSONDecoder().decode(Credential.self, from: $0) }
         }
     }
 

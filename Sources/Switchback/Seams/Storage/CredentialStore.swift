@@ -8,7 +8,7 @@ public protocol CredentialStore: Sendable {
 }
 
 /// Credentials kept in memory only, for tests and short-lived processes.
-public actor InMemoryCredentialStore: CredentialStore {
+public actor InMemoryCredentialStore: CredentialCollection {
     private var credentials: [String: Credential] = [:]
 
     public init() {}
@@ -16,13 +16,14 @@ public actor InMemoryCredentialStore: CredentialStore {
     public func load(key: String) -> Credential? { credentials[key] }
     public func save(_ credential: Credential, key: String) { credentials[key] = credential }
     public func remove(key: String) { credentials[key] = nil }
+    public func allCredentials() -> [Credential] { Array(credentials.values) }
 }
 
 /// Credentials in one JSON file per key inside a directory, written atomically and readable by the owner
 /// only from the first byte (`OwnerOnlyFile`).
 ///
 /// Suited to command-line tools and servers; on iOS and macOS prefer the Keychain store.
-public actor FileCredentialStore: CredentialStore {
+public actor FileCredentialStore: CredentialCollection {
     private let directory: URL
 
     public init(directory: URL) {
@@ -58,6 +59,15 @@ public actor FileCredentialStore: CredentialStore {
             try FileManager.default.removeItem(at: url)
         } catch {
             throw SwitchbackError(.storeFailed, "the credential for \"\(key)\" cannot be removed", underlying: error)
+        }
+    }
+
+    /// Every credential in the directory (none when it does not exist yet); a file that does not decode is
+    /// skipped, not fatal to the others.
+    public func allCredentials() throws -> [Credential] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        return names.sorted().filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.compactMap {
+            try? JSONDecoder().decode(Credential.self, from: Data(contentsOf: directory.appendingPathComponent($0)))
         }
     }
 

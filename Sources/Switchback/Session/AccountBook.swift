@@ -1,0 +1,84 @@
+import Foundation
+import Crypto
+
+/// A credential store that can list what it holds, for keeping several accounts.
+public protocol CredentialCollection: CredentialStore {
+    /// Every credential stored, in no particular order.
+    func allCredentials() async throws -> [Credential]
+}
+
+/// One signed-in account: a subject at an issuer (a person as themselves at Singpass and as a company's
+/// representative at Corppass; BankID personal and business).
+public struct Account: Sendable, Hashable, Identifiable, Codable {
+    /// The store key its credential lives under, derived from issuer and subject.
+    public let id: String
+    public let issuer: String
+    public let subject: String
+    /// A name to show in an account picker: the `name`, else the `email`, else nil.
+    public let displayName: String?
+}
+
+/// Several signed-in accounts in one store: each sign-in's credential is kept under a key derived from its
+/// issuer and subject (a second sign-in of the same account replaces the first, another account is added
+/// beside it), listed for a picker, and kept fresh by a ``CredentialManager`` per account.
+///
+/// ```swift
+/// let book = AccountBook(store: KeychainCredentialStore(accessGroup: group))
+/// let account = try await book.add(result.credential)            // after each sign-in
+/// let manager = book.manager(for: account, client: singpassClient) // the account the user picked
+/// ```
+public actor AccountBook {
+    private let store: any CredentialCollection
+
+    public init(store: any CredentialCollection) {
+        self.store = store
+    }
+
+    /// The account a credential belongs to; throws `identityRequirementNotMet` when it names no subject.
+    public static func account(of credential: Credential) throws -> Account {
+        guard let subject = credential.subject, !subject.isEmpty else {
+            throw SwitchbackError(.identityRequirementNotMet, "the credential names no subject, so it cannot be kept as an account")
+        }
+        let digest = SHA256.hash(data: Data((credential.issuer + "\n" + subject).utf8))
+        // The ID token was validated at sign-in; its payload is read again here only for a name to show.
+        var claims = credential.userInfoClaims ?? [:]
+        if let payload = credential.idToken?.split(separator: ".").dropFirst().first, let data = Base64URL.decode(payload),
+            case .object(let idClaims)? = try? JSONDecoder().decode(JSONValue.self, from: data)
+        {
+            claims.merge(idClaims) { userInfo, _ in userInfo }
+        }
+        let name: String? =
+            if case .string(let name)? = claims["name"] { name } else if case .string(let email)? = claims["email"] { email } else { nil }
+        return Account(id: "account-" + Base64URL.encode(Data(digest).prefix(18)), issuer: credential.issuer, subject: subject, displayName: name)
+    }
+
+    /// Keeps `credential` as its account's, replacing that account's previous one; returns the account.
+    @discardableResult
+    public func add(_ credential: Credential) async throws -> Account {
+        let account = try Self.account(of: credential)
+        try await store.save(credential, key: account.id)
+        try await store.remove(key: account.id + ".refreshing")
+        return account
+    }
+
+    /// Every account kept, sorted by issuer then name.
+    public func accounts() async throws -> [Account] {
+        var seen: [String: Account] = [:]
+        for credential in try await store.allCredentials() {
+            guard let account = try? Self.account(of: credential) else { continue }
+            seen[account.id] = seen[account.id] ?? account
+        }
+        return seen.values.sorted { ($0.issuer, $0.displayName ?? $0.subject) < ($1.issuer, $1.displayName ?? $1.subject) }
+    }
+
+    /// Forgets an account here (sign out of it first with its manager to end it at the provider).
+    public func remove(_ account: Account) async throws {
+        try await store.remove(key: account.id)
+        try await store.remove(key: account.id + ".refreshing")
+    }
+
+    /// The manager that keeps `account`'s credential fresh, with `client` configured for its issuer.
+    public nonisolated func manager(for account: Account, client: OIDCClient, protectedData: (any ProtectedDataGate)? = nil) -> CredentialManager {
+        CredentialManager(client: client, store: store, key: account.id, protectedData: protectedData)
+    }
+}
