@@ -160,6 +160,42 @@
             }
         }
 
+        /// A refresh (or other work the core names) as a UIKit background task, so that it may finish after the
+        /// app leaves the foreground; the task ends when the work does, or when the system's time runs out.
+        public struct BackgroundTaskWork: BackgroundWork {
+            public init() {}
+
+            public func finish<Result: Sendable>(_ name: String, _ body: @Sendable () async throws -> Result) async throws -> Result {
+                let application = await MainActor.run { UIApplication.shared }
+                let task = BackgroundTask(application)
+                // The expiration handler ends the task as Apple requires; the work itself goes on while it can.
+                task.started(application.beginBackgroundTask(withName: name) { task.end() })
+                defer { task.end() }
+                return try await body()
+            }
+        }
+
+        /// One background task, ended exactly once: by the work's end or by the system's expiration handler.
+        final class BackgroundTask: @unchecked Sendable {  // @unchecked: `identifier` is guarded by `lock`.
+            private let lock = NSLock()
+            private let application: UIApplication
+            private var identifier: UIBackgroundTaskIdentifier?
+
+            init(_ application: UIApplication) { self.application = application }
+
+            func started(_ identifier: UIBackgroundTaskIdentifier) {
+                lock.withLock { self.identifier = identifier == .invalid ? nil : identifier }
+            }
+
+            func end() {
+                let ending = lock.withLock { () -> UIBackgroundTaskIdentifier? in
+                    defer { identifier = nil }
+                    return identifier
+                }
+                if let ending { application.endBackgroundTask(ending) }
+            }
+        }
+
         /// Resumes one waiter once: when fired, or with `CancellationError` when the waiting task is cancelled.
         final class OneSignal: @unchecked Sendable {  // @unchecked: every field is guarded by `lock`.
             private let lock = NSLock()

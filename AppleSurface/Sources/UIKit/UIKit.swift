@@ -160,6 +160,18 @@ public typealias UIActionHandler = (UIAction) -> Void
     // https://developer.apple.com/documentation/uikit/uiapplication/open(_:options:completionhandler:)
     // (the async form Swift generates from the completion-handler method, which UIApplication.h does not disable)
     open func open(_ url: URL, options: [UIApplication.OpenExternalURLOptionsKey: Any] = [:]) async -> Bool { false }
+    // https://developer.apple.com/documentation/uikit/uiapplication/beginbackgroundtask(withname:expirationhandler:)
+    nonisolated open func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil)
+        -> UIBackgroundTaskIdentifier
+    {
+        UIApplication.backgroundTasksInModel.withLock { $0.begin(taskName) }
+    }
+    // https://developer.apple.com/documentation/uikit/uiapplication/endbackgroundtask(_:)
+    nonisolated open func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) {
+        UIApplication.backgroundTasksInModel.withLock { $0.end(identifier) }
+    }
+    /// Not Apple API: the model's record of background tasks begun and ended.
+    public nonisolated static let backgroundTasksInModel = ModelLock(BackgroundTaskRecord())
     // https://developer.apple.com/documentation/uikit/uiapplication/isprotecteddataavailable
     // (the model's answer is `UIApplication.protectedDataAvailableInModel`, which tests set)
     open var isProtectedDataAvailable: Bool { UIApplication.protectedDataAvailableInModel }
@@ -171,6 +183,38 @@ public typealias UIActionHandler = (UIAction) -> Void
     public nonisolated static let didBecomeActiveNotification = Notification.Name("UIApplicationDidBecomeActiveNotification")
     // https://developer.apple.com/documentation/uikit/uiapplication/didenterbackgroundnotification
     public nonisolated static let didEnterBackgroundNotification = Notification.Name("UIApplicationDidEnterBackgroundNotification")
+}
+
+// https://developer.apple.com/documentation/uikit/uibackgroundtaskidentifier
+public struct UIBackgroundTaskIdentifier: Hashable, Sendable, RawRepresentable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    // https://developer.apple.com/documentation/uikit/uibackgroundtaskidentifier/invalid
+    public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
+}
+
+/// Not Apple API: what the model's UIApplication records about background tasks.
+public struct BackgroundTaskRecord: Sendable {
+    public private(set) var begun: [String?] = []
+    public private(set) var open: Set<Int> = []
+    private var next = 1
+
+    mutating func begin(_ name: String?) -> UIBackgroundTaskIdentifier {
+        begun.append(name)
+        defer { next += 1 }
+        open.insert(next)
+        return UIBackgroundTaskIdentifier(rawValue: next)
+    }
+
+    mutating func end(_ identifier: UIBackgroundTaskIdentifier) { open.remove(identifier.rawValue) }
+}
+
+/// Not Apple API: a lock around a value, for the model's records.
+public final class ModelLock<Value: Sendable>: @unchecked Sendable {  // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    public init(_ value: Value) { self.value = value }
+    public func withLock<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
 }
 
 // https://developer.apple.com/documentation/uikit/uiscene

@@ -321,3 +321,17 @@ final class Reports: @unchecked Sendable {  // @unchecked: `items` is guarded by
     func add(_ url: URL?, _ domain: String?, _ code: Int?) { lock.withLock { items.append(Report(url: url, domain: domain, code: code)) } }
     var all: [Report] { lock.withLock { items } }
 }
+
+@Suite("Background work glue", .serialized)
+struct BackgroundWorkGlueTests {
+    @Test("the work runs inside a named background task that ends when it returns, and when it throws")
+    func endsTask() async throws {
+        let before = UIApplication.backgroundTasksInModel.withLock { $0.begun.count }
+        let value = try await BackgroundTaskWork().finish("switchback.refresh") { 42 }
+        #expect(value == 42)
+        await #expect(throws: CancellationError.self) { try await BackgroundTaskWork().finish("switchback.refresh") { () async throws -> Int in throw CancellationError() } }
+        let record = UIApplication.backgroundTasksInModel.withLock { $0 }
+        #expect(record.begun.dropFirst(before) == ["switchback.refresh", "switchback.refresh"])
+        #expect(record.open.isEmpty, "every task begun was ended")
+    }
+}

@@ -34,6 +34,7 @@ public actor CredentialManager {
     private let clock: any WallClock
     private let logger: Logger
     private let protectedData: (any ProtectedDataGate)?
+    private let backgroundWork: (any BackgroundWork)?
     private var inFlight: Task<Credential, any Error>?
 
     /// The store key under which a refresh in progress is marked.
@@ -41,12 +42,16 @@ public actor CredentialManager {
 
     /// `store` holds the credential under `key` (and a mark under `key` + `.refreshing` while a refresh is
     /// under way). With `protectedData`, a store that answers ``SwitchbackError/Code/credentialUnavailable``
-    /// (a device not unlocked since it started) is waited on, then read again, instead of failing.
+    /// (a device not unlocked since it started) is waited on, then read again, instead of failing. With
+    /// `backgroundWork`, each refresh runs as background work, so one started just before the app leaves
+    /// the foreground still stores its rotated token.
     public init(
         client: OIDCClient, store: any CredentialStore, key: String, clock: any WallClock = SystemClock(),
-        protectedData: (any ProtectedDataGate)? = nil, logger: Logger = Logger(label: "switchback.credentials")
+        protectedData: (any ProtectedDataGate)? = nil, backgroundWork: (any BackgroundWork)? = nil,
+        logger: Logger = Logger(label: "switchback.credentials")
     ) {
         self.protectedData = protectedData
+        self.backgroundWork = backgroundWork
         self.client = client
         self.store = store
         self.key = key
@@ -93,23 +98,36 @@ public actor CredentialManager {
         {
             return stored
         }
-        return try await refresh()
+        return try await refresh(unlessValidFor: minimumValidity)
     }
 
     /// Refreshes now; callers that arrive while a refresh is under way share its result.
     public func refresh() async throws -> Credential {
+        try await refresh(unlessValidFor: nil)
+    }
+
+    /// With `minimumValidity`, a caller that read the credential before another caller's refresh stored
+    /// its result takes that result instead of refreshing again.
+    private func refresh(unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
         if let inFlight { return try await inFlight.value }
-        let task = Task { try await self.performRefresh() }
+        let backgroundWork = backgroundWork
+        let task = Task {
+            guard let backgroundWork else { return try await self.performRefresh(unlessValidFor: minimumValidity) }
+            return try await backgroundWork.finish("switchback.refresh") { try await self.performRefresh(unlessValidFor: minimumValidity) }
+        }
         inFlight = task
         defer { inFlight = nil }
         return try await task.value
     }
 
-    private func performRefresh() async throws -> Credential {
+    private func performRefresh(unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
         guard let stored = try await store.load(key: key) else {
             throw SwitchbackError(.storeFailed, "no credential is stored under \"\(key)\"")
         }
         let interrupted = try await store.load(key: refreshMarkKey) != nil
+        if let minimumValidity, !interrupted, let expiresAt = stored.expiresAt, expiresAt.timeIntervalSince(clock.now()) >= minimumValidity {
+            return stored
+        }
         if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
         try await store.save(stored, key: refreshMarkKey)
         let refreshed: Credential

@@ -29,6 +29,14 @@ public enum KeychainStatus {
     }
 }
 
+/// Lets work the user started finish when the app leaves the foreground: on iOS a background task
+/// (`BackgroundTaskWork` in SwitchbackApple), so that a refresh under way is not frozen between sending
+/// the old refresh token and storing the new one.
+public protocol BackgroundWork: Sendable {
+    /// Runs `body` as work named `name` that may go on in the background; returns or throws what it does.
+    func finish<Result: Sendable>(_ name: String, _ body: @Sendable () async throws -> Result) async throws -> Result
+}
+
 /// Tells whether protected data (Keychain items, files protected until first unlock) can be read, and waits
 /// until it can. On iOS it is `UIApplication.isProtectedDataAvailable` and its notification
 /// (`ProtectedDataAvailability` in SwitchbackApple); ``CredentialManager`` waits on it instead of reporting a
