@@ -85,6 +85,35 @@ struct GlewlwydInteropTests {
         }
     }
 
+    @Test(
+        "after sign-in: 20 callers of an expired credential share one refresh (glewlwyd does not rotate its refresh tokens); sign-out removes it, reports that glewlwyd publishes no revocation endpoint, and builds its end_session request"
+    )
+    func afterSignIn() async throws {
+        let peer = try Glewlwyd.require()
+        let client = Glewlwyd.client(peer, clientID: "native-es")
+        let (_, _, credential) = try await signIn(client, peer: peer)
+        var expired = credential
+        expired.expiresAt = Date().addingTimeInterval(-1)
+        let store = InMemoryCredentialStore()
+        let manager = CredentialManager(client: client, store: store, key: "main")
+        try await manager.save(expired)
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await manager.validCredential().accessToken } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(tokens.count == 1)
+        #expect(tokens.first != credential.accessToken)
+        #expect(try await client.userInfo(for: try #require(await store.load(key: "main")))["email"] == .string("alice@example.com"))
+
+        let signedOut = try await manager.signOut(signedInWith: .systemBrowser)
+        #expect(await store.load(key: "main") == nil)
+        #expect(signedOut.revocationError?.code == .invalidConfiguration, "glewlwyd 2.7.5 advertises no revocation_endpoint")
+        let endSession = try #require(signedOut.endSession)
+        #expect(endSession.url.absoluteString.hasPrefix(peer.issuer + "/end_session?id_token_hint="))
+        let answer = try await URLSessionTransport().send(HTTPRequest(method: .get, url: endSession.url))
+        #expect(answer.status < 400, "glewlwyd accepts the request it is sent: HTTP \(answer.status)")
+    }
+
     @Test("a wrong PKCE verifier surfaces glewlwyd's refusal as a typed error (403 invalid_code, quirk)")
     func wrongVerifier() async throws {
         let peer = try Glewlwyd.require()
