@@ -29,6 +29,8 @@ public struct Account: Sendable, Hashable, Identifiable, Codable {
 /// ```
 public actor AccountBook {
     private let store: any CredentialCollection
+    /// One manager per account, so that one refresh at a time holds per account and not per call.
+    private var managers: [String: CredentialManager] = [:]
 
     public init(store: any CredentialCollection) {
         self.store = store
@@ -48,7 +50,9 @@ public actor AccountBook {
             claims.merge(idClaims) { userInfo, _ in userInfo }
         }
         let name: String? =
-            if case .string(let name)? = claims["name"] { name } else if case .string(let email)? = claims["email"] { email } else { nil }
+            if case .string(let name)? = claims["name"] { Redaction.printable(name) } else if case .string(let email)? = claims["email"] {
+                Redaction.printable(email)
+            } else { nil }
         return Account(id: "account-" + Base64URL.encode(Data(digest).prefix(18)), issuer: credential.issuer, subject: subject, displayName: name)
     }
 
@@ -73,12 +77,20 @@ public actor AccountBook {
 
     /// Forgets an account here (sign out of it first with its manager to end it at the provider).
     public func remove(_ account: Account) async throws {
-        try await store.remove(key: account.id)
-        try await store.remove(key: account.id + ".refreshing")
+        if let manager = managers.removeValue(forKey: account.id) {
+            try await manager.remove()
+        } else {
+            try await store.remove(key: account.id)
+            try await store.remove(key: account.id + ".refreshing")
+        }
     }
 
-    /// The manager that keeps `account`'s credential fresh, with `client` configured for its issuer.
-    public nonisolated func manager(for account: Account, client: OIDCClient, protectedData: (any ProtectedDataGate)? = nil) -> CredentialManager {
-        CredentialManager(client: client, store: store, key: account.id, protectedData: protectedData)
+    /// The manager that keeps `account`'s credential fresh, with `client` configured for its issuer: the
+    /// same manager for every call with the same account, so its refreshes never race each other.
+    public func manager(for account: Account, client: OIDCClient, protectedData: (any ProtectedDataGate)? = nil) -> CredentialManager {
+        if let manager = managers[account.id] { return manager }
+        let manager = CredentialManager(client: client, store: store, key: account.id, protectedData: protectedData)
+        managers[account.id] = manager
+        return manager
     }
 }

@@ -36,6 +36,9 @@ public actor CredentialManager {
     private let protectedData: (any ProtectedDataGate)?
     private let backgroundWork: (any BackgroundWork)?
     private var inFlight: Task<Credential, any Error>?
+    /// Bumped by every ``save(_:)`` and ``remove()``: a refresh that started before one of them stores
+    /// nothing, so a sign-out or a new sign-in is never undone by a refresh that finishes after it.
+    private var generation = 0
 
     /// The store key under which a refresh in progress is marked.
     nonisolated var refreshMarkKey: String { key + ".refreshing" }
@@ -64,17 +67,28 @@ public actor CredentialManager {
         try await store.load(key: key)
     }
 
-    /// Stores a credential a sign-in returned, replacing any other.
+    /// Stores a credential a sign-in returned, replacing any other; a refresh under way stores nothing.
     public func save(_ credential: Credential) async throws {
+        generation += 1
+        await settle()
         try await store.save(credential, key: key)
         try await store.remove(key: refreshMarkKey)
     }
 
-    /// Forgets the credential locally (sign-out does this after ending the provider's session).
+    /// Forgets the credential locally (sign-out does this after revoking it); a refresh under way stores nothing.
     public func remove() async throws {
-        inFlight?.cancel()
+        generation += 1
+        await settle()
         try await store.remove(key: key)
         try await store.remove(key: refreshMarkKey)
+    }
+
+    /// Waits until no refresh is under way (its outcome does not matter here).
+    func settle() async {
+        while let inFlight {
+            _ = try? await inFlight.value
+            if self.inFlight == inFlight { break }
+        }
     }
 
     /// A credential whose access token stays valid for at least `minimumValidity` seconds, refreshed if it
@@ -93,7 +107,9 @@ public actor CredentialManager {
     }
 
     private func freshCredential(minimumValidity: TimeInterval) async throws -> Credential {
-        if inFlight == nil, try await store.load(key: refreshMarkKey) == nil, let stored = try await store.load(key: key),
+        // A mark left by a refresh cut off does not stop a still-valid access token from being used (a
+        // token endpoint that is down must not block every API call); it is acted on at the next refresh.
+        if inFlight == nil, let stored = try await store.load(key: key),
             stored.expiresAt.map({ $0.timeIntervalSince(clock.now()) >= minimumValidity }) ?? true
         {
             return stored
@@ -121,6 +137,7 @@ public actor CredentialManager {
     }
 
     private func performRefresh(unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
+        let started = generation
         guard let stored = try await store.load(key: key) else {
             throw SwitchbackError(.storeFailed, "no credential is stored under \"\(key)\"")
         }
@@ -129,6 +146,7 @@ public actor CredentialManager {
             return stored
         }
         if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
+        guard generation == started else { throw CancellationError() }
         try await store.save(stored, key: refreshMarkKey)
         let refreshed: Credential
         do {
@@ -154,6 +172,11 @@ public actor CredentialManager {
             }
             try? await store.remove(key: refreshMarkKey)
             throw error
+        }
+        // Signed out or signed in again meanwhile: the result belongs to a credential that is gone.
+        guard generation == started else {
+            try? await store.remove(key: refreshMarkKey)
+            throw SwitchbackError(.reauthenticationRequired, "the credential was replaced or removed while it was being refreshed")
         }
         // The rotated token is stored before anyone gets the new access token.
         try await store.save(refreshed, key: key)

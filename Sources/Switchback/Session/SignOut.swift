@@ -3,13 +3,16 @@ public import Foundation
 /// An RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2): the provider's
 /// `end_session_endpoint` with `id_token_hint`, `client_id`, `post_logout_redirect_uri` and a fresh
 /// `state`, to show in the user agent the sign-in used; ``verifyReturn(_:)`` checks where it came back.
-public struct EndSessionRequest: Sendable, Codable, Equatable {
+public struct EndSessionRequest: Sendable, Codable, Equatable, CustomStringConvertible {
     /// The URL to show.
     public let url: URL
     /// The `state` sent, which the return must carry.
     public let state: String
     /// Where the provider sends the user agent afterwards; nil to stay on the provider's signed-out page.
     public let postLogoutRedirectURI: URL?
+
+    /// The URL without its query (which holds the ID token as `id_token_hint`), for logs.
+    public var description: String { "EndSessionRequest(\(Redaction.describe(url)))" }
 
     /// A request as ``OIDCClient/endSessionRequest(for:postLogoutRedirectURI:)`` builds it (or as kept across a relaunch).
     public init(url: URL, state: String, postLogoutRedirectURI: URL?) {
@@ -86,6 +89,8 @@ extension CredentialManager {
     /// show the returned request in the same kind of user agent the sign-in used, then check its return
     /// with ``EndSessionRequest/verifyReturn(_:)``.
     public func signOut(signedInWith strategy: UserAgentStrategy, postLogoutRedirectURI: URL? = nil) async throws -> SignOut {
+        // A refresh under way finishes first, so that the token it rotated is the one revoked.
+        await settle()
         guard let credential = try await credential() else {
             try await remove()
             return SignOut(revoked: [], revocationError: nil, endSession: nil)
@@ -96,6 +101,10 @@ extension CredentialManager {
             revoked = try await client.revoke(credential)
         } catch let error as SwitchbackError {
             revocationError = error
+        } catch {
+            // Cancelled: the credential still goes.
+            try await remove()
+            throw error
         }
         let endSession =
             strategy == .ephemeralBrowser ? nil : try? await client.endSessionRequest(for: credential, postLogoutRedirectURI: postLogoutRedirectURI)

@@ -175,7 +175,7 @@ extension Provider {
 
     func refresh(form: [String: String], client: EmulatorConfiguration.Client, faults: Set<Fault>, proofKey: String?) async -> Response {
         await state.countRefreshRequest()
-        if let refreshToken = form["refresh_token"], let family = await state.rotatedFamily(of: refreshToken) {
+        if let refreshToken = form["refresh_token"], let (family, owner) = await state.rotatedFamily(of: refreshToken), owner == client.clientID {
             // A token already rotated away came back: under RFC 9700 §4.14.2 the whole family goes.
             if configuration.refreshTokenReuse == .revokesFamily { await state.revokeFamily(family) }
             return Reply.oauthError(.badRequest, "invalid_grant", "the refresh token was already used")

@@ -117,7 +117,7 @@ actor ProviderState {
     private var accessTokens: [String: (grant: Grant, expires: Date)] = [:]
     private var refreshTokens: [String: Grant] = [:]
     /// Refresh tokens already rotated away, with their family: a reuse is recognised, not just refused.
-    private var rotatedRefreshTokens: [String: String] = [:]
+    private var rotatedRefreshTokens: [String: (family: String, clientID: String)] = [:]
     private var pushed: [String: (request: Pending, expires: Date)] = [:]
     private var transactions: [String: Transaction] = [:]
     /// Single-use identifiers seen (client assertions, DPoP proofs), kept until they expire.
@@ -352,11 +352,11 @@ actor ProviderState {
     /// Rotates a refresh token: the old one stops working, and is remembered as rotated.
     func rotateRefreshToken(_ token: String) {
         guard let grant = refreshTokens.removeValue(forKey: token) else { return }
-        rotatedRefreshTokens[token] = grant.family
+        rotatedRefreshTokens[token] = (grant.family, grant.clientID)
     }
 
-    /// The family of a refresh token already rotated away; nil for one never issued (or still valid).
-    func rotatedFamily(of token: String) -> String? { rotatedRefreshTokens[token] }
+    /// The family and client of a refresh token already rotated away; nil for one never issued (or still valid).
+    func rotatedFamily(of token: String) -> (family: String, clientID: String)? { rotatedRefreshTokens[token] }
 
     enum Revocation { case revoked, unknown, otherClient }
 
@@ -377,9 +377,10 @@ actor ProviderState {
         return .unknown
     }
 
-    /// Revokes every refresh token of a family (a reuse was seen).
+    /// Revokes every refresh and access token of a family (a reuse was seen).
     func revokeFamily(_ family: String) {
         refreshTokens = refreshTokens.filter { $0.value.family != family }
+        accessTokens = accessTokens.filter { $0.value.grant.family != family }
     }
 
     /// The DPoP nonce the server asks proofs to carry, and when it stops being current.

@@ -12,7 +12,11 @@ extension OIDCClient {
     /// ```
     ///
     /// Throws `transportFailed` when the server cannot be reached; any HTTP status is returned as it came.
+    /// The URL must be https (or http on loopback, for development): a token is never sent in clear text.
     public func send(_ request: HTTPRequest, authorizedBy credential: Credential) async throws -> HTTPResponse {
+        guard EndpointSecurity.isAcceptable(request.url) else {
+            throw SwitchbackError(.insecureEndpoint, "an access token goes only to https (or loopback http), not \(Redaction.describe(request.url))")
+        }
         let response = try await sendOnce(request, authorizedBy: credential, nonce: nil)
         guard credential.dpopKey != nil, let nonce = DPoPKey.nonceRequested(by: response, resourceServer: true) else { return response }
         return try await sendOnce(request, authorizedBy: credential, nonce: nonce)

@@ -106,13 +106,23 @@ struct CredentialManagerTests {
         }
     }
 
-    @Test("a refresh cut off by termination (its mark left in the store) is tried again on the next launch; a lost rotation is reported as such")
+    @Test(
+        "a refresh cut off by termination (its mark left in the store) is tried again when the next launch needs one; a lost rotation is reported as such; a still-valid token is used meanwhile"
+    )
     func cutOff() async throws {
         try await EmulatorHarness.withEmulator(configuration: Self.strict) { emulator in
             let (client, credential) = try await Self.signedIn(emulator)
+            // A mark does not stop a valid access token from being used (an unreachable token endpoint
+            // must not block every API call).
+            let validStore = InMemoryCredentialStore()
+            await validStore.save(credential, key: "main")
+            await validStore.save(credential, key: "main.refreshing")
+            #expect(try await CredentialManager(client: client, store: validStore, key: "main").validCredential() == credential)
+            #expect(await emulator.refreshRequestCount() == 0)
+
             // The request never reached the provider: the next launch's retry succeeds.
             let store = InMemoryCredentialStore()
-            await store.save(credential, key: "main")
+            await store.save(Self.expired(credential), key: "main")
             await store.save(credential, key: "main.refreshing")
             let relaunched = CredentialManager(client: client, store: store, key: "main")
             let recovered = try await relaunched.validCredential()
@@ -121,12 +131,38 @@ struct CredentialManagerTests {
 
             // The provider rotated it but the answer was lost with the app: the retry is a reuse.
             let lostStore = InMemoryCredentialStore()
-            await lostStore.save(credential, key: "main")
+            await lostStore.save(Self.expired(credential), key: "main")
             await lostStore.save(credential, key: "main.refreshing")
             let lost = CredentialManager(client: client, store: lostStore, key: "main")
             let error = await expectFailure("a lost rotation cannot be recovered under strict reuse detection") { try await lost.validCredential() }
             #expect(error?.code == .reauthenticationRequired)
             #expect(error?.message.contains("cut off") == true)
+        }
+    }
+}
+
+extension CredentialManagerTests {
+    @Test("a sign-out, or a new sign-in, while a refresh is under way: the refresh stores nothing, so neither is undone")
+    func removeOrSaveDuringRefresh() async throws {
+        var configuration = EmulatorConfiguration.defaults
+        configuration.slowResponseDelay = 1
+        try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
+            let (client, credential) = try await Self.signedIn(emulator)
+            await emulator.setFaults([.tokenSlow], forClient: "native-rs")
+            for replacedBySignIn in [false, true] {
+                let store = InMemoryCredentialStore()
+                let manager = CredentialManager(client: client, store: store, key: "main")
+                try await manager.save(Self.expired(credential))
+                let refreshing = Task { try await manager.validCredential() }
+                try await Task.sleep(nanoseconds: 200_000_000)
+                var newer = credential
+                newer.accessToken = "at-newer-sign-in"
+                if replacedBySignIn { try await manager.save(newer) } else { try await manager.remove() }
+                let error = await expectFailure("the refresh must not store over a sign-out or a new sign-in") { try await refreshing.value }
+                #expect(error?.code == .reauthenticationRequired)
+                #expect(await store.load(key: "main")?.accessToken == (replacedBySignIn ? "at-newer-sign-in" : nil))
+                #expect(await store.load(key: "main.refreshing") == nil)
+            }
         }
     }
 }
