@@ -35,7 +35,8 @@
         }
 
         func write(_ data: Data, account: String) throws {
-            let update: [String: Any] = [kSecValueData as String: data]
+            // The accessibility class is set on every write, so a changed option reaches items stored before.
+            let update: [String: Any] = [kSecValueData as String: data, kSecAttrAccessible as String: accessibility.attribute]
             var status = SecItemUpdate(query(account) as CFDictionary, update as CFDictionary)
             if status == errSecItemNotFound {
                 var item = query(account)

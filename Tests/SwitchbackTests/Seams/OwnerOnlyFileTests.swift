@@ -57,6 +57,22 @@ struct OwnerOnlyFileTests {
         #expect((try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
     }
 
+    @Test("an existing directory readable by others is narrowed to 0700; a symbolic link in its place is refused, not followed")
+    func existingDirectories() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-owner-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let wide = base.appendingPathComponent("wide")
+        try FileManager.default.createDirectory(at: wide, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try OwnerOnlyFile.makeDirectory(wide)
+        #expect((try FileManager.default.attributesOfItem(atPath: wide.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+        let link = base.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: wide)
+        expectCode(.storeFailed) { try OwnerOnlyFile.makeDirectory(link) }
+        expectCode(.storeFailed) {
+            try FileFlowJournalStore(directory: link).save(try FlowJournalTests.journal("f1", expiresAt: Date().addingTimeInterval(600)))
+        }
+    }
+
     @Test("a file where the directory should be, or a directory that cannot be written, is a typed storeFailed")
     func failures() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-owner-\(UUID().uuidString)")

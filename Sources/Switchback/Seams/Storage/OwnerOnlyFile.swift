@@ -15,11 +15,20 @@ public import Foundation
 /// with wider permissions. Foundation's atomic write gives the new file the process's default mode and
 /// leaves narrowing it to a later call, which another user could race.
 @_spi(SwitchbackInternals) public enum OwnerOnlyFile {
-    /// Creates `directory` (and its parents) if missing; the last component is made with mode 0700.
+    /// Creates `directory` (and its parents) if missing; the last component is made with mode 0700. An
+    /// existing one must be a real directory (not a symbolic link) of this process's user; group and other
+    /// permissions it has are taken away.
     public static func makeDirectory(_ directory: URL) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw failure("\(directory.path) is not a directory") }
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: directory.path) {
+            guard attributes[.type] as? FileAttributeType == .typeDirectory else {
+                throw failure("\(directory.path) is not a directory (a symbolic link or a file is not followed)")
+            }
+            guard (attributes[.ownerAccountID] as? NSNumber)?.uint32Value == getuid() else {
+                throw failure("\(directory.path) belongs to another user")
+            }
+            if let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0 {
+                guard chmod(directory.path, mode_t(mode & 0o700)) == 0 else { throw failure("cannot narrow \(directory.path): \(reason())") }
+            }
             return
         }
         let parent = directory.deletingLastPathComponent()
@@ -60,6 +69,12 @@ public import Foundation
         }
         guard rename(temporary.path, file.path) == 0 else { throw failure("cannot replace \(file.lastPathComponent): \(reason())") }
         written = true
+        // The rename itself reaches the disk with the directory's entry.
+        let directoryDescriptor = open(directory.path, O_RDONLY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
     }
 
     private static func reason() -> String { String(cString: strerror(errno)) }
