@@ -154,7 +154,9 @@ extension CredentialManagerTests {
                 let manager = CredentialManager(client: client, store: store, key: "main")
                 try await manager.save(Self.expired(credential))
                 let refreshing = Task { try await manager.validCredential() }
-                try await Task.sleep(nanoseconds: 200_000_000)
+                // The refresh has sent its request once its mark is in the store (the endpoint then takes 1 s).
+                for _ in 0..<500 where await store.load(key: "main.refreshing") == nil { try await Task.sleep(nanoseconds: 10_000_000) }
+                #expect(await store.load(key: "main.refreshing") != nil, "the refresh is under way")
                 var newer = credential
                 newer.accessToken = "at-newer-sign-in"
                 if replacedBySignIn { try await manager.save(newer) } else { try await manager.remove() }
