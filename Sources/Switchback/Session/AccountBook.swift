@@ -25,7 +25,7 @@ public struct Account: Sendable, Hashable, Identifiable, Codable {
 /// ```swift
 /// let book = AccountBook(store: KeychainCredentialStore(accessGroup: group))
 /// let account = try await book.add(result.credential)            // after each sign-in
-/// let manager = book.manager(for: account, client: singpassClient) // the account the user picked
+/// let manager = await book.manager(for: account, client: singpassClient) // the account the user picked
 /// ```
 public actor AccountBook {
     private let store: any CredentialCollection
