@@ -60,8 +60,13 @@ public actor AccountBook {
     @discardableResult
     public func add(_ credential: Credential) async throws -> Account {
         let account = try Self.account(of: credential)
-        try await store.save(credential, key: account.id)
-        try await store.remove(key: account.id + ".refreshing")
+        if let manager = managers[account.id] {
+            // Through the account's manager, so that a refresh under way does not overwrite the new sign-in.
+            try await manager.save(credential)
+        } else {
+            try await store.save(credential, key: account.id)
+            try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
+        }
         return account
     }
 
@@ -81,7 +86,7 @@ public actor AccountBook {
             try await manager.remove()
         } else {
             try await store.remove(key: account.id)
-            try await store.remove(key: account.id + ".refreshing")
+            try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
         }
     }
 

@@ -41,7 +41,10 @@ public actor CredentialManager {
     private var generation = 0
 
     /// The store key under which a refresh in progress is marked.
-    nonisolated var refreshMarkKey: String { key + ".refreshing" }
+    nonisolated var refreshMarkKey: String { Self.refreshMarkKey(for: key) }
+
+    /// The mark's key for the credential under `key`.
+    static func refreshMarkKey(for key: String) -> String { key + ".refreshing" }
 
     /// `store` holds the credential under `key` (and a mark under `key` + `.refreshing` while a refresh is
     /// under way). With `protectedData`, a store that answers ``SwitchbackError/Code/credentialUnavailable``
