@@ -64,6 +64,25 @@ struct DPoPNonceRetryTests {
         #expect(DPoPKey.nonceRequested(by: Self.askForNonce, resourceServer: true) == nil, "a resource server asks with 401")
     }
 
+    @Test("an API call to plain http off loopback is refused before anything is sent: the token never travels in clear text")
+    func refusesCleartext() async throws {
+        let transport = StubTransport { _ in StubTransport.json(200, "[]") }
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: "c", redirectURI: try #require(URL(string: "com.example.app:/cb"))),
+            provider: .static(Self.metadata), transport: transport)
+        let credential = Credential(
+            issuer: "https://id.example", clientID: "c", accessToken: "at", tokenType: "Bearer", refreshToken: nil, idToken: nil,
+            idTokenClaims: nil, expiresAt: nil, scopes: [])
+        await expectCode(.insecureEndpoint) {
+            try await client.send(HTTPRequest(method: .get, url: try #require(URL(string: "http://api.example/orders"))), authorizedBy: credential)
+        }
+        #expect(transport.requests.isEmpty)
+        let loopback = try await client.send(
+            HTTPRequest(method: .get, url: try #require(URL(string: "http://127.0.0.1:8080/orders"))), authorizedBy: credential)
+        #expect(loopback.status == 200)
+        #expect(transport.requests.first?.headers["Authorization"] == "Bearer at")
+    }
+
     @Test("an API call: DPoP scheme, a proof binding the token (ath) for this method and URL; a 401 use_dpop_nonce is retried once with the nonce")
     func resourceServer() async throws {
         let api = try #require(URL(string: "https://api.example/orders?page=2"))
