@@ -391,7 +391,8 @@ struct CompanionAttackTests {
                 }
                 let (replaced, replacedAfter) = try await waiting.value
                 #expect(replaced.status == 202 && String(decoding: replaced.body, as: UTF8.self).contains("pending"))
-                #expect(replacedAfter < .seconds(5), "the replaced request answered when the new one arrived")
+                // Well before its own 20 s deadline (a busy machine can take seconds to get the second request in).
+                #expect(replacedAfter < .seconds(15), "the replaced request answered when the new one arrived, not at its deadline")
                 try await Task.sleep(nanoseconds: 300_000_000)
                 guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
                 _ = try await rig.get(try #require(URL(string: location)))
