@@ -48,6 +48,15 @@ public struct SignOut: Sendable {
     /// (no `end_session_endpoint`, or an ephemeral sign-in that left no session behind), so no sign-in
     /// prompt is ever shown for a sign-out.
     public let endSession: EndSessionRequest?
+    /// How the end-session page ended, when ``SignInCoordinator/signOut(_:signedInWith:postLogoutRedirectURI:timeout:)``
+    /// showed it; nil when nothing was shown.
+    public internal(set) var userAgent: EndSessionOutcome?
+
+    init(revoked: [String], revocationError: SwitchbackError?, endSession: EndSessionRequest?) {
+        self.revoked = revoked
+        self.revocationError = revocationError
+        self.endSession = endSession
+    }
 }
 
 extension OIDCClient {

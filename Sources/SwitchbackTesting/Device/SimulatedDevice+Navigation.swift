@@ -183,7 +183,10 @@ extension SimulatedDevice {
                 record(.user, tab.participant, "taps \"\(confirm.label)\"")
                 request = .form(confirm.action, confirm.fields)
                 gesture = true
-            } else if let link = page.returnLink {
+            } else if let link = page.returnLink, !tappedHandOffs.contains(link) {
+                // Once per link: a page that shows the same link again after the tap (a universal link to
+                // its own domain, which iOS does not hand to the app) leaves the user there.
+                tappedHandOffs.insert(link)
                 record(.user, tab.participant, "taps \"Return to the app\"")
                 request = HTTPRequest(method: .get, url: link)
                 gesture = true

@@ -339,6 +339,11 @@ public actor SimulatedDevice {
         transcript.append(Step(from: from, to: to, text: text))
     }
 
+    /// Adds a step the device did not see itself (what the app decided), to the narration.
+    public func narrate(_ from: Participant, _ to: Participant, _ text: String) {
+        record(from, to, text)
+    }
+
     // MARK: Tabs (user agents)
 
     struct Tab {

@@ -40,14 +40,19 @@ public struct Scenario: Sendable {
     public var codeDisplay: Bool
     /// After signing in, the app opens its web app signed in here (``SessionHandOff``); the generic preset only.
     public var handOff: HandOffDestination?
+    /// After signing in with the app's own client, the app signs out through the same user agent
+    /// (``SignInCoordinator/signOut(_:signedInWith:postLogoutRedirectURI:timeout:)``).
+    public var signOut: Bool
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,
         environment: AuthenticatorRule.Environment? = nil,
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
-        backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil
+        backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil,
+        signOut: Bool = false
     ) {
+        self.signOut = signOut
         self.handOff = handOff
         self.codeDisplay = codeDisplay
         self.otherPhone = otherPhone
@@ -88,6 +93,8 @@ public struct ScenarioResult: Sendable {
     public let transcript: [SimulatedDevice.Step]
     /// With ``Scenario/handOff``, after a sign-in: where the web app landed, or why it did not.
     public var handOff: Result<HandOffLanding, SwitchbackError>?
+    /// With ``Scenario/signOut``, after a sign-in: what the sign-out did, or why it failed.
+    public var signOut: Result<SignOut, SwitchbackError>?
 }
 
 /// The page a session hand-off ended on, as its user agent shows it.
@@ -161,7 +168,7 @@ public enum ScenarioRunner {
         let setup = try await Setup(scenario)
         let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
         // The sign-in's return paths, and one of the app's other universal links.
-        let associations = [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/signed-in*", "/news/*"])]
+        let associations = [AppAssociation(appIDs: [appID], paths: ["/appswitch*", "/oauth/callback*", "/signed-in*", "/signed-out*", "/news/*"])]
         let keys = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-scenario-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: keys) }
         let companion: Companion
@@ -289,8 +296,49 @@ public enum ScenarioRunner {
             handOff = await Self.handOff(
                 credential, to: destination, device: device, companion: companion, engine: engine.withLock { $0 }, logger: logger)
         }
+        var signOut: Result<SignOut, SwitchbackError>?
+        if scenario.signOut, case .success(.credential(let credential)) = outcome {
+            signOut = await Self.signOut(credential, strategy: request.strategy, device: device)
+        }
         return ScenarioResult(
-            scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript, handOff: handOff)
+            scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript, handOff: handOff,
+            signOut: signOut)
+    }
+
+    /// Where the provider sends a sign-out back: the app's universal link when the sign-in returned by one
+    /// and the user agent can catch it (not a Safari view: the provider redirects, and iOS opens no universal
+    /// link from a redirect), else its custom scheme; both are registered at the emulator (`defaultPostLogoutRedirectURIs`).
+    public static func postLogoutRedirectURI(after redirectURI: URL, strategy: UserAgentStrategy) -> URL {
+        redirectURI.scheme == "https" && strategy != .safariView
+            ? URL(string: "https://\(appDomain)/signed-out")! : URL(string: "com.example.app:/oauth/signed-out")!
+    }
+
+    /// The signed-in app keeps the credential with a ``CredentialManager`` and signs out through the
+    /// coordinator, in the user agent the sign-in used.
+    private static func signOut(_ credential: Credential, strategy: UserAgentStrategy, device: SimulatedDevice) async -> Result<
+        SignOut, SwitchbackError
+    > {
+        do {
+            guard let app = await device.app, let client = app.coordinator.authorizer.client else {
+                throw SwitchbackError(.flowInterrupted, "the app is not running, or its sign-in was the companion's")
+            }
+            await device.narrate(.app, .app, "signs out")
+            let manager = CredentialManager(client: client, store: InMemoryCredentialStore(), key: "main")
+            try await manager.save(credential)
+            let done = try await app.coordinator.signOut(
+                manager, signedInWith: strategy,
+                postLogoutRedirectURI: postLogoutRedirectURI(after: client.configuration.redirectURI, strategy: strategy), timeout: 60)
+            guard try await manager.credential() == nil else { throw SwitchbackError(.invalidConfiguration, "the credential outlived the sign-out") }
+            await device.narrate(
+                .app, .app,
+                "signed out: revoked \(done.revoked.isEmpty ? "nothing" : done.revoked.joined(separator: ", ")); provider page "
+                    + (done.userAgent.map { "\($0)" } ?? "not shown"))
+            return .success(done)
+        } catch let error as SwitchbackError {
+            return .failure(error)
+        } catch {
+            return .failure(SwitchbackError(.transportFailed, "the sign-out was interrupted (\(type(of: error)))"))
+        }
     }
 
     /// The signed-in app opens the companion's `/session` page signed in, as an app opens its web app

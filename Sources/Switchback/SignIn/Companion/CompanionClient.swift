@@ -168,6 +168,15 @@ public struct CompanionClient: Sendable {
         }
     }
 
+    /// `POST /session/logout` with `Authorization: Session …`: ends the companion's first-party session
+    /// (``CompanionSignIn/session``) at sign-out. The companion answers the same whether or not the session
+    /// still existed, so ending one twice is not an error.
+    public func endSession(_ session: String) async throws {
+        _ = try await send(
+            CompanionAPI.Path.sessionLogout, body: Data("{}".utf8), headers: ["Authorization": "Session " + session], expecting: [204],
+            refusal: .tokenEndpointError)
+    }
+
     /// The URL of the companion's route `path`.
     func url(_ path: String) -> URL {
         CompanionAPI.url(path, below: baseURL)
@@ -226,12 +235,25 @@ public struct CompanionClient: Sendable {
         _ path: String, _ body: Body, headers extra: [String: String] = [:], expecting statuses: Set<Int>,
         refusal: SwitchbackError.Code = .tokenEndpointError, as type: Answer.Type
     ) async throws -> (status: Int, value: Answer) {
+        let response = try await send(path, body: try Self.encoder.encode(body), headers: extra, expecting: statuses, refusal: refusal)
+        do {
+            return (response.status, try JSONDecoder().decode(Answer.self, from: response.body))
+        } catch {
+            throw SwitchbackError(.malformedResponse, "the companion's answer to \(path) could not be read", underlying: error)
+        }
+    }
+
+    /// Posts `body` to the route `path` and returns an answer with one of `statuses`; any other status
+    /// throws `refusal` with the companion's OAuth-style error.
+    private func send(
+        _ path: String, body: Data, headers extra: [String: String], expecting statuses: Set<Int>, refusal: SwitchbackError.Code
+    ) async throws -> HTTPResponse {
         guard EndpointSecurity.isAcceptable(baseURL) else {
             throw SwitchbackError(.insecureEndpoint, "the companion \(Redaction.describe(baseURL)) is not HTTPS")
         }
         var headers = ["Content-Type": "application/json", "Accept": "application/json"]
         headers.merge(extra) { $1 }
-        let request = HTTPRequest(method: .post, url: url(path), headers: headers, body: try Self.encoder.encode(body))
+        let request = HTTPRequest(method: .post, url: url(path), headers: headers, body: body)
         let response: HTTPResponse
         do {
             response = try await transport.send(request)
@@ -251,10 +273,6 @@ public struct CompanionClient: Sendable {
                 refusal, "the companion refused \(path) (HTTP \(response.status)\(code.map { ", \($0)" } ?? ""))", oauthError: refused,
                 httpStatus: response.status)
         }
-        do {
-            return (response.status, try JSONDecoder().decode(Answer.self, from: response.body))
-        } catch {
-            throw SwitchbackError(.malformedResponse, "the companion's answer to \(path) could not be read", underlying: error)
-        }
+        return response
     }
 }

@@ -82,20 +82,30 @@ extension CompanionAuthorization: CustomStringConvertible {
 @_spi(SwitchbackInternals) public enum StartedAuthorization: Sendable, Equatable {
     case app(AuthorizationSession)
     case companion(CompanionAuthorization)
+    /// Not a sign-in: an RP-initiated logout shown in a user agent (``SignInCoordinator/endSession(_:strategy:timeout:)``).
+    case signOut(EndSessionRequest)
 
     /// The `state` a response for this sign-in carries, when the app knows it.
     public var state: String? {
         switch self {
         case .app(let session): session.state
         case .companion(let authorization): authorization.state
+        case .signOut(let request): request.state
         }
     }
 
+    /// When the authorization was prepared; the journal lists sign-ins in this order (a sign-out is never journaled).
     public var createdAt: Date {
         switch self {
         case .app(let session): session.createdAt
         case .companion(let authorization): authorization.createdAt
+        case .signOut: .distantPast
         }
+    }
+
+    var isSignOut: Bool {
+        if case .signOut = self { return true }
+        return false
     }
 }
 

@@ -67,7 +67,7 @@ public struct Authorizer: Sendable {
             session.clientID == client.configuration.clientID && session.issuer == client.provider.issuer
         case (.companion(let companion, let route), .companion(let started)):
             route.kind == started.route && (started.companion.map { $0 == companion.baseURL } ?? true)
-        case (.app, .companion), (.companion, .app): false
+        case (.app, .companion), (.companion, .app), (_, .signOut): false
         }
     }
 }

@@ -75,7 +75,7 @@ extension SignInCoordinator {
         entries[flowID]?.completion = completion
         if entry.flow.state == .exchanging {
             switch completion {
-            case .success(let signIn): await exchanged(flowID, result: .companion(signIn), error: nil)
+            case .success(let signIn): await exchanged(flowID, result: .signedIn(.companion(signIn)), error: nil)
             case .failure(let error): await exchanged(flowID, result: nil, error: error)
             }
         } else {

@@ -26,8 +26,8 @@ public actor SignInCoordinator {
         let authorization: StartedAuthorization
         let provider: String
         let expiresAt: Date
-        var waiters: [CheckedContinuation<SignInResult, any Error>] = []
-        var result: SignInResult?
+        var waiters: [CheckedContinuation<FlowEnding, any Error>] = []
+        var result: FlowEnding?
         var error: SwitchbackError?
         /// The backend completion's answer, once the companion gave it (it gives it once).
         var completion: Result<CompanionSignIn, SwitchbackError>?
@@ -40,7 +40,7 @@ public actor SignInCoordinator {
     var finished: [(flow: SignInFlow, state: String?)] = []
     /// Results of sign-ins that ended with nobody waiting (a restored flow can finish before the app
     /// asks for it), until ``result(of:)`` collects them.
-    private var unclaimed: [String: Result<SignInResult, any Error>] = [:]
+    private var unclaimed: [String: Result<FlowEnding, any Error>] = [:]
     /// The flow IDs of ``unclaimed``, oldest first: a dictionary's own order is arbitrary.
     private var unclaimedOrder: [String] = []
     private static let finishedKept = 16
@@ -119,7 +119,8 @@ public actor SignInCoordinator {
             expiresAt: clock.now().addingTimeInterval(request.timeout)
         )
         logger.info(
-            "sign-in started", metadata: ["flow": "\(flowID.prefix(6))", "provider": "\(request.provider)", "strategy": "\(request.strategy)"])
+            authorization.isSignOut ? "sign-out started" : "sign-in started",
+            metadata: ["flow": "\(flowID.prefix(6))", "provider": "\(request.provider)", "strategy": "\(request.strategy)"])
         startTimeout(flowID, after: request.timeout)
         startCollecting(flowID)
         await deliver(.start, to: flowID)
@@ -145,6 +146,14 @@ public actor SignInCoordinator {
 
     /// Waits for the sign-in `flowID` to end. Cancelling the waiting task cancels the sign-in.
     public func result(of flowID: String) async throws -> SignInResult {
+        switch try await ending(of: flowID) {
+        case .signedIn(let result): return result
+        case .endedSession: throw SwitchbackError(.flowNotFound, "this flow was a sign-out, not a sign-in")
+        }
+    }
+
+    /// Waits for the flow `flowID` (a sign-in or a sign-out) to end.
+    func ending(of flowID: String) async throws -> FlowEnding {
         if let result = unclaimed.removeValue(forKey: flowID) {
             unclaimedOrder.removeAll { $0 == flowID }
             return try result.get()
@@ -214,6 +223,8 @@ public actor SignInCoordinator {
         case .startGraceTimer(let seconds):
             schedule(flowID, after: seconds, .graceElapsed)
         case .persist:
+            // A sign-out has nothing to resume after a termination: the credential is already gone here.
+            if case .signOut = entry.authorization { break }
             do {
                 try await journal.save(
                     FlowJournal(flow: entry.flow, authorization: entry.authorization, provider: entry.provider, expiresAt: entry.expiresAt))
@@ -229,7 +240,15 @@ public actor SignInCoordinator {
         case .exchange(let callback):
             switch entry.authorization {
             case .app(let session):
-                run(flowID) { try await self.redeem(callback, session: session) }
+                run(flowID) { .signedIn(try await self.redeem(callback, session: session)) }
+            case .signOut(let request):
+                run(flowID) {
+                    guard case .redirect(let url) = callback else {
+                        throw SwitchbackError(.redirectURIMismatch, "a sign-out returns by redirect, not by form post")
+                    }
+                    try request.verifyReturn(url)
+                    return .endedSession(.returned)
+                }
             case .companion(let authorization) where authorization.route == .exchange:
                 guard case .companion(let companion, .exchange) = authorizer.kind else {
                     await exchanged(flowID, result: nil, error: Self.notThisAuthorizers)
@@ -240,7 +259,7 @@ public actor SignInCoordinator {
                     guard let binding = authorization.flowSecret else {
                         throw SwitchbackError(.flowInterrupted, "this sign-in was started without a binding and cannot be redeemed; start a new one")
                     }
-                    return .companion(try await companion.exchange(callback: url, binding: binding))
+                    return .signedIn(.companion(try await companion.exchange(callback: url, binding: binding)))
                 }
             case .companion(let authorization):
                 // Backend completion: the return link carries the one-time value the result is handed over
@@ -265,7 +284,7 @@ public actor SignInCoordinator {
                 run(flowID) {
                     switch try await companion.completionProgress(flowSecret: secret, result: returned, wait: 0) {
                     case .finished(let signIn):
-                        return .companion(signIn)
+                        return .signedIn(.companion(signIn))
                     case .running, .awaitingReturn:
                         throw SwitchbackError(
                             .authenticatorDidNotReturn, "the companion's return link did not carry this sign-in's result; start a new sign-in")
@@ -296,7 +315,7 @@ public actor SignInCoordinator {
     }
 
     /// Runs an exchange in a task of the flow's and reports its end to the flow.
-    private func run(_ flowID: String, _ exchange: @escaping @Sendable () async throws -> SignInResult) {
+    private func run(_ flowID: String, _ exchange: @escaping @Sendable () async throws -> FlowEnding) {
         let task = Task {
             do {
                 await exchanged(flowID, result: try await exchange(), error: nil)
@@ -309,7 +328,7 @@ public actor SignInCoordinator {
         entries[flowID]?.tasks.append(task)
     }
 
-    func exchanged(_ flowID: String, result: SignInResult?, error: SwitchbackError?) async {
+    func exchanged(_ flowID: String, result: FlowEnding?, error: SwitchbackError?) async {
         entries[flowID]?.result = result
         entries[flowID]?.error = error
         await deliver(error.map { .exchangeFailed($0.code) } ?? .exchangeSucceeded, to: flowID)
@@ -320,18 +339,23 @@ public actor SignInCoordinator {
         for task in entry.tasks { task.cancel() }
         finished.append((entry.flow, entry.authorization.state))
         if finished.count > Self.finishedKept { finished.removeFirst() }
-        let result: Result<SignInResult, any Error>
+        let result: Result<FlowEnding, any Error>
         switch outcome {
         case .signedIn:
             result = entry.result.map { .success($0) } ?? .failure(SwitchbackError(.invalidTokenResponse, "the exchange reported no credential"))
         case .cancelled where cancelled:
             result = .failure(CancellationError())
+        case .cancelled where entry.authorization.isSignOut:
+            // The user closed the provider's page: the sign-out here is done; whether the provider's
+            // session ended, only its page said.
+            result = .success(.endedSession(.closed))
         case .cancelled:
             result = .failure(SwitchbackError(.userCancelled, "the user closed the sign-in"))
         case .failed(let code):
             result = .failure(entry.error.flatMap { $0.code == code ? $0 : nil } ?? SwitchbackError(code, Self.message(code)))
         }
-        logger.info("sign-in ended", metadata: ["flow": "\(flowID.prefix(6))", "outcome": "\(outcome)"])
+        logger.info(
+            entry.authorization.isSignOut ? "sign-out ended" : "sign-in ended", metadata: ["flow": "\(flowID.prefix(6))", "outcome": "\(outcome)"])
         if entry.waiters.isEmpty {
             unclaimed[flowID] = result
             unclaimedOrder.append(flowID)

@@ -55,6 +55,9 @@ public struct FlowJournal: Sendable, Codable, Equatable {
         switch authorization {
         case .app(let session): try container.encode(session, forKey: .session)
         case .companion(let companion): try container.encode(companion, forKey: .companion)
+        case .signOut:
+            throw EncodingError.invalidValue(
+                authorization, .init(codingPath: encoder.codingPath, debugDescription: "a sign-out is never journaled"))
         }
     }
 }

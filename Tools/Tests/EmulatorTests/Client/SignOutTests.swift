@@ -98,4 +98,26 @@ struct SignOutTests {
             try await tokens.revoke("never-issued", typeHint: "access_token")
         }
     }
+
+    @Test("a Safari view is refused an https post-logout redirect URI before anything is revoked: iOS opens no universal link from a redirect")
+    func safariViewHTTPS() async throws {
+        try await EmulatorHarness.withEmulator { emulator in
+            let (client, credential) = try await CredentialManagerTests.signedIn(emulator)
+            let store = InMemoryCredentialStore()
+            let manager = CredentialManager(client: client, store: store, key: "main")
+            try await manager.save(credential)
+            let coordinator = SignInCoordinator(.app(client), host: RecordingUserAgentHost(), opener: RecordingURLOpener())
+            await expectCode(.strategyNotSupported) {
+                _ = try await coordinator.signOut(
+                    manager, signedInWith: .safariView, postLogoutRedirectURI: try #require(URL(string: "https://app.example.com/signed-out")))
+            }
+            await expectCode(.strategyNotSupported) {
+                _ = try await coordinator.signOut(
+                    manager, signedInWith: .systemBrowser, postLogoutRedirectURI: try #require(URL(string: "http://app.example.com/signed-out")))
+            }
+            #expect(await store.load(key: "main") == credential, "nothing was signed out")
+            // Still signed in at the provider.
+            _ = try await client.userInfo(for: credential)
+        }
+    }
 }
