@@ -55,6 +55,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case refreshedIDTokenMismatch
             case userInfoSubjectMismatch
             case userInfoInvalid
+            case logoutTokenInvalid
             case noRefreshToken
             case reauthenticationRequired
             case credentialUnavailable
@@ -176,6 +177,9 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         public static let userInfoSubjectMismatch = Code(.userInfoSubjectMismatch)
         /// The userinfo response is malformed or fails its signature or claim checks.
         public static let userInfoInvalid = Code(.userInfoInvalid)
+        /// A Back-Channel Logout token failed its checks (OpenID Connect Back-Channel Logout 1.0 §2.6): its
+        /// signature, issuer, audience, times, `events`, `sub`/`sid`, a `nonce`, or it was used before.
+        public static let logoutTokenInvalid = Code(.logoutTokenInvalid)
         /// A refresh was asked for a credential that holds no refresh token.
         public static let noRefreshToken = Code(.noRefreshToken)
         /// The provider refused the refresh token (`invalid_grant`) and no newer credential was stored by

@@ -3,7 +3,7 @@ import Hummingbird
 import ServiceLifecycle
 public import UnixSignals
 public import Logging
-@_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A local OpenID provider on loopback that behaves like the national eID providers, for offline
 /// development and for tests. It is a real provider over real HTTP: discovery, JWKS, authorize with
@@ -104,6 +104,31 @@ public final class Emulator: Sendable {
     /// How many refresh-token requests the token endpoint has answered (granted or refused).
     public func refreshRequestCount() async -> Int {
         await state.refreshRequests
+    }
+
+    /// A Back-Channel Logout token (Back-Channel Logout 1.0 §2.4) for `clientID`, as the provider posts to
+    /// its `backchannel_logout_uri` when a user signs out: typed `logout+jwt`, signed with the client's ID
+    /// token algorithm, with `iss`, `aud`, `iat`, `exp` (two minutes, §4), a fresh `jti`, the event, and
+    /// `sub` and/or `sid`. `change` edits the claims first (a test's malformed token); it is signed all the same.
+    public func logoutToken(
+        forClient clientID: String, subject: String?, sessionID: String? = nil, change: (inout [String: JSONValue]) -> Void = { _ in }
+    ) async throws -> String {
+        guard let client = configuration.client(clientID) else { throw EmulatorStartError(description: "no client \(clientID)") }
+        let now = Date().timeIntervalSince1970.rounded(.down)
+        var claims: [String: JSONValue] = [
+            "iss": .string(issuer), "aud": .string(clientID), "iat": .number(now), "exp": .number(now + 120),
+            "jti": .string(UUID().uuidString), "events": .object([LogoutToken.event: .object([:])]),
+        ]
+        if let subject { claims["sub"] = .string(subject) }
+        if let sessionID { claims["sid"] = .string(sessionID) }
+        change(&claims)
+        return try await keys.sign(claims, algorithm: client.idTokenAlgorithm, type: "logout+jwt")
+    }
+
+    /// The `sid`s of `subject`'s sign-ins that still hold a refresh token (what an ID token's `sid` names
+    /// when the client has ``EmulatorConfiguration/Client/backChannelLogoutSession``).
+    public func sessionIDs(of subject: String) async -> [String] {
+        await state.families(of: subject)
     }
 
     /// Replaces the signing keys (new kids), as a provider rotating its keys does.

@@ -37,6 +37,9 @@ public struct EmulatorConfiguration: Sendable, Codable {
         /// The app's own links an authenticator app may return to (MitID's app-switch URL, Singpass's
         /// `app_launch_url`), matched exactly.
         public var appReturnURLs: [String]
+        /// `backchannel_logout_session_required` (Back-Channel Logout 1.0 §2.2): ID tokens carry `sid`, which
+        /// ``Emulator/logoutToken(forClient:subject:sessionID:change:)`` can name.
+        public var backChannelLogoutSession = false
 
         public init(
             clientID: String, secret: String? = nil, authentication: Authentication = .none, redirectURIs: [String],
@@ -70,6 +73,7 @@ public struct EmulatorConfiguration: Sendable, Codable {
                 appReturnURLs: try container.decodeIfPresent([String].self, forKey: .appReturnURLs) ?? [],
                 idTokenEncryption: try container.decodeIfPresent(String.self, forKey: .idTokenEncryption)
             )
+            backChannelLogoutSession = try container.decodeIfPresent(Bool.self, forKey: .backChannelLogoutSession) ?? false
         }
     }
 

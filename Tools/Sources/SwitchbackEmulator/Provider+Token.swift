@@ -276,6 +276,7 @@ extension Provider {
             "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "at_hash": halfHash(accessToken),
         ]
         if let acr = grant.acr { claims["acr"] = .string(acr) }
+        if client.backChannelLogoutSession { claims["sid"] = .string(grant.family) }
         if let code {
             claims["c_hash"] = halfHash(code)
             if let nonce = grant.nonce { claims["nonce"] = .string(nonce) }

@@ -344,6 +344,13 @@ actor ProviderState {
 
     func grant(forRefreshToken token: String) -> Grant? { refreshTokens[token] }
 
+    /// The families (sign-ins) of `subject` that still hold an access or refresh token, oldest token first.
+    func families(of subject: String) -> [String] {
+        var seen = Set<String>()
+        let grants = accessTokens.values.map(\.0) + Array(refreshTokens.values)
+        return grants.filter { $0.subject == subject }.map(\.family).filter { seen.insert($0).inserted }.sorted()
+    }
+
     /// Signs a user out of a client: every refresh token issued to them there stops working.
     func revokeRefreshTokens(clientID: String, subject: String) {
         refreshTokens = refreshTokens.filter { $0.value.clientID != clientID || $0.value.subject != subject }

@@ -117,6 +117,11 @@ extension Companion {
         {
             add(.get, Path.session, .app, "who the session cookie or Authorization: Session belongs to") { try await $0.describeSession($1) }
             add(.post, Path.sessionLogout, .app, "end the session (cookie: same-origin only) and clear the cookie") { try await $0.endSession($1) }
+            if configuration.provider != nil {
+                add(.post, Path.backChannelLogout, .app, "OpenID Back-Channel Logout: a signed logout_token ends the sessions of its sub/sid") {
+                    try await $0.backChannelLogout($1)
+                }
+            }
         }
         if !associations.isEmpty {
             // A universal link that opened in a browser (typed, or reached by a redirect): say so, and offer

@@ -43,7 +43,7 @@ public struct IDTokenValidator: Sendable {
     /// The client's keys for encrypted ID tokens; when any is set, a plain (unencrypted) ID token is refused.
     public let decryptionKeys: [DecryptionKey]
     private let keys: JWKSCache
-    private let clock: any WallClock
+    let clock: any WallClock
 
     /// Creates a validator. `allowedAlgorithms` is filtered to asymmetric algorithms: `none` and
     /// HMAC can never be allowed.
@@ -94,7 +94,7 @@ public struct IDTokenValidator: Sendable {
     /// The signed token: `token` itself when it is a JWS, the JWS inside it when it is a JWE (OpenID
     /// Connect Core §10.2: signed, then encrypted). A plain token when `requireEncryption`, and an
     /// encrypted one for a client that holds no decryption key, are refused.
-    private func signedToken(_ token: String, malformed: SwitchbackError.Code, requireEncryption: Bool) throws -> String {
+    func signedToken(_ token: String, malformed: SwitchbackError.Code, requireEncryption: Bool) throws -> String {
         guard CompactJWE.isEncrypted(token) else {
             guard !requireEncryption else {
                 throw SwitchbackError(.idTokenNotEncrypted, "the client expects encrypted tokens and the provider sent a plain one")
@@ -130,7 +130,7 @@ public struct IDTokenValidator: Sendable {
         }
     }
 
-    private func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {
+    func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {
         let alg = jws.header.alg
         guard allowed.contains(alg) else {
             throw SwitchbackError(

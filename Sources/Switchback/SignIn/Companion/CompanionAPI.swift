@@ -21,6 +21,8 @@ public import Foundation
         public static let completionStatus = "/completion/status"
         public static let session = "/session"
         public static let sessionLogout = "/session/logout"
+        /// OpenID Connect Back-Channel Logout 1.0: the provider's `backchannel_logout_uri`.
+        public static let backChannelLogout = "/logout/backchannel"
         public static let health = "/health"
     }
 

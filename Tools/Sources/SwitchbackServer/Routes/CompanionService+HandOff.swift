@@ -189,7 +189,8 @@ extension CompanionService {
         }
         // The browser's previous session (of any subject) ends: a new sign-in never inherits an old session ID.
         if let current { _ = try await store.take(.session, digest: Secrets.digest(current), now: now) }
-        let session = try await issueSession(subject: grant.subject, acr: nil)
+        // The access token was the provider's: a Back-Channel Logout for this subject ends the session too.
+        let session = try await issueSession(subject: grant.subject, acr: nil, issuer: configuration.provider?.issuer)
         logger.info("hand-off code redeemed", metadata: ["destination": "\(target.host ?? "")", "replaced": "\(currentRecord != nil)"])
         return Replies.redirect(target.absoluteString, cookie: sessionCookie(session.id))
     }

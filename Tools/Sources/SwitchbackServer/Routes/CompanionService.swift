@@ -210,16 +210,18 @@ struct CompanionService: Sendable {
                     accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: tokens.idToken),
                 expiresIn: tokens.expiresAt.map { max(0, Int($0.timeIntervalSince(clock.now()))) })
         case .session:
-            let session = try await issueSession(subject: outcome.subject, acr: outcome.acr)
+            let session = try await issueSession(subject: outcome.subject, acr: outcome.acr, issuer: outcome.issuer, sessionID: outcome.sessionID)
             return CompanionAPI.SignInAnswer(
                 subject: outcome.subject, acr: outcome.acr, session: session.id, tokens: nil, expiresIn: Int(configuration.session.lifetime))
         }
     }
 
     /// A new first-party session.
-    func issueSession(subject: String, acr: String?) async throws -> (id: String, record: SessionRecord) {
+    func issueSession(subject: String, acr: String?, issuer: String?, sessionID: String? = nil) async throws -> (id: String, record: SessionRecord) {
         let now = clock.now()
-        let record = SessionRecord(subject: subject, acr: acr, createdAt: now, expiresAt: now.addingTimeInterval(configuration.session.lifetime))
+        let record = SessionRecord(
+            subject: subject, acr: acr, createdAt: now, expiresAt: now.addingTimeInterval(configuration.session.lifetime), issuer: issuer,
+            sessionID: sessionID)
         let id = try await store.issue(.session, record, expiresAt: record.expiresAt, entropy: entropy)
         return (id, record)
     }
@@ -255,8 +257,15 @@ struct CompanionService: Sendable {
 
     /// The session a request's cookie or `Authorization: Session …` header names.
     func session(of request: Request) async throws -> SessionRecord? {
-        guard let id = sessionID(of: request) else { return nil }
-        return try await store.lookUp(.session, secret: id, as: SessionRecord.self, now: clock.now())
+        guard let id = sessionID(of: request), let record = try await store.lookUp(.session, secret: id, as: SessionRecord.self, now: clock.now())
+        else { return nil }
+        if try await loggedOut(record) {
+            // The provider said this user or session signed out after the session began: it ends here.
+            _ = try await store.take(.session, digest: Secrets.digest(id), now: clock.now())
+            logger.info("session ended by the provider's back-channel logout")
+            return nil
+        }
+        return record
     }
 }
 
@@ -289,11 +298,16 @@ struct SignInOutcome: Codable, Sendable {
     let subject: String
     let acr: String?
     let tokens: Tokens?
+    /// The provider and its session (`sid` of the ID token), which a Back-Channel Logout names.
+    let issuer: String?
+    let sessionID: String?
 
-    init(subject: String, acr: String?, tokens: Tokens?) {
+    init(subject: String, acr: String?, tokens: Tokens?, issuer: String? = nil, sessionID: String? = nil) {
         self.subject = subject
         self.acr = acr
         self.tokens = tokens
+        self.issuer = issuer
+        self.sessionID = sessionID
     }
 
     init(_ credential: Credential) {
@@ -303,12 +317,13 @@ struct SignInOutcome: Codable, Sendable {
                 accessToken: credential.accessToken, tokenType: credential.tokenType, idToken: credential.idToken,
                 refreshToken: credential.refreshToken,
                 expiresAt: credential.expiresAt
-            )
+            ),
+            issuer: credential.issuer, sessionID: credential.idTokenClaims?.sid
         )
     }
 
     /// The outcome without the provider's tokens, for a result delivered as a session.
-    func withoutTokens() -> SignInOutcome { SignInOutcome(subject: subject, acr: acr, tokens: nil) }
+    func withoutTokens() -> SignInOutcome { SignInOutcome(subject: subject, acr: acr, tokens: nil, issuer: issuer, sessionID: sessionID) }
 }
 
 /// A first-party session.
@@ -317,6 +332,10 @@ struct SessionRecord: Codable, Sendable, Equatable {
     let acr: String?
     let createdAt: Date
     let expiresAt: Date
+    /// The provider that signed the user in, and its session: a Back-Channel Logout naming either ends
+    /// this session (nil in records written before they were kept, and for a session without a provider).
+    var issuer: String? = nil
+    var sessionID: String? = nil
 }
 
 extension StringProtocol {

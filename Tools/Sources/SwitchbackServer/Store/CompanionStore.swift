@@ -17,6 +17,12 @@ public enum RecordKind: String, Sendable, CaseIterable {
     /// A DPoP proof's `jti` (with its key's thumbprint) seen at `POST /handoff`, kept while the proof
     /// would still be fresh so that it works once across instances.
     case proofID = "dpop_jti"
+    /// A Back-Channel Logout token's `jti` (with its issuer), kept while the token would still be taken, so
+    /// that a replayed token is refused across instances.
+    case logoutTokenID = "logout_jti"
+    /// When a provider said a user (`sub`) or a provider session (`sid`) signed out: sessions made before it
+    /// end. Kept as long as a session lives.
+    case loggedOut = "logged_out"
 }
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret
