@@ -80,9 +80,12 @@
     /// Flow journals in the Keychain, one item per flow.
     public struct KeychainFlowJournalStore: FlowJournalStore {
         private let items: KeychainItems
+        private let dpopKeys: DPoPKeySource
 
-        public init(service: String = "switchback.flow-journal", accessGroup: String? = nil) {
+        /// `dpopKeys` reads back the Secure Enclave DPoP keys of journaled sign-ins.
+        public init(service: String = "switchback.flow-journal", accessGroup: String? = nil, dpopKeys: DPoPKeySource = .secureEnclave) {
             items = KeychainItems(service: service, accessGroup: accessGroup)
+            self.dpopKeys = dpopKeys
         }
 
         public func save(_ journal: FlowJournal) throws {
@@ -91,7 +94,7 @@
 
         public func journals() throws -> [FlowJournal] {
             // An item that no longer decodes (another version) is skipped rather than failing every launch.
-            try items.readAll().compactMap { try? JSONDecoder().decode(FlowJournal.self, from: $0) }
+            try items.readAll().compactMap { try? dpopKeys.decoder().decode(FlowJournal.self, from: $0) }
         }
 
         public func remove(flowID: String) throws {
@@ -105,12 +108,15 @@
     /// entitlement; without it every call is `entitlementMissing`, which `SetupCheck.keychainProblem` reports).
     public struct KeychainCredentialStore: CredentialCollection {
         private let items: KeychainItems
+        private let dpopKeys: DPoPKeySource
 
+        /// `dpopKeys` reads back the Secure Enclave DPoP keys the credentials are bound to.
         public init(
             service: String = "switchback.credentials", accessGroup: String? = nil,
-            accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
+            accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly, dpopKeys: DPoPKeySource = .secureEnclave
         ) {
             items = KeychainItems(service: service, accessGroup: accessGroup, accessibility: accessibility)
+            self.dpopKeys = dpopKeys
         }
 
         /// Writes, reads back and deletes a probe item: the typed error a missing entitlement or a locked
@@ -123,7 +129,7 @@
 
         public func load(key: String) throws -> Credential? {
             guard let data = try items.read(account: key) else { return nil }
-            return try JSONDecoder().decode(Credential.self, from: data)
+            return try dpopKeys.decoder().decode(Credential.self, from: data)
         }
 
         public func save(_ credential: Credential, key: String) throws {
@@ -136,7 +142,7 @@
 
         public func allCredentials() throws -> [Credential] {
             // An item that no longer decodes (another version, the probe) is skipped.
-            try items.readAll().compactMap { try? JSONDecoder().decode(Credential.self, from: $0) }
+            try items.readAll().compactMap { try? dpopKeys.decoder().decode(Credential.self, from: $0) }
         }
     }
 

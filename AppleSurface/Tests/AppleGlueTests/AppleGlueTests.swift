@@ -1,6 +1,7 @@
 import AuthenticationServices
 import Foundation
 import SafariServices
+import CryptoKit
 import Security
 import Switchback
 @testable import SwitchbackApple
@@ -333,5 +334,45 @@ struct BackgroundWorkGlueTests {
         let record = UIApplication.backgroundTasksInModel.withLock { $0 }
         #expect(record.begun.dropFirst(before) == ["switchback.refresh", "switchback.refresh"])
         #expect(record.open.isEmpty, "every task begun was ended")
+    }
+}
+
+/// Secure Enclave DPoP keys, in the Keychain suite: they share its model Keychain, which that suite's
+/// tests make fail on purpose, one test at a time.
+extension KeychainGlueTests {
+    static let credential = Credential(
+        issuer: "https://id.example.test", clientID: "app", accessToken: "at", tokenType: "DPoP", refreshToken: "rt", idToken: nil, idTokenClaims: nil,
+        expiresAt: nil, scopes: ["openid"], identitySource: .idToken, userInfoClaims: nil, dpopKey: nil)
+
+    @Test("with a Secure Enclave a sign-in's key is made in it; the Keychain keeps its handle; the credential reads back bound to it")
+    func enclaveKey() throws {
+        SecureEnclave._setAvailable(true)
+        Keychain.shared.removeAll()
+        Keychain.shared.failing = nil
+        let key = try DPoPKeySource.secureEnclave.makeKey()
+        #expect(key.kind == "secure-enclave")
+        #expect(key.privateKeyPEM == nil)
+        var credential = Self.credential
+        credential.dpopKey = key
+        let store = KeychainCredentialStore(service: "glue.dpop")
+        try store.save(credential, key: "main")
+        let loaded = try #require(try store.load(key: "main"))
+        #expect(loaded.dpopKey == key)
+        #expect(loaded.dpopKey?.thumbprint == key.thumbprint)
+        // The enclave that made it is gone (another device, or reset): typed, not "signed out".
+        SecureEnclave._forgetAllKeys()
+        #expect(throws: SwitchbackError.self) { _ = try store.load(key: "main") }
+        do {
+            _ = try store.load(key: "main")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .dpopKeyUnavailable)
+        }
+    }
+
+    @Test("without a Secure Enclave (the simulator) the key is a software one")
+    func noEnclave() throws {
+        SecureEnclave._setAvailable(false)
+        defer { SecureEnclave._setAvailable(true) }
+        #expect(try DPoPKeySource.secureEnclave.makeKey().kind == "software")
     }
 }

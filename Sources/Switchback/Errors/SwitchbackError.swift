@@ -56,6 +56,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case userInfoSubjectMismatch
             case userInfoInvalid
             case logoutTokenInvalid
+            case dpopKeyUnavailable
             case noRefreshToken
             case reauthenticationRequired
             case credentialUnavailable
@@ -180,6 +181,10 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         /// A Back-Channel Logout token failed its checks (OpenID Connect Back-Channel Logout 1.0 §2.6): its
         /// signature, issuer, audience, times, `events`, `sub`/`sid`, a `nonce`, or it was used before.
         public static let logoutTokenInvalid = Code(.logoutTokenInvalid)
+        /// The DPoP key cannot be made, read back or used: a hardware key on another device (a restored
+        /// backup), a Secure Enclave that refused, or a stored key of a kind this app has no source for.
+        /// The credential it binds is of no use any more; the user signs in again.
+        public static let dpopKeyUnavailable = Code(.dpopKeyUnavailable)
         /// A refresh was asked for a credential that holds no refresh token.
         public static let noRefreshToken = Code(.noRefreshToken)
         /// The provider refused the refresh token (`invalid_grant`) and no newer credential was stored by

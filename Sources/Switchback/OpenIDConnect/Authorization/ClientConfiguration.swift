@@ -40,6 +40,9 @@ public struct ClientConfiguration: Sendable {
     public var jwksRefetchInterval: TimeInterval
     /// Binds each sign-in's code and tokens to a key of its own (RFC 9449); see ``DPoPPolicy``.
     public var dpop: DPoPPolicy
+    /// Where each sign-in's DPoP key is made: in software (the default), or in hardware where the device
+    /// has it (`DPoPKeySource(hardware: SecureEnclaveDPoPKeys())` on Apple platforms).
+    public var dpopKeys: DPoPKeySource
     /// The client's keys for encrypted ID tokens and userinfo (JWE), whose public halves are registered
     /// with the provider (Singpass encrypts every ID token). When any is set, a plain token is refused.
     public var decryptionKeys: [DecryptionKey]
@@ -62,6 +65,7 @@ public struct ClientConfiguration: Sendable {
         pushedAuthorization: PARPolicy = .whenOffered,
         jwksRefetchInterval: TimeInterval = 60,
         dpop: DPoPPolicy = .off,
+        dpopKeys: DPoPKeySource = .software,
         decryptionKeys: [DecryptionKey] = [],
         identitySource: IdentitySource = .idToken,
         requiredClaims: [String: Set<String>] = [:]
@@ -79,6 +83,7 @@ public struct ClientConfiguration: Sendable {
         self.pushedAuthorization = pushedAuthorization
         self.jwksRefetchInterval = jwksRefetchInterval
         self.dpop = dpop
+        self.dpopKeys = dpopKeys
     }
 }
 

@@ -98,7 +98,7 @@ public actor OIDCClient {
         let nonce = entropy.token(bytes: 32)
         let pkce = PKCE(entropy: entropy)
         // A key of this sign-in's own, never one shared with another sign-in (ClientConfiguration.DPoPPolicy).
-        let dpopKey = configuration.dpop == .perSignIn ? DPoPKey() : nil
+        let dpopKey = configuration.dpop == .perSignIn ? try configuration.dpopKeys.makeKey() : nil
         let builder = AuthorizationRequestBuilder(configuration: configuration, metadata: metadata)
         let parameters = try builder.parameters(state: state, nonce: nonce, pkce: pkce, dpopKey: dpopKey, options: options)
         var requestURI: String?
@@ -196,7 +196,7 @@ public actor OIDCClient {
         guard !code.isEmpty, !nonce.isEmpty else { throw SwitchbackError(.invalidConfiguration, "a code and a nonce are needed to redeem") }
         return try await redeem(
             code: code, verifier: verifier, nonce: nonce, maxAge: maxAge, redirectURI: configuration.redirectURI,
-            dpop: configuration.dpop == .perSignIn ? DPoPKey() : nil, metadata: try await metadata())
+            dpop: configuration.dpop == .perSignIn ? try configuration.dpopKeys.makeKey() : nil, metadata: try await metadata())
     }
 
     private func redeem(

@@ -6,33 +6,58 @@ import Crypto
 /// ES256 over P-256. A client makes a new key for every sign-in (``ClientConfiguration/DPoPPolicy/perSignIn``;
 /// Singpass's DPoP page: a key pair is not reused across login sessions), keeps it with that sign-in's
 /// session while the user is away, and then with the ``Credential`` whose tokens it binds (the refresh token
-/// too), so it is stored wherever the credential is (the Keychain on Apple platforms), encoded as its PEM.
+/// too), so it is stored wherever the credential is (the Keychain on Apple platforms).
+///
+/// Where the private key lives is its ``DPoPSigner``'s business: in memory (a software key, stored as its
+/// PEM), or in a hardware element that never lets it out (the Secure Enclave on Apple platforms, stored as
+/// an opaque handle only that device can use). ``DPoPKeySource`` picks one for each new key.
 public struct DPoPKey: Sendable {
-    private let key: P256.Signing.PrivateKey
+    private let signer: any DPoPSigner
+    private let publicKey: P256.Signing.PublicKey
 
     /// How long after `iat` a proof's `exp` lies. RFC 9449 sets no `exp`; Singpass's FAPI server (as GovTech's
     /// MockPass checks it) refuses a proof without one, and a verifier that knows `exp` stops a proof sooner.
     public static let proofLifetime: TimeInterval = 60
 
-    /// A fresh key.
+    /// A fresh software key.
     public init() {
-        key = P256.Signing.PrivateKey()
+        let key = P256.Signing.PrivateKey()
+        signer = SoftwareDPoPSigner(key: key)
+        publicKey = key.publicKey
     }
 
-    /// A key read back from its PEM (SEC1 or PKCS#8).
+    /// A software key read back from its PEM (SEC1 or PKCS#8).
     public init(privateKeyPEM: String) throws {
         do {
-            key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+            let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+            signer = SoftwareDPoPSigner(key: key)
+            publicKey = key.publicKey
         } catch {
             throw SwitchbackError(.invalidConfiguration, "the DPoP key is not a P-256 private key")
         }
     }
 
-    /// The private key as PEM (PKCS#8), for storing the key with the credential it binds.
-    public var privateKeyPEM: String { key.pemRepresentation }
+    /// A key whose private part `signer` holds (a hardware key). Throws `dpopKeyUnavailable` when the
+    /// signer's public key is not a P-256 point.
+    public init(signer: any DPoPSigner) throws {
+        guard let publicKey = try? P256.Signing.PublicKey(rawRepresentation: signer.publicKeyRawRepresentation) else {
+            throw SwitchbackError(.dpopKeyUnavailable, "the \(signer.kind) DPoP key's public key is not a P-256 point")
+        }
+        self.signer = signer
+        self.publicKey = publicKey
+    }
+
+    /// Where the private key lives: ``SoftwareDPoPSigner/kind`` or a hardware kind (`secure-enclave`).
+    public var kind: String { signer.kind }
+
+    /// The private key as PEM (PKCS#8), for a software key; nil for a hardware key, whose private part
+    /// never leaves it.
+    public var privateKeyPEM: String? {
+        (signer as? SoftwareDPoPSigner)?.key.pemRepresentation
+    }
 
     /// The public key as a JWK, as it goes in each proof's header.
-    public var publicJWK: JSONValue { .object(PublicJWK.p256(key.publicKey)) }
+    public var publicJWK: JSONValue { .object(PublicJWK.p256(publicKey)) }
 
     /// The JWK SHA-256 thumbprint (RFC 7638): `dpop_jkt` at PAR, `cnf.jkt` in bound tokens.
     public var thumbprint: String {
@@ -68,9 +93,11 @@ public struct DPoPKey: Sendable {
         // ES256 in JWS is the raw r‖s pair, which is what `rawRepresentation` is.
         let signature: Data
         do {
-            signature = try key.signature(for: Data(input.utf8)).rawRepresentation
+            signature = try signer.signature(for: Data(input.utf8))
+        } catch let error as SwitchbackError {
+            throw error
         } catch {
-            throw SwitchbackError(.invalidConfiguration, "the DPoP proof could not be signed")
+            throw SwitchbackError(.dpopKeyUnavailable, "the DPoP key (\(signer.kind)) could not sign the proof", underlying: error)
         }
         return input + "." + Base64URL.encode(signature)
     }
@@ -98,32 +125,52 @@ public struct DPoPKey: Sendable {
 }
 
 extension DPoPKey: Equatable {
-    /// Two keys are equal when their private keys are (compared in constant time).
+    /// Two keys are equal when they are of one kind and their stored forms are (compared in constant time).
     public static func == (lhs: DPoPKey, rhs: DPoPKey) -> Bool {
-        ConstantTime.equals(Array(lhs.key.rawRepresentation), Array(rhs.key.rawRepresentation))
+        lhs.kind == rhs.kind && ConstantTime.equals(Array(lhs.signer.storedRepresentation), Array(rhs.signer.storedRepresentation))
     }
 }
 
 extension DPoPKey: Codable {
-    /// Decodes the PEM ``privateKeyPEM`` wrote: a journal or credential store holds the key so.
+    private enum CodingKeys: String, CodingKey { case kind, key }
+
+    /// Decodes what ``encode(to:)`` wrote: a software key's PEM, or a hardware key's kind and handle, which
+    /// the ``DPoPKeySource`` in the decoder's `userInfo` (``DPoPKeySource/userInfoKey``) turns back into a
+    /// key; without one, a hardware key cannot be read (``SwitchbackError/Code/dpopKeyUnavailable``).
     public init(from decoder: any Decoder) throws {
-        let pem = try decoder.singleValueContainer().decode(String.self)
-        try self.init(privateKeyPEM: pem)
+        if let pem = try? decoder.singleValueContainer().decode(String.self) {
+            try self.init(privateKeyPEM: pem)
+            return
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try container.decode(String.self, forKey: .kind)
+        guard let handle = Base64URL.decode(try container.decode(String.self, forKey: .key)) else {
+            throw DecodingError.dataCorruptedError(forKey: .key, in: container, debugDescription: "the DPoP key's handle is not base64url")
+        }
+        let source = decoder.userInfo[DPoPKeySource.userInfoKey] as? DPoPKeySource ?? .software
+        self = try source.restore(kind: kind, representation: Data(handle))
     }
 
-    /// Encodes the private key as PEM. Only protected storage may hold the result.
+    /// Encodes a software key as its PEM, a hardware key as its kind and handle. Only protected storage
+    /// may hold the result (a software key's PEM is the private key).
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(privateKeyPEM)
+        if let privateKeyPEM {
+            var container = encoder.singleValueContainer()
+            try container.encode(privateKeyPEM)
+        } else {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(Base64URL.encode(signer.storedRepresentation), forKey: .key)
+        }
     }
 }
 
 extension DPoPKey: CustomReflectable {
     /// `dump` and debuggers see the thumbprint, not the private key's storage.
-    public var customMirror: Mirror { Mirror(self, children: ["thumbprint": thumbprint], displayStyle: .struct) }
+    public var customMirror: Mirror { Mirror(self, children: ["kind": kind, "thumbprint": thumbprint], displayStyle: .struct) }
 }
 
 extension DPoPKey: CustomStringConvertible {
     /// The thumbprint only; the private key never appears.
-    public var description: String { "DPoPKey(jkt: \(thumbprint))" }
+    public var description: String { "DPoPKey(\(kind), jkt: \(thumbprint))" }
 }

@@ -25,16 +25,21 @@ public actor InMemoryCredentialStore: CredentialCollection {
 /// Suited to command-line tools and servers; on iOS and macOS prefer the Keychain store.
 public actor FileCredentialStore: CredentialCollection {
     private let directory: URL
+    private let dpopKeys: DPoPKeySource
 
-    public init(directory: URL) {
+    /// `dpopKeys` reads back the hardware DPoP keys of the credentials kept here.
+    public init(directory: URL, dpopKeys: DPoPKeySource = .software) {
         self.directory = directory
+        self.dpopKeys = dpopKeys
     }
 
     public func load(key: String) throws -> Credential? {
         let url = try fileURL(for: key)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         do {
-            return try JSONDecoder().decode(Credential.self, from: Data(contentsOf: url))
+            return try dpopKeys.decoder().decode(Credential.self, from: Data(contentsOf: url))
+        } catch let error as SwitchbackError where error.code == .dpopKeyUnavailable {
+            throw error
         } catch {
             throw SwitchbackError(.storeFailed, "the stored credential for \"\(key)\" cannot be read", underlying: error)
         }
@@ -67,7 +72,7 @@ public actor FileCredentialStore: CredentialCollection {
     public func allCredentials() throws -> [Credential] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
         return names.sorted().filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.compactMap {
-            try? JSONDecoder().decode(Credential.self, from: Data(contentsOf: directory.appendingPathComponent($0)))
+            try? dpopKeys.decoder().decode(Credential.self, from: Data(contentsOf: directory.appendingPathComponent($0)))
         }
     }
 

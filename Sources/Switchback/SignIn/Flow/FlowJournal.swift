@@ -103,9 +103,12 @@ public actor InMemoryFlowJournalStore: FlowJournalStore {
 /// written atomically (`OwnerOnlyFile`: a termination mid-write leaves the previous version).
 public struct FileFlowJournalStore: FlowJournalStore {
     public let directory: URL
+    private let dpopKeys: DPoPKeySource
 
-    public init(directory: URL) {
+    /// `dpopKeys` reads back the hardware DPoP keys of the sign-ins journaled here.
+    public init(directory: URL, dpopKeys: DPoPKeySource = .software) {
         self.directory = directory
+        self.dpopKeys = dpopKeys
     }
 
     public func save(_ journal: FlowJournal) throws {
@@ -126,7 +129,7 @@ public struct FileFlowJournalStore: FlowJournalStore {
             let file = directory.appendingPathComponent(name)
             // A file that cannot be read back (a different version, damage) is removed rather than
             // failing every later launch.
-            guard let data = try? Data(contentsOf: file), let journal = try? JSONDecoder().decode(FlowJournal.self, from: data) else {
+            guard let data = try? Data(contentsOf: file), let journal = try? dpopKeys.decoder().decode(FlowJournal.self, from: data) else {
                 try? FileManager.default.removeItem(at: file)
                 continue
             }
