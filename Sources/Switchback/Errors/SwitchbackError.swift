@@ -57,6 +57,8 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case userInfoInvalid
             case logoutTokenInvalid
             case dpopKeyUnavailable
+            case authenticationDeclined
+            case authenticationUnavailable
             case noRefreshToken
             case reauthenticationRequired
             case credentialUnavailable
@@ -185,6 +187,12 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         /// backup), a Secure Enclave that refused, or a stored key of a kind this app has no source for.
         /// The credential it binds is of no use any more; the user signs in again.
         public static let dpopKeyUnavailable = Code(.dpopKeyUnavailable)
+        /// The user declined (or failed) Face ID, Touch ID or the passcode that guards the refresh token
+        /// (``RefreshTokenProtection``). Nothing changed: not a sign-out; ask again when the user acts.
+        public static let authenticationDeclined = Code(.authenticationDeclined)
+        /// The device cannot authenticate the user for the refresh token now (no passcode set, biometry not
+        /// enrolled or locked out). The credential is kept; the app explains, or the user signs in again.
+        public static let authenticationUnavailable = Code(.authenticationUnavailable)
         /// A refresh was asked for a credential that holds no refresh token.
         public static let noRefreshToken = Code(.noRefreshToken)
         /// The provider refused the refresh token (`invalid_grant`) and no newer credential was stored by

@@ -35,6 +35,7 @@ public actor CredentialManager {
     private let logger: Logger
     private let protectedData: (any ProtectedDataGate)?
     private let backgroundWork: (any BackgroundWork)?
+    private let protection: RefreshTokenProtection?
     private var inFlight: Task<Credential, any Error>?
     /// Bumped by every ``save(_:)`` and ``remove()``: a refresh that started before one of them stores
     /// nothing, so a sign-out or a new sign-in is never undone by a refresh that finishes after it.
@@ -50,12 +51,14 @@ public actor CredentialManager {
     /// under way). With `protectedData`, a store that answers ``SwitchbackError/Code/credentialUnavailable``
     /// (a device not unlocked since it started) is waited on, then read again, instead of failing. With
     /// `backgroundWork`, each refresh runs as background work, so one started just before the app leaves
-    /// the foreground still stores its rotated token.
+    /// the foreground still stores its rotated token. With `protection`, the refresh token is kept apart,
+    /// behind the user's authentication, and read only when a refresh needs it (``RefreshTokenProtection``).
     public init(
         client: OIDCClient, store: any CredentialStore, key: String, clock: any WallClock = SystemClock(),
         protectedData: (any ProtectedDataGate)? = nil, backgroundWork: (any BackgroundWork)? = nil,
-        logger: Logger = Logger(label: "switchback.credentials")
+        protection: RefreshTokenProtection? = nil, logger: Logger = Logger(label: "switchback.credentials")
     ) {
+        self.protection = protection
         self.protectedData = protectedData
         self.backgroundWork = backgroundWork
         self.client = client
@@ -65,7 +68,8 @@ public actor CredentialManager {
         self.logger = logger
     }
 
-    /// The stored credential, as it is (possibly expired); nil when signed out.
+    /// The stored credential, as it is (possibly expired); nil when signed out. With ``RefreshTokenProtection``
+    /// it holds no refresh token (that one is read only by a refresh).
     public func credential() async throws -> Credential? {
         try await store.load(key: key)
     }
@@ -74,8 +78,22 @@ public actor CredentialManager {
     public func save(_ credential: Credential) async throws {
         generation += 1
         await settle()
-        try await store.save(credential, key: key)
+        try await keep(credential)
         try await store.remove(key: refreshMarkKey)
+    }
+
+    /// Stores `credential`: its refresh token behind the user's authentication when protected (no prompt
+    /// to write), the rest in the store.
+    private func keep(_ credential: Credential) async throws {
+        guard let protection else { return try await store.save(credential, key: key) }
+        var unprotected = credential
+        if let refreshToken = credential.refreshToken {
+            try await protection.secrets.save(refreshToken, key: key)
+            unprotected.refreshToken = nil
+        } else {
+            try await protection.secrets.remove(key: key)
+        }
+        try await store.save(unprotected, key: key)
     }
 
     /// Forgets the credential locally (sign-out does this after revoking it); a refresh under way stores nothing.
@@ -84,6 +102,7 @@ public actor CredentialManager {
         await settle()
         try await store.remove(key: key)
         try await store.remove(key: refreshMarkKey)
+        try await protection?.secrets.remove(key: key)
     }
 
     /// Waits until no refresh is under way (its outcome does not matter here).
@@ -150,13 +169,25 @@ public actor CredentialManager {
         }
         if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
         guard generation == started else { throw CancellationError() }
+        var presented = stored
+        if let protection {
+            // The one place the user is asked: the access token is about to expire. A decline changes nothing.
+            guard let refreshToken = try await protection.secrets.read(key: key, reason: protection.reason) else {
+                throw SwitchbackError(.reauthenticationRequired, "the protected refresh token is gone (removed, or invalidated by a biometry change); sign in again")
+            }
+            presented.refreshToken = refreshToken
+            guard generation == started else { throw CancellationError() }
+        }
         try await store.save(stored, key: refreshMarkKey)
         let refreshed: Credential
         do {
-            refreshed = try await client.refresh(stored)
+            refreshed = try await client.refresh(presented)
         } catch let error as SwitchbackError where error.code == .tokenEndpointError && error.oauthError?.error == "invalid_grant" {
             // Someone else (another process sharing the store) may have rotated it meanwhile.
-            if let current = try await store.load(key: key), current.refreshToken != stored.refreshToken {
+            // (A protected credential is stored without its refresh token: its access token tells instead.)
+            if let current = try await store.load(key: key),
+                current.refreshToken != stored.refreshToken || (protection != nil && current.accessToken != stored.accessToken)
+            {
                 try await store.remove(key: refreshMarkKey)
                 logger.info("the refresh token was rotated elsewhere; using the stored credential", metadata: ["key": "\(key)"])
                 return current
@@ -182,8 +213,11 @@ public actor CredentialManager {
             throw SwitchbackError(.reauthenticationRequired, "the credential was replaced or removed while it was being refreshed")
         }
         // The rotated token is stored before anyone gets the new access token.
-        try await store.save(refreshed, key: key)
+        try await keep(refreshed)
         try await store.remove(key: refreshMarkKey)
-        return refreshed
+        guard protection != nil else { return refreshed }
+        var unprotected = refreshed
+        unprotected.refreshToken = nil
+        return unprotected
     }
 }

@@ -9,6 +9,13 @@ public enum KeychainStatus {
     /// `errSecMissingEntitlement`: the app lacks the keychain-access-groups entitlement for the access group
     /// it named (MSAL's most reported error).
     public static let missingEntitlement: Int32 = -34018
+    /// `errSecUserCanceled`: the user cancelled the authentication an access-controlled item asked for.
+    public static let userCanceled: Int32 = -128
+    /// `errSecAuthFailed`: the authentication an access-controlled item asked for failed.
+    public static let authFailed: Int32 = -25293
+    /// `errSecNotAvailable`: no trust results are available (on a device without a passcode, an item that
+    /// requires one cannot be written).
+    public static let notAvailable: Int32 = -25291
 
     /// The typed error for a status other than success and not-found: ``SwitchbackError/Code/credentialUnavailable``
     /// for a locked device (retryable, never "signed out"), ``SwitchbackError/Code/entitlementMissing`` for a
@@ -23,6 +30,11 @@ public enum KeychainStatus {
             SwitchbackError(
                 .entitlementMissing,
                 "the app lacks the keychain-access-groups entitlement\(accessGroup.map { " for \($0)" } ?? "") (OSStatus \(status) on \(operation))")
+        case userCanceled, authFailed:
+            SwitchbackError(.authenticationDeclined, "the user did not authenticate for the \(operation) (OSStatus \(status))")
+        case notAvailable:
+            SwitchbackError(
+                .authenticationUnavailable, "the device cannot authenticate the user for the \(operation) (OSStatus \(status)); is a passcode set?")
         default:
             SwitchbackError(.storeFailed, "the Keychain refused the \(operation) (OSStatus \(status))")
         }
