@@ -46,6 +46,54 @@ public let errSecMissingEntitlement: OSStatus = -34018
 // https://developer.apple.com/documentation/security/ksecattraccessiblewhenunlockedthisdeviceonly
 public let kSecAttrAccessibleWhenUnlockedThisDeviceOnly: CFString = "aku"
 
+// https://developer.apple.com/documentation/security/errsecusercanceled
+public let errSecUserCanceled: OSStatus = -128
+// https://developer.apple.com/documentation/security/errsecauthfailed
+public let errSecAuthFailed: OSStatus = -25293
+// https://developer.apple.com/documentation/security/ksecattraccessiblewhenpasscodesetthisdeviceonly
+public let kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly: CFString = "akpu"
+// https://developer.apple.com/documentation/security/ksecattraccesscontrol
+public let kSecAttrAccessControl: CFString = "accc"
+// https://developer.apple.com/documentation/security/ksecuseauthenticationcontext
+public let kSecUseAuthenticationContext: CFString = "u_AuthCtx"
+
+// https://developer.apple.com/documentation/corefoundation/cferror
+public typealias CFError = NSError
+
+// https://developer.apple.com/documentation/security/secaccesscontrol
+public final class SecAccessControl: @unchecked Sendable {  // @unchecked: immutable.
+    let protection: String
+    let flags: SecAccessControlCreateFlags
+    init(protection: String, flags: SecAccessControlCreateFlags) {
+        self.protection = protection
+        self.flags = flags
+    }
+}
+
+// https://developer.apple.com/documentation/security/secaccesscontrolcreateflags
+public struct SecAccessControlCreateFlags: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    // https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/userpresence
+    public static var userPresence: SecAccessControlCreateFlags { SecAccessControlCreateFlags(rawValue: 1 << 0) }
+    // https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/biometryany
+    public static var biometryAny: SecAccessControlCreateFlags { SecAccessControlCreateFlags(rawValue: 1 << 1) }
+    // https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/biometrycurrentset
+    public static var biometryCurrentSet: SecAccessControlCreateFlags { SecAccessControlCreateFlags(rawValue: 1 << 3) }
+    // https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/devicepasscode
+    public static var devicePasscode: SecAccessControlCreateFlags { SecAccessControlCreateFlags(rawValue: 1 << 4) }
+    // https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/or
+    public static var or: SecAccessControlCreateFlags { SecAccessControlCreateFlags(rawValue: 1 << 14) }
+}
+
+// https://developer.apple.com/documentation/security/secaccesscontrolcreatewithflags(_:_:_:_:)
+public func SecAccessControlCreateWithFlags(
+    _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecAccessControl? {
+    guard let protection = protection as? String else { return nil }
+    return SecAccessControl(protection: protection, flags: flags)
+}
+
 // https://developer.apple.com/documentation/security/ksecclass
 public let kSecClass: CFString = "class"
 // https://developer.apple.com/documentation/security/ksecclassgenericpassword
@@ -99,6 +147,19 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
     private let lock = NSLock()
     private var items: [[String: String]: Data] = [:]
     private var failure: OSStatus?
+    private var controlled: Set<[String: String]> = []
+    private var answer: OSStatus?
+    private var promptCount = 0
+
+    /// How the user answers the prompt an access-controlled item shows: nil approves, `errSecUserCanceled`
+    /// is Cancel, `errSecAuthFailed` a failed Face ID and passcode.
+    public var userAnswer: OSStatus? {
+        get { lock.withLock { answer } }
+        set { lock.withLock { answer = newValue } }
+    }
+
+    /// How many prompts access-controlled items have shown.
+    public var prompts: Int { lock.withLock { promptCount } }
 
     /// Every call answers `status` until set back to nil.
     public var failing: OSStatus? {
@@ -106,7 +167,13 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
         set { lock.withLock { failure = newValue } }
     }
 
-    public func removeAll() { lock.withLock { items = [:] } }
+    public func removeAll() {
+        lock.withLock {
+            items = [:]
+            controlled = []
+            promptCount = 0
+        }
+    }
 
     private func key(_ query: NSDictionary) -> [String: String] {
         var key: [String: String] = [:]
@@ -126,6 +193,7 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
             let key = key(attributes)
             guard items[key] == nil else { return errSecDuplicateItem }
             items[key] = attributes[kSecValueData] as? Data ?? Data()
+            if attributes[kSecAttrAccessControl] is SecAccessControl { controlled.insert(key) } else { controlled.remove(key) }
             return errSecSuccess
         }
     }
@@ -134,8 +202,14 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
         lock.withLock {
             if let failure { return failure }
             let wanted = key(query)
-            let found = items.filter { matches($0.key, wanted) }.sorted { $0.key.description < $1.key.description }.map(\.value)
+            let matching = items.filter { matches($0.key, wanted) }.sorted { $0.key.description < $1.key.description }
+            let found = matching.map(\.value)
             guard !found.isEmpty else { return errSecItemNotFound }
+            if matching.contains(where: { controlled.contains($0.key) }) {
+                // The system asks the user, with the context's reason, before the data is returned.
+                promptCount += 1
+                if let answer { return answer }
+            }
             if query[kSecMatchLimit] as? String == kSecMatchLimitAll {
                 result?.pointee = found.map { NSData(data: $0) } as NSArray
             } else {
@@ -162,7 +236,10 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
             let wanted = key(query)
             let keys = items.keys.filter { matches($0, wanted) }
             guard !keys.isEmpty else { return errSecItemNotFound }
-            for key in keys { items[key] = nil }
+            for key in keys {
+                items[key] = nil
+                controlled.remove(key)
+            }
             return errSecSuccess
         }
     }

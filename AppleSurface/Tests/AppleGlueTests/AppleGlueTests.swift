@@ -376,3 +376,32 @@ extension KeychainGlueTests {
         #expect(try DPoPKeySource.secureEnclave.makeKey().kind == "software")
     }
 }
+
+/// The refresh token behind Face ID / the passcode, in the Keychain suite (same model Keychain).
+extension KeychainGlueTests {
+    @Test("writing asks nothing; a read shows one prompt; Cancel and a failed Face ID are authenticationDeclined; a removed token is nil")
+    func userPresence() async throws {
+        Keychain.shared.removeAll()
+        Keychain.shared.failing = nil
+        Keychain.shared.userAnswer = nil
+        defer { Keychain.shared.userAnswer = nil }
+        let secrets = UserPresenceSecrets(service: "glue.protected")
+        try secrets.save("rt-1", key: "main")
+        try secrets.save("rt-2", key: "main")
+        #expect(Keychain.shared.prompts == 0, "saving, even over an existing item, asks nothing")
+        #expect(try await secrets.read(key: "main", reason: "Unlock") == "rt-2")
+        #expect(Keychain.shared.prompts == 1)
+        for answer in [errSecUserCanceled, errSecAuthFailed] {
+            Keychain.shared.userAnswer = answer
+            do {
+                _ = try await secrets.read(key: "main", reason: "Unlock")
+                Issue.record("a declined prompt returned the token")
+            } catch let error as SwitchbackError {
+                #expect(error.code == .authenticationDeclined)
+            }
+        }
+        Keychain.shared.userAnswer = nil
+        try secrets.remove(key: "main")
+        #expect(try await secrets.read(key: "main", reason: "Unlock") == nil)
+    }
+}

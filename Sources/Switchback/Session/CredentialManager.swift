@@ -173,7 +173,8 @@ public actor CredentialManager {
         if let protection {
             // The one place the user is asked: the access token is about to expire. A decline changes nothing.
             guard let refreshToken = try await protection.secrets.read(key: key, reason: protection.reason) else {
-                throw SwitchbackError(.reauthenticationRequired, "the protected refresh token is gone (removed, or invalidated by a biometry change); sign in again")
+                throw SwitchbackError(
+                    .reauthenticationRequired, "the protected refresh token is gone (removed, or invalidated by a biometry change); sign in again")
             }
             presented.refreshToken = refreshToken
             guard generation == started else { throw CancellationError() }
