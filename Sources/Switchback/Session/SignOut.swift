@@ -3,11 +3,13 @@ public import Foundation
 /// An RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2): the provider's
 /// `end_session_endpoint` with `id_token_hint`, `client_id`, `post_logout_redirect_uri` and a fresh
 /// `state`, to show in the user agent the sign-in used; ``verifyReturn(_:)`` checks where it came back.
+/// A provider with its own logout (``ProviderMetadata/EndSessionStyle/redirectURIOnly``, UAE Pass) gets
+/// only `redirect_uri` and returns no `state`.
 public struct EndSessionRequest: Sendable, Codable, Equatable, CustomStringConvertible {
     /// The URL to show.
     public let url: URL
-    /// The `state` sent, which the return must carry.
-    public let state: String
+    /// The `state` sent, which the return must carry; nil for a provider that takes none (UAE Pass).
+    public let state: String?
     /// Where the provider sends the user agent afterwards; nil to stay on the provider's signed-out page.
     public let postLogoutRedirectURI: URL?
 
@@ -15,23 +17,26 @@ public struct EndSessionRequest: Sendable, Codable, Equatable, CustomStringConve
     public var description: String { "EndSessionRequest(\(Redaction.describe(url)))" }
 
     /// A request as ``OIDCClient/endSessionRequest(for:postLogoutRedirectURI:)`` builds it (or as kept across a relaunch).
-    public init(url: URL, state: String, postLogoutRedirectURI: URL?) {
+    public init(url: URL, state: String?, postLogoutRedirectURI: URL?) {
         self.url = url
         self.state = state
         self.postLogoutRedirectURI = postLogoutRedirectURI
     }
 
     /// Checks the URL the user agent came back to: exactly the post-logout redirect URI (as redirect URIs
-    /// are matched), carrying this request's `state` once. Throws `redirectURIMismatch`, `stateMissing`,
-    /// `duplicateParameter` or `stateMismatch`.
+    /// are matched), carrying this request's `state` once when one was sent. Throws `redirectURIMismatch`,
+    /// `stateMissing`, `duplicateParameter` or `stateMismatch`.
     public func verifyReturn(_ returned: URL) throws {
         guard let postLogoutRedirectURI, RedirectURIMatcher.matches(returned, registered: postLogoutRedirectURI) else {
             throw SwitchbackError(.redirectURIMismatch, "the sign-out came back to \(Redaction.describe(returned)), not the post-logout redirect URI")
         }
+        // Without a state (UAE Pass's logout takes none), the address is all there is to check: a forged
+        // return could only end this sign-out's page early, the credential being removed already.
+        guard let state = self.state else { return }
         let states = URLComponents(url: returned, resolvingAgainstBaseURL: false)?.queryItems?.filter { $0.name == "state" } ?? []
         guard states.count <= 1 else { throw SwitchbackError(.duplicateParameter, "the sign-out's return carries state twice") }
-        guard let state = states.first?.value else { throw SwitchbackError(.stateMissing, "the sign-out's return carries no state") }
-        guard ConstantTime.equals(state, self.state) else {
+        guard let received = states.first?.value else { throw SwitchbackError(.stateMissing, "the sign-out's return carries no state") }
+        guard ConstantTime.equals(received, state) else {
             throw SwitchbackError(.stateMismatch, "the sign-out's return carries another state than the one sent")
         }
     }
@@ -63,14 +68,21 @@ extension OIDCClient {
     /// The RP-initiated logout for `credential`, or nil when the provider publishes no
     /// `end_session_endpoint`. `id_token_hint` is sent when the credential holds an ID token.
     public func endSessionRequest(for credential: Credential, postLogoutRedirectURI: URL? = nil) async throws -> EndSessionRequest? {
-        guard let endpoint = try await metadata().endSessionEndpoint,
-            var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
+        let metadata = try await metadata()
+        guard let endpoint = metadata.endSessionEndpoint, var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
         else { return nil }
+        let existing = components.percentEncodedQuery.map { $0 + "&" } ?? ""
+        if metadata.endSessionStyle == .redirectURIOnly {
+            if let postLogoutRedirectURI {
+                components.percentEncodedQuery = existing + FormEncoding.encode([("redirect_uri", postLogoutRedirectURI.absoluteString)])
+            }
+            guard let url = components.url else { throw SwitchbackError(.invalidURL, "the end-session URL could not be built") }
+            return EndSessionRequest(url: url, state: nil, postLogoutRedirectURI: postLogoutRedirectURI)
+        }
         let state = entropy.token(bytes: 32)
         var parameters: [(String, String)] = [("client_id", configuration.clientID), ("state", state)]
         if let idToken = credential.idToken { parameters.insert(("id_token_hint", idToken), at: 0) }
         if let postLogoutRedirectURI { parameters.append(("post_logout_redirect_uri", postLogoutRedirectURI.absoluteString)) }
-        let existing = components.percentEncodedQuery.map { $0 + "&" } ?? ""
         components.percentEncodedQuery = existing + FormEncoding.encode(parameters)
         guard let url = components.url else { throw SwitchbackError(.invalidURL, "the end-session URL could not be built") }
         return EndSessionRequest(url: url, state: state, postLogoutRedirectURI: postLogoutRedirectURI)

@@ -96,4 +96,26 @@ struct EndSessionFlowTests {
         #expect(try await task.value == .closed)
         await expectCode(.flowNotFound) { _ = try await coordinator.result(of: flowID) }
     }
+
+    @Test("UAE Pass's logout gets redirect_uri alone (its documented parameter) and comes back without state, checked by address")
+    func uaePassLogout() async throws {
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: "app", redirectURI: URL(string: "com.example.app:/oauth/callback")!),
+            provider: .static(.uaePass(.staging)), transport: StubTransport { _ in StubTransport.json(500, "{}") })
+        let credential = Credential(
+            issuer: "https://stg-id.uaepass.ae", clientID: "app", accessToken: "at", tokenType: "Bearer", refreshToken: nil, idToken: nil,
+            idTokenClaims: nil, expiresAt: nil, scopes: [], identitySource: .userInfo)
+        let request = try #require(try await client.endSessionRequest(for: credential, postLogoutRedirectURI: Self.signedOut))
+        #expect(request.url.absoluteString == "https://stg-id.uaepass.ae/idshub/logout?redirect_uri=com.example.app%3A%2Foauth%2Fsigned-out")
+        #expect(request.state == nil)
+        try request.verifyReturn(Self.signedOut)
+        expectCode(.redirectURIMismatch) { try request.verifyReturn(URL(string: "com.example.app:/oauth/callback")!) }
+        // Shown and caught like any other sign-out.
+        let host = RecordingUserAgentHost()
+        let coordinator = SignInCoordinator(.app(client), host: host, opener: RecordingURLOpener())
+        let task = Task { try await coordinator.endSession(request, strategy: .webView) }
+        for _ in 0..<500 where host.events == nil { try await Task.sleep(nanoseconds: 2_000_000) }
+        #expect(await host.events?.shouldLoad(Self.signedOut) == false, "the WebView is stopped at the return and it is taken")
+        #expect(try await task.value == .returned)
+    }
 }

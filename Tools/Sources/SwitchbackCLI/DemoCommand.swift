@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
         for scenario in options.scenarios() {
             let result = try await ScenarioRunner.run(scenario, logger: logger)
             print(Narration.text(result))
-            if case .failure = result.outcome { failed += 1 } else if case .failure? = result.handOff { failed += 1 }
+            if case .failure = result.outcome { failed += 1 } else if !result.afterSignInSucceeded { failed += 1 }
             if let diagram {
                 try Narration.mermaid(result).write(toFile: diagram, atomically: true, encoding: .utf8)
                 print("Sequence diagram written to \(diagram)")

@@ -89,6 +89,19 @@ extension Provider {
         return Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
     }
 
+    /// UAE Pass's logout ("4. Logout": `/idshub/logout?redirect_uri=…`): the only parameter documented is
+    /// `redirect_uri`, where the user agent goes afterwards; no `state`, no `id_token_hint`, no `client_id`.
+    /// Assumed (UAE Pass does not say): the address must be one a client registered, or an open redirect
+    /// would be served; anything else is ignored, with the signed-out page shown.
+    func uaePassLogout(query: String) -> Response {
+        guard case .success(let parameters) = AuthorizationRequest.parameters(query), let target = parameters["redirect_uri"],
+            configuration.clients.contains(where: { $0.postLogoutRedirectURIs.contains(target) })
+        else {
+            return Reply.page(.ok, title: "Signed out", message: "You are signed out of UAE PASS.")
+        }
+        return Response(status: .found, headers: [.location: target, .cacheControl: "no-store"])
+    }
+
     // MARK: Revocation
 
     /// Token revocation (RFC 7009): the client authenticates as at the token endpoint (a public client by

@@ -68,7 +68,7 @@ struct Provider: Sendable {
         router.get("/idshub/userinfo") { request, _ in
             await userInfo(method: "GET", authorization: request.headers[.authorization], dpop: Self.dpopHeader(request.headers), form: nil)
         }
-        router.get("/idshub/logout") { request, _ in await endSession(query: request.uri.query ?? "") }
+        router.get("/idshub/logout") { request, _ in uaePassLogout(query: request.uri.query ?? "") }
         addHandOffRoutes(to: router)
         router.get("/end_session") { request, _ in await endSession(query: request.uri.query ?? "") }
         router.post("/emulator/rotate-keys") { _, _ in

@@ -59,6 +59,18 @@ public struct DemoOptions: ParsableArguments, Sendable {
     )
     public var handoff: String?
 
+    @Flag(
+        help:
+            "After signing in, sign out through the same user agent: tokens revoked, the credential removed, the provider's end-session page shown and its return checked (none after an ephemeral sign-in)."
+    )
+    public var signOut = false
+
+    @Option(help: "After signing in, this many API calls at once find the access token expired: one refresh, nobody signed out.")
+    public var concurrentRefresh: Int?
+
+    @Flag(help: "After signing in, the app is relaunched before the phone's first unlock: the Keychain is locked, which is not a sign-out.")
+    public var lockedKeychain = false
+
     @Flag(help: "Run every provider preset with its default user agent, one after the other.")
     public var all = false
 
@@ -80,12 +92,23 @@ public struct DemoOptions: ParsableArguments, Sendable {
         }
         if codeDisplay, all || provider != "mitid" { throw ValidationError("--code-display goes with --provider mitid") }
         if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
+        if let concurrentRefresh, !(1...1000).contains(concurrentRefresh) { throw ValidationError("--concurrent-refresh is 1 to 1000 callers") }
+        if signOut || concurrentRefresh != nil || lockedKeychain, !all, Self.companionHeld(provider, backendCompletion: backendCompletion) {
+            throw ValidationError(
+                "--sign-out, --concurrent-refresh and --locked-keychain need the app's own credential; \(provider)\(backendCompletion ? " with --backend-completion" : "") signs in through the companion"
+            )
+        }
         if let handoff {
             guard HandOffDestination(rawValue: handoff) != nil else {
                 throw ValidationError("unknown --handoff \(handoff); known: \(HandOffDestination.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if all || provider != "generic" { throw ValidationError("--handoff goes with --provider generic") }
         }
+    }
+
+    /// Whether the companion, not the app, holds the provider's tokens after this preset's sign-in.
+    public static func companionHeld(_ provider: String, backendCompletion: Bool) -> Bool {
+        provider == "singpass" || backendCompletion
     }
 
     /// The presets whose pages offer a phone other than the one signing in.
@@ -105,7 +128,8 @@ public struct DemoOptions: ParsableArguments, Sendable {
             pattern: pattern.flatMap(ReturnPattern.init(rawValue:)),
             environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
             authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
-            otherPhone: otherPhone, codeDisplay: codeDisplay, handOff: handoff.flatMap(HandOffDestination.init(rawValue:))
+            otherPhone: otherPhone, codeDisplay: codeDisplay, handOff: handoff.flatMap(HandOffDestination.init(rawValue:)),
+            signOut: signOut, concurrentRefresh: concurrentRefresh, lockedKeychain: lockedKeychain
         )
     }
 }
@@ -142,6 +166,30 @@ public enum Narration {
             )
         case (.failure(let error)?, _): lines.append("Hand-off failed: \(error)")
         default: break
+        }
+        for step in result.afterSignIn {
+            switch step {
+            case .success(let line): lines.append(line)
+            case .failure(let error): lines.append("After sign-in, failed: \(error)")
+            }
+        }
+        switch result.signOut {
+        case .success(let signOut)?:
+            let revoked =
+                signOut.revoked.isEmpty
+                ? "nothing revoked (\(signOut.revocationError.map { "\($0.code)" } ?? "?"))" : "revoked \(signOut.revoked.joined(separator: " and "))"
+            let page: String
+            switch signOut.userAgent {
+            case .returned?:
+                page =
+                    "the provider's end-session page came back"
+                    + (signOut.endSession?.state == nil ? " (no state: the provider takes none)" : " with its state")
+            case .closed?: page = "the user closed the provider's end-session page"
+            case nil: page = "no browser shown (the sign-in was ephemeral, or the provider has no end_session_endpoint)"
+            }
+            lines.append("Signed out: \(revoked); credential removed; \(page).")
+        case .failure(let error)?: lines.append("Sign-out failed: \(error)")
+        case nil: break
         }
         return lines.joined(separator: "\n")
     }

@@ -43,6 +43,12 @@ public struct Scenario: Sendable {
     /// After signing in with the app's own client, the app signs out through the same user agent
     /// (``SignInCoordinator/signOut(_:signedInWith:postLogoutRedirectURI:timeout:)``).
     public var signOut: Bool
+    /// After signing in, this many API calls at once find the access token expired (``CredentialManager``,
+    /// the emulator rotating refresh tokens strictly): one refresh, nobody signed out.
+    public var concurrentRefresh: Int?
+    /// After signing in, the app is relaunched before the device's first unlock (prewarming): the Keychain
+    /// answers `errSecInteractionNotAllowed`, which is not a sign-out; the app waits for the unlock.
+    public var lockedKeychain: Bool
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,
@@ -50,9 +56,11 @@ public struct Scenario: Sendable {
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
         backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil,
-        signOut: Bool = false
+        signOut: Bool = false, concurrentRefresh: Int? = nil, lockedKeychain: Bool = false
     ) {
         self.signOut = signOut
+        self.concurrentRefresh = concurrentRefresh
+        self.lockedKeychain = lockedKeychain
         self.handOff = handOff
         self.codeDisplay = codeDisplay
         self.otherPhone = otherPhone
@@ -95,6 +103,16 @@ public struct ScenarioResult: Sendable {
     public var handOff: Result<HandOffLanding, SwitchbackError>?
     /// With ``Scenario/signOut``, after a sign-in: what the sign-out did, or why it failed.
     public var signOut: Result<SignOut, SwitchbackError>?
+    /// With ``Scenario/concurrentRefresh`` or ``Scenario/lockedKeychain``, after a sign-in: what each showed
+    /// (a line for the narration), or why it failed.
+    public var afterSignIn: [Result<String, SwitchbackError>] = []
+
+    /// Whether what came after the sign-in (hand-off, sign-out, the session demos) went as it must.
+    public var afterSignInSucceeded: Bool {
+        if case .failure? = handOff { return false }
+        if case .failure? = signOut { return false }
+        return !afterSignIn.contains { if case .failure = $0 { true } else { false } }
+    }
 }
 
 /// The page a session hand-off ended on, as its user agent shows it.
@@ -296,13 +314,28 @@ public enum ScenarioRunner {
             handOff = await Self.handOff(
                 credential, to: destination, device: device, companion: companion, engine: engine.withLock { $0 }, logger: logger)
         }
+        var afterSignIn: [Result<String, SwitchbackError>] = []
+        if case .success(.credential(let credential)) = outcome, let client = await device.app?.coordinator.authorizer.client {
+            if let callers = scenario.concurrentRefresh {
+                afterSignIn.append(await SessionDemos.concurrentRefresh(callers, credential, client: client, emulator: emulator, device: device))
+            }
+            if scenario.lockedKeychain {
+                afterSignIn.append(await SessionDemos.lockedKeychain(credential, client: client, device: device))
+            }
+        } else if scenario.concurrentRefresh != nil || scenario.lockedKeychain {
+            afterSignIn.append(
+                .failure(
+                    SwitchbackError(.invalidConfiguration, "the app holds no credential of its own to keep fresh (a companion sign-in, or none)")))
+        }
         var signOut: Result<SignOut, SwitchbackError>?
         if scenario.signOut, case .success(.credential(let credential)) = outcome {
             signOut = await Self.signOut(credential, strategy: request.strategy, device: device)
         }
-        return ScenarioResult(
+        var result = ScenarioResult(
             scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript, handOff: handOff,
             signOut: signOut)
+        result.afterSignIn = afterSignIn
+        return result
     }
 
     /// Where the provider sends a sign-out back: the app's universal link when the sign-in returned by one

@@ -130,6 +130,10 @@ struct Setup: Sendable {
         self.companionRoute = companionRoute
         self.backendKeys = backendKeys
         self.documentedEndpoints = documentedEndpoints
+        if scenario.concurrentRefresh != nil {
+            // Strict rotation (RFC 9700 §4.14.2): a second refresh with the same token would revoke the family.
+            configuration.refreshTokenReuse = .revokesFamily
+        }
         self.configuration = configuration
         self.client = client
     }

@@ -93,6 +93,7 @@ struct Demo: AsyncParsableCommand {
         func judge(_ result: ScenarioResult) -> String? {
             switch (result.outcome, refused) {
             case (.success, false):
+                if scenario.signOut, let failure = judgeSignOut(result) { return failure }
                 guard scenario.handOff != nil else { return nil }
                 switch result.handOff {
                 case .success?: return nil
@@ -107,6 +108,19 @@ struct Demo: AsyncParsableCommand {
             case (.failure(let error), _): return "FAILED: \(error)"
             }
         }
+
+        /// Nil when the sign-out went as it must: through the sign-in's user agent and back, or with nothing
+        /// shown after an ephemeral sign-in.
+        private func judgeSignOut(_ result: ScenarioResult) -> String? {
+            guard case .success(.credential) = result.outcome else { return nil }
+            switch result.signOut {
+            case .success(let signOut)?:
+                let expected: EndSessionOutcome? = result.strategy == .ephemeralBrowser ? nil : .returned
+                return signOut.userAgent == expected ? nil : "FAILED: the sign-out's page ended \(signOut.userAgent.map { "\($0)" } ?? "unshown")"
+            case .failure(let error)?: return "FAILED: the sign-out: \(error)"
+            case nil: return "FAILED: the app signed in but did not sign out"
+            }
+        }
     }
 
     /// The runs: the options' scenario, or with --all every preset with every user agent and the special cases.
@@ -115,10 +129,12 @@ struct Demo: AsyncParsableCommand {
         var runs: [Run] = []
         for preset in ProviderPreset.all {
             for strategy in UserAgentStrategy.allCases {
-                let scenario = options.scenario(provider: preset.name, strategy: strategy)
+                var scenario = options.scenario(provider: preset.name, strategy: strategy)
                 let unusable =
                     !preset.strategies.contains(strategy)
                     || preset.unusable.contains { $0.strategy == strategy && ($0.environment == nil || $0.environment == scenario.environment) }
+                // Every user agent that signed in signs out again through itself (the app's own credential only).
+                scenario.signOut = !unusable && !DemoOptions.companionHeld(preset.name, backendCompletion: false)
                 runs.append(Run(scenario: scenario, refused: unusable))
             }
         }

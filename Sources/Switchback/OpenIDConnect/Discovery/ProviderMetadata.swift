@@ -27,6 +27,19 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     public var acrValuesSupported: [String]?
     /// RFC 9207: when true, every authorization response must carry `iss`.
     public var authorizationResponseIssParameterSupported: Bool
+    /// How ``endSessionEndpoint`` takes its parameters. Not part of a discovery document: a discovered
+    /// provider follows RP-Initiated Logout; a documented endpoint says otherwise (UAE Pass).
+    public var endSessionStyle: EndSessionStyle = .rpInitiatedLogout
+
+    /// The parameters an end-session endpoint takes.
+    public enum EndSessionStyle: Sendable, Equatable {
+        /// OpenID Connect RP-Initiated Logout 1.0 §2: `id_token_hint`, `client_id`,
+        /// `post_logout_redirect_uri` and `state`, which comes back with the return.
+        case rpInitiatedLogout
+        /// Only `redirect_uri`, and no `state` comes back (UAE Pass "4. Logout":
+        /// `/idshub/logout?redirect_uri=…`). The return is checked by its address alone.
+        case redirectURIOnly
+    }
 
     public init(
         issuer: String,

@@ -12,10 +12,13 @@ extension ProviderMetadata {
 
     /// UAE Pass's endpoint layout under another base URL (the emulator's uaepass profile serves the same
     /// paths on loopback).
+    ///
+    /// Its logout takes only `redirect_uri` (UAE Pass "4. Logout": `https://stg-id.uaepass.ae/idshub/logout?redirect_uri=…`),
+    /// hence ``EndSessionStyle/redirectURIOnly``.
     public static func uaePass(base: URL) -> ProviderMetadata {
         let root = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
         func endpoint(_ path: String) -> URL { URL(string: root + "/idshub/" + path)! }
-        return ProviderMetadata(
+        var metadata = ProviderMetadata(
             issuer: root, authorizationEndpoint: endpoint("authorize"), tokenEndpoint: endpoint("token"), jwksURI: endpoint("jwks"),
             userinfoEndpoint: endpoint("userinfo"), endSessionEndpoint: endpoint("logout"),
             tokenEndpointAuthMethodsSupported: ["client_secret_basic"],
@@ -25,5 +28,7 @@ extension ProviderMetadata {
             ],
             acrValuesSupported: ["urn:safelayer:tws:policies:authentication:level:low", "urn:digitalid:authentication:flow:mobileondevice"]
         )
+        metadata.endSessionStyle = .redirectURIOnly
+        return metadata
     }
 }
