@@ -222,6 +222,40 @@ struct OIDCClientTests {
         await expectCode(.refreshedIDTokenMismatch) { try await client.refresh(credential) }
     }
 
+    @Test("a refresh whose new ID token cannot be checked (keys rotated, JWKS unreachable) keeps the rotated refresh token and the old identity")
+    func refreshWithUnreachableKeys() async throws {
+        let provider = try await StubProvider()
+        let offline = LockedValue(false)
+        let transport = StubTransport { request in
+            if request.url.path == "/jwks", offline.withLock({ $0 }) { throw URLError(.notConnectedToInternet) }
+            return try await provider.transport.send(request)
+        }
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: StubProvider.clientID, redirectURI: StubProvider.redirectURI, pushedAuthorization: .never),
+            provider: .static(provider.metadata), transport: transport, clock: provider.clock)
+        let (_, credential) = try await Self.signIn(provider, client: client)
+        // The provider rotated its signing key; the new key's JWKS cannot be fetched now.
+        let rotated = try await TestTokenSigner(.rs256, keyID: "key-2")
+        var claims = provider.validClaims()
+        claims["nonce"] = nil
+        let idToken = try await rotated.sign(claims)
+        provider.tokenResponse = StubTransport.json(
+            200, #"{"access_token":"at-2","token_type":"Bearer","expires_in":60,"refresh_token":"rt-2","id_token":"\#(idToken)"}"#)
+        offline.withLock { $0 = true }
+        let refreshed = try await client.refresh(credential)
+        #expect(refreshed.refreshToken == "rt-2", "the rotated refresh token is not lost")
+        #expect(refreshed.accessToken == "at-2")
+        #expect(refreshed.idToken == credential.idToken, "the unchecked ID token is set aside")
+        #expect(refreshed.subject == credential.subject)
+        // A new ID token that is checked and fails still fails.
+        offline.withLock { $0 = false }
+        let forged = try await TestTokenSigner(.rs256, keyID: "key-1")
+        let badToken = try await forged.sign(claims)
+        provider.tokenResponse = StubTransport.json(
+            200, #"{"access_token":"at-3","token_type":"Bearer","expires_in":60,"refresh_token":"rt-3","id_token":"\#(badToken)"}"#)
+        await #expect(throws: SwitchbackError.self) { try await client.refresh(refreshed) }
+    }
+
     @Test("a refreshed ID token that changed sub is rejected; one that kept it replaces the old")
     func refreshedIDToken() async throws {
         let provider = try await StubProvider()
