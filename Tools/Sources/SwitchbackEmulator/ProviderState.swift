@@ -118,6 +118,10 @@ actor ProviderState {
     private var refreshTokens: [String: Grant] = [:]
     /// Refresh tokens already rotated away, with their family: a reuse is recognised, not just refused.
     private var rotatedRefreshTokens: [String: (family: String, clientID: String)] = [:]
+    /// ``rotatedRefreshTokens``' keys, oldest first: at most ``rotatedKept`` are remembered, so a long run
+    /// (a benchmark, a day of development) does not grow without bound.
+    private var rotatedOrder: [String] = []
+    static let rotatedKept = 10_000
     private var pushed: [String: (request: Pending, expires: Date)] = [:]
     private var transactions: [String: Transaction] = [:]
     /// Single-use identifiers seen (client assertions, DPoP proofs), kept until they expire.
@@ -360,6 +364,12 @@ actor ProviderState {
     func rotateRefreshToken(_ token: String) {
         guard let grant = refreshTokens.removeValue(forKey: token) else { return }
         rotatedRefreshTokens[token] = (grant.family, grant.clientID)
+        rotatedOrder.append(token)
+        if rotatedOrder.count > Self.rotatedKept {
+            let dropped = rotatedOrder.prefix(rotatedOrder.count - Self.rotatedKept)
+            for old in dropped { rotatedRefreshTokens[old] = nil }
+            rotatedOrder.removeFirst(dropped.count)
+        }
     }
 
     /// The family and client of a refresh token already rotated away; nil for one never issued (or still valid).
