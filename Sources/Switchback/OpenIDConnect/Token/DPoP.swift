@@ -47,7 +47,7 @@ public struct DPoPKey: Sendable {
         self.publicKey = publicKey
     }
 
-    /// Where the private key lives: ``SoftwareDPoPSigner/kind`` or a hardware kind (`secure-enclave`).
+    /// Where the private key lives: `software` or a hardware kind (`secure-enclave`).
     public var kind: String { signer.kind }
 
     /// The private key as PEM (PKCS#8), for a software key; nil for a hardware key, whose private part

@@ -5,7 +5,7 @@ import Crypto
 /// (``SoftwareDPoPSigner``); a platform adapter supplies hardware ones (the Secure Enclave's) through
 /// ``DPoPHardwareKeys``.
 public protocol DPoPSigner: Sendable {
-    /// What kind of key this is, as stored with it: ``SoftwareDPoPSigner/kind``, or a hardware kind.
+    /// What kind of key this is, as stored with it: `software`, or a hardware kind.
     var kind: String { get }
     /// The P-256 public key as its raw x‖y coordinates (64 bytes).
     var publicKeyRawRepresentation: Data { get }
