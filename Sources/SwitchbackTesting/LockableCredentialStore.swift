@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Switchback
 
 /// A credential store on a device that has not been unlocked since it started (a prewarmed or background

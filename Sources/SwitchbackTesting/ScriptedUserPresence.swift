@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Switchback
 
 /// Secrets behind a user who answers each prompt as scripted: approves, declines, or has a device that

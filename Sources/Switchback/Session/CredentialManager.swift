@@ -37,6 +37,9 @@ public actor CredentialManager {
     private let backgroundWork: (any BackgroundWork)?
     private let protection: RefreshTokenProtection?
     private var inFlight: Task<Credential, any Error>?
+    /// A ``save(_:)`` or ``remove()`` under way: a refresh waits for it, so that it never reads half of a
+    /// write (the old credential with a new protected refresh token).
+    private var writing: Task<Void, any Error>?
     /// Bumped by every ``save(_:)`` and ``remove()``: a refresh that started before one of them stores
     /// nothing, so a sign-out or a new sign-in is never undone by a refresh that finishes after it.
     private var generation = 0
@@ -78,8 +81,30 @@ public actor CredentialManager {
     public func save(_ credential: Credential) async throws {
         generation += 1
         await settle()
-        try await keep(credential)
-        try await store.remove(key: refreshMarkKey)
+        try await exclusively {
+            try await self.keep(credential)
+            try await self.store.remove(key: self.refreshMarkKey)
+        }
+    }
+
+    /// Runs `write` with no other write and no refresh under way.
+    private func exclusively(_ write: @escaping @Sendable () async throws -> Void) async throws {
+        while let writing {
+            _ = try? await writing.value
+            if self.writing == writing { self.writing = nil }
+        }
+        let task = Task { try await write() }
+        writing = task
+        defer { if writing == task { writing = nil } }
+        try await task.value
+    }
+
+    /// Waits for a write under way to end (its outcome is the writer's).
+    private func writesSettled() async {
+        while let writing {
+            _ = try? await writing.value
+            if self.writing == writing { break }
+        }
     }
 
     /// Stores `credential`: its refresh token behind the user's authentication when protected (no prompt
@@ -100,9 +125,11 @@ public actor CredentialManager {
     public func remove() async throws {
         generation += 1
         await settle()
-        try await store.remove(key: key)
-        try await store.remove(key: refreshMarkKey)
-        try await protection?.secrets.remove(key: key)
+        try await exclusively {
+            try await self.store.remove(key: self.key)
+            try await self.store.remove(key: self.refreshMarkKey)
+            try await self.protection?.secrets.remove(key: self.key)
+        }
     }
 
     /// Waits until no refresh is under way (its outcome does not matter here).
@@ -129,6 +156,11 @@ public actor CredentialManager {
     }
 
     private func freshCredential(minimumValidity: TimeInterval) async throws -> Credential {
+        await writesSettled()
+        if protection != nil, inFlight == nil, let stored = try await store.load(key: key), stored.refreshToken != nil {
+            // Stored before protection was turned on (or by someone else): the refresh token moves behind it now.
+            try await exclusively { try await self.keep(stored) }
+        }
         // A mark left by a refresh cut off does not stop a still-valid access token from being used (a
         // token endpoint that is down must not block every API call); it is acted on at the next refresh.
         if inFlight == nil, let stored = try await store.load(key: key),
@@ -147,6 +179,7 @@ public actor CredentialManager {
     /// With `minimumValidity`, a caller that read the credential before another caller's refresh stored
     /// its result takes that result instead of refreshing again.
     private func refresh(unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
+        await writesSettled()
         if let inFlight { return try await inFlight.value }
         let backgroundWork = backgroundWork
         let task = Task {
@@ -170,7 +203,7 @@ public actor CredentialManager {
         if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
         guard generation == started else { throw CancellationError() }
         var presented = stored
-        if let protection {
+        if let protection, stored.refreshToken == nil {
             // The one place the user is asked: the access token is about to expire. A decline changes nothing.
             guard let refreshToken = try await protection.secrets.read(key: key, reason: protection.reason) else {
                 throw SwitchbackError(

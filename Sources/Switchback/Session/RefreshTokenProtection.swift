@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Where a refresh token is kept behind the user's Face ID, Touch ID or passcode: on Apple platforms a
 /// Keychain item with an access control (`UserPresenceSecrets` in SwitchbackApple). The adapter only

@@ -180,10 +180,8 @@ public enum Narration {
                 ? "nothing revoked (\(signOut.revocationError.map { "\($0.code)" } ?? "?"))" : "revoked \(signOut.revoked.joined(separator: " and "))"
             let page: String
             switch signOut.userAgent {
-            case .returned?:
-                page =
-                    "the provider's end-session page came back"
-                    + (signOut.endSession?.state == nil ? " (no state: the provider takes none)" : " with its state")
+            case .returned?: page = "the provider's end-session page came back with its state"
+            case .returnedWithoutState?: page = "the provider's end-session page came back (without state: the provider takes none)"
             case .closed?: page = "the user closed the provider's end-session page"
             case nil: page = "no browser shown (the sign-in was ephemeral, or the provider has no end_session_endpoint)"
             }

@@ -115,7 +115,8 @@ struct Demo: AsyncParsableCommand {
             guard case .success(.credential) = result.outcome else { return nil }
             switch result.signOut {
             case .success(let signOut)?:
-                let expected: EndSessionOutcome? = result.strategy == .ephemeralBrowser ? nil : .returned
+                let returned: EndSessionOutcome = signOut.endSession?.state == nil ? .returnedWithoutState : .returned
+                let expected: EndSessionOutcome? = result.strategy == .ephemeralBrowser ? nil : returned
                 return signOut.userAgent == expected ? nil : "FAILED: the sign-out's page ended \(signOut.userAgent.map { "\($0)" } ?? "unshown")"
             case .failure(let error)?: return "FAILED: the sign-out: \(error)"
             case nil: return "FAILED: the app signed in but did not sign out"

@@ -55,7 +55,8 @@ extension IDTokenValidator {
         default: audience = []
         }
         guard audience.contains(clientID) else { throw refuse("is not addressed to this client") }
-        if audience.count > 1, let azp = claims["azp"], azp != .string(clientID) { throw refuse("names another authorized party") }
+        // As for ID tokens here: with several audiences the token must name this client as its party.
+        if audience.count > 1, claims["azp"] != .string(clientID) { throw refuse("has several audiences and does not name this client as azp") }
         let now = clock.now().timeIntervalSince1970
         guard case .number(let iat)? = claims["iat"], iat <= now + clockSkew, now - iat <= Self.logoutTokenLifetime + clockSkew else {
             throw refuse("has no iat, or one not within the last \(Int(Self.logoutTokenLifetime)) seconds")

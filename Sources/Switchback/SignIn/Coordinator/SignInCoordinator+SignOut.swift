@@ -4,6 +4,10 @@ public import Foundation
 public enum EndSessionOutcome: Sendable, Equatable {
     /// The user agent came back to the post-logout redirect URI with the request's `state`.
     case returned
+    /// The user agent came back to the post-logout redirect URI of a provider that returns no `state` (UAE
+    /// Pass): the address is right, but anyone who can open that URL could have opened it, so it does not
+    /// prove that the provider ended its session.
+    case returnedWithoutState
     /// The user closed the provider's page before it came back; the provider may or may not have ended
     /// its session, which only its page said.
     case closed

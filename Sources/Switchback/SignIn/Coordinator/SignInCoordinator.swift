@@ -247,7 +247,7 @@ public actor SignInCoordinator {
                         throw SwitchbackError(.redirectURIMismatch, "a sign-out returns by redirect, not by form post")
                     }
                     try request.verifyReturn(url)
-                    return .endedSession(.returned)
+                    return .endedSession(request.state == nil ? .returnedWithoutState : .returned)
                 }
             case .companion(let authorization) where authorization.route == .exchange:
                 guard case .companion(let companion, .exchange) = authorizer.kind else {

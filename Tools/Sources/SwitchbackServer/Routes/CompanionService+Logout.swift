@@ -27,19 +27,29 @@ extension CompanionService {
                 throw CompanionError(.invalidRequest, error.message)
             }
             let now = clock.now()
+            let jti = Secrets.digest(logout.issuer + "\u{0}" + logout.jti)
             do {
+                // Kept past the longest a token is taken (its lifetime and the largest clock skew), with a margin.
                 try await store.insert(
-                    .logoutTokenID, digest: Secrets.digest(logout.issuer + "\u{0}" + logout.jti), value: Data([1]),
-                    expiresAt: logout.issuedAt.addingTimeInterval(IDTokenValidator.logoutTokenLifetime + 300))
+                    .logoutTokenID, digest: jti, value: Data([1]),
+                    expiresAt: logout.issuedAt.addingTimeInterval(IDTokenValidator.logoutTokenLifetime + 900))
             } catch let error as SwitchbackError where error.code == .storeFailed {
+                // A store that failed is not a replay: only a jti that is there is one.
+                guard try await store.read(.logoutTokenID, digest: jti, now: now) != nil else { throw error }
                 throw CompanionError(.invalidRequest, "this logout token was already used")
             }
-            if let subject = logout.subject { try await markLoggedOut("sub", logout.issuer, subject, at: now) }
-            if let sessionID = logout.sessionID { try await markLoggedOut("sid", logout.issuer, sessionID, at: now) }
+            do {
+                if let subject = logout.subject { try await markLoggedOut("sub", logout.issuer, subject, at: logout.issuedAt) }
+                if let sessionID = logout.sessionID { try await markLoggedOut("sid", logout.issuer, sessionID, at: logout.issuedAt) }
+            } catch {
+                // The provider may send it again (§2.5): it must not then be taken for a replay.
+                _ = try? await store.take(.logoutTokenID, digest: jti, now: now)
+                throw error
+            }
             logger.info("back-channel logout", metadata: ["by": "\(logout.subject != nil ? "sub" : "")\(logout.sessionID != nil ? "+sid" : "")"])
             answer = Response(status: .ok, headers: Replies.noStore)
         } catch let error as CompanionError {
-            logger.notice("back-channel logout refused", metadata: ["reason": "\(error.message.prefix(120))"])
+            logger.notice("back-channel logout refused", metadata: ["reason": "\(Self.printable(error.message.prefix(120)))"])
             var refused = error.json
             for field in Replies.noStore { refused.headers[field.name] = field.value }
             answer = refused
@@ -47,12 +57,20 @@ extension CompanionService {
         return answer
     }
 
-    /// Records that `name` (`sub` or `sid`) `value` at `issuer` signed out at `now`: sessions made before
-    /// then end when next used. Kept as long as a session lives, so no session made before it outlives it.
-    private func markLoggedOut(_ name: String, _ issuer: String, _ value: String, at now: Date) async throws {
+    /// Records that `name` (`sub` or `sid`) `value` at `issuer` signed out at `time` (the logout token's
+    /// `iat`, the provider's clock): a `sub`'s sessions of sign-ins before then end when next used, a `sid`'s
+    /// all of them (a provider session is never reused). Kept as long as a session lives; never moved back.
+    private func markLoggedOut(_ name: String, _ issuer: String, _ value: String, at time: Date) async throws {
+        let now = clock.now()
         let digest = Self.logoutDigest(name, issuer, value)
-        let mark = Data(String(now.timeIntervalSince1970).utf8)
-        let expiresAt = now.addingTimeInterval(configuration.session.lifetime + 60)
+        let expiresAt = now.addingTimeInterval(configuration.session.lifetime + 900)
+        var latest = time
+        if let existing = try await store.read(.loggedOut, digest: digest, now: now),
+            let seconds = TimeInterval(String(decoding: existing, as: UTF8.self))
+        {
+            latest = max(latest, Date(timeIntervalSince1970: seconds))
+        }
+        let mark = Data(String(latest.timeIntervalSince1970).utf8)
         if try await store.replace(.loggedOut, digest: digest, value: mark, expiresAt: expiresAt, now: now) { return }
         do {
             try await store.insert(.loggedOut, digest: digest, value: mark, expiresAt: expiresAt)
@@ -63,17 +81,24 @@ extension CompanionService {
         }
     }
 
-    /// Whether a Back-Channel Logout for the session's user or provider session arrived after it began.
+    /// Whether a Back-Channel Logout ended the session: one for its provider session (`sid`), whenever it
+    /// came, or one for its user (`sub`) issued at or after the sign-in, both times the provider's (the
+    /// logout token's `iat`, the sign-in's ID token `iat`; the session's own start where there was none).
     func loggedOut(_ record: SessionRecord) async throws -> Bool {
         guard let issuer = record.issuer else { return false }
         let now = clock.now()
-        for (name, value) in [("sub", record.subject), ("sid", record.sessionID)] {
-            guard let value, let mark = try await store.read(.loggedOut, digest: Self.logoutDigest(name, issuer, value), now: now),
-                let seconds = TimeInterval(String(decoding: mark, as: UTF8.self))
-            else { continue }
-            if Date(timeIntervalSince1970: seconds) >= record.createdAt { return true }
+        if let sessionID = record.sessionID, try await store.read(.loggedOut, digest: Self.logoutDigest("sid", issuer, sessionID), now: now) != nil {
+            return true
         }
-        return false
+        guard let mark = try await store.read(.loggedOut, digest: Self.logoutDigest("sub", issuer, record.subject), now: now),
+            let seconds = TimeInterval(String(decoding: mark, as: UTF8.self))
+        else { return false }
+        return Date(timeIntervalSince1970: seconds) >= (record.signedInAt ?? record.createdAt)
+    }
+
+    /// `text` with control characters replaced, for a log line (a refused token's fields are the caller's).
+    static func printable(_ text: Substring) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 
     private static func logoutDigest(_ name: String, _ issuer: String, _ value: String) -> String {

@@ -210,18 +210,21 @@ struct CompanionService: Sendable {
                     accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: tokens.idToken),
                 expiresIn: tokens.expiresAt.map { max(0, Int($0.timeIntervalSince(clock.now()))) })
         case .session:
-            let session = try await issueSession(subject: outcome.subject, acr: outcome.acr, issuer: outcome.issuer, sessionID: outcome.sessionID)
+            let session = try await issueSession(
+                subject: outcome.subject, acr: outcome.acr, issuer: outcome.issuer, sessionID: outcome.sessionID, signedInAt: outcome.signedInAt)
             return CompanionAPI.SignInAnswer(
                 subject: outcome.subject, acr: outcome.acr, session: session.id, tokens: nil, expiresIn: Int(configuration.session.lifetime))
         }
     }
 
     /// A new first-party session.
-    func issueSession(subject: String, acr: String?, issuer: String?, sessionID: String? = nil) async throws -> (id: String, record: SessionRecord) {
+    func issueSession(subject: String, acr: String?, issuer: String?, sessionID: String? = nil, signedInAt: Date? = nil) async throws -> (
+        id: String, record: SessionRecord
+    ) {
         let now = clock.now()
         let record = SessionRecord(
             subject: subject, acr: acr, createdAt: now, expiresAt: now.addingTimeInterval(configuration.session.lifetime), issuer: issuer,
-            sessionID: sessionID)
+            sessionID: sessionID, signedInAt: signedInAt)
         let id = try await store.issue(.session, record, expiresAt: record.expiresAt, entropy: entropy)
         return (id, record)
     }
@@ -301,13 +304,16 @@ struct SignInOutcome: Codable, Sendable {
     /// The provider and its session (`sid` of the ID token), which a Back-Channel Logout names.
     let issuer: String?
     let sessionID: String?
+    /// The ID token's `iat`: when the provider signed the user in, on the provider's clock.
+    let signedInAt: Date?
 
-    init(subject: String, acr: String?, tokens: Tokens?, issuer: String? = nil, sessionID: String? = nil) {
+    init(subject: String, acr: String?, tokens: Tokens?, issuer: String? = nil, sessionID: String? = nil, signedInAt: Date? = nil) {
         self.subject = subject
         self.acr = acr
         self.tokens = tokens
         self.issuer = issuer
         self.sessionID = sessionID
+        self.signedInAt = signedInAt
     }
 
     init(_ credential: Credential) {
@@ -318,12 +324,15 @@ struct SignInOutcome: Codable, Sendable {
                 refreshToken: credential.refreshToken,
                 expiresAt: credential.expiresAt
             ),
-            issuer: credential.issuer, sessionID: credential.idTokenClaims?.sid
+            issuer: credential.issuer, sessionID: credential.idTokenClaims?.sid,
+            signedInAt: credential.idTokenClaims?.iat.map(Date.init(timeIntervalSince1970:))
         )
     }
 
     /// The outcome without the provider's tokens, for a result delivered as a session.
-    func withoutTokens() -> SignInOutcome { SignInOutcome(subject: subject, acr: acr, tokens: nil, issuer: issuer, sessionID: sessionID) }
+    func withoutTokens() -> SignInOutcome {
+        SignInOutcome(subject: subject, acr: acr, tokens: nil, issuer: issuer, sessionID: sessionID, signedInAt: signedInAt)
+    }
 }
 
 /// A first-party session.
@@ -336,6 +345,8 @@ struct SessionRecord: Codable, Sendable, Equatable {
     /// this session (nil in records written before they were kept, and for a session without a provider).
     var issuer: String? = nil
     var sessionID: String? = nil
+    /// When the provider signed the user in (the ID token's `iat`), which a `sub` logout is compared with.
+    var signedInAt: Date? = nil
 }
 
 extension StringProtocol {

@@ -87,4 +87,34 @@ struct RefreshTokenProtectionTests {
             #expect(try await manager.credential() == nil)
         }
     }
+
+    @Test("a refresh token stored before protection was turned on moves behind it at the next use, without a prompt")
+    func migrates() async throws {
+        try await EmulatorHarness.withEmulator { emulator in
+            let (manager, store, user, credential) = try await Self.manager(emulator)
+            await store.save(credential, key: "main")
+            _ = try await manager.validCredential()
+            #expect(await store.load(key: "main")?.refreshToken == nil)
+            #expect(await user.stored("main") == credential.refreshToken)
+            #expect(await user.prompts.isEmpty)
+        }
+    }
+
+    @Test("a new sign-in saved while refreshes are asked for is never mixed with the old one (each result is one account's)")
+    func saveDuringRefresh() async throws {
+        try await EmulatorHarness.withEmulator { emulator in
+            let (manager, store, user, credential) = try await Self.manager(emulator)
+            let (_, second) = try await CredentialManagerTests.signedIn(emulator)
+            for _ in 0..<20 {
+                try await manager.save(CredentialManagerTests.expired(credential))
+                async let refreshed = try? manager.validCredential()
+                try await manager.save(second)
+                _ = await refreshed
+                // The last save wins whole: a refresh of the first sign-in that ran meanwhile stored nothing, so
+                // the store and the protected token are both the second sign-in's, never one of each.
+                #expect(await store.load(key: "main")?.accessToken == second.accessToken)
+                #expect(await user.stored("main") == second.refreshToken)
+            }
+        }
+    }
 }
