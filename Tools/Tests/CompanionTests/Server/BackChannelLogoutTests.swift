@@ -132,3 +132,18 @@ struct BackChannelLogoutTests {
         }
     }
 }
+
+/// The app's side of ending a companion session at sign-out.
+@Suite("CompanionClient.endSession")
+struct CompanionEndSessionTests {
+    @Test("ends the session it names (the companion then answers 401 for it), and ending it again is not an error")
+    func endSession() async throws {
+        try await CompanionRig.with { rig in
+            let session = try await BackChannelLogoutTests.session(rig)
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            try await client.endSession(session)
+            #expect(try await !BackChannelLogoutTests.alive(rig, session))
+            try await client.endSession(session)
+        }
+    }
+}
