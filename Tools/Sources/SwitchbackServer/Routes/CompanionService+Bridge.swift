@@ -71,7 +71,7 @@ extension CompanionService {
 
     private func finishBridge(_ callback: AuthorizationCallback, state: String?) async throws -> Response {
         guard let bridge = configuration.bridge else { throw CompanionError(.notConfigured, "the native-callback bridge is off") }
-        let pending = try await takeAuthorization(state: state)
+        let pending = try await takeAuthorization(state: state, for: .bridge)
         guard case .bridge(let scheme, let path, let bindingDigest) = pending.purpose else {
             throw CompanionError(.invalidState, "this state belongs to another route")
         }

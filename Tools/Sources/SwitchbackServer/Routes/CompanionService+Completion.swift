@@ -80,7 +80,7 @@ extension CompanionService {
             callback = .redirect(url)
             state = Self.parameters(of: url)["state"]
         }
-        let pending = try await takeAuthorization(state: state)
+        let pending = try await takeAuthorization(state: state, for: .completion)
         guard case .completion(let flowDigest, let resultKey) = pending.purpose, let key = RecordSealing.decode(resultKey) else {
             throw CompanionError(.invalidState, "this state belongs to another route")
         }

@@ -57,7 +57,7 @@ extension CompanionService {
                 logger.warning("exchange presented without the binding its sign-in started with; nothing was redeemed")
                 throw CompanionError(.invalidGrant, "this sign-in response belongs to another app session")
             }
-            let pending = try await takeAuthorization(state: state)
+            let pending = try await takeAuthorization(state: state, for: .exchange)
             outcome = try await complete(.redirect(callback), pending: pending)
         case (nil, let code?):
             outcome = try await redeemAppCode(code, body, allowed: exchange.redirectURIs)

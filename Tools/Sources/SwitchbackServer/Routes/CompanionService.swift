@@ -177,10 +177,16 @@ struct CompanionService: Sendable {
         return session
     }
 
-    /// Takes the pending authorization for `state` once: a replay, an unknown or an expired state is refused.
-    func takeAuthorization(state: String?) async throws -> PendingAuthorization {
-        guard let state, let pending = try await store.redeem(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now()) else {
-            throw CompanionError(.invalidState, "this sign-in response is unknown, expired or was already used")
+    /// Takes the pending authorization for `state` once, for `route` only: it is looked up, its route checked,
+    /// and only then used up, so that a response brought to another route spends nothing (SECURITY.md). A
+    /// replay, an unknown or an expired state is refused.
+    func takeAuthorization(state: String?, for route: PendingAuthorization.Route) async throws -> PendingAuthorization {
+        let unknown = CompanionError(.invalidState, "this sign-in response is unknown, expired or was already used")
+        guard let state, let waiting = try await store.lookUp(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now())
+        else { throw unknown }
+        guard waiting.purpose.route == route else { throw CompanionError(.invalidState, "this state belongs to another route") }
+        guard let pending = try await store.redeem(.authorization, secret: state, as: PendingAuthorization.self, now: clock.now()) else {
+            throw unknown
         }
         return pending
     }
@@ -282,6 +288,21 @@ struct PendingAuthorization: Codable, Sendable {
         /// Report to the app whose flow ID has this digest; the result is sealed with `resultKey` (derived
         /// from the flow ID, which only the app holds).
         case completion(flowDigest: String, resultKey: String)
+
+        var route: Route {
+            switch self {
+            case .exchange: .exchange
+            case .bridge: .bridge
+            case .completion: .completion
+            }
+        }
+    }
+
+    /// The route an authorization was started for, and the only one that may use it up.
+    enum Route: Sendable {
+        case exchange
+        case bridge
+        case completion
     }
 
     let session: AuthorizationSession
