@@ -31,6 +31,7 @@ extension Companion {
     ) -> [Route] {
         typealias Path = CompanionAPI.Path
         var routes: [Route] = []
+        let proxies = configuration.limits.trustedProxies.compactMap(ClientAddress.Network.init)
         func add(
             _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false,
             _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
@@ -39,7 +40,10 @@ extension Companion {
             router.on(RouterPath(path), method: method) { request, context in
                 let service = service()
                 do {
-                    if limited, case .limited(let retryAfter) = await limiter.admit(clientAddress(request, context, limits: configuration.limits)) {
+                    if limited,
+                        case .limited(let retryAfter) = await limiter.admit(
+                            clientAddress(request, context, limits: configuration.limits, proxies: proxies))
+                    {
                         service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
                         throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(
                             after: retryAfter)
@@ -144,16 +148,23 @@ extension Companion {
     }
 }
 
-/// The client's address for the rate limits: with a proxy header configured, the entry `trustedHops` from
-/// its end (the address the outermost trusted proxy saw), else the connection's address. An IPv6 address
-/// counts by its /64, which one subscriber usually holds whole.
-func clientAddress(_ request: Request, _ context: CompanionContext, limits: ServerConfiguration.Limits) -> String {
-    if let header = limits.clientAddressHeader, let name = HTTPField.Name(header), let value = request.headers[name] {
+/// The client's address for the rate limits (``ClientAddress/bucket``): on a connection from one of your
+/// proxies with the header configured, the entry `trustedHops` from the header's end (the address the
+/// outermost trusted proxy saw); on any other connection, the connection's own address, the header ignored.
+func clientAddress(
+    _ request: Request, _ context: CompanionContext, limits: ServerConfiguration.Limits, proxies: [ClientAddress.Network]
+) -> String {
+    let connection = context.remoteAddress?.ipAddress.flatMap { ClientAddress($0) }
+    if let header = limits.clientAddressHeader, let name = HTTPField.Name(header), let connection, proxies.contains(where: connection.isIn),
+        let value = request.headers[name]
+    {
         let entries = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         let index = entries.count - limits.trustedHops
-        return index >= 0 ? RateLimiter.bucket(of: String(entries[index].prefix(64))) : "unknown"
+        // An entry your own proxy wrote that is no address: one shared bucket, so nothing is gained by it.
+        guard index >= 0, let client = ClientAddress(entries[index]) else { return "unparsable" }
+        return client.bucket
     }
-    return RateLimiter.bucket(of: context.remoteAddress?.ipAddress ?? "unknown")
+    return connection?.bucket ?? "unknown"
 }
 
 extension Replies {

@@ -50,11 +50,21 @@ extension ServerConfiguration {
         /// How many proxies of yours append to ``clientAddressHeader``: the entry this many from the end is the
         /// client's address (1: a load balancer; 2: a CDN in front of it).
         public var trustedHops: Int
+        /// The addresses of your proxies (`10.0.0.0/8`, `2001:db8::/32`, or single addresses): the header is
+        /// read only on connections from them, so a client that reaches the server directly cannot write it.
+        /// Required with ``clientAddressHeader``.
+        public var trustedProxies: [String]
+        /// Clients connect to this server directly (no proxy in front): their connection address is theirs.
+        /// A server that listens beyond loopback must say either this or ``clientAddressHeader``: behind a
+        /// proxy without the header, every client would share the proxy's address and its limits.
+        public var directClients: Bool
 
         public init(
             startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
-            clientAddressHeader: String? = nil, trustedHops: Int = 1
+            clientAddressHeader: String? = nil, trustedHops: Int = 1, trustedProxies: [String] = [], directClients: Bool = false
         ) {
+            self.trustedProxies = trustedProxies
+            self.directClients = directClients
             self.startsPerMinutePerAddress = startsPerMinutePerAddress
             self.startsPerMinute = startsPerMinute
             self.pendingAuthorizations = pendingAuthorizations
@@ -68,7 +78,10 @@ extension ServerConfiguration {
             let perAddress = startsPerMinutePerAddress == 0 ? "unlimited" : "\(startsPerMinutePerAddress)/min"
             let total = startsPerMinute == 0 ? "unlimited" : "\(startsPerMinute)/min"
             let by =
-                clientAddressHeader.map { "\($0), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")" } ?? "connection address, IPv6 by /64"
+                clientAddressHeader.map {
+                    "\($0) from \(trustedProxies.joined(separator: ", ")), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")"
+                }
+                ?? "connection address, IPv6 by /64"
             return "starts, exchanges and hand-offs \(perAddress) per address (by \(by)), \(total) in all; "
                 + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests"
         }
@@ -93,6 +106,7 @@ extension ServerConfiguration.Session {
 extension ServerConfiguration.Limits {
     private enum Keys: String, CodingKey {
         case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader, trustedHops
+        case trustedProxies, directClients
     }
 
     public init(from decoder: any Decoder) throws {
@@ -104,7 +118,9 @@ extension ServerConfiguration.Limits {
             pendingAuthorizations: try c.decodeIfPresent(Int.self, forKey: .pendingAuthorizations) ?? defaults.pendingAuthorizations,
             waitingStatusRequests: try c.decodeIfPresent(Int.self, forKey: .waitingStatusRequests) ?? defaults.waitingStatusRequests,
             clientAddressHeader: try c.decodeIfPresent(String.self, forKey: .clientAddressHeader),
-            trustedHops: try c.decodeIfPresent(Int.self, forKey: .trustedHops) ?? defaults.trustedHops
+            trustedHops: try c.decodeIfPresent(Int.self, forKey: .trustedHops) ?? defaults.trustedHops,
+            trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? [],
+            directClients: try c.decodeIfPresent(Bool.self, forKey: .directClients) ?? false
         )
     }
 }

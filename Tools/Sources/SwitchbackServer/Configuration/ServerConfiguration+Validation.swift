@@ -117,6 +117,21 @@ extension ServerConfiguration {
             throw fail("limits.clientAddressHeader must be a header name")
         }
         guard (1...10).contains(limits.trustedHops) else { throw fail("limits.trustedHops must be 1…10") }
+        for proxy in limits.trustedProxies where ClientAddress.Network(proxy) == nil {
+            throw fail("limits.trustedProxies: \(proxy.prefix(60)) is not an address or a network (a.b.c.d/n, v6/n)")
+        }
+        if limits.clientAddressHeader != nil, limits.trustedProxies.isEmpty {
+            throw fail("limits.trustedProxies must name your proxies' addresses: the header is read only on their connections")
+        }
+        if limits.clientAddressHeader != nil, limits.directClients {
+            throw fail("limits.directClients and limits.clientAddressHeader contradict each other: choose one")
+        }
+        if !EndpointSecurity.isLoopback(host), limits.clientAddressHeader == nil, !limits.directClients {
+            // Behind a proxy, every client would be the proxy's address: 30 starts a minute would lock everyone out.
+            throw fail(
+                "the server listens on \(host): set limits.clientAddressHeader and limits.trustedProxies when it is behind a proxy, or limits.directClients: true when clients reach it directly"
+            )
+        }
         // Behind a proxy the browser's origin and a DPoP proof's htu are the public URL, not the bound address.
         if handOff != nil, publicURL == nil, !EndpointSecurity.isLoopback(host) {
             throw fail("publicURL is required with handOff when the server listens beyond loopback: the redeem form's origin and DPoP proofs name it")

@@ -58,22 +58,6 @@ actor RateLimiter {
         return .allowed
     }
 
-    /// The bucket an address counts in: an IPv4 address as it is, an IPv6 address by its first 64 bits.
-    static func bucket(of address: String) -> String {
-        guard address.contains(":") else { return address }
-        var text = address.split(separator: "%").first.map(String.init) ?? address
-        if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
-        let halves = text.components(separatedBy: "::")
-        guard halves.count <= 2 else { return address }
-        let head = halves[0].split(separator: ":", omittingEmptySubsequences: false).filter { !$0.isEmpty }
-        let tail = halves.count == 2 ? halves[1].split(separator: ":", omittingEmptySubsequences: false).filter { !$0.isEmpty } : []
-        let missing = 8 - head.count - tail.count
-        guard missing >= 0 else { return address }
-        let groups = head.map(String.init) + Array(repeating: "0", count: halves.count == 2 ? missing : 0) + tail.map(String.init)
-        guard groups.count >= 4 else { return address }
-        return groups.prefix(4).map { String(Int($0, radix: 16) ?? 0, radix: 16) }.joined(separator: ":") + "::/64"
-    }
-
     /// How many addresses are tracked now.
     var trackedAddresses: Int { addresses.count }
 

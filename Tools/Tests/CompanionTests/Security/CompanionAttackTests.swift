@@ -329,7 +329,8 @@ struct CompanionAttackTests {
     @Test("a proxy's client-address header keys the limit when configured; the connection's address otherwise")
     func clientAddressHeader() async throws {
         try await CompanionRig.with(change: {
-            $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For")
+            $0.limits = .init(
+                startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedProxies: ["127.0.0.1"])
         }) { (rig: CompanionRig) async throws in
             let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
             #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.7, 10.0.0.1"]).response.status == 200)
@@ -466,14 +467,74 @@ struct CompanionAttackTests {
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
-    @Test("rate-limit buckets: an IPv6 client counts by its /64; with a proxy header, the entry the trusted hops name")
-    func rateLimitBuckets() async throws {
-        #expect(RateLimiter.bucket(of: "2001:db8:1:2:aaaa::1") == RateLimiter.bucket(of: "2001:db8:1:2:ffff:ffff:ffff:ffff"))
-        #expect(RateLimiter.bucket(of: "2001:db8:1:2::1") != RateLimiter.bucket(of: "2001:db8:1:3::1"))
-        #expect(RateLimiter.bucket(of: "[2001:db8::1]") == "2001:db8:0:0::/64")
-        #expect(RateLimiter.bucket(of: "203.0.113.7") == "203.0.113.7")
+    /// The bucket an address text counts in, or nil when it is no address.
+    static func bucket(_ text: String) -> String? { ClientAddress(text)?.bucket }
+
+    @Test(
+        "rate-limit buckets: IPv4 with or without a port, IPv4-mapped IPv6 as IPv4, IPv6 by its /64 with or without brackets, zone and port; no address is nil"
+    )
+    func addressParsing() {
+        #expect(Self.bucket("2001:db8:1:2:aaaa::1") == Self.bucket("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        #expect(Self.bucket("2001:db8:1:2::1") != Self.bucket("2001:db8:1:3::1"))
+        #expect(Self.bucket("[2001:db8::1]") == "2001:db8:0:0::/64")
+        #expect(Self.bucket("[2001:db8::1]:443") == "2001:db8:0:0::/64")
+        #expect(Self.bucket("fe80::1%eth0") == "fe80:0:0:0::/64")
+        #expect(Self.bucket("203.0.113.7") == "203.0.113.7")
+        // A proxy that writes the port: every source port is the same client, not a bucket of its own.
+        #expect(Self.bucket("203.0.113.7:51234") == "203.0.113.7")
+        // NIO listening on :: reports IPv4 clients mapped: each is its own IPv4 address, not one shared /64.
+        #expect(Self.bucket("::ffff:203.0.113.7") == "203.0.113.7")
+        #expect(Self.bucket("::ffff:198.51.100.1") != Self.bucket("::ffff:203.0.113.7"))
+        #expect(Self.bucket("[::ffff:203.0.113.7]:8080") == "203.0.113.7")
+        for junk in [
+            "", "unknown", "203.0.113", "203.0.113.256", "1.2.3.4:99999", "1.2.3.4:", "::1::2", "12345::", "[::1", "g::1", "1:2:3:4:5:6:7:8:9",
+        ] {
+            #expect(Self.bucket(junk) == nil, "\(junk)")
+        }
+        let network = try! #require(ClientAddress.Network("10.0.0.0/8"))
+        #expect(ClientAddress("10.20.30.40")!.isIn(network))
+        #expect(!ClientAddress("11.0.0.1")!.isIn(network))
+        #expect(ClientAddress("::ffff:10.1.2.3")!.isIn(network), "a mapped address is in its IPv4 network")
+        #expect(ClientAddress("2001:db8::5")!.isIn(ClientAddress.Network("2001:db8::/32")!))
+        #expect(ClientAddress.Network("10.0.0.0/33") == nil && ClientAddress.Network("10.0.0.0/x") == nil)
+    }
+
+    @Test("the header is read only on a proxy's connection: a client reaching the server directly cannot choose its bucket")
+    func untrustedHeader() async throws {
         try await CompanionRig.with(change: {
-            $0.limits = .init(startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedHops: 2)
+            $0.limits = .init(
+                startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedProxies: ["10.0.0.0/8"])
+        }) { (rig: CompanionRig) async throws in
+            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+            // The test connects from 127.0.0.1, which is not a proxy here: a new header value each time buys nothing.
+            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.1"]).response.status == 200)
+            #expect(try await rig.post("/bridge/start", body, headers: ["X-Forwarded-For": "203.0.113.2"]).response.status == 429)
+        }
+    }
+
+    @Test("a server beyond loopback must say where its clients' addresses come from; the header needs its proxies")
+    func bindDecision() throws {
+        var configuration = CompanionRig.configuration(issuer: "https://id.example.com")
+        configuration.host = "0.0.0.0"
+        configuration.publicURL = "https://auth.example.com"
+        #expect(throws: (any Error).self) { try configuration.validate() }
+        configuration.limits.directClients = true
+        try configuration.validate()
+        configuration.limits.directClients = false
+        configuration.limits.clientAddressHeader = "X-Forwarded-For"
+        #expect(throws: (any Error).self) { try configuration.validate() }
+        configuration.limits.trustedProxies = ["10.0.0.0/8", "2001:db8::/32"]
+        try configuration.validate()
+        configuration.limits.trustedProxies = ["10.0.0.0/8", "not-a-network"]
+        #expect(throws: (any Error).self) { try configuration.validate() }
+    }
+
+    @Test("rate-limit buckets: with a proxy header, the entry the trusted hops name")
+    func rateLimitBuckets() async throws {
+        try await CompanionRig.with(change: {
+            $0.limits = .init(
+                startsPerMinutePerAddress: 1, startsPerMinute: 100, clientAddressHeader: "X-Forwarded-For", trustedHops: 2,
+                trustedProxies: ["127.0.0.1"])
         }) { (rig: CompanionRig) async throws in
             let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
             // CDN then load balancer: the client is second from the end; a spoofed first entry changes nothing.
