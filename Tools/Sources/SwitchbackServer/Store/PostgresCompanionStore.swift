@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import NIOSSL
 import PostgresNIO
 @_spi(SwitchbackInternals) import Switchback
 
@@ -199,11 +200,27 @@ public final class PostgresCompanionStore: CompanionStore {
             throw SwitchbackError(.invalidConfiguration, "the PostgreSQL URL must look like postgres://user@host:5432/database")
         }
         let database = String(components.path.dropFirst())
-        let requireTLS = components.queryItems?.contains { $0.name == "sslmode" && $0.value == "require" } ?? false
+        let tls: PostgresClient.Configuration.TLS
+        switch try PostgresTLS(components) {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(Self.tls(verification: .none, rootCertificate: nil))
+        case .require(let verification, let rootCertificate): tls = .require(Self.tls(verification: verification, rootCertificate: rootCertificate))
+        }
         return PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: user, password: components.password,
-            database: database.isEmpty ? nil : database, tls: requireTLS ? .require(.makeClientConfiguration()) : .disable
+            database: database.isEmpty ? nil : database, tls: tls
         )
+    }
+
+    private static func tls(verification: PostgresTLS.Verification, rootCertificate: String?) -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch verification {
+        case .none: configuration.certificateVerification = .none
+        case .certificate: configuration.certificateVerification = .noHostnameVerification
+        case .certificateAndHost: configuration.certificateVerification = .fullVerification
+        }
+        if let rootCertificate { configuration.trustRoots = .file(rootCertificate) }
+        return configuration
     }
 }
 

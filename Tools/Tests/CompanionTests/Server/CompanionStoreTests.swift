@@ -112,3 +112,42 @@ struct PostgresCompanionStoreConfigurationTests {
         await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(1)) }
     }
 }
+
+/// `sslmode` as libpq reads it, and TLS required beyond loopback (issue 33).
+@Suite("PostgreSQL sslmode")
+struct PostgresTLSTests {
+    static func tls(_ url: String) throws -> PostgresTLS {
+        try PostgresTLS(try #require(URLComponents(string: url)))
+    }
+
+    @Test("each sslmode means what it means to libpq; verify-full checks the certificate and the host")
+    func modes() throws {
+        #expect(try Self.tls("postgres://u@db.internal/x?sslmode=verify-full") == .require(.certificateAndHost, rootCertificate: nil))
+        #expect(try Self.tls("postgres://u@db.internal/x?sslmode=verify-ca") == .require(.certificate, rootCertificate: nil))
+        #expect(try Self.tls("postgres://u@db.internal/x?sslmode=require") == .require(.none, rootCertificate: nil))
+        #expect(try Self.tls("postgres://u@127.0.0.1/x?sslmode=disable") == .disable)
+        #expect(try Self.tls("postgres://u@127.0.0.1/x") == .prefer, "libpq's default is prefer")
+        #expect(try Self.tls("postgres://u@localhost/x?sslmode=allow") == .prefer)
+        // With a CA file, require checks the chain, as libpq does.
+        let ca = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-ca-\(UUID().uuidString).pem")
+        try Data("-----BEGIN CERTIFICATE-----\n".utf8).write(to: ca)
+        defer { try? FileManager.default.removeItem(at: ca) }
+        #expect(try Self.tls("postgres://u@db.internal/x?sslmode=require&sslrootcert=\(ca.path)") == .require(.certificate, rootCertificate: ca.path))
+        #expect(
+            try Self.tls("postgres://u@db.internal/x?sslmode=verify-full&sslrootcert=\(ca.path)")
+                == .require(.certificateAndHost, rootCertificate: ca.path))
+    }
+
+    @Test("beyond loopback, no TLS or a downgradable one is refused; unknown, repeated or missing values are refused")
+    func refused() {
+        for url in [
+            "postgres://u@db.internal/x", "postgres://u@db.internal/x?sslmode=prefer", "postgres://u@db.internal/x?sslmode=allow",
+            "postgres://u@db.internal/x?sslmode=disable", "postgres://u@10.0.0.5/x?sslmode=disable",
+            "postgres://u@db.internal/x?sslmode=verify_full", "postgres://u@127.0.0.1/x?sslmode=Require",
+            "postgres://u@db.internal/x?sslmode=require&sslmode=disable",
+            "postgres://u@db.internal/x?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+        ] {
+            #expect(throws: SwitchbackError.self, "\(url)") { try Self.tls(url) }
+        }
+    }
+}
