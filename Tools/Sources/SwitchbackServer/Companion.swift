@@ -69,20 +69,27 @@ public final class Companion: Sendable {
         logger: Logger = Logger(label: "switchback.server")
     ) async throws -> Companion {
         try configuration.validate()
-        let ownedTransport = transport == nil ? ServerTransport() : nil
-        let transport: any HTTPTransport = transport ?? ownedTransport!
         var ownedStore: PostgresCompanionStore?
         let chosenStore: any CompanionStore
         if let store {
             chosenStore = store
         } else if let url = configuration.postgresURL {
+            // The store first: a database that cannot be reached ends the start here, with nothing else
+            // opened yet to close (an HTTP client left open would stop the process when it is released).
             let postgres = try PostgresCompanionStore(url: url, logger: logger)
-            try await postgres.start()
+            do {
+                try await postgres.start()
+            } catch let error as SwitchbackError {
+                let host = URLComponents(string: url)?.host ?? "?"
+                throw SwitchbackError(.storeFailed, "the PostgreSQL store on \(host) did not start: \(error.message)", underlying: error)
+            }
             ownedStore = postgres
             chosenStore = postgres
         } else {
             chosenStore = InMemoryCompanionStore()
         }
+        let ownedTransport = transport == nil ? ServerTransport() : nil
+        let transport: any HTTPTransport = transport ?? ownedTransport!
         do {
             return try await listen(
                 configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, ownedTransport: ownedTransport, clock: clock,

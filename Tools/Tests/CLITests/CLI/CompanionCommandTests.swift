@@ -48,6 +48,17 @@ struct CompanionCommandTests {
         #expect(unsafe.status != 0 && unsafe.stderr.contains("provider.issuer must be an https URL"), "\(unsafe.stderr)")
     }
 
+    @Test("a database it cannot reach ends the start with a message naming it, and an orderly exit, not a crash")
+    func unreachableDatabase() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")
+        try Data(#"{"port": 0, "postgresURL": "postgres://switchback@127.0.0.1:1/switchback"}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try await ChildProcess.run(try Self.executable.path, ["--config", file.path])
+        #expect(run.status != 0 && run.status < 128, "an error exit, not a signal (status \(run.status))")
+        #expect(run.stderr.contains("PostgreSQL store on 127.0.0.1 did not start"), "\(run.stderr)")
+        #expect(!run.stderr.contains("Fatal error"), "\(run.stderr)")
+    }
+
     @Test("the binary carries no emulator, simulated device or demo (the switchback tool, which does, is the control)")
     func noDevelopmentCode() throws {
         func contains(_ binary: URL, _ module: String) throws -> Bool {

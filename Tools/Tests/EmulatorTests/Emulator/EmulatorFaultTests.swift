@@ -173,7 +173,7 @@ struct EmulatorFaultTests {
     @Test("a token endpoint slower than the client's timeout is a transport failure, not a hang")
     func tokenEndpointSlow() async throws {
         var configuration = EmulatorConfiguration.defaults
-        configuration.slowResponseDelay = 20
+        configuration.slowResponseDelay = 30
         configuration.clients[0].faults = [.tokenSlow]
         try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
             func client(_ clientID: String) throws -> OIDCClient {
@@ -181,12 +181,13 @@ struct EmulatorFaultTests {
                     configuration: ClientConfiguration(
                         clientID: clientID, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))),
                     provider: .discovery(issuer: emulator.issuer),
-                    transport: URLSessionTransport(timeout: 8)
+                    transport: URLSessionTransport(timeout: 15)
                 )
             }
-            // The same 8 s timeout is enough without the fault, even on a loaded machine (2 s was not, once in
-            // CI); with it the server would answer after 20 s (successfully), so the error can only come from
-            // the client's own timeout.
+            // The same 15 s timeout is enough without the fault, even on a loaded machine (2 s was not, once in
+            // CI, and 8 s was not for the control's discovery request with the whole suite running); with it
+            // the server would answer after 30 s (successfully), so the error can only come from the client's
+            // own timeout.
             let control = try await Self.signIn(try client("native-es"))
             #expect(control.subject == "9b1f7c2e-alice")
             await expectCode(.transportFailed) { try await Self.signIn(try client("native-rs")) }

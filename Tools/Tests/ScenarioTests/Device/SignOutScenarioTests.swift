@@ -8,7 +8,7 @@ import ToolsTestSupport
 
 /// Sign-out on the simulated device, through the user agent each sign-in used: the provider's end-session
 /// page shown by the same host and caught on its way back as a sign-in's return is, checked by its `state`.
-@Suite("Sign-out through the sign-in's user agent")
+@Suite("Sign-out through the sign-in's user agent", .serialized)
 struct SignOutScenarioTests {
     /// One combination per preset and user agent in which the app holds the credential itself.
     static let combinations: [EndToEndTests.Combination] = {
