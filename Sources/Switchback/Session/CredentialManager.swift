@@ -157,16 +157,16 @@ public actor CredentialManager {
 
     private func freshCredential(minimumValidity: TimeInterval) async throws -> Credential {
         await writesSettled()
-        if protection != nil, inFlight == nil, let stored = try await store.load(key: key), stored.refreshToken != nil {
-            // Stored before protection was turned on (or by someone else): the refresh token moves behind it now.
-            try await exclusively { try await self.keep(stored) }
-        }
-        // A mark left by a refresh cut off does not stop a still-valid access token from being used (a
-        // token endpoint that is down must not block every API call); it is acted on at the next refresh.
-        if inFlight == nil, let stored = try await store.load(key: key),
-            stored.expiresAt.map({ $0.timeIntervalSince(clock.now()) >= minimumValidity }) ?? true
-        {
-            return stored
+        if inFlight == nil, var stored = try await store.load(key: key) {
+            if protection != nil, stored.refreshToken != nil {
+                // Stored before protection was turned on (or by someone else): the refresh token moves behind it now.
+                let found = stored
+                try await exclusively { try await self.keep(found) }
+                stored.refreshToken = nil
+            }
+            // A mark left by a refresh cut off does not stop a still-valid access token from being used (a
+            // token endpoint that is down must not block every API call); it is acted on at the next refresh.
+            if stored.expiresAt.map({ $0.timeIntervalSince(clock.now()) >= minimumValidity }) ?? true { return stored }
         }
         return try await refresh(unlessValidFor: minimumValidity)
     }

@@ -62,22 +62,32 @@ struct ClientAddress: Equatable, Sendable {
         }
     }
 
+    /// The address in network order: 4 bytes for IPv4, 16 for IPv6.
+    var bytes: [UInt8] {
+        switch value {
+        case .v4(let bytes): bytes
+        case .v6(let groups): groups.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+        }
+    }
+
     /// Whether the address lies in `network` (`a.b.c.d/n`, `v6/n`, or a single address).
     func isIn(_ network: Network) -> Bool {
-        switch (value, network.base.value) {
-        case (.v4(let bytes), .v4(let base)):
-            return Self.prefixMatches(bytes.flatMap(Self.bits), base.flatMap(Self.bits), network.prefixLength)
-        case (.v6(let groups), .v6(let base)):
-            return Self.prefixMatches(groups.flatMap(Self.bits), base.flatMap(Self.bits), network.prefixLength)
-        default:
-            return false
-        }
+        let bytes = bytes
+        guard bytes.count == network.bytes.count else { return false }
+        let whole = network.prefixLength / 8
+        let rest = network.prefixLength % 8
+        guard bytes.prefix(whole) == network.bytes.prefix(whole) else { return false }
+        guard rest > 0 else { return true }
+        let mask = UInt8(0xFF) << (8 - rest)
+        return bytes[whole] & mask == network.bytes[whole] & mask
     }
 
     /// An address range a proxy's connections come from.
     struct Network: Equatable, Sendable {
         let base: ClientAddress
         let prefixLength: Int
+        /// The base's bytes, computed once: a proxy check runs on every rate-limited request.
+        let bytes: [UInt8]
 
         init?(_ text: String) {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
@@ -90,12 +100,9 @@ struct ClientAddress: Equatable, Sendable {
                 prefixLength = bits
             }
             self.base = base
+            bytes = base.bytes
         }
     }
-
-    private static func bits(_ byte: UInt8) -> [Bool] { (0..<8).map { byte & (0x80 >> $0) != 0 } }
-    private static func bits(_ group: UInt16) -> [Bool] { (0..<16).map { group & (0x8000 >> $0) != 0 } }
-    private static func prefixMatches(_ a: [Bool], _ b: [Bool], _ length: Int) -> Bool { a.prefix(length) == b.prefix(length) }
 
     private static func isPort(_ text: Substring) -> Bool {
         (1...5).contains(text.count) && text.allSatisfy(\.isASCII) && text.allSatisfy(\.isNumber) && (Int(text).map { $0 <= 65535 } ?? false)

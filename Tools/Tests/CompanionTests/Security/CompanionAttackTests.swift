@@ -494,6 +494,9 @@ struct CompanionAttackTests {
         let network = try! #require(ClientAddress.Network("10.0.0.0/8"))
         #expect(ClientAddress("10.20.30.40")!.isIn(network))
         #expect(!ClientAddress("11.0.0.1")!.isIn(network))
+        // A prefix that ends inside a byte.
+        #expect(ClientAddress("172.31.255.1")!.isIn(ClientAddress.Network("172.16.0.0/12")!))
+        #expect(!ClientAddress("172.32.0.1")!.isIn(ClientAddress.Network("172.16.0.0/12")!))
         #expect(ClientAddress("::ffff:10.1.2.3")!.isIn(network), "a mapped address is in its IPv4 network")
         #expect(ClientAddress("2001:db8::5")!.isIn(ClientAddress.Network("2001:db8::/32")!))
         #expect(ClientAddress.Network("10.0.0.0/33") == nil && ClientAddress.Network("10.0.0.0/x") == nil)
