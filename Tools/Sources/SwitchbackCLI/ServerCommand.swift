@@ -86,10 +86,11 @@ struct ServerCommand: AsyncParsableCommand {
 
     static func developmentConfiguration(issuer: String) -> ServerConfiguration {
         ServerConfiguration(
-            provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
+            // The exchange asks for `web-session`, the scope the hand-off route requires of a token.
+            provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret", scopes: ["openid", "web-session"]),
             exchange: .init(redirectURIs: EmulatorConfiguration.defaultRedirectURIs),
             bridge: .init(schemes: ["com.example.app", "myapp"]),
-            handOff: .init(allowedRedirects: ["http://127.0.0.1:3000/", "https://web.example.com/"]),
+            handOff: .init(requiredScope: "web-session", allowedRedirects: ["http://127.0.0.1:3000/", "https://web.example.com/"]),
             completion: .init(appLink: "https://app.example.com/signed-in"),
             associations: [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/appswitch*", "/signed-in*"])]
         )

@@ -142,6 +142,8 @@ extension Provider {
                 "scope": .string(grant.scope.joined(separator: " ")), "exp": .number(expires.timeIntervalSince1970.rounded(.down)),
                 "token_type": .string(grant.boundKey == nil ? "Bearer" : "DPoP"),
             ]
+            // RFC 7662 §2.2: the audience, when access tokens are issued for a resource server (RFC 9068's `aud`).
+            if let audience = configuration.accessTokenAudience { answer["aud"] = .string(audience) }
             // RFC 9449 §6.2: introspection of a bound token names the key's thumbprint.
             if let bound = grant.boundKey { answer["cnf"] = .object(["jkt": .string(bound)]) }
             // RFC 7662 §2.2: a human-readable identifier of the resource owner.

@@ -34,6 +34,8 @@ public struct HybridRig: Sendable {
         for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
             emulatorConfiguration.clients[index].redirectURIs.append(companionOrigin.absoluteString + "/bridge/callback")
         }
+        // Access tokens are issued for the companion (`aud`), the audience its hand-off requires.
+        emulatorConfiguration.accessTokenAudience = companionOrigin.absoluteString
         let quiet = Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
         let emulator = try await Emulator.start(profile: profile, configuration: emulatorConfiguration, logger: quiet)
         let configuration = ServerConfiguration(
@@ -41,7 +43,9 @@ public struct HybridRig: Sendable {
             provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
             bridge: .init(schemes: ["myapp"], returns: .tokens, responseType: responseType),
             // The app's own client (native-rs) holds the tokens it hands off; the companion accepts only its tokens.
-            handOff: .init(allowedRedirects: [companionOrigin.absoluteString + "/session"], acceptedClients: ["native-rs"])
+            handOff: .init(
+                audience: companionOrigin.absoluteString, allowedRedirects: [companionOrigin.absoluteString + "/session"],
+                acceptedClients: ["native-rs"])
         )
         let companion: Companion
         do {

@@ -134,6 +134,11 @@ struct Setup: Sendable {
             // Strict rotation (RFC 9700 §4.14.2): a second refresh with the same token would revoke the family.
             configuration.refreshTokenReuse = .revokesFamily
         }
+        if scenario.handOff != nil {
+            // The app's access tokens are issued for the companion (RFC 9068 `aud`, and introspection's
+            // `aud`), the audience its hand-off requires.
+            configuration.accessTokenAudience = Self.companionURL
+        }
         self.configuration = configuration
         self.client = client
     }
@@ -183,7 +188,9 @@ struct Setup: Sendable {
         }
         configuration.publicURL = Self.companionURL
         configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret")
-        configuration.handOff = .init(allowedRedirects: [Self.companionURL + "/session"], acceptedClients: [client.clientID])
+        // The app's access tokens name the companion as their audience (see `init`), which the hand-off requires.
+        configuration.handOff = .init(
+            audience: Self.companionURL, allowedRedirects: [Self.companionURL + "/session"], acceptedClients: [client.clientID])
     }
 
     /// The companion's configuration: the app's association file, and for a backend client the

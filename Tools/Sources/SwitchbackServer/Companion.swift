@@ -12,7 +12,7 @@ public import Logging
 /// ```swift
 /// let companion = try await Companion.start(ServerConfiguration(
 ///     provider: .init(issuer: "https://id.example.com", clientID: "backend", clientSecret: secret),
-///     handOff: .init(allowedRedirects: ["https://web.example.com/app"])
+///     handOff: .init(audience: "https://auth.example.com", allowedRedirects: ["https://web.example.com/app"])
 /// ))
 /// ```
 public final class Companion: Sendable {

@@ -12,6 +12,8 @@ package struct CompanionRig {
     package static let appLink = "https://app.example.com/signed-in"
     /// The app's secret for the exchanges the tests start (a real app makes a random one per sign-in).
     package static let binding = "app-binding-0123456789abcdefghij"
+    /// The scope the provider grants for session hand-off, which `/handoff` requires.
+    package static let handOffScope = "web-session"
 
     package let emulator: Emulator
     package let companion: Companion
@@ -23,7 +25,7 @@ package struct CompanionRig {
     package static func configuration(issuer: String, returns: ServerConfiguration.ExchangeResult = .session) -> ServerConfiguration {
         ServerConfiguration(
             port: 0,
-            provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret"),
+            provider: .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret", scopes: ["openid", handOffScope]),
             exchange: .init(redirectURIs: [appRedirect], returns: returns),
             permission: .init(
                 server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
@@ -36,7 +38,7 @@ package struct CompanionRig {
                     ])
                 ])),
             bridge: .init(schemes: ["myapp"], returns: returns),
-            handOff: .init(allowedRedirects: [webApp, "https://shop.example.com/"]),
+            handOff: .init(requiredScope: handOffScope, allowedRedirects: [webApp, "https://shop.example.com/"]),
             completion: .init(appLink: appLink, returns: returns, maximumWait: 30),
             associations: [AppAssociation(appIDs: ["A1B2C3D4E5.com.example.app"], paths: ["/signed-in*"])]
         )

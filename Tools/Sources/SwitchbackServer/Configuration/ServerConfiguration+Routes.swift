@@ -114,8 +114,17 @@ extension ServerConfiguration {
     /// Session hand-off from the app to a web app through a one-time code.
     public struct HandOff: Sendable, Codable, Equatable {
         public var validation: TokenValidation
-        /// For ``TokenValidation/jwt``: the `aud` the access token must carry.
+        /// The `aud` the access token must carry: this server, as the resource the token was issued for.
+        /// Required for ``TokenValidation/jwt``; with introspection, an answer that names no audience is
+        /// then refused. A hand-off needs this, ``requiredScope``, or both: a token the app holds for
+        /// another API must not buy a web session.
         public var audience: String?
+        /// A scope the access token must have been granted (`scope`, space-separated), dedicated to session
+        /// hand-off, such as `web-session`.
+        public var requiredScope: String?
+        /// Accept only sender-constrained (DPoP-bound) tokens: a Bearer token, which anyone who copied it
+        /// could present, is refused.
+        public var requireDPoP: Bool
         /// Where a redeemed code may send the browser: origins with a path prefix.
         public var allowedRedirects: [String]
         public var codeLifetime: TimeInterval
@@ -125,11 +134,13 @@ extension ServerConfiguration {
         public var acceptedClients: [String]?
 
         public init(
-            validation: TokenValidation = .introspection, audience: String? = nil, allowedRedirects: [String], codeLifetime: TimeInterval = 60,
-            acceptedClients: [String]? = nil
+            validation: TokenValidation = .introspection, audience: String? = nil, requiredScope: String? = nil, requireDPoP: Bool = false,
+            allowedRedirects: [String], codeLifetime: TimeInterval = 60, acceptedClients: [String]? = nil
         ) {
             self.validation = validation
             self.audience = audience
+            self.requiredScope = requiredScope
+            self.requireDPoP = requireDPoP
             self.allowedRedirects = allowedRedirects
             self.codeLifetime = codeLifetime
             self.acceptedClients = acceptedClients
@@ -182,13 +193,16 @@ extension ServerConfiguration.Bridge {
 }
 
 extension ServerConfiguration.HandOff {
-    private enum Keys: String, CodingKey { case validation, audience, allowedRedirects, codeLifetime, acceptedClients }
+    private enum Keys: String, CodingKey { case validation, audience, requiredScope, requireDPoP, allowedRedirects, codeLifetime, acceptedClients }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         self.init(
             validation: try c.decodeIfPresent(ServerConfiguration.TokenValidation.self, forKey: .validation) ?? .introspection,
-            audience: try c.decodeIfPresent(String.self, forKey: .audience), allowedRedirects: try c.decode([String].self, forKey: .allowedRedirects),
+            audience: try c.decodeIfPresent(String.self, forKey: .audience),
+            requiredScope: try c.decodeIfPresent(String.self, forKey: .requiredScope),
+            requireDPoP: try c.decodeIfPresent(Bool.self, forKey: .requireDPoP) ?? false,
+            allowedRedirects: try c.decode([String].self, forKey: .allowedRedirects),
             codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
             acceptedClients: try c.decodeIfPresent([String].self, forKey: .acceptedClients)
         )

@@ -86,6 +86,14 @@ extension ServerConfiguration {
             guard !handOff.allowedRedirects.isEmpty else { throw fail("handOff.allowedRedirects is empty: no redeemed code could go anywhere") }
             guard handOff.codeLifetime > 0, handOff.codeLifetime <= 600 else { throw fail("handOff.codeLifetime must be 1…600 seconds") }
             if handOff.validation == .jwt, handOff.audience?.isEmpty ?? true { throw fail("handOff.audience is required for jwt validation") }
+            if handOff.audience?.isEmpty ?? true, handOff.requiredScope?.isEmpty ?? true {
+                throw fail(
+                    "handOff needs audience (this server as the token's aud), requiredScope (a scope granted for hand-off), or both: "
+                        + "otherwise any access token of the app, meant for any API, buys a web session")
+            }
+            if let scope = handOff.requiredScope, scope.isEmpty || scope.contains(" ") {
+                throw fail("handOff.requiredScope is one scope, without spaces")
+            }
             if let clients = handOff.acceptedClients, clients.isEmpty || clients.contains(where: \.isEmpty) {
                 throw fail("handOff.acceptedClients must list client IDs (leave it out to accept provider.clientID only)")
             }

@@ -13,6 +13,8 @@ extension CompanionService {
         let displayName: String?
         /// `cnf.jkt`, or `""` for a token bound by another method; nil for a Bearer token.
         let boundThumbprint: String?
+        /// The token's `exp`, which the web session never outlives (nil when introspection names none).
+        let expiresAt: Date?
     }
 
     static let handOffPath = CompanionAPI.Path.handOff
@@ -39,11 +41,11 @@ extension CompanionService {
             throw CompanionError(.notAllowed, "goto is not on this server's redirect allow-list")
         }
         let owner = try await validate(accessToken: token, as: handOff)
-        try await checkPossession(of: token, owner: owner, scheme: scheme, proof: request.headers[.init("DPoP")!])
+        try await checkPossession(of: token, owner: owner, scheme: scheme, proof: request.headers[.init("DPoP")!], requireDPoP: handOff.requireDPoP)
         let now = clock.now()
         let grant = HandOffGrant(
             subject: owner.subject, clientID: owner.clientID, issuedAt: now, expiresAt: now.addingTimeInterval(handOff.codeLifetime),
-            displayName: owner.displayName.map { String($0.prefix(120)) }
+            displayName: owner.displayName.map { String($0.prefix(120)) }, tokenExpiresAt: owner.expiresAt
         )
         let code = try await store.issue(grant, entropy: entropy)
         logger.info("hand-off code issued", metadata: ["lifetime": "\(Int(handOff.codeLifetime))", "client": "\(owner.clientID.prefix(80))"])
@@ -87,12 +89,18 @@ extension CompanionService {
             if let issuer = answer.issuer, issuer != provider.configuration.issuer {
                 throw CompanionError(.invalidToken, "the access token was issued by another provider")
             }
-            if let audience = answer.audience, accepted.union(handOff.audience.map { [$0] } ?? []).isDisjoint(with: audience) {
+            if let required = handOff.audience {
+                // This server must be named: an answer without `aud` says nothing about whom the token is for.
+                guard answer.audience?.contains(required) ?? false else {
+                    throw CompanionError(.invalidToken, "the access token is not meant for this server (aud)")
+                }
+            } else if let audience = answer.audience, accepted.isDisjoint(with: audience) {
                 throw CompanionError(.invalidToken, "the access token is meant for another audience")
             }
+            try Self.requireScope(handOff.requiredScope, in: answer.scope)
             return TokenOwner(
                 subject: subject, clientID: clientID, displayName: answer.username,
-                boundThumbprint: answer.isSenderConstrained ? (answer.confirmationThumbprint ?? "") : nil
+                boundThumbprint: answer.isSenderConstrained ? (answer.confirmationThumbprint ?? "") : nil, expiresAt: answer.expiresAt
             )
         case .jwt:
             let claims: AccessTokenValidator.Claims
@@ -107,15 +115,26 @@ extension CompanionService {
             guard let clientID = named.first, named.allSatisfy(accepted.contains) else {
                 throw CompanionError(.invalidToken, "the access token was not issued to a client this server accepts")
             }
+            try Self.requireScope(handOff.requiredScope, in: claims.scope)
             return TokenOwner(
-                subject: claims.sub, clientID: clientID, displayName: claims.preferredUsername, boundThumbprint: claims.confirmationThumbprint)
+                subject: claims.sub, clientID: clientID, displayName: claims.preferredUsername, boundThumbprint: claims.confirmationThumbprint,
+                expiresAt: Date(timeIntervalSince1970: claims.exp))
+        }
+    }
+
+    /// The token's space-separated `scope` (RFC 6749 §3.3, RFC 7662, RFC 9068) includes `required`.
+    static func requireScope(_ required: String?, in scope: String?) throws {
+        guard let required else { return }
+        guard let scope, scope.split(separator: " ").contains(where: { $0 == required }) else {
+            throw CompanionError(.invalidToken, "the access token was not granted the \(required) scope this server requires for a hand-off")
         }
     }
 
     /// RFC 9449 §7: a sender-constrained token comes with the `DPoP` scheme and a fresh, single-use proof by
     /// its key for this request; a Bearer token never with the `DPoP` scheme.
-    private func checkPossession(of token: String, owner: TokenOwner, scheme: String, proof: String?) async throws {
+    private func checkPossession(of token: String, owner: TokenOwner, scheme: String, proof: String?, requireDPoP: Bool) async throws {
         guard let bound = owner.boundThumbprint else {
+            if requireDPoP { throw CompanionError(.invalidToken, "this server accepts only DPoP-bound access tokens for a hand-off") }
             guard scheme == "bearer" else { throw CompanionError(.invalidToken, "this access token is not DPoP-bound; send it as Bearer") }
             return
         }
@@ -172,6 +191,10 @@ extension CompanionService {
         guard Secrets.isIssued(code), let preview = try await store.lookUp(.handOffCode, secret: code, as: HandOffGrant.self, now: now) else {
             throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
         }
+        // The session would end before it began: nothing is used up or replaced.
+        if let tokenExpiry = preview.tokenExpiresAt, tokenExpiry <= now {
+            throw CompanionError(.invalidGrant, "the app's access token behind this link has expired; open the link from the app again")
+        }
         let current = sessionID(of: request)
         var currentRecord: SessionRecord?
         if let current { currentRecord = try await store.lookUp(.session, secret: current, as: SessionRecord.self, now: now) }
@@ -190,9 +213,10 @@ extension CompanionService {
         // The browser's previous session (of any subject) ends: a new sign-in never inherits an old session ID.
         if let current { _ = try await store.take(.session, digest: Secrets.digest(current), now: now) }
         // The access token was the provider's: a Back-Channel Logout for this subject ends the session too.
-        let session = try await issueSession(subject: grant.subject, acr: nil, issuer: configuration.provider?.issuer)
+        // The session never outlives the access token that bought it.
+        let session = try await issueSession(subject: grant.subject, acr: nil, issuer: configuration.provider?.issuer, notAfter: grant.tokenExpiresAt)
         logger.info("hand-off code redeemed", metadata: ["destination": "\(target.host ?? "")", "replaced": "\(currentRecord != nil)"])
-        return Replies.redirect(target.absoluteString, cookie: sessionCookie(session.id))
+        return Replies.redirect(target.absoluteString, cookie: sessionCookie(session.id, expiresAt: session.record.expiresAt))
     }
 
     /// Exactly one `handoffotp` and one allow-listed `goto`; a refused target uses nothing up.

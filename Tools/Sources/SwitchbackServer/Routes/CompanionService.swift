@@ -224,22 +224,23 @@ struct CompanionService: Sendable {
     }
 
     /// A new first-party session.
-    func issueSession(subject: String, acr: String?, issuer: String?, sessionID: String? = nil, signedInAt: Date? = nil) async throws -> (
-        id: String, record: SessionRecord
-    ) {
+    func issueSession(
+        subject: String, acr: String?, issuer: String?, sessionID: String? = nil, signedInAt: Date? = nil, notAfter: Date? = nil
+    ) async throws -> (id: String, record: SessionRecord) {
         let now = clock.now()
+        let full = now.addingTimeInterval(configuration.session.lifetime)
         let record = SessionRecord(
-            subject: subject, acr: acr, createdAt: now, expiresAt: now.addingTimeInterval(configuration.session.lifetime), issuer: issuer,
+            subject: subject, acr: acr, createdAt: now, expiresAt: notAfter.map { min($0, full) } ?? full, issuer: issuer,
             sessionID: sessionID, signedInAt: signedInAt)
         let id = try await store.issue(.session, record, expiresAt: record.expiresAt, entropy: entropy)
         return (id, record)
     }
 
     /// The `Set-Cookie` value for a session: Secure, HttpOnly, SameSite, Path and Max-Age always.
-    func sessionCookie(_ id: String) -> String {
+    func sessionCookie(_ id: String, expiresAt: Date) -> String {
         let session = configuration.session
-        return
-            "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(Int(session.lifetime)); Secure; HttpOnly; SameSite=\(session.sameSite)"
+        let maxAge = max(0, Int(expiresAt.timeIntervalSince(clock.now()).rounded(.down)))
+        return "\(session.effectiveCookieName)=\(id); Path=\(session.cookiePath); Max-Age=\(maxAge); Secure; HttpOnly; SameSite=\(session.sameSite)"
     }
 
     /// The `Set-Cookie` value that removes the session cookie.

@@ -73,9 +73,12 @@ public struct HandOffGrant: Sendable, Codable, Equatable {
     /// A human-readable name of the account (introspection's `username`, a JWT's `preferred_username`),
     /// shown on the redeem page beside the subject.
     public var displayName: String?
+    /// When the access token that bought the code expires: the web session ends then at the latest.
+    public var tokenExpiresAt: Date?
 
-    public init(subject: String, clientID: String, issuedAt: Date, expiresAt: Date, displayName: String? = nil) {
+    public init(subject: String, clientID: String, issuedAt: Date, expiresAt: Date, displayName: String? = nil, tokenExpiresAt: Date? = nil) {
         self.displayName = displayName
+        self.tokenExpiresAt = tokenExpiresAt
         self.subject = subject
         self.clientID = clientID
         self.issuedAt = issuedAt

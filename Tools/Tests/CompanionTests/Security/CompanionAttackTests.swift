@@ -19,7 +19,8 @@ struct CompanionAttackTests {
         -> Credential
     {
         let client = OIDCClient(
-            configuration: ClientConfiguration(clientID: clientID, redirectURI: URL(string: CompanionRig.appRedirect)!, dpop: dpop),
+            configuration: ClientConfiguration(
+                clientID: clientID, redirectURI: URL(string: CompanionRig.appRedirect)!, scopes: ["openid", CompanionRig.handOffScope], dpop: dpop),
             provider: .discovery(issuer: rig.emulator.issuer)
         )
         let session = try await client.prepareAuthorization()
