@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         .target(
@@ -66,6 +68,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -151,7 +155,10 @@ let package = Package(
         // simulated device, and the executables.
         .testTarget(name: "EmulatorTests", dependencies: testDependencies(["SwitchbackEmulator", "ToolsTestSupport"]), swiftSettings: swiftSettings),
         .testTarget(
-            name: "CompanionTests", dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer", "ToolsTestSupport"]),
+            name: "CompanionTests",
+            dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer", "ToolsTestSupport"]) + [
+                .product(name: "Configuration", package: "swift-configuration")
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ScenarioTests",

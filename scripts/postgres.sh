@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts a throw-away PostgreSQL server on loopback for the tests and prints the environment line that
-# points the tests at it: SWITCHBACK_POSTGRES_URL=postgres://switchback@127.0.0.1:PORT/switchback
+# points the tests at it: SWITCHBACK_TEST_POSTGRES_URL=postgres://switchback@127.0.0.1:PORT/switchback
 # usage: scripts/postgres.sh up --dir DIR --port PORT | scripts/postgres.sh down --dir DIR
 # Installs Debian's postgresql package when no server binaries are found. Runs the server as the
 # `postgres` user when invoked as root (PostgreSQL refuses to run as root).
@@ -43,7 +43,7 @@ case "$action" in
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" start >&2 \
       || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U switchback switchback >&2
-    echo "SWITCHBACK_POSTGRES_URL=postgres://switchback@127.0.0.1:$port/switchback"
+    echo "SWITCHBACK_TEST_POSTGRES_URL=postgres://switchback@127.0.0.1:$port/switchback"
     ;;
   down)
     if bin=$(bindir) && [ -d "$dir/data" ]; then as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true; fi

@@ -3,7 +3,7 @@
 # third-party peers on loopback, runs `swift test`, and stops the peers again.
 # usage: scripts/test.sh [extra swift test arguments]
 # Peers are looked up in $SWITCHBACK_PEERS, else ../shared/peers beside the checkout.
-# PostgreSQL is started by scripts/postgres.sh (SWITCHBACK_POSTGRES_URL points the tests at it).
+# PostgreSQL is started by scripts/postgres.sh (SWITCHBACK_TEST_POSTGRES_URL points the tests at it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -14,7 +14,7 @@ import SwitchbackServer
 /// with `companion-load`) over NIO, so the client shares neither event loops nor heap with the server.
 ///
 /// Run with `BENCH_ONLY=companion swift run -c release --package-path Tools SwitchbackBenchmarks`; PostgreSQL is measured
-/// when `SWITCHBACK_POSTGRES_URL` is set (scripts/postgres.sh starts one).
+/// when `SWITCHBACK_TEST_POSTGRES_URL` is set (scripts/postgres.sh starts one).
 enum CompanionBenchmark {
     static let connections = 64
     static let goto = "https://web.example.com/app"
@@ -37,7 +37,7 @@ enum CompanionBenchmark {
             ("memory store, JWT validation", InMemoryCompanionStore(), .jwt, nil),
             ("memory store, introspection", InMemoryCompanionStore(), .introspection, nil),
         ]
-        if let url = ProcessInfo.processInfo.environment["SWITCHBACK_POSTGRES_URL"] {
+        if let url = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_URL"] {
             let postgres = try PostgresCompanionStore(url: url, table: "bench_records", logger: quiet)
             try await postgres.start()
             rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres))

@@ -26,7 +26,7 @@ extension Companion {
 
     /// Registers the routes `configuration` turns on and returns their list.
     static func register(
-        on router: Router<CompanionContext>, configuration: ServerConfiguration, limiter: RateLimiter,
+        on router: Router<CompanionContext>, configuration: ServerConfiguration, limiter: RateLimiter, readiness: Readiness,
         service: @escaping @Sendable () -> CompanionService
     ) -> [Route] {
         typealias Path = CompanionAPI.Path
@@ -74,6 +74,12 @@ extension Companion {
         }
         add(.get, "/.well-known/assetlinks.json", .app, "Android App Links statements") { _, _ in Replies.json(raw: android) }
         add(.get, Path.health, .app, "liveness") { _, _ in Replies.json(["status": "ok"]) }
+        add(.get, Path.ready, .app, "readiness: the store answers, provider metadata at hand; 503 while draining") { _, _ in
+            let report = await readiness.report()
+            return Replies.json(
+                ["status": report.status, "store": report.store.rawValue, "provider": report.provider.rawValue],
+                status: report.ready ? .ok : .serviceUnavailable)
+        }
 
         if configuration.exchange != nil {
             add(.post, Path.exchangeStart, .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) {

@@ -119,7 +119,8 @@ public final class Companion: Sendable {
         let waiters = CompletionWaiters(limit: configuration.limits.waitingStatusRequests)
         let limiter = RateLimiter(
             perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
-        let routes = register(on: router, configuration: configuration, limiter: limiter) {
+        let readiness = Readiness(store: store, provider: provider, clock: clock)
+        let routes = register(on: router, configuration: configuration, limiter: limiter, readiness: readiness) {
             CompanionService(
                 configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
                 clock: clock,
@@ -137,7 +138,15 @@ public final class Companion: Sendable {
             },
             logger: logger
         )
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: shutdownSignals, logger: logger)
+        // A graceful shutdown ends the services last to first: the drain first (not ready, waiting status
+        // requests answered), then the server (stops accepting, finishes what is in flight), within the grace.
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [
+                .init(service: app), .init(service: Drain(readiness: readiness, waiters: waiters, logger: logger)),
+            ], gracefulShutdownSignals: shutdownSignals, logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int(configuration.limits.shutdownGrace * 1000))
+        groupConfiguration.maximumCancellationDuration = .seconds(5)
+        let group = ServiceGroup(configuration: groupConfiguration)
         let server = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let bound = await iterator.next(), let bindURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)") else {
@@ -192,6 +201,23 @@ public final class Companion: Sendable {
         _ = await janitor.result
         await ownedStore?.stop()
         await ownedTransport?.shutdown()
+    }
+}
+
+/// The first service a graceful shutdown ends: the instance says it is not ready, and the status requests
+/// waiting on it answer now, before the server stops accepting connections and drains the rest.
+private struct Drain: Service {
+    let readiness: Readiness
+    let waiters: CompletionWaiters
+    let logger: Logger
+
+    func run() async throws {
+        // Returns when a graceful shutdown begins; throws when the group is cancelled instead (nothing to drain).
+        do { try await gracefulShutdown() } catch { return }
+        await readiness.beginDraining()
+        let waiting = await waiters.count
+        await waiters.drain()
+        logger.notice("draining: not ready; waiting status requests answered", metadata: ["waiting": "\(waiting)"])
     }
 }
 

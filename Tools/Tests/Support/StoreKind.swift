@@ -4,7 +4,7 @@ import Testing
 package import SwitchbackServer
 
 /// The two companion stores the same tests run against. PostgreSQL is the server scripts/test.sh starts
-/// (`SWITCHBACK_POSTGRES_URL`); each test gets a table of its own. Outside CI, without that server, the
+/// (`SWITCHBACK_TEST_POSTGRES_URL`); each test gets a table of its own. Outside CI, without that server, the
 /// PostgreSQL cases are skipped; under `CI=true` they fail instead.
 package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
@@ -12,7 +12,7 @@ package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
 
     package var testDescription: String { rawValue }
 
-    package static let postgresURL = ProcessInfo.processInfo.environment["SWITCHBACK_POSTGRES_URL"]
+    package static let postgresURL = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_URL"]
     package static let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
     /// The kinds this run can exercise.
@@ -30,7 +30,7 @@ package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
             return try await body(store, { store })
         case .postgres:
             guard let url = Self.postgresURL else {
-                throw PostgresMissing(description: "CI=true but SWITCHBACK_POSTGRES_URL is unset; scripts/test.sh must start PostgreSQL")
+                throw PostgresMissing(description: "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset; scripts/test.sh must start PostgreSQL")
             }
             let table = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
             let store = try PostgresCompanionStore(url: url, table: table)

@@ -24,6 +24,9 @@ public import Foundation
         /// OpenID Connect Back-Channel Logout 1.0: the provider's `backchannel_logout_uri`.
         public static let backChannelLogout = "/logout/backchannel"
         public static let health = "/health"
+        /// Readiness for a load balancer: the store answers and the provider's metadata is at hand; 503
+        /// while the instance drains.
+        public static let ready = "/ready"
     }
 
     /// `path` below `base`, keeping a path prefix `base` has (`https://example.com/auth` → `…/auth/exchange`).

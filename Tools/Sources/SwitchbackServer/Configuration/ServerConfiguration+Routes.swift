@@ -124,7 +124,7 @@ extension ServerConfiguration {
         public var requiredScope: String?
         /// Accept only sender-constrained (DPoP-bound) tokens: a Bearer token, which anyone who copied it
         /// could present, is refused.
-        public var requireDPoP: Bool
+        public var dpopBoundOnly: Bool
         /// Where a redeemed code may send the browser: origins with a path prefix.
         public var allowedRedirects: [String]
         public var codeLifetime: TimeInterval
@@ -134,13 +134,13 @@ extension ServerConfiguration {
         public var acceptedClients: [String]?
 
         public init(
-            validation: TokenValidation = .introspection, audience: String? = nil, requiredScope: String? = nil, requireDPoP: Bool = false,
+            validation: TokenValidation = .introspection, audience: String? = nil, requiredScope: String? = nil, dpopBoundOnly: Bool = false,
             allowedRedirects: [String], codeLifetime: TimeInterval = 60, acceptedClients: [String]? = nil
         ) {
             self.validation = validation
             self.audience = audience
             self.requiredScope = requiredScope
-            self.requireDPoP = requireDPoP
+            self.dpopBoundOnly = dpopBoundOnly
             self.allowedRedirects = allowedRedirects
             self.codeLifetime = codeLifetime
             self.acceptedClients = acceptedClients
@@ -193,7 +193,7 @@ extension ServerConfiguration.Bridge {
 }
 
 extension ServerConfiguration.HandOff {
-    private enum Keys: String, CodingKey { case validation, audience, requiredScope, requireDPoP, allowedRedirects, codeLifetime, acceptedClients }
+    private enum Keys: String, CodingKey { case validation, audience, requiredScope, dpopBoundOnly, allowedRedirects, codeLifetime, acceptedClients }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -201,7 +201,7 @@ extension ServerConfiguration.HandOff {
             validation: try c.decodeIfPresent(ServerConfiguration.TokenValidation.self, forKey: .validation) ?? .introspection,
             audience: try c.decodeIfPresent(String.self, forKey: .audience),
             requiredScope: try c.decodeIfPresent(String.self, forKey: .requiredScope),
-            requireDPoP: try c.decodeIfPresent(Bool.self, forKey: .requireDPoP) ?? false,
+            dpopBoundOnly: try c.decodeIfPresent(Bool.self, forKey: .dpopBoundOnly) ?? false,
             allowedRedirects: try c.decode([String].self, forKey: .allowedRedirects),
             codeLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .codeLifetime) ?? 60,
             acceptedClients: try c.decodeIfPresent([String].self, forKey: .acceptedClients)

@@ -58,11 +58,17 @@ extension ServerConfiguration {
         /// A server that listens beyond loopback must say either this or ``clientAddressHeader``: behind a
         /// proxy without the header, every client would share the proxy's address and its limits.
         public var directClients: Bool
+        /// The longest a graceful shutdown (SIGTERM, ``Companion/stop()``) waits for requests in flight once
+        /// it has stopped accepting connections and answered the waiting status requests; past it they
+        /// are cancelled. Seconds.
+        public var shutdownGrace: TimeInterval
 
         public init(
             startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
-            clientAddressHeader: String? = nil, trustedHops: Int = 1, trustedProxies: [String] = [], directClients: Bool = false
+            clientAddressHeader: String? = nil, trustedHops: Int = 1, trustedProxies: [String] = [], directClients: Bool = false,
+            shutdownGrace: TimeInterval = 10
         ) {
+            self.shutdownGrace = shutdownGrace
             self.trustedProxies = trustedProxies
             self.directClients = directClients
             self.startsPerMinutePerAddress = startsPerMinutePerAddress
@@ -106,7 +112,7 @@ extension ServerConfiguration.Session {
 extension ServerConfiguration.Limits {
     private enum Keys: String, CodingKey {
         case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader, trustedHops
-        case trustedProxies, directClients
+        case trustedProxies, directClients, shutdownGrace
     }
 
     public init(from decoder: any Decoder) throws {
@@ -120,7 +126,8 @@ extension ServerConfiguration.Limits {
             clientAddressHeader: try c.decodeIfPresent(String.self, forKey: .clientAddressHeader),
             trustedHops: try c.decodeIfPresent(Int.self, forKey: .trustedHops) ?? defaults.trustedHops,
             trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? [],
-            directClients: try c.decodeIfPresent(Bool.self, forKey: .directClients) ?? false
+            directClients: try c.decodeIfPresent(Bool.self, forKey: .directClients) ?? false,
+            shutdownGrace: try c.decodeIfPresent(TimeInterval.self, forKey: .shutdownGrace) ?? defaults.shutdownGrace
         )
     }
 }

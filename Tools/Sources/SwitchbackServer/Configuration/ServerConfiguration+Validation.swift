@@ -125,6 +125,7 @@ extension ServerConfiguration {
             throw fail("limits.clientAddressHeader must be a header name")
         }
         guard (1...10).contains(limits.trustedHops) else { throw fail("limits.trustedHops must be 1…10") }
+        guard limits.shutdownGrace >= 0, limits.shutdownGrace <= 300 else { throw fail("limits.shutdownGrace must be 0…300 seconds") }
         for proxy in limits.trustedProxies where ClientAddress.Network(proxy) == nil {
             throw fail("limits.trustedProxies: \(proxy.prefix(60)) is not an address or a network (a.b.c.d/n, v6/n)")
         }

@@ -69,6 +69,13 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     /// Reads a JSON configuration file; every problem is an ``SwitchbackError/Code/invalidConfiguration``.
     public static func load(_ path: String) throws -> ServerConfiguration {
+        let configuration = try loadFile(path)
+        try configuration.validate()
+        return configuration
+    }
+
+    /// The file's configuration, not yet validated (the environment may still complete it).
+    static func loadFile(_ path: String) throws -> ServerConfiguration {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -87,7 +94,6 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         } catch {
             throw SwitchbackError(.invalidConfiguration, "\(path) is not a JSON configuration")
         }
-        try configuration.validate()
         return configuration
     }
 

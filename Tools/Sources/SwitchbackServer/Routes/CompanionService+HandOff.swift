@@ -41,7 +41,8 @@ extension CompanionService {
             throw CompanionError(.notAllowed, "goto is not on this server's redirect allow-list")
         }
         let owner = try await validate(accessToken: token, as: handOff)
-        try await checkPossession(of: token, owner: owner, scheme: scheme, proof: request.headers[.init("DPoP")!], requireDPoP: handOff.requireDPoP)
+        try await checkPossession(
+            of: token, owner: owner, scheme: scheme, proof: request.headers[.init("DPoP")!], dpopBoundOnly: handOff.dpopBoundOnly)
         let now = clock.now()
         let grant = HandOffGrant(
             subject: owner.subject, clientID: owner.clientID, issuedAt: now, expiresAt: now.addingTimeInterval(handOff.codeLifetime),
@@ -132,9 +133,9 @@ extension CompanionService {
 
     /// RFC 9449 §7: a sender-constrained token comes with the `DPoP` scheme and a fresh, single-use proof by
     /// its key for this request; a Bearer token never with the `DPoP` scheme.
-    private func checkPossession(of token: String, owner: TokenOwner, scheme: String, proof: String?, requireDPoP: Bool) async throws {
+    private func checkPossession(of token: String, owner: TokenOwner, scheme: String, proof: String?, dpopBoundOnly: Bool) async throws {
         guard let bound = owner.boundThumbprint else {
-            if requireDPoP { throw CompanionError(.invalidToken, "this server accepts only DPoP-bound access tokens for a hand-off") }
+            if dpopBoundOnly { throw CompanionError(.invalidToken, "this server accepts only DPoP-bound access tokens for a hand-off") }
             guard scheme == "bearer" else { throw CompanionError(.invalidToken, "this access token is not DPoP-bound; send it as Bearer") }
             return
         }

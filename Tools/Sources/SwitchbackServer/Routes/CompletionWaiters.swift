@@ -17,6 +17,8 @@ actor CompletionWaiters {
     let limit: Int
     private var waiters: [String: Waiter] = [:]
     private var nextTicket: UInt64 = 0
+    /// Set by ``drain()``: no request waits any more.
+    private var draining = false
 
     init(limit: Int) {
         self.limit = limit
@@ -27,6 +29,11 @@ actor CompletionWaiters {
 
     /// Registers the one waiter for `digest`, ending the wait of the one before it; nil when the server is full.
     func enter(_ digest: String) -> UInt64? {
+        if draining {
+            // A ticket that is never current: the request answers with what the store holds now.
+            nextTicket += 1
+            return nextTicket
+        }
         if let previous = waiters.removeValue(forKey: digest) {
             previous.continuation?.resume()
         } else if waiters.count >= limit {
@@ -69,6 +76,15 @@ actor CompletionWaiters {
             Task { await self.wake(digest, ticket) }
         }
         timer.cancel()
+    }
+
+    /// For a shutdown: every waiting request wakes and answers with what the store holds now (the app asks
+    /// again, reaching another instance), and no request waits from now on.
+    func drain() {
+        draining = true
+        let all = waiters.values.compactMap(\.continuation)
+        waiters.removeAll()
+        all.forEach { $0.resume() }
     }
 
     /// Wakes the waiter for `digest`, if one sleeps.

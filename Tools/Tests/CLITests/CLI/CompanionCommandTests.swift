@@ -48,6 +48,30 @@ struct CompanionCommandTests {
         #expect(unsafe.status != 0 && unsafe.stderr.contains("provider.issuer must be an https URL"), "\(unsafe.stderr)")
     }
 
+    @Test(
+        "--print-config shows the effective configuration from the file, the environment and secret files, secrets redacted; a bad value is refused by key"
+    )
+    func printConfig() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("secrets"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("companion.json")
+        try Data(#"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "backend"}}"#.utf8).write(to: file)
+        try Data("secret-from-a-file\n".utf8).write(to: directory.appendingPathComponent("secrets/provider-clientSecret"))
+        let printed = try await ChildProcess.run(
+            try Self.executable.path, ["--print-config"],
+            environment: [
+                "SWITCHBACK_CONFIG": file.path, "SWITCHBACK_SECRETS_DIRECTORY": directory.appendingPathComponent("secrets").path,
+                "SWITCHBACK_PORT": "9300",
+            ])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        #expect(printed.stdout.contains("\"port\" : 9300") && printed.stdout.contains("\"clientSecret\" : \"<redacted>\""), "\(printed.stdout)")
+        #expect(!printed.stdout.contains("secret-from-a-file") && !printed.stdout.contains("Switchback companion on"), "printed, not served")
+        let refused = try await ChildProcess.run(
+            try Self.executable.path, ["--config", file.path, "--print-config"], environment: ["SWITCHBACK_LIMITS_TRUSTED_HOPS": "many"])
+        #expect(refused.status != 0 && refused.stderr.contains("limits.trustedHops (from SWITCHBACK_LIMITS_TRUSTED_HOPS)"), "\(refused.stderr)")
+    }
+
     @Test("a database it cannot reach ends the start with a message naming it, and an orderly exit, not a crash")
     func unreachableDatabase() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")

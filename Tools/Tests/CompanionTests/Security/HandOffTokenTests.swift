@@ -120,13 +120,13 @@ struct HandOffTokenTests {
         }
     }
 
-    @Test("requireDPoP: a Bearer token is refused even when everything else is right; a DPoP-bound one is accepted")
+    @Test("dpopBoundOnly: a Bearer token is refused even when everything else is right; a DPoP-bound one is accepted")
     func dpopOnly() async throws {
         try await CompanionRig.with(
             returns: .tokens,
             change: {
                 $0.handOff?.acceptedClients = ["native-rs"]
-                $0.handOff?.requireDPoP = true
+                $0.handOff?.dpopBoundOnly = true
             }
         ) { rig in
             let bearer = try await CompanionAttackTests.credential(rig, clientID: "native-rs")

@@ -1,0 +1,234 @@
+public import Foundation
+import Configuration
+import SystemPackage
+@_spi(SwitchbackInternals) import Switchback
+
+// A deployment's settings beyond the JSON file: environment variables and files in a secrets directory
+// (as Kubernetes and Docker mount secrets), read through swift-configuration's providers.
+extension ServerConfiguration {
+    /// Where a deployment's settings come from. A setting is taken from the first of these that has it:
+    /// 1. the environment variable `SWITCHBACK_<KEY>` (`SWITCHBACK_PROVIDER_CLIENT_SECRET`);
+    /// 2. a file named after the key in ``secretsDirectory`` (`provider-clientSecret`), its content trimmed;
+    /// 3. the JSON ``file``;
+    /// 4. the default.
+    ///
+    /// Sections (the routes a server turns on, its provider) come from the file; the environment and the
+    /// secrets directory set values inside them. Structured values (associations, claims, metadata) are
+    /// read from the file only.
+    public struct Sources: Sendable {
+        /// The JSON configuration; nil starts from the defaults (no routes but the association files).
+        public var file: String?
+        public var environment: [String: String]
+        public var secretsDirectory: String?
+
+        public init(file: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment, secretsDirectory: String? = nil) {
+            self.file = file
+            self.environment = environment
+            self.secretsDirectory = secretsDirectory
+        }
+    }
+
+    /// One value a deployment may give outside the file.
+    public struct Setting: Sendable {
+        /// The key, as in the JSON file: `provider.clientSecret`.
+        public let key: String
+        /// Never printed, logged, or repeated in an error.
+        public let isSecret: Bool
+        fileprivate let apply: @Sendable (inout ServerConfiguration, String) throws -> Void
+
+        /// `SWITCHBACK_` and the key in upper snake case, as swift-configuration's environment provider
+        /// spells it: `SWITCHBACK_PROVIDER_CLIENT_SECRET`.
+        public var environmentName: String {
+            "SWITCHBACK_"
+                + key.split(separator: ".").map { component in
+                    var spelled = ""
+                    var previous: Character?
+                    for character in component {
+                        if let previous, previous.isLowercase, character.isUppercase { spelled.append("_") }
+                        spelled.append(character.isLetter || character.isNumber ? Character(character.uppercased()) : "_")
+                        previous = character
+                    }
+                    return spelled
+                }.joined(separator: "_")
+        }
+
+        /// The file name in the secrets directory, as swift-configuration's directory provider spells it:
+        /// the key's parts joined by `-` (`provider-clientSecret`).
+        public var secretFileName: String { key.split(separator: ".").joined(separator: "-") }
+
+        fileprivate var configKey: ConfigKey { ConfigKey(key.split(separator: ".").map(String.init)) }
+    }
+
+    /// Why a value was refused (never the value itself).
+    fileprivate struct Refusal: Error {
+        let reason: String
+    }
+
+    /// Reads ``Sources``: the file, then every ``settings`` value the environment or the secrets directory
+    /// gives, then ``validate()``. Every problem is an ``SwitchbackError/Code/invalidConfiguration`` that names
+    /// the key and where its value came from, raised before anything listens.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    public static func load(_ sources: Sources) async throws -> ServerConfiguration {
+        var configuration = try sources.file.map { try loadFile($0) } ?? ServerConfiguration()
+        let environment = ConfigReader(
+            provider: KeyMappingProvider(upstream: EnvironmentVariablesProvider(environmentVariables: sources.environment)) {
+                $0.prepending(["switchback"])
+            })
+        var secrets: ConfigReader?
+        if let directory = sources.secretsDirectory {
+            do {
+                secrets = ConfigReader(provider: try await DirectoryFilesProvider(directoryPath: FilePath(directory)))
+            } catch {
+                throw SwitchbackError(.invalidConfiguration, "the secrets directory \(directory) could not be read")
+            }
+        }
+        for setting in settings {
+            let value: String
+            let origin: String
+            if let given = environment.string(forKey: setting.configKey, isSecret: setting.isSecret) {
+                (value, origin) = (given, setting.environmentName)
+            } else if let given = secrets?.string(forKey: setting.configKey, isSecret: true) {
+                (value, origin) = (given, "the secret file \(setting.secretFileName)")
+            } else {
+                continue
+            }
+            do {
+                try setting.apply(&configuration, value)
+            } catch let refusal as Refusal {
+                throw SwitchbackError(.invalidConfiguration, "\(setting.key) (from \(origin)): \(refusal.reason)")
+            }
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    /// What ``load(_:)`` reads outside the file.
+    public static let settings: [Setting] = {
+        var all: [Setting] = [
+            text("host") { $0.host = $1 },
+            Setting(key: "port", isSecret: false) { $0.port = try port($1) },
+            text("publicURL") { $0.publicURL = $1 },
+            Setting(key: "postgresURL", isSecret: true) { $0.postgresURL = $1 },
+            // The database password alone, for a URL given without it.
+            Setting(key: "postgresPassword", isSecret: true) { configuration, password in
+                guard let url = configuration.postgresURL, var components = URLComponents(string: url), components.user != nil else {
+                    throw Refusal(reason: "needs postgresURL with a user name to set the password of")
+                }
+                components.password = password
+                guard let joined = components.string else { throw Refusal(reason: "could not be put into postgresURL") }
+                configuration.postgresURL = joined
+            },
+        ]
+        func provider(_ key: String, secret: Bool = false, _ set: @escaping @Sendable (inout Provider, String) throws -> Void) -> Setting {
+            Setting(key: "provider." + key, isSecret: secret) { configuration, value in
+                guard var section = configuration.provider else { throw Refusal(reason: "the configuration has no provider section") }
+                try set(&section, value)
+                configuration.provider = section
+            }
+        }
+        all += [
+            provider("issuer") { $0.issuer = $1 },
+            provider("clientID") { $0.clientID = $1 },
+            provider("clientSecret", secret: true) { $0.clientSecret = $1 },
+            provider("privateKeyFile") { $0.privateKeyFile = $1 },
+            provider("keyAlgorithm") { $0.keyAlgorithm = $1 },
+            provider("keyID") { $0.keyID = $1 },
+            provider("decryptionKeyFile") { $0.decryptionKeyFile = $1 },
+            provider("decryptionKeyID") { $0.decryptionKeyID = $1 },
+            provider("dpop") { $0.dpop = try flag($1) },
+            provider("scopes") { $0.scopes = list($1) },
+            provider("acrValues") { $0.acrValues = list($1) },
+        ]
+        func handOff(_ key: String, _ set: @escaping @Sendable (inout HandOff, String) throws -> Void) -> Setting {
+            Setting(key: "handOff." + key, isSecret: false) { configuration, value in
+                guard var section = configuration.handOff else { throw Refusal(reason: "the configuration has no handOff section") }
+                try set(&section, value)
+                configuration.handOff = section
+            }
+        }
+        all += [
+            handOff("audience") { $0.audience = $1 },
+            handOff("requiredScope") { $0.requiredScope = $1 },
+            handOff("dpopBoundOnly") { $0.dpopBoundOnly = try flag($1) },
+            handOff("allowedRedirects") { $0.allowedRedirects = list($1) },
+            handOff("acceptedClients") { $0.acceptedClients = list($1) },
+            handOff("codeLifetime") { $0.codeLifetime = try seconds($1) },
+            Setting(key: "exchange.redirectURIs", isSecret: false) { configuration, value in
+                guard configuration.exchange != nil else { throw Refusal(reason: "the configuration has no exchange section") }
+                configuration.exchange?.redirectURIs = list(value)
+            },
+            Setting(key: "completion.appLink", isSecret: false) { configuration, value in
+                guard configuration.completion != nil else { throw Refusal(reason: "the configuration has no completion section") }
+                configuration.completion?.appLink = value
+            },
+            Setting(key: "session.lifetime", isSecret: false) { $0.session.lifetime = try seconds($1) },
+            Setting(key: "limits.startsPerMinutePerAddress", isSecret: false) { $0.limits.startsPerMinutePerAddress = try count($1) },
+            Setting(key: "limits.startsPerMinute", isSecret: false) { $0.limits.startsPerMinute = try count($1) },
+            Setting(key: "limits.pendingAuthorizations", isSecret: false) { $0.limits.pendingAuthorizations = try count($1) },
+            Setting(key: "limits.waitingStatusRequests", isSecret: false) { $0.limits.waitingStatusRequests = try count($1) },
+            text("limits.clientAddressHeader") { $0.limits.clientAddressHeader = $1 },
+            Setting(key: "limits.trustedHops", isSecret: false) { $0.limits.trustedHops = try count($1) },
+            Setting(key: "limits.trustedProxies", isSecret: false) { $0.limits.trustedProxies = list($1) },
+            Setting(key: "limits.directClients", isSecret: false) { $0.limits.directClients = try flag($1) },
+            Setting(key: "limits.shutdownGrace", isSecret: false) { $0.limits.shutdownGrace = try seconds($1) },
+        ]
+        return all
+    }()
+
+    /// This configuration with its secrets replaced by `<redacted>`: the client secret, and the password
+    /// in `postgresURL`.
+    public func redacted() -> ServerConfiguration {
+        var copy = self
+        if copy.provider?.clientSecret != nil { copy.provider?.clientSecret = Self.redaction }
+        if let url = postgresURL {
+            if var components = URLComponents(string: url) {
+                if components.password != nil { components.password = Self.redaction }
+                copy.postgresURL = components.string ?? Self.redaction
+            } else {
+                copy.postgresURL = Self.redaction
+            }
+        }
+        return copy
+    }
+
+    /// The effective configuration as JSON, secrets redacted, for `switchback-companion --print-config`.
+    public func printed() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(redacted())).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    static let redaction = "<redacted>"
+
+    private static func text(_ key: String, _ set: @escaping @Sendable (inout ServerConfiguration, String) -> Void) -> Setting {
+        Setting(key: key, isSecret: false) { set(&$0, $1) }
+    }
+
+    private static func port(_ value: String) throws -> Int {
+        guard let port = Int(value), (0...65535).contains(port) else { throw Refusal(reason: "is not a port (0…65535)") }
+        return port
+    }
+
+    private static func count(_ value: String) throws -> Int {
+        guard let number = Int(value), number >= 0 else { throw Refusal(reason: "is not a whole number of zero or more") }
+        return number
+    }
+
+    private static func seconds(_ value: String) throws -> TimeInterval {
+        guard let number = TimeInterval(value), number.isFinite, number >= 0 else { throw Refusal(reason: "is not a number of seconds") }
+        return number
+    }
+
+    private static func flag(_ value: String) throws -> Bool {
+        switch value.lowercased() {
+        case "true", "1": return true
+        case "false", "0": return false
+        default: throw Refusal(reason: "is not true or false")
+        }
+    }
+
+    /// A comma-separated list, as swift-configuration's providers separate arrays; empty entries dropped.
+    private static func list(_ value: String) -> [String] {
+        value.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty }
+    }
+}

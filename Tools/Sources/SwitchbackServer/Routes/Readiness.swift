@@ -1,0 +1,86 @@
+import Foundation
+@_spi(SwitchbackInternals) import Switchback
+
+/// Whether this instance should be sent traffic (`GET /ready`): its store answers, the provider's metadata
+/// is at hand (cached, or fetched now), and it is not draining for a shutdown.
+///
+/// The route is anonymous, so a flood of it must not become a flood of the database or the provider: one
+/// check runs at a time, every request arriving meanwhile shares its answer, and an answer is reused for
+/// ``reuse``. Each check is bounded by ``timeout``: a store that hangs makes the instance not ready, not
+/// the request hang.
+actor Readiness {
+    struct Report: Sendable, Equatable {
+        enum Part: String, Sendable { case ok, failed, absent }
+        var store: Part
+        var provider: Part
+        var draining: Bool
+        var ready: Bool { !draining && store == .ok && provider != .failed }
+        var status: String { draining ? "draining" : ready ? "ready" : "unavailable" }
+    }
+
+    private let store: any CompanionStore
+    private let provider: ProviderAccess?
+    private let clock: any WallClock
+    let timeout: Duration
+    let reuse: Duration
+    private var draining = false
+    private var last: (at: ContinuousClock.Instant, report: Report)?
+    private var running: Task<Report, Never>?
+
+    init(store: any CompanionStore, provider: ProviderAccess?, clock: any WallClock, timeout: Duration = .seconds(2), reuse: Duration = .seconds(1)) {
+        self.store = store
+        self.provider = provider
+        self.clock = clock
+        self.timeout = timeout
+        self.reuse = reuse
+    }
+
+    /// From now on the instance answers not ready, so a load balancer stops sending it new requests.
+    func beginDraining() { draining = true }
+
+    func report() async -> Report {
+        if draining { return Report(store: last?.report.store ?? .absent, provider: last?.report.provider ?? .absent, draining: true) }
+        if let last, ContinuousClock.now - last.at < reuse { return last.report }
+        if let running { return await running.value }
+        let check = Task { await self.check() }
+        running = check
+        let report = await check.value
+        running = nil
+        last = (ContinuousClock.now, report)
+        return draining ? Report(store: report.store, provider: report.provider, draining: true) : report
+    }
+
+    private func check() async -> Report {
+        let store = self.store
+        let provider = self.provider
+        let now = clock.now()
+        // An indexed read of a key no record has: the connection and the table answer, nothing is written.
+        async let storeAnswers = Self.within(timeout) { _ = try await store.read(.session, digest: "readiness-probe", now: now) }
+        async let metadataAtHand = Self.within(timeout) {
+            if let provider { _ = try await provider.anyClient().metadata() }
+        }
+        let (storeOK, providerOK) = await (storeAnswers, metadataAtHand)
+        return Report(store: storeOK ? .ok : .failed, provider: provider == nil ? .absent : providerOK ? .ok : .failed, draining: false)
+    }
+
+    /// Whether `work` finished without error within `limit`. The answer does not wait for `work` past the
+    /// limit, even when `work` ignores its cancellation (a database call that hangs).
+    private static func within(_ limit: Duration, _ work: @escaping @Sendable () async throws -> Void) async -> Bool {
+        let answer = LockedValue<CheckedContinuation<Bool, Never>?>(nil)
+        let resume: @Sendable (Bool) -> Void = { value in answer.withLock { $0.take() }?.resume(returning: value) }
+        let timer = LockedValue<Task<Void, Never>?>(nil)
+        let finished = await withCheckedContinuation { continuation in
+            answer.withLock { $0 = continuation }
+            let running = Task { resume((try? await work()) != nil) }
+            timer.withLock {
+                $0 = Task {
+                    guard (try? await Task.sleep(for: limit)) != nil else { return }
+                    running.cancel()
+                    resume(false)
+                }
+            }
+        }
+        timer.withLock { $0?.cancel() }
+        return finished
+    }
+}

@@ -1,0 +1,126 @@
+import Configuration
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackServer
+
+/// The companion's settings as deployments pass them: a JSON file, `SWITCHBACK_…` environment variables and
+/// a directory of secret files, in that order of precedence from last to first.
+@Suite("Companion configuration from the file, the environment and secret files")
+struct ConfigurationSourcesTests {
+    /// A file with a provider, a hand-off and PostgreSQL; a secrets directory beside it.
+    struct Deployment {
+        let directory: URL
+        var file: String { directory.appendingPathComponent("companion.json").path }
+        var secrets: String { directory.appendingPathComponent("secrets").path }
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-config-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("secrets").path, withIntermediateDirectories: true)
+            let json = """
+                {"port": 8080, "publicURL": "https://auth.example.com",
+                 "provider": {"issuer": "https://id.example.com", "clientID": "backend", "clientSecret": "from-the-file"},
+                 "handOff": {"allowedRedirects": ["https://web.example.com/app"], "audience": "https://auth.example.com"},
+                 "postgresURL": "postgres://switchback@db.internal:5432/switchback?sslmode=verify-full",
+                 "limits": {"directClients": true}}
+                """
+            try Data(json.utf8).write(to: URL(fileURLWithPath: file))
+        }
+
+        func secret(_ name: String, _ value: String) throws {
+            try Data(value.utf8).write(to: URL(fileURLWithPath: secrets).appendingPathComponent(name))
+        }
+
+        func load(_ environment: [String: String]) async throws -> ServerConfiguration {
+            try await ServerConfiguration.load(.init(file: file, environment: environment, secretsDirectory: secrets))
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("the environment wins over secret files, which win over the file; secret files are trimmed; lists are comma-separated")
+    func precedence() async throws {
+        let deployment = try Deployment()
+        defer { deployment.remove() }
+        #expect(try await deployment.load([:]).port == 8080)
+        try deployment.secret("port", "9000\n")
+        try deployment.secret("provider-clientSecret", "from-a-secret-file\n")
+        try deployment.secret("postgresPassword", "p@ss/word")
+        let fromSecrets = try await deployment.load([:])
+        #expect(fromSecrets.port == 9000)
+        #expect(fromSecrets.provider?.clientSecret == "from-a-secret-file")
+        let postgresURL = try #require(fromSecrets.postgresURL)
+        let postgres = try #require(URLComponents(string: postgresURL))
+        #expect(postgres.password == "p@ss/word" && postgres.host == "db.internal" && postgres.query == "sslmode=verify-full")
+
+        let fromEnvironment = try await deployment.load([
+            "SWITCHBACK_PORT": "9100", "SWITCHBACK_PROVIDER_CLIENT_SECRET": "from-the-environment",
+            "SWITCHBACK_HAND_OFF_ALLOWED_REDIRECTS": "https://web.example.com/app, https://shop.example.com/",
+            "SWITCHBACK_LIMITS_SHUTDOWN_GRACE": "25", "SWITCHBACK_HAND_OFF_DPOP_BOUND_ONLY": "true", "UNRELATED": "x",
+        ])
+        #expect(fromEnvironment.port == 9100)
+        #expect(fromEnvironment.provider?.clientSecret == "from-the-environment")
+        #expect(fromEnvironment.handOff?.allowedRedirects == ["https://web.example.com/app", "https://shop.example.com/"])
+        #expect(fromEnvironment.limits.shutdownGrace == 25)
+        #expect(fromEnvironment.handOff?.dpopBoundOnly == true)
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("an invalid value names its key and where it came from, and never repeats a secret")
+    func invalidValuesNameTheirKey() async throws {
+        let deployment = try Deployment()
+        defer { deployment.remove() }
+        func message(_ environment: [String: String]) async -> String {
+            do {
+                _ = try await deployment.load(environment)
+                return "loaded"
+            } catch {
+                return String(describing: error)
+            }
+        }
+        let port = await message(["SWITCHBACK_PORT": "eighty"])
+        #expect(port.contains("port (from SWITCHBACK_PORT)") && !port.contains("eighty"), "\(port)")
+        let flag = await message(["SWITCHBACK_LIMITS_DIRECT_CLIENTS": "maybe"])
+        #expect(flag.contains("limits.directClients (from SWITCHBACK_LIMITS_DIRECT_CLIENTS)"), "\(flag)")
+        // A value that parses but that validation refuses: the key in the validation's message.
+        let grace = await message(["SWITCHBACK_LIMITS_SHUTDOWN_GRACE": "100000"])
+        #expect(grace.contains("limits.shutdownGrace"), "\(grace)")
+        let missingSection = await message(["SWITCHBACK_COMPLETION_APP_LINK": "https://app.example.com/x"])
+        #expect(missingSection.contains("completion.appLink") && missingSection.contains("no completion section"), "\(missingSection)")
+        // A password for a URL without a user: refused without echoing the password.
+        try Data(#"{"port": 8080}"#.utf8).write(to: URL(fileURLWithPath: deployment.file))
+        let password = await message(["SWITCHBACK_POSTGRES_PASSWORD": "hunter2-secret"])
+        #expect(password.contains("postgresPassword (from SWITCHBACK_POSTGRES_PASSWORD)") && !password.contains("hunter2"), "\(password)")
+    }
+
+    @Test("every setting's environment name is the one swift-configuration's environment provider reads for its key")
+    func environmentNamesMatchTheProvider() throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        #expect(ServerConfiguration.settings.count >= 30)
+        for setting in ServerConfiguration.settings {
+            let provider = KeyMappingProvider(upstream: EnvironmentVariablesProvider(environmentVariables: [setting.environmentName: "v"])) {
+                $0.prepending(["switchback"])
+            }
+            let key = ConfigKey(setting.key.split(separator: ".").map(String.init))
+            #expect(ConfigReader(provider: provider).string(forKey: key) == "v", "\(setting.key) → \(setting.environmentName)")
+        }
+        let names = ServerConfiguration.settings.map(\.environmentName)
+        #expect(names.contains("SWITCHBACK_PROVIDER_CLIENT_SECRET") && names.contains("SWITCHBACK_POSTGRES_URL"))
+        #expect(Set(names).count == names.count)
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("the printed configuration redacts the client secret and the database password and shows the rest")
+    func printedRedacts() async throws {
+        let deployment = try Deployment()
+        defer { deployment.remove() }
+        let configuration = try await deployment.load(["SWITCHBACK_POSTGRES_PASSWORD": "db-password-123", "SWITCHBACK_PORT": "9200"])
+        let printed = configuration.printed()
+        #expect(!printed.contains("from-the-file") && !printed.contains("db-password-123"))
+        #expect(printed.contains("<redacted>"))
+        #expect(printed.contains("db.internal") && printed.contains("9200") && printed.contains("https://id.example.com"))
+        let decoded = try JSONDecoder().decode(ServerConfiguration.self, from: Data(printed.utf8))
+        #expect(decoded.port == 9200 && decoded.handOff == configuration.handOff, "the printed form is a configuration file")
+    }
+}
