@@ -13,6 +13,9 @@ extension Companion {
             )
         }
         lines.append("limits: \(configuration.limits.summary)")
+        if let metrics = configuration.metrics, let metricsPort {
+            lines.append("metrics: http://\(metrics.host.contains(":") ? "[\(metrics.host)]" : metrics.host):\(metricsPort)/metrics (Prometheus)")
+        }
         lines.append("routes:")
         lines += routes.map { "  \($0)" }
         return lines.joined(separator: "\n") + "\n"

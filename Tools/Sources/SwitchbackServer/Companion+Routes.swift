@@ -1,8 +1,11 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Instrumentation
 import Logging
 import NIOCore
+import ServiceContextModule
+import Tracing
 @_spi(SwitchbackInternals) import Switchback
 
 /// The companion's request context: Hummingbird's core storage and the connection's remote address,
@@ -27,7 +30,7 @@ extension Companion {
     /// Registers the routes `configuration` turns on and returns their list.
     static func register(
         on router: Router<CompanionContext>, configuration: ServerConfiguration, limiter: RateLimiter, readiness: Readiness,
-        service: @escaping @Sendable () -> CompanionService
+        metrics: CompanionMetrics, service: @escaping @Sendable () -> CompanionService
     ) -> [Route] {
         typealias Path = CompanionAPI.Path
         var routes: [Route] = []
@@ -38,6 +41,23 @@ extension Companion {
         ) {
             routes.append(Route(method: method.rawValue, path: path, purpose: purpose + (limited ? " [rate-limited]" : "")))
             router.on(RouterPath(path), method: method) { request, context in
+                // One server span per request, named by the route template; a caller's W3C trace context continues.
+                var trace = ServiceContext.current ?? .topLevel
+                InstrumentationSystem.instrument.extract(request.headers, into: &trace, using: HeaderExtractor())
+                let start = ContinuousClock.now
+                let response = await withSpan("\(method.rawValue) \(path)", context: trace, ofKind: .server) { span in
+                    span.attributes["http.request.method"] = method.rawValue
+                    span.attributes["http.route"] = path
+                    let response = await answer(request, context)
+                    span.attributes["http.response.status_code"] = Int(response.status.code)
+                    if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
+                    return response
+                }
+                metrics.request(route: path, method: method.rawValue, status: Int(response.status.code), since: start)
+                return response
+            }
+
+            @Sendable func answer(_ request: Request, _ context: CompanionContext) async -> Response {
                 let service = service()
                 do {
                     if limited,
@@ -51,15 +71,19 @@ extension Companion {
                     return try await handler(service, request)
                 } catch let error as CompanionError {
                     service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
+                    // `slow_down` is the OAuth name the answer carries; the metric says what happened.
+                    metrics.refused(route: path, reason: error.code == .rateLimited ? "rate_limited" : error.code.name)
                     var response = audience == .app ? error.json : error.page
                     if let retryAfter = error.retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
                     return response
                 } catch let error as SwitchbackError {
                     service.logger.error("store or provider failure", metadata: ["path": "\(request.uri.path.prefix(200))", "code": "\(error.code)"])
+                    metrics.refused(route: path, reason: "unavailable")
                     let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
                     return audience == .app ? failure.json : failure.page
                 } catch {
                     service.logger.error("unexpected failure", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(type(of: error))"])
+                    metrics.refused(route: path, reason: "unavailable")
                     let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
                     return audience == .app ? failure.json : failure.page
                 }
@@ -171,6 +195,14 @@ func clientAddress(
         return client.bucket
     }
     return connection?.bucket ?? "unknown"
+}
+
+/// Reads a caller's trace context (W3C `traceparent`, or whatever the bootstrapped instrument propagates)
+/// from the request's headers.
+struct HeaderExtractor: Extractor {
+    func extract(key: String, from carrier: HTTPFields) -> String? {
+        HTTPField.Name(key).flatMap { carrier[$0] }
+    }
 }
 
 extension Replies {

@@ -19,6 +19,8 @@ public final class Companion: Sendable {
     /// The server's public base URL: the configured `publicURL`, else `http://host:port` as bound.
     public let baseURL: URL
     public let port: Int
+    /// The port `GET /metrics` is served on, when the configuration has a `metrics` section.
+    public let metricsPort: Int?
     /// The routes this configuration turned on.
     public let routes: [Route]
     private let group: ServiceGroup
@@ -38,10 +40,10 @@ public final class Companion: Sendable {
     }
 
     private init(
-        baseURL: URL, port: Int, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>, janitor: Task<Void, Never>,
-        ownedStore: PostgresCompanionStore?,
-        ownedTransport: ServerTransport?
+        baseURL: URL, port: Int, metricsPort: Int?, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>,
+        janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?, ownedTransport: ServerTransport?
     ) {
+        self.metricsPort = metricsPort
         self.ownedTransport = ownedTransport
         self.baseURL = baseURL
         self.port = port
@@ -107,9 +109,12 @@ public final class Companion: Sendable {
         _ configuration: ServerConfiguration, store: any CompanionStore, ownedStore: PostgresCompanionStore?, transport: any HTTPTransport,
         ownedTransport: ServerTransport?, clock: any WallClock, entropy: any EntropySource, shutdownSignals: [UnixSignal], logger: Logger
     ) async throws -> Companion {
+        let metrics = configuration.metrics == nil ? CompanionMetrics.bootstrapped() : CompanionMetrics.prometheus()
+        let store = InstrumentedStore(inner: store, metrics: metrics)
         var provider: ProviderAccess?
         if let section = configuration.provider {
-            provider = try await ProviderAccess(section, transport: transport, clock: clock, entropy: entropy, logger: logger)
+            provider = try await ProviderAccess(
+                section, transport: InstrumentedTransport(inner: transport, metrics: metrics), clock: clock, entropy: entropy, logger: logger)
         }
         let allowList = try configuration.handOff.map { try RedirectAllowList($0.allowedRedirects) }
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
@@ -120,11 +125,10 @@ public final class Companion: Sendable {
         let limiter = RateLimiter(
             perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
         let readiness = Readiness(store: store, provider: provider, clock: clock)
-        let routes = register(on: router, configuration: configuration, limiter: limiter, readiness: readiness) {
+        let routes = register(on: router, configuration: configuration, limiter: limiter, readiness: readiness, metrics: metrics) {
             CompanionService(
                 configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
-                clock: clock,
-                entropy: entropy, logger: logger
+                clock: clock, entropy: entropy, logger: logger, metrics: metrics
             )
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -140,14 +144,42 @@ public final class Companion: Sendable {
         )
         // A graceful shutdown ends the services last to first: the drain first (not ready, waiting status
         // requests answered), then the server (stops accepting, finishes what is in flight), within the grace.
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: [
-                .init(service: app), .init(service: Drain(readiness: readiness, waiters: waiters, logger: logger)),
-            ], gracefulShutdownSignals: shutdownSignals, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: app), .init(service: Drain(readiness: readiness, waiters: waiters, logger: logger)),
+        ]
+        // The metrics listener stops last, so that a scrape during the drain still answers.
+        let (metricsPorts, metricsContinuation) = AsyncStream<Int>.makeStream()
+        if let section = configuration.metrics {
+            let metricsRouter = Router()
+            metricsRouter.get("/metrics") { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+            }
+            let exporter = Application(
+                router: metricsRouter,
+                configuration: ApplicationConfiguration(address: .hostname(section.host, port: section.port), serverName: "switchback-metrics"),
+                onServerRunning: { channel in
+                    metricsContinuation.yield(channel.localAddress?.port ?? section.port)
+                    metricsContinuation.finish()
+                },
+                logger: logger
+            )
+            services.insert(.init(service: exporter), at: 0)
+        } else {
+            metricsContinuation.finish()
+        }
+        var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int(configuration.limits.shutdownGrace * 1000))
         groupConfiguration.maximumCancellationDuration = .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
         let server = Task { try await group.run() }
+        // A listener that fails to bind ends the group: the start must not wait for its port forever.
+        Task {
+            _ = await server.result
+            continuation.finish()
+            metricsContinuation.finish()
+        }
         var iterator = ports.makeAsyncIterator()
         guard let bound = await iterator.next(), let bindURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)") else {
             server.cancel()
@@ -155,6 +187,14 @@ public final class Companion: Sendable {
             throw CompanionStartError(description: "the companion could not listen on \(host):\(configuration.port)")
         }
         base.setIfUnset(bindURL)
+        var metricsIterator = metricsPorts.makeAsyncIterator()
+        let metricsPort = await metricsIterator.next()
+        if configuration.metrics != nil, metricsPort == nil {
+            await group.triggerGracefulShutdown()
+            _ = await server.result
+            throw CompanionStartError(
+                description: "the metrics listener could not listen on \(configuration.metrics?.host ?? ""):\(configuration.metrics?.port ?? 0)")
+        }
         let janitor = Task {
             // Another instance finishing a flow wakes this instance's waiter for it.
             let listener = Task {
@@ -180,7 +220,8 @@ public final class Companion: Sendable {
             _ = await listener.result
         }
         return Companion(
-            baseURL: base.value, port: bound, routes: routes, group: group, server: server, janitor: janitor, ownedStore: ownedStore,
+            baseURL: base.value, port: bound, metricsPort: metricsPort, routes: routes, group: group, server: server, janitor: janitor,
+            ownedStore: ownedStore,
             ownedTransport: ownedTransport
         )
     }

@@ -18,6 +18,9 @@ public final class ServerTransport: HTTPTransport {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(Int64(timeout))))
         configuration.decompression = .disabled
+        // The companion's own client span (InstrumentedTransport) names the method and host only; the
+        // client's spans would name the full URL, which may one day carry a query worth keeping out of traces.
+        configuration.tracing.tracer = nil
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = .seconds(Int64(timeout))
         self.maximumResponseBytes = maximumResponseBytes

@@ -171,6 +171,9 @@ extension ServerConfiguration {
             Setting(key: "limits.trustedProxies", isSecret: false) { $0.limits.trustedProxies = list($1) },
             Setting(key: "limits.directClients", isSecret: false) { $0.limits.directClients = try flag($1) },
             Setting(key: "limits.shutdownGrace", isSecret: false) { $0.limits.shutdownGrace = try seconds($1) },
+            // Either turns the metrics listener on.
+            Setting(key: "metrics.host", isSecret: false) { $0.metrics = .init(host: $1, port: $0.metrics?.port ?? 9464) },
+            Setting(key: "metrics.port", isSecret: false) { $0.metrics = .init(host: $0.metrics?.host ?? "127.0.0.1", port: try port($1)) },
         ]
         return all
     }()

@@ -125,6 +125,10 @@ extension ServerConfiguration {
             throw fail("limits.clientAddressHeader must be a header name")
         }
         guard (1...10).contains(limits.trustedHops) else { throw fail("limits.trustedHops must be 1…10") }
+        if let metrics {
+            guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
+            if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }
+        }
         guard limits.shutdownGrace >= 0, limits.shutdownGrace <= 300 else { throw fail("limits.shutdownGrace must be 0…300 seconds") }
         for proxy in limits.trustedProxies where ClientAddress.Network(proxy) == nil {
             throw fail("limits.trustedProxies: \(proxy.prefix(60)) is not an address or a network (a.b.c.d/n, v6/n)")

@@ -22,12 +22,37 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var associations: [AppAssociation]
     /// `postgres://user@host:port/database` for several instances; nil keeps records in memory.
     public var postgresURL: String?
+    /// Serve `GET /metrics` (Prometheus) on a listener of its own; nil hands metrics to the process's
+    /// `MetricsSystem` instead (a no-op unless it was bootstrapped).
+    public var metrics: Metrics?
+
+    /// Where the Prometheus metrics are served: a port of their own, so that the public listener never
+    /// shows them.
+    public struct Metrics: Sendable, Codable, Equatable {
+        public var host: String
+        /// 9464, the Prometheus exporter port OpenTelemetry uses; 0 picks a free one.
+        public var port: Int
+
+        public init(host: String = "127.0.0.1", port: Int = 9464) {
+            self.host = host
+            self.port = port
+        }
+
+        private enum Keys: String, CodingKey { case host, port }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Keys.self)
+            self.init(
+                host: try c.decodeIfPresent(String.self, forKey: .host) ?? "127.0.0.1", port: try c.decodeIfPresent(Int.self, forKey: .port) ?? 9464)
+        }
+    }
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
-        limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil
+        limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil
     ) {
+        self.metrics = metrics
         self.limits = limits
         self.host = host
         self.port = port
@@ -45,6 +70,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
+        case metrics
     }
 
     /// Every key but the sections is optional in a file.
@@ -63,7 +89,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             session: try container.decodeIfPresent(Session.self, forKey: .session) ?? Session(),
             limits: try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits(),
             associations: try container.decodeIfPresent([AppAssociation].self, forKey: .associations) ?? [],
-            postgresURL: try container.decodeIfPresent(String.self, forKey: .postgresURL)
+            postgresURL: try container.decodeIfPresent(String.self, forKey: .postgresURL),
+            metrics: try container.decodeIfPresent(Metrics.self, forKey: .metrics)
         )
     }
 

@@ -86,6 +86,7 @@ extension CompanionService {
         }
         let record = BridgeRecord(outcome: bridge.returns == .tokens ? outcome : outcome.withoutTokens(), bindingDigest: bindingDigest)
         let code = try await store.issue(.bridgeCode, record, expiresAt: clock.now().addingTimeInterval(bridge.codeLifetime), entropy: entropy)
+        metrics.record(.bridgeCodeIssued)
         logger.info("bridge returning to the app", metadata: ["scheme": "\(scheme)"])
         return Replies.redirect(base + "?handoffotp=" + code, status: .found)
     }
@@ -104,6 +105,7 @@ extension CompanionService {
             logger.warning("bridge code presented with another binding; the code is used up")
             throw CompanionError(.invalidGrant, "this code belongs to another session")
         }
+        metrics.record(.bridgeCodeRedeemed)
         return Replies.json(try await deliver(record.outcome, as: bridge.returns))
     }
 

@@ -49,6 +49,7 @@ extension CompanionService {
             displayName: owner.displayName.map { String($0.prefix(120)) }, tokenExpiresAt: owner.expiresAt
         )
         let code = try await store.issue(grant, entropy: entropy)
+        metrics.record(.handOffIssued)
         logger.info("hand-off code issued", metadata: ["lifetime": "\(Int(handOff.codeLifetime))", "client": "\(owner.clientID.prefix(80))"])
         let redeem = body.goto.map { Self.redeemURL(base: url(Self.redeemPath), code: code, goto: $0).absoluteString }
         return Replies.json(CompanionAPI.HandOffIssued(handoffotp: code, expiresIn: Int(handOff.codeLifetime), redeemURL: redeem), status: .created)
@@ -216,6 +217,7 @@ extension CompanionService {
         // The access token was the provider's: a Back-Channel Logout for this subject ends the session too.
         // The session never outlives the access token that bought it.
         let session = try await issueSession(subject: grant.subject, acr: nil, issuer: configuration.provider?.issuer, notAfter: grant.tokenExpiresAt)
+        metrics.record(.handOffRedeemed)
         logger.info("hand-off code redeemed", metadata: ["destination": "\(target.host ?? "")", "replaced": "\(currentRecord != nil)"])
         return Replies.redirect(target.absoluteString, cookie: sessionCookie(session.id, expiresAt: session.record.expiresAt))
     }
@@ -287,7 +289,10 @@ extension CompanionService {
         if !(request.headers[.authorization]?.lowercased().hasPrefix("session ") ?? false) { try requireSameOrigin(request) }
         if let id = sessionID(of: request) {
             let ended = try await store.take(.session, digest: Secrets.digest(id), now: clock.now()) != nil
-            if ended { logger.info("session ended") }
+            if ended {
+                metrics.record(.sessionEnded)
+                logger.info("session ended")
+            }
         }
         var headers = Replies.noStore
         headers[.setCookie] = expiredSessionCookie()

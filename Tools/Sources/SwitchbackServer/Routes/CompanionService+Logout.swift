@@ -46,6 +46,7 @@ extension CompanionService {
                 _ = try? await store.take(.logoutTokenID, digest: jti, now: now)
                 throw error
             }
+            metrics.record(.backChannelLogout)
             logger.info("back-channel logout", metadata: ["by": "\(logout.subject != nil ? "sub" : "")\(logout.sessionID != nil ? "+sid" : "")"])
             answer = Response(status: .ok, headers: Replies.noStore)
         } catch let error as CompanionError {

@@ -15,6 +15,7 @@ struct CompanionService: Sendable {
     let clock: any WallClock
     let entropy: any EntropySource
     let logger: Logger
+    let metrics: CompanionMetrics
 
     static let maximumBody = 16 * 1024
     /// How long a started authorization waits for the provider's answer.
@@ -174,6 +175,7 @@ struct CompanionService: Sendable {
         try await store.insert(
             .authorization, secret: session.state, PendingAuthorization(session: session, purpose: purpose),
             expiresAt: clock.now().addingTimeInterval(Self.authorizationLifetime))
+        metrics.record(.signInStarted)
         return session
     }
 
@@ -196,11 +198,14 @@ struct CompanionService: Sendable {
         let client = try await requireProvider().client(for: pending.session.redirectURI)
         do {
             let credential = try await client.completeAuthorization(callback, session: pending.session)
+            metrics.record(.signInCompleted)
             return SignInOutcome(credential)
         } catch let error as SwitchbackError where error.code == .authorizationError {
+            metrics.record(.signInFailed)
             throw CompanionError(.signInFailed, "the provider ended the sign-in: \(error.oauthError?.error ?? "error")")
         } catch let error as SwitchbackError {
             logger.notice("sign-in could not be completed", metadata: ["reason": "\(error.code)"])
+            metrics.record(.signInFailed)
             throw CompanionError(.providerFailed, "the sign-in could not be completed: \(error.message)")
         }
     }
@@ -233,6 +238,7 @@ struct CompanionService: Sendable {
             subject: subject, acr: acr, createdAt: now, expiresAt: notAfter.map { min($0, full) } ?? full, issuer: issuer,
             sessionID: sessionID, signedInAt: signedInAt)
         let id = try await store.issue(.session, record, expiresAt: record.expiresAt, entropy: entropy)
+        metrics.record(.sessionIssued)
         return (id, record)
     }
 

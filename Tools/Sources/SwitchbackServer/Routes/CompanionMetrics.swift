@@ -1,0 +1,95 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+
+/// What the companion counts and times (swift-metrics), exported for Prometheus when the configuration has
+/// a `metrics` section, else handed to whatever factory the embedding process bootstrapped.
+///
+/// Every label comes from a small, fixed set: route templates (`/handoff`, never a requested path), status
+/// codes, the companion's refusal codes, store operations, sign-in routes, event names and the provider's
+/// configured host names. No token, code, state, flow ID, session or subject is ever a label.
+///
+/// | name | labels | what |
+/// | --- | --- | --- |
+/// | `switchback_requests_total` | `route`, `method`, `status` | answered requests |
+/// | `switchback_request_duration_seconds` | `route`, `method` | time to answer |
+/// | `switchback_refusals_total` | `route`, `reason` | refusals by code (`rate_limited` are the rate-limit hits) |
+/// | `switchback_events_total` | `event` | codes issued and redeemed, sign-ins started, completed, failed, sessions, logouts |
+/// | `switchback_provider_duration_seconds` | `host`, `status` | each request to the provider |
+/// | `switchback_store_duration_seconds` | `operation`, `outcome` | each store call |
+struct CompanionMetrics: Sendable {
+    let factory: any MetricsFactory
+    /// The registry `GET /metrics` prints, when the companion exports metrics itself.
+    let registry: PrometheusCollectorRegistry?
+
+    /// Exported on the companion's own metrics listener.
+    static func prometheus() -> CompanionMetrics {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Seconds, from a loopback request to a slow provider call.
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5), .seconds(10), .seconds(30),
+        ]
+        return CompanionMetrics(factory: factory, registry: registry)
+    }
+
+    /// Whatever the process bootstrapped (`MetricsSystem.bootstrap`); a no-op unless it did.
+    static func bootstrapped() -> CompanionMetrics {
+        CompanionMetrics(factory: MetricsSystem.factory, registry: nil)
+    }
+
+    func request(route: String, method: String, status: Int, since start: ContinuousClock.Instant) {
+        Counter(label: "switchback_requests_total", dimensions: [("route", route), ("method", method), ("status", "\(status)")], factory: factory)
+            .increment()
+        Timer(label: "switchback_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
+            .recordNanoseconds(Self.nanoseconds(since: start))
+    }
+
+    func refused(route: String, reason: String) {
+        Counter(label: "switchback_refusals_total", dimensions: [("route", route), ("reason", reason)], factory: factory).increment()
+    }
+
+    /// A named event, from ``Event``.
+    func record(_ event: Event) {
+        Counter(label: "switchback_events_total", dimensions: [("event", event.rawValue)], factory: factory).increment()
+    }
+
+    func providerCall(host: String, status: Int?, since start: ContinuousClock.Instant) {
+        Timer(
+            label: "switchback_provider_duration_seconds", dimensions: [("host", host), ("status", status.map { "\($0)" } ?? "failed")],
+            factory: factory
+        ).recordNanoseconds(Self.nanoseconds(since: start))
+    }
+
+    func storeCall(_ operation: String, failed: Bool, since start: ContinuousClock.Instant) {
+        Timer(
+            label: "switchback_store_duration_seconds", dimensions: [("operation", operation), ("outcome", failed ? "error" : "ok")], factory: factory
+        )
+        .recordNanoseconds(Self.nanoseconds(since: start))
+    }
+
+    /// The Prometheus text exposition of everything recorded.
+    func exposition() -> [UInt8] {
+        registry?.emitToBuffer() ?? []
+    }
+
+    private static func nanoseconds(since start: ContinuousClock.Instant) -> Int64 {
+        let elapsed = (ContinuousClock.now - start).components
+        return elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
+    }
+
+    /// What `switchback_events_total` counts.
+    enum Event: String, Sendable {
+        case signInStarted = "sign_in_started"
+        case signInCompleted = "sign_in_completed"
+        case signInFailed = "sign_in_failed"
+        case sessionIssued = "session_issued"
+        case sessionEnded = "session_ended"
+        case handOffIssued = "handoff_issued"
+        case handOffRedeemed = "handoff_redeemed"
+        case bridgeCodeIssued = "bridge_code_issued"
+        case bridgeCodeRedeemed = "bridge_code_redeemed"
+        case backChannelLogout = "backchannel_logout"
+    }
+}
