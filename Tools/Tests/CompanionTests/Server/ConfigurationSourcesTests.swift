@@ -110,6 +110,20 @@ struct ConfigurationSourcesTests {
         #expect(Set(names).count == names.count)
     }
 
+    @Test("Deployment.md's table names every setting with its environment variable, and nothing else; the Dockerfile builds the companion's product")
+    func deploymentGuideInStep() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let guide = try String(contentsOf: root.appendingPathComponent("Documentation/Deployment.md"), encoding: .utf8)
+        let rows = guide.split(separator: "\n").filter { $0.hasPrefix("| `SWITCHBACK_") }
+        let documented = Set(rows.map { String($0.split(separator: "`")[1]) + " " + String($0.split(separator: "`")[3]) })
+        let settings = Set(ServerConfiguration.settings.map { $0.environmentName + " " + $0.key })
+        #expect(documented == settings, "missing: \(settings.subtracting(documented)); extra: \(documented.subtracting(settings))")
+        let dockerfile = try String(contentsOf: root.appendingPathComponent("Dockerfile"), encoding: .utf8)
+        let manifest = try String(contentsOf: root.appendingPathComponent("Tools/Package.swift"), encoding: .utf8)
+        #expect(dockerfile.contains("--product switchback-companion") && manifest.contains(#".executable(name: "switchback-companion""#))
+    }
+
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("the printed configuration redacts the client secret and the database password and shows the rest")
     func printedRedacts() async throws {
