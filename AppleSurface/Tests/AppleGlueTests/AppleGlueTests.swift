@@ -2,6 +2,7 @@ import AuthenticationServices
 import Foundation
 import SafariServices
 import CryptoKit
+import DeviceCheck
 import Security
 import Switchback
 @testable import SwitchbackApple
@@ -403,5 +404,40 @@ extension KeychainGlueTests {
         Keychain.shared.userAnswer = nil
         try secrets.remove(key: "main")
         #expect(try await secrets.read(key: "main", reason: "Unlock") == nil)
+    }
+}
+
+/// A device's App Attest, as the model lets a test stand in for it.
+final class TestAppAttestService: DCAppAttestService, @unchecked Sendable {
+    var refuseKey = false
+    override var isSupported: Bool { true }
+    override func generateKey() async throws -> String { "a2V5" }
+    override func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data { Data(keyId.utf8) + clientDataHash }
+    override func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data {
+        if refuseKey { throw DCError(.invalidKey) }
+        return clientDataHash
+    }
+}
+
+@Suite("App Attest glue")
+struct AppAttestGlueTests {
+    @Test("DeviceCheck's answers reach the core unchanged; invalidKey becomes appAttestKeyInvalid, other errors pass as they are")
+    func deviceCheck() async throws {
+        let device = TestAppAttestService()
+        let adapter = DeviceCheckAppAttest(service: { device })
+        #expect(adapter.isSupported)
+        #expect(try await adapter.generateKey() == "a2V5")
+        #expect(try await adapter.attestKey("k", clientDataHash: Data([1, 2])) == Data("k".utf8) + Data([1, 2]))
+        #expect(try await adapter.generateAssertion("k", clientDataHash: Data([3])) == Data([3]))
+        device.refuseKey = true
+        do {
+            _ = try await adapter.generateAssertion("k", clientDataHash: Data([3]))
+            Issue.record("a refused key produced an assertion")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .appAttestKeyInvalid)
+        }
+        let unsupported = DeviceCheckAppAttest(service: { DCAppAttestService() })
+        #expect(!unsupported.isSupported)
+        await #expect(throws: DCError.self) { _ = try await unsupported.generateKey() }
     }
 }

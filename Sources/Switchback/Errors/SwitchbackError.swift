@@ -57,6 +57,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case userInfoInvalid
             case logoutTokenInvalid
             case dpopKeyUnavailable
+            case appAttestKeyInvalid
             case authenticationDeclined
             case authenticationUnavailable
             case noRefreshToken
@@ -187,6 +188,9 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         /// backup), a Secure Enclave that refused, or a stored key of a kind this app has no source for.
         /// The credential it binds is of no use any more; the user signs in again.
         public static let dpopKeyUnavailable = Code(.dpopKeyUnavailable)
+        /// App Attest refused the key: it is unknown to this device (a restored backup), already attested,
+        /// or Apple rejected it. ``AppAttestation`` then attests a new key once.
+        public static let appAttestKeyInvalid = Code(.appAttestKeyInvalid)
         /// The user declined (or failed) Face ID, Touch ID or the passcode that guards the refresh token
         /// (``RefreshTokenProtection``). Nothing changed: not a sign-out; ask again when the user acts.
         public static let authenticationDeclined = Code(.authenticationDeclined)

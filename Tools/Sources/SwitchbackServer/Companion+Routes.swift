@@ -36,10 +36,12 @@ extension Companion {
         var routes: [Route] = []
         let proxies = configuration.limits.trustedProxies.compactMap(ClientAddress.Network.init)
         func add(
-            _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false,
+            _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false, attested: Bool = false,
             _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
         ) {
-            routes.append(Route(method: method.rawValue, path: path, purpose: purpose + (limited ? " [rate-limited]" : "")))
+            let attested = attested && configuration.appAttest != nil
+            let notes = (limited ? " [rate-limited]" : "") + (attested ? " [App Attest]" : "")
+            routes.append(Route(method: method.rawValue, path: path, purpose: purpose + notes))
             router.on(RouterPath(path), method: method) { request, context in
                 // One server span per request, named by the route template; a caller's W3C trace context continues.
                 var trace = ServiceContext.current ?? .topLevel
@@ -48,45 +50,15 @@ extension Companion {
                 let response = await withSpan("\(method.rawValue) \(path)", context: trace, ofKind: .server) { span in
                     span.attributes["http.request.method"] = method.rawValue
                     span.attributes["http.route"] = path
-                    let response = await answer(request, context)
+                    let response = await answer(
+                        request, context, service: service(), route: (method, path, audience), limited: limited, attested: attested,
+                        limiter: limiter, configuration: configuration, proxies: proxies, metrics: metrics, handler: handler)
                     span.attributes["http.response.status_code"] = Int(response.status.code)
                     if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
                     return response
                 }
                 metrics.request(route: path, method: method.rawValue, status: Int(response.status.code), since: start)
                 return response
-            }
-
-            @Sendable func answer(_ request: Request, _ context: CompanionContext) async -> Response {
-                let service = service()
-                do {
-                    if limited,
-                        case .limited(let retryAfter) = await limiter.admit(
-                            clientAddress(request, context, limits: configuration.limits, proxies: proxies))
-                    {
-                        service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
-                        throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(
-                            after: retryAfter)
-                    }
-                    return try await handler(service, request)
-                } catch let error as CompanionError {
-                    service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
-                    // `slow_down` is the OAuth name the answer carries; the metric says what happened.
-                    metrics.refused(route: path, reason: error.code == .rateLimited ? "rate_limited" : error.code.name)
-                    var response = audience == .app ? error.json : error.page
-                    if let retryAfter = error.retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
-                    return response
-                } catch let error as SwitchbackError {
-                    service.logger.error("store or provider failure", metadata: ["path": "\(request.uri.path.prefix(200))", "code": "\(error.code)"])
-                    metrics.refused(route: path, reason: "unavailable")
-                    let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
-                    return audience == .app ? failure.json : failure.page
-                } catch {
-                    service.logger.error("unexpected failure", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(type(of: error))"])
-                    metrics.refused(route: path, reason: "unavailable")
-                    let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
-                    return audience == .app ? failure.json : failure.page
-                }
             }
         }
 
@@ -105,8 +77,17 @@ extension Companion {
                 status: report.ready ? .ok : .serviceUnavailable)
         }
 
+        if configuration.appAttest != nil {
+            add(.post, Path.attestChallenge, .app, "App Attest: a one-time challenge", limited: true) { try await $0.attestationChallenge($1) }
+            add(.post, Path.attestRegister, .app, "App Attest: a new key's attestation over a challenge", limited: true) {
+                try await $0.registerAttestation($1)
+            }
+        }
         if configuration.exchange != nil {
-            add(.post, Path.exchangeStart, .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true) {
+            add(
+                .post, Path.exchangeStart, .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true,
+                attested: true
+            ) {
                 try await $0.startExchange($1)
             }
             add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true) {
@@ -119,7 +100,7 @@ extension Companion {
             }
         }
         if configuration.bridge != nil {
-            add(.post, Path.bridgeStart, .app, "start a sign-in that returns to an allow-listed deep link", limited: true) {
+            add(.post, Path.bridgeStart, .app, "start a sign-in that returns to an allow-listed deep link", limited: true, attested: true) {
                 try await $0.startBridge($1)
             }
             add(.get, Path.bridgeCallback, .browser, "provider answer (query; fragment through a forwarding page)") {
@@ -137,7 +118,10 @@ extension Companion {
             add(.post, Path.handOffRedeem, .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
         }
         if configuration.completion != nil {
-            add(.post, Path.completionStart, .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true) {
+            add(
+                .post, Path.completionStart, .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true,
+                attested: true
+            ) {
                 try await $0.startCompletion($1)
             }
             add(.get, Path.completion, .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
@@ -175,6 +159,47 @@ extension Companion {
             }
         }
         return routes
+    }
+
+    /// One request's answer, every error turned into the route's kind of refusal: JSON for an app, a page for
+    /// a browser. Rate limit first, then App Attest, then the handler.
+    private static func answer(
+        _ request: Request, _ context: CompanionContext, service: CompanionService,
+        route: (method: HTTPRequest.Method, path: String, audience: Audience),
+        limited: Bool, attested: Bool, limiter: RateLimiter, configuration: ServerConfiguration, proxies: [ClientAddress.Network],
+        metrics: CompanionMetrics, handler: @Sendable (CompanionService, Request) async throws -> Response
+    ) async -> Response {
+        let (method, path, audience) = route
+        do {
+            if limited,
+                case .limited(let retryAfter) = await limiter.admit(
+                    clientAddress(request, context, limits: configuration.limits, proxies: proxies))
+            {
+                service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
+                throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(
+                    after: retryAfter)
+            }
+            var request = request
+            if attested { try await service.checkAttestation(&request, method: method.rawValue, path: path) }
+            return try await handler(service, request)
+        } catch let error as CompanionError {
+            service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
+            // `slow_down` is the OAuth name the answer carries; the metric says what happened.
+            metrics.refused(route: path, reason: error.code == .rateLimited ? "rate_limited" : error.code.name)
+            var response = audience == .app ? error.json : error.page
+            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
+            return response
+        } catch let error as SwitchbackError {
+            service.logger.error("store or provider failure", metadata: ["path": "\(request.uri.path.prefix(200))", "code": "\(error.code)"])
+            metrics.refused(route: path, reason: "unavailable")
+            let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
+            return audience == .app ? failure.json : failure.page
+        } catch {
+            service.logger.error("unexpected failure", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(type(of: error))"])
+            metrics.refused(route: path, reason: "unavailable")
+            let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
+            return audience == .app ? failure.json : failure.page
+        }
     }
 }
 

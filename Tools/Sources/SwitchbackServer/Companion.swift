@@ -117,6 +117,7 @@ public final class Companion: Sendable {
                 section, transport: InstrumentedTransport(inner: transport, metrics: metrics), clock: clock, entropy: entropy, logger: logger)
         }
         let allowList = try configuration.handOff.map { try RedirectAllowList($0.allowedRedirects) }
+        let attestation = try configuration.appAttest.map(AppAttestVerifier.init(configuration:))
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
         let router = Router(context: CompanionContext.self)
         router.add(middleware: RequestLog(logger: logger))
@@ -128,7 +129,7 @@ public final class Companion: Sendable {
         let routes = register(on: router, configuration: configuration, limiter: limiter, readiness: readiness, metrics: metrics) {
             CompanionService(
                 configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
-                clock: clock, entropy: entropy, logger: logger, metrics: metrics
+                clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation
             )
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()

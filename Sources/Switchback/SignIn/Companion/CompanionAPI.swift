@@ -27,6 +27,9 @@ public import Foundation
         /// Readiness for a load balancer: the store answers and the provider's metadata is at hand; 503
         /// while the instance drains.
         public static let ready = "/ready"
+        /// App Attest: a one-time challenge, then the key's attestation over it.
+        public static let attestChallenge = "/attest/challenge"
+        public static let attestRegister = "/attest/register"
     }
 
     /// `path` below `base`, keeping a path prefix `base` has (`https://example.com/auth` → `…/auth/exchange`).
@@ -322,6 +325,55 @@ public import Foundation
         }
 
         enum CodingKeys: String, CodingKey { case handoffotp, expiresIn = "expires_in", redeemURL = "redeem_url" }
+    }
+}
+
+extension CompanionAPI {
+    /// The header that carries an App Attest assertion on a start route: the key ID, a challenge from
+    /// `POST /attest/challenge` and the assertion, each base64url, separated by spaces. The assertion is made
+    /// over ``attestedClientData(challenge:method:path:body:)``.
+    public static let attestationHeader = "Switchback-App-Attestation"
+
+    /// What an assertion on a start route signs: the challenge, the request line and the body, so that
+    /// it is good for this one request only.
+    public static func attestedClientData(challenge: String, method: String, path: String, body: Data) -> Data {
+        Data("\(challenge)\n\(method) \(path)\n".utf8) + body
+    }
+
+    /// `POST /attest/challenge`'s answer.
+    public struct AttestationChallenge: Codable, Sendable, Equatable {
+        public var challenge: String
+        public var expiresIn: Int
+
+        public init(challenge: String, expiresIn: Int) {
+            self.challenge = challenge
+            self.expiresIn = expiresIn
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case challenge
+            case expiresIn = "expires_in"
+        }
+    }
+
+    /// `POST /attest/register`: a new key's attestation over SHA-256 of a challenge's UTF-8 bytes.
+    public struct AttestationRegistration: Codable, Sendable, Equatable {
+        /// The key ID `generateKey()` returned, base64url.
+        public var keyID: String
+        /// The attestation object, base64url.
+        public var attestation: String
+        public var challenge: String
+
+        public init(keyID: String, attestation: String, challenge: String) {
+            self.keyID = keyID
+            self.attestation = attestation
+            self.challenge = challenge
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case keyID = "key_id"
+            case attestation, challenge
+        }
     }
 }
 

@@ -14,11 +14,34 @@ public struct CompanionClient: Sendable {
     public let baseURL: URL
     private let transport: any HTTPTransport
     private let logger: Logger
+    /// Signs the start routes with an App Attest key, for a companion with `appAttest`.
+    private let attestation: AppAttestation?
 
-    public init(_ baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), logger: Logger = Logger(label: "switchback.companion")) {
+    public init(
+        _ baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), attestation: AppAttestation? = nil,
+        logger: Logger = Logger(label: "switchback.companion")
+    ) {
         self.baseURL = baseURL
         self.transport = transport
+        self.attestation = attestation
         self.logger = logger
+    }
+
+    /// The start routes an App Attest assertion signs.
+    static let attestedPaths: Set<String> = [CompanionAPI.Path.exchangeStart, CompanionAPI.Path.bridgeStart, CompanionAPI.Path.completionStart]
+
+    /// `POST /attest/challenge`: a one-time challenge.
+    func attestationChallenge() async throws -> String {
+        try await post(
+            CompanionAPI.Path.attestChallenge, [String: String](), expecting: [200], as: CompanionAPI.AttestationChallenge.self
+        ).value.challenge
+    }
+
+    /// `POST /attest/register`: a new key's attestation.
+    func registerAttestation(_ registration: CompanionAPI.AttestationRegistration) async throws {
+        _ = try await send(
+            CompanionAPI.Path.attestRegister, body: try Self.encoder.encode(registration), headers: [:], expecting: [201],
+            refusal: .tokenEndpointError)
     }
 
     /// Asks for a permission to return to `appCallbackURI` and returns the authorization parameters that
@@ -253,6 +276,11 @@ public struct CompanionClient: Sendable {
         }
         var headers = ["Content-Type": "application/json", "Accept": "application/json"]
         headers.merge(extra) { $1 }
+        if let attestation, Self.attestedPaths.contains(path),
+            let assertion = try await attestation.header(method: "POST", path: path, body: body, companion: self)
+        {
+            headers[CompanionAPI.attestationHeader] = assertion
+        }
         let request = HTTPRequest(method: .post, url: url(path), headers: headers, body: body)
         let response: HTTPResponse
         do {

@@ -125,6 +125,15 @@ extension ServerConfiguration {
             throw fail("limits.clientAddressHeader must be a header name")
         }
         guard (1...10).contains(limits.trustedHops) else { throw fail("limits.trustedHops must be 1…10") }
+        if let appAttest {
+            guard !appAttest.appIDs.isEmpty, appAttest.appIDs.allSatisfy({ $0.split(separator: ".").count >= 2 && !$0.contains(" ") }) else {
+                throw fail("appAttest.appIDs must list TEAMID.bundle.id values")
+            }
+            guard ["production", "development"].contains(appAttest.environment) else {
+                throw fail("appAttest.environment must be production or development")
+            }
+            guard appAttest.keyLifetime >= 86400 else { throw fail("appAttest.keyLifetime must be at least a day (86400 seconds)") }
+        }
         if let metrics {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 @_spi(SwitchbackInternals) import Switchback
 
 /// Everything `switchback server --config FILE` reads: where to listen, the provider and how the
@@ -22,6 +22,50 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var associations: [AppAssociation]
     /// `postgres://user@host:port/database` for several instances; nil keeps records in memory.
     public var postgresURL: String?
+    /// Apple App Attest on the start routes: only a genuine, unmodified copy of one of your apps may start a
+    /// sign-in.
+    public var appAttest: AppAttest?
+
+    /// Apple App Attest (DeviceCheck): the apps that may attest, and whether the start routes require it.
+    public struct AppAttest: Sendable, Codable, Equatable {
+        /// `TEAMID.bundle.id` of each app allowed to attest.
+        public var appIDs: [String]
+        /// `production` (App Store, TestFlight, Enterprise) or `development`: attestations of the other
+        /// environment are refused.
+        public var environment: String
+        /// True: `POST /exchange/start`, `/bridge/start` and `/completion/start` refuse a request without a
+        /// valid assertion. False: an assertion is checked when one is sent (while older app versions
+        /// without App Attest are still in use).
+        public var required: Bool
+        /// A PEM file with the root to trust instead of Apple's App Attestation Root CA: for tests only.
+        public var rootCertificateFile: String?
+        /// How long an attested key is kept after its attestation (seconds); the app attests a new key after.
+        public var keyLifetime: TimeInterval
+
+        public init(
+            appIDs: [String], environment: String = "production", required: Bool = true, rootCertificateFile: String? = nil,
+            keyLifetime: TimeInterval = 180 * 86400
+        ) {
+            self.appIDs = appIDs
+            self.environment = environment
+            self.required = required
+            self.rootCertificateFile = rootCertificateFile
+            self.keyLifetime = keyLifetime
+        }
+
+        private enum Keys: String, CodingKey { case appIDs, environment, required, rootCertificateFile, keyLifetime }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Keys.self)
+            self.init(
+                appIDs: try c.decode([String].self, forKey: .appIDs),
+                environment: try c.decodeIfPresent(String.self, forKey: .environment) ?? "production",
+                required: try c.decodeIfPresent(Bool.self, forKey: .required) ?? true,
+                rootCertificateFile: try c.decodeIfPresent(String.self, forKey: .rootCertificateFile),
+                keyLifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .keyLifetime) ?? 180 * 86400)
+        }
+    }
+
     /// Serve `GET /metrics` (Prometheus) on a listener of its own; nil hands metrics to the process's
     /// `MetricsSystem` instead (a no-op unless it was bootstrapped).
     public var metrics: Metrics?
@@ -50,8 +94,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
-        limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil
+        limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
+        appAttest: AppAttest? = nil
     ) {
+        self.appAttest = appAttest
         self.metrics = metrics
         self.limits = limits
         self.host = host
@@ -70,7 +116,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics
+        case metrics, appAttest
     }
 
     /// Every key but the sections is optional in a file.
@@ -90,7 +136,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             limits: try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits(),
             associations: try container.decodeIfPresent([AppAssociation].self, forKey: .associations) ?? [],
             postgresURL: try container.decodeIfPresent(String.self, forKey: .postgresURL),
-            metrics: try container.decodeIfPresent(Metrics.self, forKey: .metrics)
+            metrics: try container.decodeIfPresent(Metrics.self, forKey: .metrics),
+            appAttest: try container.decodeIfPresent(AppAttest.self, forKey: .appAttest)
         )
     }
 

@@ -31,6 +31,10 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
         public static let crossOrigin = Code(name: "invalid_request", status: 403)
         /// Too many requests from this address, or in all; retry after the `Retry-After` seconds.
         public static let rateLimited = Code(name: "slow_down", status: 429)
+        /// A start route that requires App Attest got no assertion.
+        public static let attestationRequired = Code(name: "attestation_required", status: 401)
+        /// An attestation or an assertion was refused: not a genuine copy of an allowed app, or a replay.
+        public static let attestationInvalid = Code(name: "attestation_invalid", status: 401)
         /// The store failed.
         public static let unavailable = Code(name: "temporarily_unavailable", status: 503)
 

@@ -91,5 +91,7 @@ struct CompanionMetrics: Sendable {
         case bridgeCodeIssued = "bridge_code_issued"
         case bridgeCodeRedeemed = "bridge_code_redeemed"
         case backChannelLogout = "backchannel_logout"
+        case keyAttested = "app_attest_key_attested"
+        case attestationRefused = "app_attest_refused"
     }
 }

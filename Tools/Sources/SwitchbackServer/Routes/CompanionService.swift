@@ -16,6 +16,8 @@ struct CompanionService: Sendable {
     let entropy: any EntropySource
     let logger: Logger
     let metrics: CompanionMetrics
+    /// App Attest's verifier, when the configuration has an `appAttest` section.
+    let attestation: AppAttestVerifier?
 
     static let maximumBody = 16 * 1024
     /// How long a started authorization waits for the provider's answer.

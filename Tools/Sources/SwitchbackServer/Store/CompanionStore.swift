@@ -23,6 +23,10 @@ public enum RecordKind: String, Sendable, CaseIterable {
     /// When a provider said a user (`sub`) or a provider session (`sid`) signed out: sessions made before it
     /// end. Kept as long as a session lives.
     case loggedOut = "logged_out"
+    /// A one-time App Attest challenge, until an attestation or an assertion uses it.
+    case attestChallenge = "attest_challenge"
+    /// An App Attest key the companion verified, by its key ID: its public key, app and last counter.
+    case attestedKey = "attested_key"
 }
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret

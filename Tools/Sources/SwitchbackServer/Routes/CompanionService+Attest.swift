@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+@_spi(SwitchbackInternals) import Switchback
+
+/// Apple App Attest on the start routes: an app attests a Secure Enclave key once (`POST /attest/challenge`,
+/// then `POST /attest/register`), and signs each start request with it (``CompanionAPI/attestationHeader``).
+/// A malicious app can show the genuine provider page under the real app's scheme, but it cannot make an
+/// assertion with a key attested for the real app's ID, so it cannot start the companion's sign-ins.
+extension CompanionService {
+    static let challengeLifetime: TimeInterval = 300
+
+    /// What the companion keeps of an attested key, until it expires.
+    struct AttestedKeyRecord: Codable, Sendable {
+        var key: AppAttestVerifier.AttestedKey
+        let expiresAt: Date
+    }
+
+    /// `POST /attest/challenge`: a one-time challenge for an attestation or an assertion.
+    func attestationChallenge(_ request: Request) async throws -> Response {
+        guard attestation != nil else { throw CompanionError(.notConfigured, "App Attest is off") }
+        let challenge = try await store.issue(
+            .attestChallenge, true, expiresAt: clock.now().addingTimeInterval(Self.challengeLifetime), entropy: entropy)
+        return Replies.json(CompanionAPI.AttestationChallenge(challenge: challenge, expiresIn: Int(Self.challengeLifetime)))
+    }
+
+    /// `POST /attest/register`: verifies a new key's attestation over SHA-256 of a challenge and keeps the key.
+    func registerAttestation(_ request: Request) async throws -> Response {
+        guard let appAttest = configuration.appAttest, let verifier = attestation else { throw CompanionError(.notConfigured, "App Attest is off") }
+        let body = try await decode(CompanionAPI.AttestationRegistration.self, from: request)
+        guard let keyID = Base64URL.decode(body.keyID), keyID.count == 32, let object = Base64URL.decode(body.attestation) else {
+            throw CompanionError(.invalidRequest, "key_id and attestation must be base64url")
+        }
+        try await spendChallenge(body.challenge)
+        let now = clock.now()
+        let key: AppAttestVerifier.AttestedKey
+        do {
+            key = try await verifier.verifyAttestation(
+                object, keyID: keyID, clientDataHash: Data(SHA256.hash(data: Data(body.challenge.utf8))), now: now)
+        } catch let refusal as AppAttestVerifier.Refusal {
+            logger.notice("attestation refused", metadata: ["reason": "\(refusal.description)"])
+            metrics.record(.attestationRefused)
+            throw CompanionError(.attestationInvalid, "the attestation is refused: \(refusal.description)")
+        }
+        let expiresAt = now.addingTimeInterval(appAttest.keyLifetime)
+        do {
+            try await store.insert(
+                .attestedKey, secret: Base64URL.encode(keyID), AttestedKeyRecord(key: key, expiresAt: expiresAt), expiresAt: expiresAt)
+        } catch {
+            throw CompanionError(.attestationInvalid, "this key is already attested")
+        }
+        metrics.record(.keyAttested)
+        return Replies.json(["status": "attested", "app_id": key.appID], status: .created)
+    }
+
+    /// Checks the assertion of a start request, before its handler runs: the body is read here (and handed
+    /// on), because the assertion covers it. Without App Attest configured this does nothing; with it not
+    /// required, a request without the header passes.
+    func checkAttestation(_ request: inout Request, method: String, path: String) async throws {
+        guard let appAttest = configuration.appAttest, let verifier = attestation else { return }
+        guard let header = request.headers[HTTPField.Name(CompanionAPI.attestationHeader)!] else {
+            guard !appAttest.required else {
+                throw CompanionError(.attestationRequired, "this server takes sign-ins only from an attested app (App Attest)")
+            }
+            return
+        }
+        let parts = header.split(separator: " ")
+        guard parts.count == 3, let keyID = Base64URL.decode(String(parts[0])), keyID.count == 32, let assertion = Base64URL.decode(String(parts[2]))
+        else { throw CompanionError(.attestationInvalid, "the attestation header is malformed") }
+        let challenge = String(parts[1])
+        let buffer = try await request.body.collect(upTo: Self.maximumBody)
+        request.body = RequestBody(buffer: buffer)
+        try await spendChallenge(challenge)
+        let now = clock.now()
+        let secret = Base64URL.encode(keyID)
+        guard var record = try await store.lookUp(.attestedKey, secret: secret, as: AttestedKeyRecord.self, now: now) else {
+            throw CompanionError(.attestationInvalid, "this key is not attested here; attest it first")
+        }
+        do {
+            record.key.counter = try verifier.verifyAssertion(
+                assertion,
+                clientData: CompanionAPI.attestedClientData(challenge: challenge, method: method, path: path, body: Data(buffer.readableBytesView)),
+                key: record.key)
+        } catch let refusal as AppAttestVerifier.Refusal {
+            logger.notice("assertion refused", metadata: ["reason": "\(refusal.description)"])
+            metrics.record(.attestationRefused)
+            throw CompanionError(.attestationInvalid, "the assertion is refused: \(refusal.description)")
+        }
+        // The challenge, used once across instances, is what stops a replay; the counter is kept as Apple
+        // asks (two concurrent requests may store their counters in either order).
+        _ = try await store.replace(
+            .attestedKey, digest: Secrets.digest(secret), sealedWith: RecordSealing.key(for: secret, kind: .attestedKey), record,
+            expiresAt: record.expiresAt, now: now)
+    }
+
+    /// Uses a challenge up, once across instances.
+    private func spendChallenge(_ challenge: String) async throws {
+        guard Secrets.isIssued(challenge), try await store.redeem(.attestChallenge, secret: challenge, as: Bool.self, now: clock.now()) != nil else {
+            throw CompanionError(.attestationInvalid, "the challenge is unknown, expired or was already used")
+        }
+    }
+}

@@ -1,0 +1,229 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import Testing
+import X509
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackServer
+import SwitchbackTesting
+import ToolsTestSupport
+
+/// A key ID kept in memory, as the Keychain would keep it.
+actor MemoryAttestedKeys: AttestedKeyStore {
+    var keyID: String?
+    func attestedKeyID() -> String? { keyID }
+    func setAttestedKeyID(_ keyID: String?) { self.keyID = keyID }
+}
+
+/// App Attest on the start routes: only a genuine copy of a configured app starts a sign-in. The device is
+/// ``SoftwareAppAttest`` (Apple's format, a test authority); the companion trusts that authority's root.
+@Suite("App Attest on the start routes")
+struct AppAttestTests {
+    static let appID = "A1B2C3D4E5.com.example.app"
+
+    /// A rig whose companion requires App Attest for `appID`, trusting `authority`.
+    static func with(
+        _ authority: SoftwareAppAttest.Authority, required: Bool = true, environment: String = "production",
+        _ body: (CompanionRig) async throws -> Void
+    ) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-attest-root-\(UUID().uuidString).pem")
+        try authority.rootPEM.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await CompanionRig.with(change: {
+            $0.appAttest = .init(appIDs: [appID], environment: environment, required: required, rootCertificateFile: file.path)
+        }) { rig in try await body(rig) }
+    }
+
+    static func client(_ rig: CompanionRig, _ device: SoftwareAppAttest, keys: MemoryAttestedKeys = MemoryAttestedKeys()) -> CompanionClient {
+        CompanionClient(rig.companion.baseURL, transport: rig.transport, attestation: AppAttestation(service: device, keys: keys))
+    }
+
+    static func start(_ client: CompanionClient) async throws {
+        _ = try await client.startExchange(
+            redirectURI: URL(string: CompanionRig.appRedirect)!, binding: CompanionRig.binding, options: AuthorizationOptions(), now: Date())
+    }
+
+    @Test("Apple's root is the one Apple publishes (SHA-256 fingerprint) and a companion starts with it")
+    func appleRoot() async throws {
+        let root = try Certificate(pemEncoded: AppAttestVerifier.appleRootPEM)
+        let pem = try root.serializeAsPEM()
+        let fingerprint = SHA256.hash(data: Data(pem.derBytes)).map { String(format: "%02x", $0) }.joined()
+        #expect(fingerprint == "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932")
+        #expect(root.notValidAfter > Date(timeIntervalSince1970: 2_300_000_000), "valid until 2045")
+        try await CompanionRig.with(change: { $0.appAttest = .init(appIDs: [Self.appID]) }) { rig in
+            #expect(rig.companion.routes.contains { $0.path == "/attest/register" })
+            #expect(rig.companion.routes.contains { $0.path == "/exchange/start" && $0.purpose.contains("[App Attest]") })
+        }
+    }
+
+    @Test("the genuine app attests once and starts sign-ins; without an assertion, or on a device that cannot attest, the start is refused")
+    func genuineApp() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(authority) { rig in
+            let anonymous = try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
+            #expect(anonymous.response.status == 401 && anonymous.json["error"] as? String == "attestation_required")
+
+            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+            let client = Self.client(rig, device)
+            try await Self.start(client)
+            try await Self.start(client)
+            #expect(device.keyIDs.count == 1, "one key, attested once, asserted twice")
+
+            // The simulator or a Mac: nothing to claim, so the companion refuses.
+            let simulator = Self.client(rig, SoftwareAppAttest(authority: authority, appID: Self.appID, supported: false))
+            let refused = await #expect(throws: SwitchbackError.self) { try await Self.start(simulator) }
+            #expect(refused?.oauthError?.error == "attestation_required")
+        }
+    }
+
+    @Test("another app's key, a development key on a production server, another authority's chain: the attestation is refused")
+    func foreignAttestations() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(authority) { rig in
+            for (device, reason) in [
+                (SoftwareAppAttest(authority: authority, appID: "ZZZZZZZZZZ.com.evil.app"), "another app"),
+                (SoftwareAppAttest(authority: authority, appID: Self.appID, development: true), "production"),
+                (SoftwareAppAttest(authority: try SoftwareAppAttest.Authority(), appID: Self.appID), "root"),
+            ] {
+                let error = await #expect(throws: SwitchbackError.self) { try await Self.start(Self.client(rig, device)) }
+                #expect(error?.oauthError?.error == "attestation_invalid", "\(reason)")
+                #expect(error?.oauthError?.errorDescription?.contains(reason) == true, "\(error?.oauthError?.errorDescription ?? "")")
+            }
+        }
+    }
+
+    @Test("an assertion works once, for its own body and route; a forged signature, a stale counter and an unknown key are refused")
+    func assertions() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(authority) { rig in
+            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+            let keys = MemoryAttestedKeys()
+            let client = Self.client(rig, device, keys: keys)
+            try await Self.start(client)
+            let keyID = try #require(await keys.keyID)
+            let rawKeyID = try #require(Data(base64Encoded: keyID))
+
+            func header(_ body: Data, path: String = "/exchange/start", forKey key: String = keyID) async throws -> String {
+                let challenge = try #require(try await rig.post("/attest/challenge", [:]).json["challenge"] as? String)
+                let clientData = CompanionAPI.attestedClientData(challenge: challenge, method: "POST", path: path, body: body)
+                let assertion = try await device.generateAssertion(key, clientDataHash: Data(SHA256.hash(data: clientData)))
+                return "\(Base64URL.encode(rawKeyID)) \(challenge) \(Base64URL.encode(assertion))"
+            }
+            let body = try JSONSerialization.data(withJSONObject: ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
+            let signed = try await header(body)
+            #expect(try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": signed]).response.status == 200)
+            let replayed = try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": signed])
+            #expect(replayed.response.status == 401 && (replayed.json["error_description"] as? String)?.contains("challenge") == true)
+
+            let other = try JSONSerialization.data(withJSONObject: [
+                "redirect_uri": CompanionRig.appRedirect, "binding": "another-binding-0123456789abc",
+            ])
+            let forBody = try await header(body)
+            let swapped = try await rig.post("/exchange/start", body: other, headers: ["Switchback-App-Attestation": forBody])
+            #expect(swapped.response.status == 401, "the assertion covers the body")
+            let forRoute = try await header(body, path: "/completion/start")
+            #expect(try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": forRoute]).response.status == 401)
+
+            var forged = Array(try await header(body).utf8)
+            forged[forged.count - 3] = forged[forged.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            let tampered = try await rig.post(
+                "/exchange/start", body: body, headers: ["Switchback-App-Attestation": String(decoding: forged, as: UTF8.self)])
+            #expect(tampered.response.status == 401)
+
+            // A key the companion never saw attested (made on the device, never registered).
+            let unregistered = try await device.generateKey()
+            let unknown = try await header(body, forKey: unregistered)
+            let unknownParts = unknown.split(separator: " ")
+            let wrongID = "\(Base64URL.encode(try #require(Data(base64Encoded: unregistered)))) \(unknownParts[1]) \(unknownParts[2])"
+            let notAttested = try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": wrongID])
+            #expect(notAttested.response.status == 401 && (notAttested.json["error_description"] as? String)?.contains("not attested") == true)
+            #expect(try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": "one two"]).response.status == 401)
+        }
+    }
+
+    @Test("a device that lost its key (a restored backup) attests a new one and goes on")
+    func lostKey() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(authority) { rig in
+            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+            let keys = MemoryAttestedKeys()
+            let client = Self.client(rig, device, keys: keys)
+            try await Self.start(client)
+            let first = await keys.keyID
+            device.forgetKeys()
+            try await Self.start(client)
+            let second = await keys.keyID
+            #expect(first != nil && second != nil && first != second)
+        }
+    }
+
+    @Test("not required: a start without an assertion passes (older app versions), a bad one is still refused")
+    func optional() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(authority, required: false) { rig in
+            #expect(
+                try await rig.post("/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding]).response.status
+                    == 200)
+            let bad = try await rig.post(
+                "/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding],
+                headers: ["Switchback-App-Attestation": "AAAA BBBB CCCC"])
+            #expect(bad.response.status == 401)
+        }
+    }
+
+    @Test("hostile CBOR and authenticator data are refused, never a crash: truncated, indefinite, nested deep, lengths past the end")
+    func hostileInput() async throws {
+        for bytes: [UInt8] in [
+            [], [0xa1], [0x5f, 0x41, 0x00, 0xff], [0x9f, 0xff], Array(repeating: 0x81, count: 64) + [0x00],
+            [0x5b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+            [0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], [0xbb, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], [0x63, 0xff, 0xfe, 0xfd],
+            [0xa0, 0x00],
+        ] {
+            #expect(throws: CBOR.Malformed.self) { _ = try CBOR.decode(Data(bytes)) }
+        }
+        let verifier = AppAttestVerifier(
+            appIDs: [Self.appID], environment: .production, roots: [try Certificate(pemEncoded: AppAttestVerifier.appleRootPEM)])
+        let key = AppAttestVerifier.AttestedKey(publicKey: P256.Signing.PrivateKey().publicKey.x963Representation, counter: 0, appID: Self.appID)
+        for object in [
+            Data(), Data([0xa0]),
+            SoftwareAppAttest.cbor(.map([(.text("signature"), .bytes(Data())), (.text("authenticatorData"), .bytes(Data([1])))])),
+        ] {
+            #expect(throws: AppAttestVerifier.Refusal.self) { _ = try verifier.verifyAssertion(object, clientData: Data(), key: key) }
+            await #expect(throws: AppAttestVerifier.Refusal.self) {
+                _ = try await verifier.verifyAttestation(object, keyID: Data(count: 32), clientDataHash: Data(count: 32), now: Date())
+            }
+        }
+    }
+
+    @Test(
+        "at the verifier: an expired credential certificate or another challenge is refused; an assertion needs a growing counter and its own client data"
+    )
+    func expiredCertificate() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+        let keyID = try await device.generateKey()
+        let clientDataHash = Data(SHA256.hash(data: Data("challenge".utf8)))
+        let object = try await device.attestKey(keyID, clientDataHash: clientDataHash)
+        let verifier = AppAttestVerifier(appIDs: [Self.appID], environment: .production, roots: [try Certificate(pemEncoded: authority.rootPEM)])
+        let rawKeyID = try #require(Data(base64Encoded: keyID))
+        let key = try await verifier.verifyAttestation(object, keyID: rawKeyID, clientDataHash: clientDataHash, now: Date())
+        #expect(key.appID == Self.appID && key.counter == 0)
+        await #expect(throws: AppAttestVerifier.Refusal.self) {
+            _ = try await verifier.verifyAttestation(object, keyID: rawKeyID, clientDataHash: clientDataHash, now: Date() + 4 * 86400)
+        }
+        await #expect(throws: AppAttestVerifier.Refusal.self, "another challenge") {
+            _ = try await verifier.verifyAttestation(object, keyID: rawKeyID, clientDataHash: Data(count: 32), now: Date())
+        }
+        // Assertions: the counter must grow past the last one kept.
+        let clientData = Data("a request".utf8)
+        let assertion = try await device.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
+        let counter = try verifier.verifyAssertion(assertion, clientData: clientData, key: key)
+        #expect(counter == 1)
+        var kept = key
+        kept.counter = counter
+        #expect(throws: AppAttestVerifier.Refusal("the assertion's counter did not increase")) {
+            _ = try verifier.verifyAssertion(assertion, clientData: clientData, key: kept)
+        }
+        #expect(throws: AppAttestVerifier.Refusal.self) { _ = try verifier.verifyAssertion(assertion, clientData: Data("another".utf8), key: key) }
+    }
+}
