@@ -43,6 +43,14 @@ extension Companion {
             let notes = (limited ? " [rate-limited]" : "") + (attested ? " [App Attest]" : "")
             routes.append(Route(method: method.rawValue, path: path, purpose: purpose + notes))
             router.on(RouterPath(path), method: method) { request, context in
+                guard metrics.tracing else {
+                    let start = ContinuousClock.now
+                    let response = await answer(
+                        request, context, service: service(), route: (method, path, audience), limited: limited, attested: attested,
+                        limiter: limiter, configuration: configuration, proxies: proxies, metrics: metrics, handler: handler)
+                    metrics.request(route: path, method: method.rawValue, status: Int(response.status.code), since: start)
+                    return response
+                }
                 // One server span per request, named by the route template; a caller's W3C trace context continues.
                 var trace = ServiceContext.current ?? .topLevel
                 InstrumentationSystem.instrument.extract(request.headers, into: &trace, using: HeaderExtractor())

@@ -1,6 +1,9 @@
 import CoreMetrics
 import Foundation
+import Instrumentation
 import Prometheus
+import Tracing
+@_spi(SwitchbackInternals) import Switchback
 
 /// What the companion counts and times (swift-metrics), exported for Prometheus when the configuration has
 /// a `metrics` section, else handed to whatever factory the embedding process bootstrapped.
@@ -21,6 +24,20 @@ struct CompanionMetrics: Sendable {
     let factory: any MetricsFactory
     /// The registry `GET /metrics` prints, when the companion exports metrics itself.
     let registry: PrometheusCollectorRegistry?
+    /// False when nothing would receive the figures (no `metrics` section, nothing bootstrapped): every
+    /// call returns at once, so that an unobserved companion pays nothing for them.
+    let enabled: Bool
+    /// Whether a tracer was bootstrapped: without one, no span is made (swift-distributed-tracing's no-op
+    /// tracer would still cost a context and a span per call).
+    let tracing: Bool
+    private let handles = Handles()
+
+    init(factory: any MetricsFactory, registry: PrometheusCollectorRegistry?, tracing: Bool = !(InstrumentationSystem.tracer is NoOpTracer)) {
+        self.factory = factory
+        self.registry = registry
+        self.enabled = registry != nil || !(factory is NOOPMetricsHandler)
+        self.tracing = tracing
+    }
 
     /// Exported on the companion's own metrics listener.
     static func prometheus() -> CompanionMetrics {
@@ -40,33 +57,84 @@ struct CompanionMetrics: Sendable {
     }
 
     func request(route: String, method: String, status: Int, since start: ContinuousClock.Instant) {
-        Counter(label: "switchback_requests_total", dimensions: [("route", route), ("method", method), ("status", "\(status)")], factory: factory)
-            .increment()
-        Timer(label: "switchback_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
-            .recordNanoseconds(Self.nanoseconds(since: start))
+        guard enabled else { return }
+        handles.counter(.init(.requests, route, method, status)) {
+            CoreMetrics.Counter(label: "switchback_requests_total", dimensions: [("route", route), ("method", method), ("status", "\(status)")], factory: factory)
+        }.increment()
+        handles.timer(.init(.requestDuration, route, method)) {
+            CoreMetrics.Timer(label: "switchback_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
+        }.recordNanoseconds(Self.nanoseconds(since: start))
     }
 
     func refused(route: String, reason: String) {
-        Counter(label: "switchback_refusals_total", dimensions: [("route", route), ("reason", reason)], factory: factory).increment()
+        guard enabled else { return }
+        handles.counter(.init(.refusals, route, reason)) {
+            CoreMetrics.Counter(label: "switchback_refusals_total", dimensions: [("route", route), ("reason", reason)], factory: factory)
+        }.increment()
     }
 
     /// A named event, from ``Event``.
     func record(_ event: Event) {
-        Counter(label: "switchback_events_total", dimensions: [("event", event.rawValue)], factory: factory).increment()
+        guard enabled else { return }
+        handles.counter(.init(.events, event.rawValue)) {
+            CoreMetrics.Counter(label: "switchback_events_total", dimensions: [("event", event.rawValue)], factory: factory)
+        }.increment()
     }
 
     func providerCall(host: String, status: Int?, since start: ContinuousClock.Instant) {
-        Timer(
-            label: "switchback_provider_duration_seconds", dimensions: [("host", host), ("status", status.map { "\($0)" } ?? "failed")],
-            factory: factory
-        ).recordNanoseconds(Self.nanoseconds(since: start))
+        guard enabled else { return }
+        let shown = status.map { "\($0)" } ?? "failed"
+        handles.timer(.init(.provider, host, shown)) {
+            CoreMetrics.Timer(label: "switchback_provider_duration_seconds", dimensions: [("host", host), ("status", shown)], factory: factory)
+        }.recordNanoseconds(Self.nanoseconds(since: start))
     }
 
     func storeCall(_ operation: String, failed: Bool, since start: ContinuousClock.Instant) {
-        Timer(
-            label: "switchback_store_duration_seconds", dimensions: [("operation", operation), ("outcome", failed ? "error" : "ok")], factory: factory
-        )
-        .recordNanoseconds(Self.nanoseconds(since: start))
+        guard enabled else { return }
+        let outcome = failed ? "error" : "ok"
+        handles.timer(.init(.store, operation, outcome)) {
+            CoreMetrics.Timer(label: "switchback_store_duration_seconds", dimensions: [("operation", operation), ("outcome", outcome)], factory: factory)
+        }.recordNanoseconds(Self.nanoseconds(since: start))
+    }
+
+    /// Each counter and timer made once and kept: a request looks its handles up (one lock, no allocation)
+    /// instead of building label arrays and asking the factory every time. The keys come from fixed sets.
+    final class Handles: Sendable {
+        struct Key: Hashable {
+            enum Name: UInt8 { case requests, requestDuration, refusals, events, provider, store }
+            let name: Name
+            let first: String
+            let second: String
+            let code: Int
+
+            init(_ name: Name, _ first: String, _ second: String = "", _ code: Int = 0) {
+                self.name = name
+                self.first = first
+                self.second = second
+                self.code = code
+            }
+        }
+
+        private let counters = LockedValue<[Key: CoreMetrics.Counter]>([:])
+        private let timers = LockedValue<[Key: CoreMetrics.Timer]>([:])
+
+        func counter(_ key: Key, _ make: () -> CoreMetrics.Counter) -> CoreMetrics.Counter {
+            counters.withLock { kept in
+                if let counter = kept[key] { return counter }
+                let counter = make()
+                kept[key] = counter
+                return counter
+            }
+        }
+
+        func timer(_ key: Key, _ make: () -> CoreMetrics.Timer) -> CoreMetrics.Timer {
+            timers.withLock { kept in
+                if let timer = kept[key] { return timer }
+                let timer = make()
+                kept[key] = timer
+                return timer
+            }
+        }
     }
 
     /// The Prometheus text exposition of everything recorded.

@@ -9,7 +9,18 @@ struct InstrumentedStore: CompanionStore {
     let metrics: CompanionMetrics
 
     private func measure<T: Sendable>(_ operation: String, _ kind: RecordKind?, _ body: () async throws -> T) async throws -> T {
+        guard metrics.enabled || metrics.tracing else { return try await body() }
         let start = ContinuousClock.now
+        guard metrics.tracing else {
+            do {
+                let result = try await body()
+                metrics.storeCall(operation, failed: false, since: start)
+                return result
+            } catch {
+                metrics.storeCall(operation, failed: true, since: start)
+                throw error
+            }
+        }
         return try await withSpan("store." + operation, ofKind: .client) { span in
             span.attributes["db.operation.name"] = operation
             if let kind { span.attributes["switchback.record_kind"] = kind.rawValue }
@@ -65,8 +76,19 @@ struct InstrumentedTransport: HTTPTransport {
     let metrics: CompanionMetrics
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard metrics.enabled || metrics.tracing else { return try await inner.send(request) }
         let start = ContinuousClock.now
         let host = request.url.host ?? "?"
+        guard metrics.tracing else {
+            do {
+                let response = try await inner.send(request)
+                metrics.providerCall(host: host, status: response.status, since: start)
+                return response
+            } catch {
+                metrics.providerCall(host: host, status: nil, since: start)
+                throw error
+            }
+        }
         return try await withSpan("provider " + request.method.rawValue, ofKind: .client) { span in
             span.attributes["http.request.method"] = request.method.rawValue
             span.attributes["server.address"] = host
