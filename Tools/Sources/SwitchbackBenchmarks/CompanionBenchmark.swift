@@ -33,32 +33,42 @@ enum CompanionBenchmark {
         print(
             pad("trivial route (ceiling)", 36) + pad(String(format: "%.0f", ceiling.rate), 12) + pad(ms(ceiling.p50), 10) + pad(ms(ceiling.p99), 10)
                 + "100%")
-        var rows: [(String, any CompanionStore, ServerConfiguration.TokenValidation, PostgresCompanionStore?)] = [
-            ("memory store, JWT validation", InMemoryCompanionStore(), .jwt, nil),
-            ("memory store, introspection", InMemoryCompanionStore(), .introspection, nil),
+        var rows: [(String, any CompanionStore, ServerConfiguration.TokenValidation, PostgresCompanionStore?, Bool)] = [
+            ("memory store, JWT validation", InMemoryCompanionStore(), .jwt, nil, false),
+            ("same, Prometheus metrics on", InMemoryCompanionStore(), .jwt, nil, true),
+            ("memory store, introspection", InMemoryCompanionStore(), .introspection, nil, false),
         ]
         if let url = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_URL"] {
             let postgres = try PostgresCompanionStore(url: url, table: "bench_records", logger: quiet)
             try await postgres.start()
-            rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres))
+            rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres, false))
         }
-        for (name, store, validation, owned) in rows {
+        var memory: (rate: Double, p50: Double, p99: Double)?
+        for (name, store, validation, owned, measured) in rows {
             let companion = try await Companion.start(
                 ServerConfiguration(
                     port: 0, provider: .init(issuer: emulator.issuer, clientID: "backend", clientSecret: "backend-secret"),
                     handOff: .init(validation: validation, audience: "https://api.example.com", allowedRedirects: [goto]),
                     // The load comes from one address: the per-address limits would measure the limiter.
-                    limits: .init(startsPerMinutePerAddress: 0, startsPerMinute: 0)
+                    limits: .init(startsPerMinutePerAddress: 0, startsPerMinute: 0),
+                    metrics: measured ? .init(host: "127.0.0.1", port: 0) : nil
                 ), store: store, logger: quiet
             )
             let result = try await load(kind: "handoff", port: companion.baseURL.port ?? 0, token: token, seconds: seconds)
+            if memory == nil { memory = result }
             print(
                 pad(name, 36) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10)
                     + String(format: "%.0f%%", result.rate / ceiling.rate * 100))
             await companion.stop()
             await owned?.stop()
         }
-        print("goals: memory store at least 50% of the ceiling; p99 under 10 ms")
+        // The goals BENCHMARKS.md states, with this run's figures beside them.
+        if let memory {
+            print(
+                String(
+                    format: "goals: memory store, JWT at least 60%% of the ceiling (here %.0f%%); its p99 at most 2x the ceiling's (here %.1fx)",
+                    memory.rate / ceiling.rate * 100, memory.p99 / ceiling.p99))
+        }
         await emulator.stop()
     }
 

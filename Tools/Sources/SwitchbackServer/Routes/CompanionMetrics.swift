@@ -59,7 +59,8 @@ struct CompanionMetrics: Sendable {
     func request(route: String, method: String, status: Int, since start: ContinuousClock.Instant) {
         guard enabled else { return }
         handles.counter(.init(.requests, route, method, status)) {
-            CoreMetrics.Counter(label: "switchback_requests_total", dimensions: [("route", route), ("method", method), ("status", "\(status)")], factory: factory)
+            CoreMetrics.Counter(
+                label: "switchback_requests_total", dimensions: [("route", route), ("method", method), ("status", "\(status)")], factory: factory)
         }.increment()
         handles.timer(.init(.requestDuration, route, method)) {
             CoreMetrics.Timer(label: "switchback_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
@@ -93,7 +94,8 @@ struct CompanionMetrics: Sendable {
         guard enabled else { return }
         let outcome = failed ? "error" : "ok"
         handles.timer(.init(.store, operation, outcome)) {
-            CoreMetrics.Timer(label: "switchback_store_duration_seconds", dimensions: [("operation", operation), ("outcome", outcome)], factory: factory)
+            CoreMetrics.Timer(
+                label: "switchback_store_duration_seconds", dimensions: [("operation", operation), ("outcome", outcome)], factory: factory)
         }.recordNanoseconds(Self.nanoseconds(since: start))
     }
 
