@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Starts a throw-away PostgreSQL server on loopback for the tests and prints the environment line that
-# points the tests at it: SWITCHBACK_TEST_POSTGRES_URL=postgres://switchback@127.0.0.1:PORT/switchback
+# Starts a throw-away PostgreSQL server on loopback for the tests, with TLS (a CA of its own, a certificate
+# for localhost), and prints the environment lines that point the tests at it:
+# SWITCHBACK_TEST_POSTGRES_URL=postgres://switchback@127.0.0.1:PORT/switchback, SWITCHBACK_TEST_POSTGRES_CA=DIR/ca.pem
 # usage: scripts/postgres.sh up --dir DIR --port PORT | scripts/postgres.sh down --dir DIR
 # Installs Debian's postgresql package when no server binaries are found. Runs the server as the
 # `postgres` user when invoked as root (PostgreSQL refuses to run as root).
@@ -39,11 +40,22 @@ case "$action" in
     mkdir -p "$dir"
     if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
     as_owner "$bin/initdb" -D "$dir/data" -U switchback --auth=trust --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    # TLS as a deployment has it: a CA of its own and a server certificate for the name localhost only (no
+    # IP address), so that verify-full by 127.0.0.1 must fail. Plain connections stay allowed on loopback.
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=Switchback test CA" \
+      -keyout "$dir/ca.key" -out "$dir/ca.pem" -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=localhost" -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$dir/server.ext"
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 -extfile "$dir/server.ext" \
+      -out "$dir/server.pem" 2>/dev/null
+    chmod 600 "$dir/server.key"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/server.key" "$dir/server.pem"; fi
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" start >&2 \
-      || { cat "$dir/server.log" >&2; exit 1; }
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 -c ssl=on -c ssl_cert_file=$dir/server.pem -c ssl_key_file=$dir/server.key" \
+      start >&2 || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U switchback switchback >&2
     echo "SWITCHBACK_TEST_POSTGRES_URL=postgres://switchback@127.0.0.1:$port/switchback"
+    echo "SWITCHBACK_TEST_POSTGRES_CA=$dir/ca.pem"
     ;;
   down)
     if bin=$(bindir) && [ -d "$dir/data" ]; then as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true; fi

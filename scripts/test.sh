@@ -61,7 +61,7 @@ pg_port=$(free_port 5433)
 pg_dir=$(mktemp -d /tmp/switchback-postgres.XXXXXX)
 log "starting PostgreSQL on port $pg_port"
 if pg_env=$(bash scripts/postgres.sh up --dir "$pg_dir" --port "$pg_port"); then
-  export "$pg_env"
+  while IFS= read -r line; do export "$line"; done <<<"$pg_env"
   cleanup+=("bash scripts/postgres.sh down --dir '$pg_dir'")
 else
   log "PostgreSQL did not start; its tests will skip (or fail under CI=true)"

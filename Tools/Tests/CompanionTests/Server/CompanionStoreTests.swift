@@ -1,5 +1,8 @@
+import Crypto
 import Foundation
 import Logging
+import SwiftASN1
+import X509
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 @testable import SwitchbackServer
@@ -149,5 +152,51 @@ struct PostgresTLSTests {
         ] {
             #expect(throws: SwitchbackError.self, "\(url)") { try Self.tls(url) }
         }
+    }
+
+    static let caFile = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_CA"]
+
+    @Test(
+        "a real TLS connection: verify-full to the name on the certificate with its CA works; by an address it does not name, or with another CA, the start fails",
+        .enabled(if: caFile != nil || StoreKind.runningInCI))
+    func realTLS() async throws {
+        let ca = try #require(Self.caFile, "CI=true but SWITCHBACK_TEST_POSTGRES_CA is unset; scripts/postgres.sh makes the server's CA")
+        let base = try #require(StoreKind.postgresURL)
+        let port = try #require(URLComponents(string: base)?.port)
+        func store(_ host: String, _ query: String) throws -> PostgresCompanionStore {
+            try PostgresCompanionStore(
+                url: "postgres://switchback@\(host):\(port)/switchback?\(query)",
+                table: "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))
+        }
+        let verified = try store("localhost", "sslmode=verify-full&sslrootcert=\(ca)")
+        try await verified.start(timeout: .seconds(20))
+        let code = try await verified.issue(CompanionStoreTests.grant(), entropy: SystemEntropy())
+        #expect(try await verified.redeem(code, now: CompanionStoreTests.now) != nil, "the store works over the verified connection")
+        await verified.stop()
+
+        // The certificate names localhost only: the same server by its address is not the server it names.
+        let wrongHost = try store("127.0.0.1", "sslmode=verify-full&sslrootcert=\(ca)")
+        let hostError = await #expect(throws: SwitchbackError.self) { try await wrongHost.start(timeout: .seconds(5)) }
+        #expect(hostError?.code == .storeFailed, "\(String(describing: hostError))")
+
+        // Another CA: the server's certificate does not chain to it.
+        let otherKey = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("Another CA") }
+        let other = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(otherKey.publicKey), notValidBefore: Date() - 3600, notValidAfter: Date() + 86400,
+            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
+            issuerPrivateKey: .init(otherKey))
+        let otherFile = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-other-ca-\(UUID().uuidString).pem")
+        try other.serializeAsPEM().pemString.write(to: otherFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: otherFile) }
+        let wrongCA = try store("localhost", "sslmode=verify-full&sslrootcert=\(otherFile.path)")
+        let caError = await #expect(throws: SwitchbackError.self) { try await wrongCA.start(timeout: .seconds(5)) }
+        #expect(caError?.code == .storeFailed, "\(String(describing: caError))")
+
+        // require encrypts without checking who answers (libpq's meaning): it connects to this server too.
+        let encrypted = try store("127.0.0.1", "sslmode=require")
+        try await encrypted.start(timeout: .seconds(20))
+        await encrypted.stop()
     }
 }
