@@ -59,6 +59,9 @@ struct CompanionCommand: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         if let port { configuration.port = port }
+        for name in ServerConfiguration.unknownEnvironmentNames(in: environment) {
+            FileHandle.standardError.write(Data("warning: \(name) names no setting of switchback-companion; it is ignored\n".utf8))
+        }
         if printConfig {
             FileHandle.standardOutput.write(Data((configuration.printed() + "\n").utf8))
             return

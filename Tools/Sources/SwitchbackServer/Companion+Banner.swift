@@ -13,6 +13,12 @@ extension Companion {
             )
         }
         lines.append("limits: \(configuration.limits.summary)")
+        if let appAttest = configuration.appAttest {
+            let root = appAttest.rootCertificateFile.map { "root \($0), NOT Apple's: for tests only" } ?? "Apple's App Attestation Root CA"
+            lines.append(
+                "App Attest: \(appAttest.appIDs.joined(separator: ", ")), \(appAttest.environment), \(appAttest.required ? "required" : "checked when sent"), \(root)"
+            )
+        }
         if let metrics = configuration.metrics, let metricsPort {
             lines.append("metrics: http://\(metrics.host.contains(":") ? "[\(metrics.host)]" : metrics.host):\(metricsPort)/metrics (Prometheus)")
         }

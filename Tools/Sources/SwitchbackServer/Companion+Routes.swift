@@ -103,7 +103,7 @@ extension Companion {
             }
         }
         if configuration.permission != nil {
-            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true) {
+            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true, attested: true) {
                 try await $0.permission($1)
             }
         }

@@ -39,6 +39,11 @@ public actor AppAttestation {
         self.keys = keys
     }
 
+    /// Drops the stored key, so that the next request attests a new one.
+    func forgetKey() async {
+        try? await keys.setAttestedKeyID(nil)
+    }
+
     /// The ``CompanionAPI/attestationHeader`` value for a start request, or nil where App Attest is unsupported.
     func header(method: String, path: String, body: Data, companion: CompanionClient) async throws -> String? {
         guard service.isSupported else { return nil }

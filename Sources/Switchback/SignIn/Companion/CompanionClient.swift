@@ -28,7 +28,9 @@ public struct CompanionClient: Sendable {
     }
 
     /// The start routes an App Attest assertion signs.
-    static let attestedPaths: Set<String> = [CompanionAPI.Path.exchangeStart, CompanionAPI.Path.bridgeStart, CompanionAPI.Path.completionStart]
+    static let attestedPaths: Set<String> = [
+        CompanionAPI.Path.exchangeStart, CompanionAPI.Path.bridgeStart, CompanionAPI.Path.completionStart, CompanionAPI.Path.permission,
+    ]
 
     /// `POST /attest/challenge`: a one-time challenge.
     func attestationChallenge() async throws -> String {
@@ -282,9 +284,20 @@ public struct CompanionClient: Sendable {
             headers[CompanionAPI.attestationHeader] = assertion
         }
         let request = HTTPRequest(method: .post, url: url(path), headers: headers, body: body)
-        let response: HTTPResponse
+        var response: HTTPResponse
         do {
             response = try await transport.send(request)
+            // The companion no longer knows the attested key (expired, or its store was reset): attest a new
+            // one and ask once more.
+            if let attestation, headers[CompanionAPI.attestationHeader] != nil, response.status == 401,
+                (try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body))?.error == "attestation_key_unknown"
+            {
+                await attestation.forgetKey()
+                var retried = request
+                retried.headers[CompanionAPI.attestationHeader] = try await attestation.header(
+                    method: "POST", path: path, body: body, companion: self)
+                response = try await transport.send(retried)
+            }
         } catch let error as SwitchbackError {
             throw error
         } catch is CancellationError {

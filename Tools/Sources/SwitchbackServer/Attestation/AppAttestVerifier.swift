@@ -109,6 +109,8 @@ struct AppAttestVerifier: Sendable {
         guard let signature = decoded["signature"]?.bytes, let authData = decoded["authenticatorData"]?.bytes else {
             throw Refusal("the assertion lacks its signature or its authenticator data")
         }
+        // A key of an app taken off the list is refused from then on, however long its record would live.
+        guard appIDs.contains(key.appID) else { throw Refusal("the key's app is no longer allowed") }
         let parsed = try Self.authenticatorData(authData, attested: false)
         guard parsed.rpIDHash == Data(SHA256.hash(data: Data(key.appID.utf8))) else { throw Refusal("the assertion is for another app") }
         // The signature is ECDSA P-256 with SHA-256 over nonce = SHA-256(authenticatorData ‖ SHA-256(clientData)).

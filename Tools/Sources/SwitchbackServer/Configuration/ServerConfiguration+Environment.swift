@@ -1,6 +1,5 @@
 public import Foundation
 import Configuration
-import SystemPackage
 @_spi(SwitchbackInternals) import Switchback
 
 // A deployment's settings beyond the JSON file: environment variables and files in a secrets directory
@@ -70,25 +69,23 @@ extension ServerConfiguration {
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     public static func load(_ sources: Sources) async throws -> ServerConfiguration {
         var configuration = try sources.file.map { try loadFile($0) } ?? ServerConfiguration()
+        // An empty variable (an unset `${VAR}` in a compose file) is no value: it does not hide a secret file.
+        let given = sources.environment.filter { !$0.value.isEmpty }
         let environment = ConfigReader(
-            provider: KeyMappingProvider(upstream: EnvironmentVariablesProvider(environmentVariables: sources.environment)) {
-                $0.prepending(["switchback"])
-            })
-        var secrets: ConfigReader?
+            provider: KeyMappingProvider(upstream: EnvironmentVariablesProvider(environmentVariables: given)) { $0.prepending(["switchback"]) })
         if let directory = sources.secretsDirectory {
-            do {
-                secrets = ConfigReader(provider: try await DirectoryFilesProvider(directoryPath: FilePath(directory)))
-            } catch {
-                throw SwitchbackError(.invalidConfiguration, "the secrets directory \(directory) could not be read")
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw SwitchbackError(.invalidConfiguration, "the secrets directory \(directory) does not exist")
             }
         }
         for setting in settings {
             let value: String
             let origin: String
-            if let given = environment.string(forKey: setting.configKey, isSecret: setting.isSecret) {
-                (value, origin) = (given, setting.environmentName)
-            } else if let given = secrets?.string(forKey: setting.configKey, isSecret: true) {
-                (value, origin) = (given, "the secret file \(setting.secretFileName)")
+            if let found = environment.string(forKey: setting.configKey, isSecret: setting.isSecret) {
+                (value, origin) = (found, setting.environmentName)
+            } else if let directory = sources.secretsDirectory, let found = try secretFile(setting.secretFileName, in: directory) {
+                (value, origin) = (found, "the secret file \(setting.secretFileName)")
             } else {
                 continue
             }
@@ -100,6 +97,27 @@ extension ServerConfiguration {
         }
         try configuration.validate()
         return configuration
+    }
+
+    /// The trimmed content of the secret file `name`, following symbolic links: Kubernetes mounts each
+    /// secret as a link into a hidden timestamped folder, which a reader of regular files alone would skip.
+    /// Named as swift-configuration's directory provider names a key's file.
+    static func secretFile(_ name: String, in directory: String) throws -> String? {
+        let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw SwitchbackError(.invalidConfiguration, "the secret file \(name) could not be read as UTF-8 text")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// `SWITCHBACK_…` variables that name no setting: a misspelt key (`SWITCHBACK_HANDOFF_AUDIENCE`) would
+    /// otherwise leave its setting unset without a word. The companion's own (`SWITCHBACK_CONFIG`,
+    /// `SWITCHBACK_SECRETS_DIRECTORY`) and the tests' (`SWITCHBACK_TEST_…`) are not listed.
+    public static func unknownEnvironmentNames(in environment: [String: String]) -> [String] {
+        let known = Set(settings.map(\.environmentName) + ["SWITCHBACK_CONFIG", "SWITCHBACK_SECRETS_DIRECTORY", "SWITCHBACK_PEERS"])
+        return environment.keys.filter { $0.hasPrefix("SWITCHBACK_") && !$0.hasPrefix("SWITCHBACK_TEST_") && !known.contains($0) }.sorted()
     }
 
     /// What ``load(_:)`` reads outside the file.
@@ -208,6 +226,10 @@ extension ServerConfiguration {
     }
 
     private static func port(_ value: String) throws -> Int {
+        if value.hasPrefix("tcp://") {
+            // Kubernetes writes SWITCHBACK_PORT=tcp://… into every pod when a Service is named switchback.
+            throw Refusal(reason: "is a Kubernetes service link, not a port: set enableServiceLinks: false on the pod, or name the Service otherwise")
+        }
         guard let port = Int(value), (0...65535).contains(port) else { throw Refusal(reason: "is not a port (0…65535)") }
         return port
     }

@@ -35,6 +35,8 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
         public static let attestationRequired = Code(name: "attestation_required", status: 401)
         /// An attestation or an assertion was refused: not a genuine copy of an allowed app, or a replay.
         public static let attestationInvalid = Code(name: "attestation_invalid", status: 401)
+        /// The assertion's key is not (or no longer) attested here: the app attests a new key and asks again.
+        public static let attestationKeyUnknown = Code(name: "attestation_key_unknown", status: 401)
         /// The store failed.
         public static let unavailable = Code(name: "temporarily_unavailable", status: 503)
 

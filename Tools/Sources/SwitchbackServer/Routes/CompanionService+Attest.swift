@@ -45,10 +45,12 @@ extension CompanionService {
             throw CompanionError(.attestationInvalid, "the attestation is refused: \(refusal.description)")
         }
         let expiresAt = now.addingTimeInterval(appAttest.keyLifetime)
+        let secret = Base64URL.encode(keyID)
         do {
-            try await store.insert(
-                .attestedKey, secret: Base64URL.encode(keyID), AttestedKeyRecord(key: key, expiresAt: expiresAt), expiresAt: expiresAt)
+            try await store.insert(.attestedKey, secret: secret, AttestedKeyRecord(key: key, expiresAt: expiresAt), expiresAt: expiresAt)
         } catch {
+            // Only a key that is there already is a refusal; anything else is the store's failure, reported as such.
+            guard try await store.lookUp(.attestedKey, secret: secret, as: AttestedKeyRecord.self, now: now) != nil else { throw error }
             throw CompanionError(.attestationInvalid, "this key is already attested")
         }
         metrics.record(.keyAttested)
@@ -70,13 +72,19 @@ extension CompanionService {
         guard parts.count == 3, let keyID = Base64URL.decode(String(parts[0])), keyID.count == 32, let assertion = Base64URL.decode(String(parts[2]))
         else { throw CompanionError(.attestationInvalid, "the attestation header is malformed") }
         let challenge = String(parts[1])
-        let buffer = try await request.body.collect(upTo: Self.maximumBody)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: Self.maximumBody)
+        } catch {
+            throw CompanionError(.tooLarge, "the request body is larger than \(Self.maximumBody) bytes")
+        }
         request.body = RequestBody(buffer: buffer)
         try await spendChallenge(challenge)
         let now = clock.now()
         let secret = Base64URL.encode(keyID)
         guard var record = try await store.lookUp(.attestedKey, secret: secret, as: AttestedKeyRecord.self, now: now) else {
-            throw CompanionError(.attestationInvalid, "this key is not attested here; attest it first")
+            // Never attested here, expired, or the store was reset: the app attests a new key (AppAttestation does).
+            throw CompanionError(.attestationKeyUnknown, "this key is not attested here; attest a new one")
         }
         do {
             record.key.counter = try verifier.verifyAssertion(

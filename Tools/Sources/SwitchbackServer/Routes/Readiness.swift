@@ -4,13 +4,18 @@ import Foundation
 /// Whether this instance should be sent traffic (`GET /ready`): its store answers, the provider's metadata
 /// is at hand (cached, or fetched now), and it is not draining for a shutdown.
 ///
+/// A provider that stops answering after this instance has once read its metadata makes the part
+/// `stale`, not `failed`: the instance stays ready, because an outage of the provider would otherwise take
+/// every instance out of the load balancer at once, with the routes that do not need the provider (a
+/// hand-off's redeem, sessions, logout, a completion's status).
+///
 /// The route is anonymous, so a flood of it must not become a flood of the database or the provider: one
 /// check runs at a time, every request arriving meanwhile shares its answer, and an answer is reused for
 /// ``reuse``. Each check is bounded by ``timeout``: a store that hangs makes the instance not ready, not
 /// the request hang.
 actor Readiness {
     struct Report: Sendable, Equatable {
-        enum Part: String, Sendable { case ok, failed, absent }
+        enum Part: String, Sendable { case ok, stale, failed, absent }
         var store: Part
         var provider: Part
         var draining: Bool
@@ -26,6 +31,8 @@ actor Readiness {
     private var draining = false
     private var last: (at: ContinuousClock.Instant, report: Report)?
     private var running: Task<Report, Never>?
+    /// Whether the provider's metadata was read once.
+    private var providerSeen = false
 
     init(store: any CompanionStore, provider: ProviderAccess?, clock: any WallClock, timeout: Duration = .seconds(2), reuse: Duration = .seconds(1)) {
         self.store = store
@@ -44,8 +51,10 @@ actor Readiness {
         if let running { return await running.value }
         let check = Task { await self.check() }
         running = check
-        let report = await check.value
+        var report = await check.value
         running = nil
+        if report.provider == .ok { providerSeen = true }
+        if report.provider == .failed, providerSeen { report.provider = .stale }
         last = (ContinuousClock.now, report)
         return draining ? Report(store: report.store, provider: report.provider, draining: true) : report
     }

@@ -136,7 +136,7 @@ struct AppAttestTests {
             let unknownParts = unknown.split(separator: " ")
             let wrongID = "\(Base64URL.encode(try #require(Data(base64Encoded: unregistered)))) \(unknownParts[1]) \(unknownParts[2])"
             let notAttested = try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": wrongID])
-            #expect(notAttested.response.status == 401 && (notAttested.json["error_description"] as? String)?.contains("not attested") == true)
+            #expect(notAttested.response.status == 401 && notAttested.json["error"] as? String == "attestation_key_unknown")
             #expect(try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": "one two"]).response.status == 401)
         }
     }
@@ -154,6 +154,44 @@ struct AppAttestTests {
             try await Self.start(client)
             let second = await keys.keyID
             #expect(first != nil && second != nil && first != second)
+        }
+    }
+
+    @Test("a companion that forgot the key (expired, or a new store) makes the app attest a new one, once, and the start goes through")
+    func companionForgotKey() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-attest-root-\(UUID().uuidString).pem")
+        try authority.rootPEM.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let store = InMemoryCompanionStore()
+        try await CompanionRig.with(store: store, change: { $0.appAttest = .init(appIDs: [Self.appID], rootCertificateFile: file.path) }) { rig in
+            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+            let keys = MemoryAttestedKeys()
+            let client = Self.client(rig, device, keys: keys)
+            try await Self.start(client)
+            let first = try #require(await keys.keyID)
+            let raw = try #require(Data(base64Encoded: first))
+            #expect(try await store.take(.attestedKey, digest: Secrets.digest(Base64URL.encode(raw)), now: Date()) != nil)
+            try await Self.start(client)
+            let second = try #require(await keys.keyID)
+            #expect(second != first && device.keyIDs.count == 2, "a new key was attested")
+        }
+    }
+
+    @Test("a key of an app taken off the list is refused at its next assertion")
+    func appRemoved() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+        let keyID = try await device.generateKey()
+        let hash = Data(SHA256.hash(data: Data("c".utf8)))
+        let object = try await device.attestKey(keyID, clientDataHash: hash)
+        let roots = [try Certificate(pemEncoded: authority.rootPEM)]
+        let key = try await AppAttestVerifier(appIDs: [Self.appID], environment: .production, roots: roots).verifyAttestation(
+            object, keyID: try #require(Data(base64Encoded: keyID)), clientDataHash: hash, now: Date())
+        let assertion = try await device.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: Data("r".utf8))))
+        let narrowed = AppAttestVerifier(appIDs: ["A1B2C3D4E5.com.example.other"], environment: .production, roots: roots)
+        #expect(throws: AppAttestVerifier.Refusal("the key's app is no longer allowed")) {
+            _ = try narrowed.verifyAssertion(assertion, clientData: Data("r".utf8), key: key)
         }
     }
 

@@ -94,6 +94,42 @@ struct ConfigurationSourcesTests {
         #expect(password.contains("postgresPassword (from SWITCHBACK_POSTGRES_PASSWORD)") && !password.contains("hunter2"), "\(password)")
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test(
+        "as Kubernetes mounts them: a secret file that is a symbolic link is read; an empty variable hides no secret file; a service link in SWITCHBACK_PORT is named"
+    )
+    func kubernetesShapes() async throws {
+        let deployment = try Deployment()
+        defer { deployment.remove() }
+        // Kubernetes: secrets/provider-clientSecret -> ..data/provider-clientSecret
+        let data = URL(fileURLWithPath: deployment.secrets).appendingPathComponent("..2026_11_26_data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        try Data("from-a-linked-file\n".utf8).write(to: data.appendingPathComponent("provider-clientSecret"))
+        try FileManager.default.createSymbolicLink(
+            atPath: URL(fileURLWithPath: deployment.secrets).appendingPathComponent("provider-clientSecret").path,
+            withDestinationPath: "..2026_11_26_data/provider-clientSecret")
+        #expect(try await deployment.load([:]).provider?.clientSecret == "from-a-linked-file")
+        #expect(try await deployment.load(["SWITCHBACK_PROVIDER_CLIENT_SECRET": ""]).provider?.clientSecret == "from-a-linked-file")
+        do {
+            _ = try await deployment.load(["SWITCHBACK_PORT": "tcp://10.0.0.7:8080"])
+            Issue.record("a service link was taken for a port")
+        } catch {
+            #expect(String(describing: error).contains("enableServiceLinks"), "\(error)")
+        }
+        await #expect(throws: SwitchbackError.self, "a secrets directory named but missing (a failed mount)") {
+            _ = try await ServerConfiguration.load(.init(file: deployment.file, environment: [:], secretsDirectory: deployment.secrets + "-gone"))
+        }
+    }
+
+    @Test("a SWITCHBACK_ variable that names no setting is reported; the companion's own and the tests' are not")
+    func unknownNames() {
+        let names = ServerConfiguration.unknownEnvironmentNames(in: [
+            "SWITCHBACK_HANDOFF_AUDIENCE": "x", "SWITCHBACK_HAND_OFF_AUDIENCE": "x", "SWITCHBACK_CONFIG": "f", "SWITCHBACK_SECRETS_DIRECTORY": "d",
+            "SWITCHBACK_TEST_POSTGRES_URL": "u", "SWITCHBACK_SERVICE_HOST": "10.0.0.7", "HOME": "/root",
+        ])
+        #expect(names == ["SWITCHBACK_HANDOFF_AUDIENCE", "SWITCHBACK_SERVICE_HOST"])
+    }
+
     @Test("every setting's environment name is the one swift-configuration's environment provider reads for its key")
     func environmentNamesMatchTheProvider() throws {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }

@@ -68,6 +68,18 @@ struct ReadinessTests {
         }
     }
 
+    @Test("a provider that stops answering after its metadata was read makes the part stale, and the instance stays ready")
+    func providerStale() async throws {
+        try await CompanionRig.with { rig in
+            #expect(try await Self.ready(rig).json["provider"] as? String == "ok")
+            await rig.emulator.stop()
+            rig.clock.advance(by: 3601)  // past the metadata's cache
+            try await Task.sleep(for: .milliseconds(1100))  // past the reuse of the last answer
+            let answer = try await Self.ready(rig)
+            #expect(answer.status == 200 && answer.json["provider"] as? String == "stale", "\(answer.json)")
+        }
+    }
+
     @Test("a store that hangs makes the instance unavailable within the check's bound; the request does not hang")
     func hangingStore() async throws {
         let store = ProbedStore(InMemoryCompanionStore())
