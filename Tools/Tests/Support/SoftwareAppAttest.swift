@@ -1,8 +1,8 @@
 package import Foundation
 import Crypto
 import SwiftASN1
-package import X509
-@_spi(SwitchbackInternals) package import Switchback
+import X509
+@_spi(SwitchbackInternals) import Switchback
 
 /// App Attest as a device does it, for tests: attestation objects and assertions in Apple's format (CBOR,
 /// authenticator data, a credential certificate carrying the nonce), signed by a certificate authority of

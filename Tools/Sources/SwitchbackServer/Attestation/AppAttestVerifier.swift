@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 @_spi(SwitchbackInternals) import Switchback
 
 /// Verifies Apple App Attest attestations and assertions, as Apple's "Validating apps that connect to your
@@ -79,7 +79,7 @@ struct AppAttestVerifier: Sendable {
         let certificates: [Certificate]
         do { certificates = try chain.map { try Certificate(derEncoded: Array($0)) } } catch { throw Refusal("a certificate does not parse") }
         // 1. The credential certificate chains to the App Attest root at `now`.
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: now) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: now) }
         guard case .validCertificate = await verifier.validate(leaf: certificates[0], intermediates: CertificateStore(certificates.dropFirst()))
         else { throw Refusal("the certificate chain does not lead to the App Attest root") }
         // 2–4. Its nonce extension holds SHA-256(authData ‖ clientDataHash), as DER SEQUENCE { [1] { OCTET STRING } }.
