@@ -24,7 +24,7 @@ public protocol AttestedKeyStore: Sendable {
 /// Signs the companion's start requests with an App Attest key (``CompanionClient`` with `attestation:`):
 /// the first request makes a key, has Apple attest it over the companion's challenge and registers it
 /// (`POST /attest/register`); each start request then carries an assertion over a fresh challenge, its
-/// route and its body (``CompanionAPI/attestedClientData(challenge:method:path:body:)``).
+/// route and its body (`CompanionAPI.attestedClientData`).
 ///
 /// Where App Attest is not supported nothing is added, and a companion that requires it refuses the start
 /// (`attestation_required`): the app cannot claim what the device cannot prove.
@@ -44,7 +44,7 @@ public actor AppAttestation {
         try? await keys.setAttestedKeyID(nil)
     }
 
-    /// The ``CompanionAPI/attestationHeader`` value for a start request, or nil where App Attest is unsupported.
+    /// The the `Switchback-App-Attestation` header value for a start request, or nil where App Attest is unsupported.
     func header(method: String, path: String, body: Data, companion: CompanionClient) async throws -> String? {
         guard service.isSupported else { return nil }
         do {
