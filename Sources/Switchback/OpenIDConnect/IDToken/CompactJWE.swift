@@ -16,7 +16,10 @@ import _CryptoExtras
 
     /// A compact JWE has five parts; a compact JWS three.
     @_spi(SwitchbackInternals) public static func isEncrypted(_ token: String) -> Bool {
-        token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count == 4
+        // A plain loop: a lazy filter over the UTF-8 view cost 5% of an RS256 validation (perf, BENCHMARKS.md).
+        var dots = 0
+        for byte in token.utf8 where byte == UInt8(ascii: ".") { dots += 1 }
+        return dots == 4
     }
 
     /// The plaintext and the protected header of `token`, decrypted with whichever of `keys` it names.

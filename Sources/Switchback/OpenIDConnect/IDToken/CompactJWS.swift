@@ -20,14 +20,19 @@ struct CompactJWS {
 
     init(_ token: String, malformed: SwitchbackError.Code) throws {
         let bytes = Array(token.utf8)
-        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
-        guard dots.count == 2 else {
-            let reason = dots.count == 4 ? "an encrypted JWT (JWE), which this client cannot decrypt" : "not a compact JWS"
+        // The positions of the first two dots and how many there are, in one pass without a list.
+        var (first, second, count) = (0, 0, 0)
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
+            if count == 0 { first = index } else if count == 1 { second = index }
+            count += 1
+        }
+        guard count == 2 else {
+            let reason = count == 4 ? "an encrypted JWT (JWE), which this client cannot decrypt" : "not a compact JWS"
             throw SwitchbackError(malformed, "the token is \(reason)")
         }
-        guard let headerData = Base64URL.decode(bytes: bytes[..<dots[0]]),
-            let payload = Base64URL.decode(bytes: bytes[(dots[0] + 1)..<dots[1]]),
-            let signature = Base64URL.decode(bytes: bytes[(dots[1] + 1)...])
+        guard let headerData = Base64URL.decode(bytes: bytes[..<first]),
+            let payload = Base64URL.decode(bytes: bytes[(first + 1)..<second]),
+            let signature = Base64URL.decode(bytes: bytes[(second + 1)...])
         else {
             throw SwitchbackError(malformed, "a part of the token is not base64url")
         }
@@ -38,7 +43,7 @@ struct CompactJWS {
             throw SwitchbackError(malformed, "the token marks header parameters critical that this client does not understand")
         }
         self.header = header
-        self.signingInput = bytes[..<dots[1]]
+        self.signingInput = bytes[..<second]
         self.payload = payload
         self.signature = signature
     }
