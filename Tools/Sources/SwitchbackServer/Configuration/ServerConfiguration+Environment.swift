@@ -138,11 +138,7 @@ extension ServerConfiguration {
             },
         ]
         func provider(_ key: String, secret: Bool = false, _ set: @escaping @Sendable (inout Provider, String) throws -> Void) -> Setting {
-            Setting(key: "provider." + key, isSecret: secret) { configuration, value in
-                guard var section = configuration.provider else { throw Refusal(reason: "the configuration has no provider section") }
-                try set(&section, value)
-                configuration.provider = section
-            }
+            inSection(\.provider, "provider", key, secret: secret, set)
         }
         all += [
             provider("issuer") { $0.issuer = $1 },
@@ -158,11 +154,7 @@ extension ServerConfiguration {
             provider("acrValues") { $0.acrValues = list($1) },
         ]
         func handOff(_ key: String, _ set: @escaping @Sendable (inout HandOff, String) throws -> Void) -> Setting {
-            Setting(key: "handOff." + key, isSecret: false) { configuration, value in
-                guard var section = configuration.handOff else { throw Refusal(reason: "the configuration has no handOff section") }
-                try set(&section, value)
-                configuration.handOff = section
-            }
+            inSection(\.handOff, "handOff", key, secret: false, set)
         }
         all += [
             handOff("audience") { $0.audience = $1 },
@@ -171,14 +163,8 @@ extension ServerConfiguration {
             handOff("allowedRedirects") { $0.allowedRedirects = list($1) },
             handOff("acceptedClients") { $0.acceptedClients = list($1) },
             handOff("codeLifetime") { $0.codeLifetime = try seconds($1) },
-            Setting(key: "exchange.redirectURIs", isSecret: false) { configuration, value in
-                guard configuration.exchange != nil else { throw Refusal(reason: "the configuration has no exchange section") }
-                configuration.exchange?.redirectURIs = list(value)
-            },
-            Setting(key: "completion.appLink", isSecret: false) { configuration, value in
-                guard configuration.completion != nil else { throw Refusal(reason: "the configuration has no completion section") }
-                configuration.completion?.appLink = value
-            },
+            inSection(\.exchange, "exchange", "redirectURIs", secret: false) { $0.redirectURIs = list($1) },
+            inSection(\.completion, "completion", "appLink", secret: false) { $0.appLink = $1 },
             Setting(key: "session.lifetime", isSecret: false) { $0.session.lifetime = try seconds($1) },
             Setting(key: "limits.startsPerMinutePerAddress", isSecret: false) { $0.limits.startsPerMinutePerAddress = try count($1) },
             Setting(key: "limits.startsPerMinute", isSecret: false) { $0.limits.startsPerMinute = try count($1) },
@@ -220,6 +206,18 @@ extension ServerConfiguration {
     }
 
     static let redaction = "<redacted>"
+
+    /// A setting inside the section at `path`, which the file must have turned on.
+    private static func inSection<Section>(
+        _ path: any WritableKeyPath<ServerConfiguration, Section?> & Sendable, _ name: String, _ key: String, secret: Bool,
+        _ set: @escaping @Sendable (inout Section, String) throws -> Void
+    ) -> Setting {
+        Setting(key: name + "." + key, isSecret: secret) { configuration, value in
+            guard var section = configuration[keyPath: path] else { throw Refusal(reason: "the configuration has no \(name) section") }
+            try set(&section, value)
+            configuration[keyPath: path] = section
+        }
+    }
 
     private static func text(_ key: String, _ set: @escaping @Sendable (inout ServerConfiguration, String) -> Void) -> Setting {
         Setting(key: key, isSecret: false) { set(&$0, $1) }

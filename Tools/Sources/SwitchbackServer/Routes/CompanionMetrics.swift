@@ -120,21 +120,17 @@ struct CompanionMetrics: Sendable {
         private let counters = LockedValue<[Key: CoreMetrics.Counter]>([:])
         private let timers = LockedValue<[Key: CoreMetrics.Timer]>([:])
 
-        func counter(_ key: Key, _ make: () -> CoreMetrics.Counter) -> CoreMetrics.Counter {
-            counters.withLock { kept in
-                if let counter = kept[key] { return counter }
-                let counter = make()
-                kept[key] = counter
-                return counter
-            }
-        }
+        func counter(_ key: Key, _ make: () -> CoreMetrics.Counter) -> CoreMetrics.Counter { Self.kept(key, in: counters, make) }
 
-        func timer(_ key: Key, _ make: () -> CoreMetrics.Timer) -> CoreMetrics.Timer {
-            timers.withLock { kept in
-                if let timer = kept[key] { return timer }
-                let timer = make()
-                kept[key] = timer
-                return timer
+        func timer(_ key: Key, _ make: () -> CoreMetrics.Timer) -> CoreMetrics.Timer { Self.kept(key, in: timers, make) }
+
+        /// The handle under `key`, made by `make` the first time.
+        private static func kept<Handle>(_ key: Key, in handles: LockedValue<[Key: Handle]>, _ make: () -> Handle) -> Handle {
+            handles.withLock { kept in
+                if let handle = kept[key] { return handle }
+                let handle = make()
+                kept[key] = handle
+                return handle
             }
         }
     }

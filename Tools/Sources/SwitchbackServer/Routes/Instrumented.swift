@@ -10,29 +10,29 @@ struct InstrumentedStore: CompanionStore {
 
     private func measure<T: Sendable>(_ operation: String, _ kind: RecordKind?, _ body: () async throws -> T) async throws -> T {
         guard metrics.enabled || metrics.tracing else { return try await body() }
-        let start = ContinuousClock.now
-        guard metrics.tracing else {
-            do {
-                let result = try await body()
-                metrics.storeCall(operation, failed: false, since: start)
-                return result
-            } catch {
-                metrics.storeCall(operation, failed: true, since: start)
-                throw error
-            }
-        }
+        guard metrics.tracing else { return try await timed(operation, body) }
         return try await withSpan("store." + operation, ofKind: .client) { span in
             span.attributes["db.operation.name"] = operation
             if let kind { span.attributes["switchback.record_kind"] = kind.rawValue }
             do {
-                let result = try await body()
-                metrics.storeCall(operation, failed: false, since: start)
-                return result
+                return try await timed(operation, body)
             } catch {
-                metrics.storeCall(operation, failed: true, since: start)
                 span.setStatus(SpanStatus(code: .error))
                 throw error
             }
+        }
+    }
+
+    /// `body`, its duration recorded with its outcome.
+    private func timed<T: Sendable>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        let start = ContinuousClock.now
+        do {
+            let result = try await body()
+            metrics.storeCall(operation, failed: false, since: start)
+            return result
+        } catch {
+            metrics.storeCall(operation, failed: true, since: start)
+            throw error
         }
     }
 

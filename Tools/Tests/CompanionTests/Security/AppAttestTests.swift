@@ -38,6 +38,18 @@ struct AppAttestTests {
         CompanionClient(rig.companion.baseURL, transport: rig.transport, attestation: AppAttestation(service: device, keys: keys))
     }
 
+    /// The genuine app on a device of `authority`, its key store and its client, after a first start (the
+    /// key attested).
+    static func attestedDevice(_ rig: CompanionRig, _ authority: SoftwareAppAttest.Authority) async throws -> (
+        device: SoftwareAppAttest, keys: MemoryAttestedKeys, client: CompanionClient
+    ) {
+        let device = SoftwareAppAttest(authority: authority, appID: appID)
+        let keys = MemoryAttestedKeys()
+        let client = client(rig, device, keys: keys)
+        try await start(client)
+        return (device, keys, client)
+    }
+
     static func start(_ client: CompanionClient) async throws {
         _ = try await client.startExchange(
             redirectURI: URL(string: CompanionRig.appRedirect)!, binding: CompanionRig.binding, options: AuthorizationOptions(), now: Date())
@@ -96,10 +108,7 @@ struct AppAttestTests {
     func assertions() async throws {
         let authority = try SoftwareAppAttest.Authority()
         try await Self.with(authority) { rig in
-            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
-            let keys = MemoryAttestedKeys()
-            let client = Self.client(rig, device, keys: keys)
-            try await Self.start(client)
+            let (device, keys, _) = try await Self.attestedDevice(rig, authority)
             let keyID = try #require(await keys.keyID)
             let rawKeyID = try #require(Data(base64Encoded: keyID))
 
@@ -145,10 +154,7 @@ struct AppAttestTests {
     func lostKey() async throws {
         let authority = try SoftwareAppAttest.Authority()
         try await Self.with(authority) { rig in
-            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
-            let keys = MemoryAttestedKeys()
-            let client = Self.client(rig, device, keys: keys)
-            try await Self.start(client)
+            let (device, keys, client) = try await Self.attestedDevice(rig, authority)
             let first = await keys.keyID
             device.forgetKeys()
             try await Self.start(client)
@@ -165,10 +171,7 @@ struct AppAttestTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let store = InMemoryCompanionStore()
         try await CompanionRig.with(store: store, change: { $0.appAttest = .init(appIDs: [Self.appID], rootCertificateFile: file.path) }) { rig in
-            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
-            let keys = MemoryAttestedKeys()
-            let client = Self.client(rig, device, keys: keys)
-            try await Self.start(client)
+            let (device, keys, client) = try await Self.attestedDevice(rig, authority)
             let first = try #require(await keys.keyID)
             let raw = try #require(Data(base64Encoded: first))
             #expect(try await store.take(.attestedKey, digest: Secrets.digest(Base64URL.encode(raw)), now: Date()) != nil)
