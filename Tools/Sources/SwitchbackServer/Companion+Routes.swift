@@ -43,28 +43,13 @@ extension Companion {
             let notes = (limited ? " [rate-limited]" : "") + (attested ? " [App Attest]" : "")
             routes.append(Route(method: method.rawValue, path: path, purpose: purpose + notes))
             router.on(RouterPath(path), method: method) { request, context in
-                guard metrics.tracing else {
-                    let start = ContinuousClock.now
-                    let response = await answer(
-                        request, context, service: service(), route: (method, path, audience), limited: limited, attested: attested,
-                        limiter: limiter, configuration: configuration, proxies: proxies, metrics: metrics, handler: handler)
-                    metrics.request(route: path, method: method.rawValue, status: Int(response.status.code), since: start)
-                    return response
-                }
-                // One server span per request, named by the route template; a caller's W3C trace context continues.
-                var trace = ServiceContext.current ?? .topLevel
-                InstrumentationSystem.instrument.extract(request.headers, into: &trace, using: HeaderExtractor())
                 let start = ContinuousClock.now
-                let response = await withSpan("\(method.rawValue) \(path)", context: trace, ofKind: .server) { span in
-                    span.attributes["http.request.method"] = method.rawValue
-                    span.attributes["http.route"] = path
-                    let response = await answer(
+                let respond = {
+                    await answer(
                         request, context, service: service(), route: (method, path, audience), limited: limited, attested: attested,
                         limiter: limiter, configuration: configuration, proxies: proxies, metrics: metrics, handler: handler)
-                    span.attributes["http.response.status_code"] = Int(response.status.code)
-                    if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
-                    return response
                 }
+                let response = metrics.tracing ? await traced(request, method: method, path: path, respond) : await respond()
                 metrics.request(route: path, method: method.rawValue, status: Int(response.status.code), since: start)
                 return response
             }
@@ -167,6 +152,22 @@ extension Companion {
             }
         }
         return routes
+    }
+
+    /// `respond` inside one server span, named by the route template; a caller's W3C trace context continues.
+    private static func traced(
+        _ request: Request, method: HTTPRequest.Method, path: String, _ respond: () async -> Response
+    ) async -> Response {
+        var trace = ServiceContext.current ?? .topLevel
+        InstrumentationSystem.instrument.extract(request.headers, into: &trace, using: HeaderExtractor())
+        return await withSpan("\(method.rawValue) \(path)", context: trace, ofKind: .server) { span in
+            span.attributes["http.request.method"] = method.rawValue
+            span.attributes["http.route"] = path
+            let response = await respond()
+            span.attributes["http.response.status_code"] = Int(response.status.code)
+            if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
+            return response
+        }
     }
 
     /// One request's answer, every error turned into the route's kind of refusal: JSON for an app, a page for

@@ -72,13 +72,7 @@ extension CompanionService {
         guard parts.count == 3, let keyID = Base64URL.decode(String(parts[0])), keyID.count == 32, let assertion = Base64URL.decode(String(parts[2]))
         else { throw CompanionError(.attestationInvalid, "the attestation header is malformed") }
         let challenge = String(parts[1])
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Self.maximumBody)
-        } catch {
-            throw CompanionError(.tooLarge, "the request body is larger than \(Self.maximumBody) bytes")
-        }
-        request.body = RequestBody(buffer: buffer)
+        let buffer = try await Self.collectBody(of: &request)
         try await spendChallenge(challenge)
         let now = clock.now()
         let secret = Base64URL.encode(keyID)

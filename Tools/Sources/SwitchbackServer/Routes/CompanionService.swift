@@ -54,14 +54,18 @@ struct CompanionService: Sendable {
 
     // MARK: Bodies
 
-    /// The request body, refused when larger than ``maximumBody``.
+    /// The request body, refused when larger than ``maximumBody``; `request` keeps it for a later reader.
+    static func collectBody(of request: inout Request) async throws -> ByteBuffer {
+        do {
+            return try await request.collectBody(upTo: maximumBody)
+        } catch {
+            throw CompanionError(.tooLarge, "the body is larger than \(maximumBody) bytes")
+        }
+    }
+
     private func boundedBody(of request: Request) async throws -> Data {
         var request = request
-        do {
-            return Data(try await request.collectBody(upTo: Self.maximumBody).readableBytesView)
-        } catch {
-            throw CompanionError(.tooLarge, "the body is larger than \(Self.maximumBody) bytes")
-        }
+        return Data(try await Self.collectBody(of: &request).readableBytesView)
     }
 
     /// Reads a bounded JSON body into `type`.

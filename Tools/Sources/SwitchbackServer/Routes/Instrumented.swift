@@ -77,32 +77,33 @@ struct InstrumentedTransport: HTTPTransport {
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard metrics.enabled || metrics.tracing else { return try await inner.send(request) }
-        let start = ContinuousClock.now
         let host = request.url.host ?? "?"
-        guard metrics.tracing else {
-            do {
-                let response = try await inner.send(request)
-                metrics.providerCall(host: host, status: response.status, since: start)
-                return response
-            } catch {
-                metrics.providerCall(host: host, status: nil, since: start)
-                throw error
-            }
-        }
+        guard metrics.tracing else { return try await timed(request, host: host) }
         return try await withSpan("provider " + request.method.rawValue, ofKind: .client) { span in
             span.attributes["http.request.method"] = request.method.rawValue
             span.attributes["server.address"] = host
             do {
-                let response = try await inner.send(request)
+                let response = try await timed(request, host: host)
                 span.attributes["http.response.status_code"] = response.status
                 if response.status >= 500 { span.setStatus(SpanStatus(code: .error)) }
-                metrics.providerCall(host: host, status: response.status, since: start)
                 return response
             } catch {
                 span.setStatus(SpanStatus(code: .error))
-                metrics.providerCall(host: host, status: nil, since: start)
                 throw error
             }
+        }
+    }
+
+    /// The request sent, its duration recorded with its status (or its failure).
+    private func timed(_ request: HTTPRequest, host: String) async throws -> HTTPResponse {
+        let start = ContinuousClock.now
+        do {
+            let response = try await inner.send(request)
+            metrics.providerCall(host: host, status: response.status, since: start)
+            return response
+        } catch {
+            metrics.providerCall(host: host, status: nil, since: start)
+            throw error
         }
     }
 }

@@ -18,7 +18,7 @@ actor Readiness {
         enum Part: String, Sendable { case ok, stale, failed, absent }
         var store: Part
         var provider: Part
-        var draining: Bool
+        var draining = false
         var ready: Bool { !draining && store == .ok && provider != .failed }
         var status: String { draining ? "draining" : ready ? "ready" : "unavailable" }
     }
@@ -46,17 +46,22 @@ actor Readiness {
     func beginDraining() { draining = true }
 
     func report() async -> Report {
-        if draining { return Report(store: last?.report.store ?? .absent, provider: last?.report.provider ?? .absent, draining: true) }
+        // Draining, the last parts seen are shown, and nothing is checked any more.
+        var report = draining ? (last?.report ?? Report(store: .absent, provider: .absent)) : await current()
+        report.draining = draining
+        return report
+    }
+
+    /// The last answer while it is fresh, the check under way, or a new check.
+    private func current() async -> Report {
         if let last, ContinuousClock.now - last.at < reuse { return last.report }
         if let running { return await running.value }
         let check = Task { await self.check() }
         running = check
-        var report = await check.value
+        let report = await check.value
         running = nil
-        if report.provider == .ok { providerSeen = true }
-        if report.provider == .failed, providerSeen { report.provider = .stale }
         last = (ContinuousClock.now, report)
-        return draining ? Report(store: report.store, provider: report.provider, draining: true) : report
+        return report
     }
 
     private func check() async -> Report {
@@ -69,7 +74,10 @@ actor Readiness {
             if let provider { _ = try await provider.anyClient().metadata() }
         }
         let (storeOK, providerOK) = await (storeAnswers, metadataAtHand)
-        return Report(store: storeOK ? .ok : .failed, provider: provider == nil ? .absent : providerOK ? .ok : .failed, draining: false)
+        if providerOK, provider != nil { providerSeen = true }
+        // Every caller sharing this check sees the same verdict, stale included.
+        let providerPart: Report.Part = provider == nil ? .absent : providerOK ? .ok : providerSeen ? .stale : .failed
+        return Report(store: storeOK ? .ok : .failed, provider: providerPart)
     }
 
     /// Whether `work` finished without error within `limit`. The answer does not wait for `work` past the
