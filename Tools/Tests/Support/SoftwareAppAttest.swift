@@ -7,6 +7,11 @@ import X509
 /// App Attest as a device does it, for tests: attestation objects and assertions in Apple's format (CBOR,
 /// authenticator data, a credential certificate carrying the nonce), signed by a certificate authority of
 /// the test's own instead of Apple's. The companion is given the authority's root (`rootCertificateFile`).
+/// The layout follows Apple's "Validating apps that connect to your server" and "Attestation Object
+/// Validation Guide" (developer.apple.com/documentation/devicecheck): fmt `apple-appattest`, `x5c` leaf
+/// then intermediate, the nonce in extension 1.2.840.113635.100.8.2, authenticator data rpIdHash ‖ flags ‖
+/// counter ‖ AAGUID ‖ credential ID; assertions signed with ECDSA P-256 over SHA-256(authData ‖
+/// SHA-256(clientData)).
 package final class SoftwareAppAttest: AppAttestService, Sendable {
     /// A root and an intermediate, as Apple's App Attestation Root CA and CA 1.
     package struct Authority: Sendable {

@@ -150,6 +150,32 @@ struct AppAttestTests {
         }
     }
 
+    @Test("a replayed registration spends nothing twice; the challenge route is rate-limited per address like the starts")
+    func registrationReplayAndFlood() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-attest-root-\(UUID().uuidString).pem")
+        try authority.rootPEM.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await CompanionRig.with(change: {
+            $0.appAttest = .init(appIDs: [Self.appID], rootCertificateFile: file.path)
+            $0.limits.startsPerMinutePerAddress = 3
+        }) { rig in
+            let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+            let keyID = try await device.generateKey()
+            let challenge = try #require(try await rig.post("/attest/challenge", [:]).json["challenge"] as? String)
+            let object = try await device.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8))))
+            let body: [String: Any] = [
+                "key_id": Base64URL.encode(try #require(Data(base64Encoded: keyID))), "attestation": Base64URL.encode(object), "challenge": challenge,
+            ]
+            #expect(try await rig.post("/attest/register", body).response.status == 201)
+            let replayed = try await rig.post("/attest/register", body)
+            #expect(replayed.response.status == 401 && (replayed.json["error_description"] as? String)?.contains("challenge") == true)
+            // Three requests a minute from this address: the fourth is refused before any record is made.
+            let flooded = try await rig.post("/attest/challenge", [:])
+            #expect(flooded.response.status == 429 && flooded.json["challenge"] == nil)
+        }
+    }
+
     @Test("a device that lost its key (a restored backup) attests a new one and goes on")
     func lostKey() async throws {
         let authority = try SoftwareAppAttest.Authority()
