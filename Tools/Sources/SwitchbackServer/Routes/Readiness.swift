@@ -69,35 +69,16 @@ actor Readiness {
         let provider = self.provider
         let now = clock.now()
         // An indexed read of a key no record has: the connection and the table answer, nothing is written.
-        async let storeAnswers = Self.within(timeout) { _ = try await store.read(.session, digest: "readiness-probe", now: now) }
-        async let metadataAtHand = Self.within(timeout) {
+        async let storeAnswers = within(timeout) { _ = try await store.read(.session, digest: "readiness-probe", now: now) }
+        async let metadataAtHand = within(timeout) {
             if let provider { _ = try await provider.anyClient().metadata() }
         }
-        let (storeOK, providerOK) = await (storeAnswers, metadataAtHand)
+        let (storeResult, providerResult) = await (storeAnswers, metadataAtHand)
+        let storeOK = (try? storeResult?.get()) != nil
+        let providerOK = (try? providerResult?.get()) != nil
         if providerOK, provider != nil { providerSeen = true }
         // Every caller sharing this check sees the same verdict, stale included.
         let providerPart: Report.Part = provider == nil ? .absent : providerOK ? .ok : providerSeen ? .stale : .failed
         return Report(store: storeOK ? .ok : .failed, provider: providerPart)
-    }
-
-    /// Whether `work` finished without error within `limit`. The answer does not wait for `work` past the
-    /// limit, even when `work` ignores its cancellation (a database call that hangs).
-    private static func within(_ limit: Duration, _ work: @escaping @Sendable () async throws -> Void) async -> Bool {
-        let answer = LockedValue<CheckedContinuation<Bool, Never>?>(nil)
-        let resume: @Sendable (Bool) -> Void = { value in answer.withLock { $0.take() }?.resume(returning: value) }
-        let timer = LockedValue<Task<Void, Never>?>(nil)
-        let finished = await withCheckedContinuation { continuation in
-            answer.withLock { $0 = continuation }
-            let running = Task { resume((try? await work()) != nil) }
-            timer.withLock {
-                $0 = Task {
-                    guard (try? await Task.sleep(for: limit)) != nil else { return }
-                    running.cancel()
-                    resume(false)
-                }
-            }
-        }
-        timer.withLock { $0?.cancel() }
-        return finished
     }
 }

@@ -35,11 +35,15 @@ public final class PostgresCompanionStore: CompanionStore {
     /// ``SwitchbackError/Code/storeFailed`` when the server cannot be reached within `timeout`.
     public func start(timeout: Duration = .seconds(30)) async throws {
         runner.start { [client] in await client.run() }
-        do {
-            try await Self.within(timeout) { try await self.createSchema() }
-        } catch {
+        switch await within(timeout, { try await self.createSchema() }) {
+        case .success:
+            return
+        case .failure(let error):
             await stop()
             throw SwitchbackError(.storeFailed, "PostgreSQL could not be prepared: \(Self.describe(error))")
+        case nil:
+            await stop()
+            throw SwitchbackError(.storeFailed, "PostgreSQL could not be prepared: no connection within the start timeout")
         }
     }
 
@@ -67,24 +71,6 @@ public final class PostgresCompanionStore: CompanionStore {
             }
         }
     }
-
-    private static func within(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await body()
-                return true
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return false
-            }
-            let finished = try await group.next() ?? false
-            group.cancelAll()
-            if !finished { throw StartTimedOut() }
-        }
-    }
-
-    private struct StartTimedOut: Error {}
 
     /// Closes every connection.
     public func stop() async {
@@ -184,7 +170,6 @@ public final class PostgresCompanionStore: CompanionStore {
         if let error = error as? PSQLError {
             return error.serverInfo?[.message].map { "\($0) (\(error.serverInfo?[.sqlState] ?? "?"))" } ?? "\(error.code)"
         }
-        if error is StartTimedOut { return "no connection within the start timeout" }
         return "\(type(of: error))"
     }
 
