@@ -113,21 +113,23 @@ struct ReadinessTests {
         #expect(!draining.ready && draining.status == "draining")
     }
 
-    @Test("a graceful shutdown answers a waiting status request at once (pending, so the app asks again) and ends well within the grace")
+    @Test("a graceful shutdown answers a waiting status request (pending, so the app asks again) instead of holding it through the grace")
     func shutdownAnswersWaiters() async throws {
         let rig = try await CompanionRig.start(change: { $0.limits.shutdownGrace = 20 })
         let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
         let started = try await rig.post("/completion/start", ["flow_id": flowID])
         #expect(started.response.status == 200)
-        let began = ContinuousClock.now
         async let waiting = rig.post("/completion/status", ["flow_id": flowID, "wait": 25])
         try await Task.sleep(for: .milliseconds(500))  // the request is waiting
+        let stopping = ContinuousClock.now
         await rig.companion.stop()
         let answer = try await waiting
-        let elapsed = ContinuousClock.now - began
+        let elapsed = ContinuousClock.now - stopping
         await rig.emulator.stop()
+        // Without the drain the server would hold the request through the 20 s grace and then cancel it: no
+        // answer at all. The timing bound leaves a loaded machine room; the answer itself is the proof.
         #expect(answer.response.status == 202)
         #expect(answer.json["status"] as? String == "pending")
-        #expect(elapsed < .seconds(10), "answered at the shutdown, not after its 25 s wait: \(elapsed)")
+        #expect(elapsed < .seconds(20), "answered at the shutdown, within the grace: \(elapsed)")
     }
 }
