@@ -83,7 +83,7 @@ extension Companion {
             ) {
                 try await $0.startExchange($1)
             }
-            add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true) {
+            add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true, attested: true) {
                 try await $0.exchange($1)
             }
         }
@@ -119,7 +119,9 @@ extension Companion {
             }
             add(.get, Path.completion, .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
             add(.post, Path.completion, .browser, "provider answer (form_post)") { try await $0.completionCallback($1) }
-            add(.post, Path.completionStatus, .app, "long poll (one per flow) for the result; needs the app link's value") {
+            add(
+                .post, Path.completionStatus, .app, "long poll (one per flow) for the result; needs the app link's value", attested: true
+            ) {
                 try await $0.completionStatus($1)
             }
         }
@@ -189,8 +191,11 @@ extension Companion {
                     after: retryAfter)
             }
             var request = request
-            if attested { try await service.checkAttestation(&request, method: method.rawValue, path: path) }
-            return try await handler(service, request)
+            guard attested, let key = try await service.checkAttestation(&request, method: method.rawValue, path: path) else {
+                return try await handler(service, request)
+            }
+            let attestedRequest = request
+            return try await CompanionService.$assertingKey.withValue(key) { try await handler(service, attestedRequest) }
         } catch let error as CompanionError {
             service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
             // `slow_down` is the OAuth name the answer carries; the metric says what happened.

@@ -21,10 +21,12 @@ public protocol AttestedKeyStore: Sendable {
     func setAttestedKeyID(_ keyID: String?) async throws
 }
 
-/// Signs the companion's start requests with an App Attest key (``CompanionClient`` with `attestation:`):
-/// the first request makes a key, has Apple attest it over the companion's challenge and registers it
-/// (`POST /attest/register`); each start request then carries an assertion over a fresh challenge, its
-/// route and its body (`CompanionAPI.attestedClientData`).
+/// Signs the companion's start requests, and the requests for a started sign-in's result, with an App
+/// Attest key (``CompanionClient`` with `attestation:`): the first request makes a key, has Apple attest it
+/// over the companion's challenge and registers it (`POST /attest/register`); each request then carries an
+/// assertion over a fresh challenge, its route and its body (`CompanionAPI.attestedClientData`). The
+/// companion hands a sign-in's result (`POST /exchange`, `POST /completion/status`) only to an assertion by
+/// the key that started it.
 ///
 /// Where App Attest is not supported nothing is added, and a companion that requires it refuses the start
 /// (`attestation_required`): the app cannot claim what the device cannot prove.
@@ -44,7 +46,7 @@ public actor AppAttestation {
         try? await keys.setAttestedKeyID(nil)
     }
 
-    /// The the `Switchback-App-Attestation` header value for a start request, or nil where App Attest is unsupported.
+    /// The `Switchback-App-Attestation` header value for a request, or nil where App Attest is unsupported.
     func header(method: String, path: String, body: Data, companion: CompanionClient) async throws -> String? {
         guard service.isSupported else { return nil }
         do {

@@ -14,7 +14,7 @@ public struct CompanionClient: Sendable {
     public let baseURL: URL
     private let transport: any HTTPTransport
     private let logger: Logger
-    /// Signs the start routes with an App Attest key, for a companion with `appAttest`.
+    /// Signs the start routes and the result requests with an App Attest key, for a companion with `appAttest`.
     private let attestation: AppAttestation?
 
     public init(
@@ -27,9 +27,11 @@ public struct CompanionClient: Sendable {
         self.logger = logger
     }
 
-    /// The start routes an App Attest assertion signs.
+    /// The routes an App Attest assertion signs: the starts, and the requests for a started sign-in's result
+    /// (which the companion hands only to the key that started it).
     static let attestedPaths: Set<String> = [
         CompanionAPI.Path.exchangeStart, CompanionAPI.Path.bridgeStart, CompanionAPI.Path.completionStart, CompanionAPI.Path.permission,
+        CompanionAPI.Path.exchange, CompanionAPI.Path.completionStatus,
     ]
 
     /// `POST /attest/challenge`: a one-time challenge.

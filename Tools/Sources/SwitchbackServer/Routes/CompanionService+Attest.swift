@@ -12,6 +12,10 @@ import Logging
 extension CompanionService {
     static let challengeLifetime: TimeInterval = 300
 
+    /// The App Attest key (base64url ID) whose assertion the request being answered carried, if any: a start
+    /// keeps it with the sign-in, and the sign-in's result is handed over only to an assertion by the same key.
+    @TaskLocal static var assertingKey: String?
+
     /// What the companion keeps of an attested key, until it expires.
     struct AttestedKeyRecord: Codable, Sendable {
         var key: AppAttestVerifier.AttestedKey
@@ -59,14 +63,14 @@ extension CompanionService {
 
     /// Checks the assertion of a start request, before its handler runs: the body is read here (and handed
     /// on), because the assertion covers it. Without App Attest configured this does nothing; with it not
-    /// required, a request without the header passes.
-    func checkAttestation(_ request: inout Request, method: String, path: String) async throws {
-        guard let appAttest = configuration.appAttest, let verifier = attestation else { return }
+    /// required, a request without the header passes. Returns the asserting key's ID (base64url).
+    func checkAttestation(_ request: inout Request, method: String, path: String) async throws -> String? {
+        guard let appAttest = configuration.appAttest, let verifier = attestation else { return nil }
         guard let header = request.headers[HTTPField.Name(CompanionAPI.attestationHeader)!] else {
             guard !appAttest.required else {
                 throw CompanionError(.attestationRequired, "this server takes sign-ins only from an attested app (App Attest)")
             }
-            return
+            return nil
         }
         let parts = header.split(separator: " ")
         guard parts.count == 3, let keyID = Base64URL.decode(String(parts[0])), keyID.count == 32, let assertion = Base64URL.decode(String(parts[2]))
@@ -95,6 +99,20 @@ extension CompanionService {
         _ = try await store.replace(
             .attestedKey, digest: Secrets.digest(secret), sealedWith: RecordSealing.key(for: secret, kind: .attestedKey), record,
             expiresAt: record.expiresAt, now: now)
+        return secret
+    }
+
+    /// Refuses a request about a sign-in whose start was asserted by `key`, unless this request's assertion
+    /// is by the same key: the install that started a sign-in is the only one its result goes to.
+    func requireAssertion(by key: String?) throws {
+        guard let key else { return }
+        guard let asserting = Self.assertingKey else {
+            throw CompanionError(.attestationRequired, "this sign-in was started by an attested app; ask with an assertion by its key")
+        }
+        guard ConstantTime.equals(asserting, key) else {
+            logger.warning("a sign-in's result was asked for with another attested key; nothing was handed over")
+            throw CompanionError(.invalidGrant, "this sign-in belongs to another app installation")
+        }
     }
 
     /// Uses a challenge up, once across instances.

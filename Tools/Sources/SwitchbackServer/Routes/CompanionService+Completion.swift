@@ -18,14 +18,19 @@ extension CompanionService {
         let status: Status
         let outcome: SignInOutcome?
         let error: String?
+        /// The App Attest key (base64url ID) the start was asserted by, whose assertion every status request needs.
+        let attestedKey: String?
         /// The digest of the one-time value the final page's app link carries: a completed result is
         /// delivered only to a status request that presents it beside the flow ID.
         let returnDigest: String?
 
-        init(status: Status, outcome: SignInOutcome? = nil, error: String? = nil, returnDigest: String? = nil) {
+        init(
+            status: Status, outcome: SignInOutcome? = nil, error: String? = nil, attestedKey: String?, returnDigest: String? = nil
+        ) {
             self.status = status
             self.outcome = outcome
             self.error = error
+            self.attestedKey = attestedKey
             self.returnDigest = returnDigest
         }
     }
@@ -45,14 +50,16 @@ extension CompanionService {
             responseMode: body.responseMode, acrValues: body.acrValues, loginHint: body.loginHint, uiLocales: body.uiLocales,
             parameters: body.parameters)
         do {
-            try await store.insert(.completion, secret: body.flowID, CompletionRecord(status: .pending), expiresAt: expiresAt)
+            try await store.insert(
+                .completion, secret: body.flowID, CompletionRecord(status: .pending, attestedKey: Self.assertingKey), expiresAt: expiresAt)
         } catch {
             throw CompanionError(.invalidRequest, "this flow_id is already in use")
         }
         let session: AuthorizationSession
         do {
             session = try await startAuthorization(
-                redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest, resultKey: key), options: options)
+                redirectURI: url(Self.completionPath), purpose: .completion(flowDigest: digest, resultKey: key, attestedKey: Self.assertingKey),
+                options: options)
         } catch {
             _ = try? await store.take(.completion, digest: digest, now: clock.now())
             throw error
@@ -81,7 +88,7 @@ extension CompanionService {
             state = Self.parameters(of: url)["state"]
         }
         let pending = try await takeAuthorization(state: state, for: .completion)
-        guard case .completion(let flowDigest, let resultKey) = pending.purpose, let key = RecordSealing.decode(resultKey) else {
+        guard case .completion(let flowDigest, let resultKey, let attestedKey) = pending.purpose, let key = RecordSealing.decode(resultKey) else {
             throw CompanionError(.invalidState, "this state belongs to another route")
         }
         let returnValue = Base64URL.encode(entropy.randomBytes(count: 32))
@@ -89,11 +96,12 @@ extension CompanionService {
         do {
             let outcome = try await complete(callback, pending: pending)
             record = CompletionRecord(
-                status: .completed, outcome: completion.returns == .tokens ? outcome : outcome.withoutTokens(),
+                status: .completed, outcome: completion.returns == .tokens ? outcome : outcome.withoutTokens(), attestedKey: attestedKey,
                 returnDigest: Secrets.digest(returnValue)
             )
         } catch let error as CompanionError {
-            record = CompletionRecord(status: .failed, error: error.code == .signInFailed ? "access_denied" : "server_error")
+            record = CompletionRecord(
+                status: .failed, error: error.code == .signInFailed ? "access_denied" : "server_error", attestedKey: attestedKey)
         }
         // Replace the pending marker in one step; if the app already gave up (the marker expired), the result is not kept.
         let now = clock.now()
@@ -135,6 +143,7 @@ extension CompanionService {
         guard let record = try await currentCompletion(digest, key: key) else {
             return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
         }
+        try requireAssertion(by: record.attestedKey)
         var current = record
         if current.status == .pending, wait > 0 {
             guard let ticket = await waiters.enter(digest) else {

@@ -17,7 +17,7 @@ extension CompanionService {
             throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
         }
         let session = try await startAuthorization(
-            redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding)),
+            redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding), attestedKey: Self.assertingKey),
             options: try options(acrValues: body.acrValues, loginHint: body.loginHint, uiLocales: body.uiLocales, parameters: body.parameters)
         )
         return Replies.json(
@@ -50,13 +50,14 @@ extension CompanionService {
             else {
                 throw CompanionError(.invalidState, "this sign-in response is unknown, expired or was already used")
             }
-            guard case .exchange(let bindingDigest) = waiting.purpose else {
+            guard case .exchange(let bindingDigest, let attestedKey) = waiting.purpose else {
                 throw CompanionError(.invalidState, "this state belongs to another route")
             }
             guard let binding = body.binding, Secrets.isPlausible(binding), ConstantTime.equals(Secrets.digest(binding), bindingDigest) else {
                 logger.warning("exchange presented without the binding its sign-in started with; nothing was redeemed")
                 throw CompanionError(.invalidGrant, "this sign-in response belongs to another app session")
             }
+            try requireAssertion(by: attestedKey)
             let pending = try await takeAuthorization(state: state, for: .exchange)
             outcome = try await complete(.redirect(callback), pending: pending)
         case (nil, let code?):

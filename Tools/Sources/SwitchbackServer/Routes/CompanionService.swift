@@ -294,13 +294,15 @@ struct CompanionService: Sendable {
 /// An authorization the server started, kept under its `state` until the provider answers.
 struct PendingAuthorization: Codable, Sendable {
     enum Purpose: Codable, Sendable {
-        /// Redeemed by `POST /exchange` only with the binding whose digest this is.
-        case exchange(bindingDigest: String)
+        /// Redeemed by `POST /exchange` only with the binding whose digest this is and, when the start was
+        /// attested, an assertion by the same App Attest key (`attestedKey`, its base64url ID).
+        case exchange(bindingDigest: String, attestedKey: String? = nil)
         /// Return to `scheme://oauth<path>`; the code is redeemable only with the binding whose digest this is.
         case bridge(scheme: String, path: String, bindingDigest: String)
         /// Report to the app whose flow ID has this digest; the result is sealed with `resultKey` (derived
-        /// from the flow ID, which only the app holds).
-        case completion(flowDigest: String, resultKey: String)
+        /// from the flow ID, which only the app holds). Asked for only with an assertion by `attestedKey`
+        /// when the start was attested.
+        case completion(flowDigest: String, resultKey: String, attestedKey: String? = nil)
 
         var route: Route {
             switch self {

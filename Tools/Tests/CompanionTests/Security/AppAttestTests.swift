@@ -150,6 +150,56 @@ struct AppAttestTests {
         }
     }
 
+    @Test(
+        "a sign-in's result goes only to the install whose key started it: not without an assertion, not to another attested install of the app"
+    )
+    func resultBoundToStartingKey() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        // Not required, so that only the binding to the starting key can refuse a request without an assertion.
+        try await Self.with(authority, required: false) { rig in
+            let (_, _, genuine) = try await Self.attestedDevice(rig, authority)
+            let (_, _, otherInstall) = try await Self.attestedDevice(rig, authority)
+            let unattested = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+
+            // The exchange: the callback and the binding alone are not enough.
+            let redirect = try #require(URL(string: CompanionRig.appRedirect))
+            let started = try await genuine.startExchange(
+                redirectURI: redirect, binding: CompanionRig.binding, options: AuthorizationOptions(), now: Date())
+            guard case .redirect(let location) = try await rig.signIn(started.authorizationURL.absoluteString), let callback = URL(string: location)
+            else { throw RigFailure("the provider did not redirect") }
+            let bare = await #expect(throws: SwitchbackError.self) {
+                try await unattested.exchange(callback: callback, binding: CompanionRig.binding)
+            }
+            #expect(bare?.oauthError?.error == "attestation_required")
+            let foreign = await #expect(throws: SwitchbackError.self) {
+                try await otherInstall.exchange(callback: callback, binding: CompanionRig.binding)
+            }
+            #expect(foreign?.oauthError?.error == "invalid_grant")
+            // Neither used the sign-in up: the install that started it redeems it.
+            #expect(try await genuine.exchange(callback: callback, binding: CompanionRig.binding).subject == "9b1f7c2e-alice")
+
+            // The backend completion: its status, pending or finished, is told only to the starting key.
+            let flow = "flow-secret-0123456789abcdefghij"
+            let completion = try await genuine.startCompletion(flowSecret: flow, options: AuthorizationOptions(), now: Date())
+            for client in [unattested, otherInstall] {
+                let refused = await #expect(throws: SwitchbackError.self) {
+                    _ = try await client.completionProgress(flowSecret: flow, result: nil, wait: 0)
+                }
+                #expect(["attestation_required", "invalid_grant"].contains(refused?.oauthError?.error ?? "-"))
+            }
+            guard case .redirect(let answer) = try await rig.signIn(completion.authorizationURL.absoluteString), let answerURL = URL(string: answer)
+            else { throw RigFailure("the provider did not redirect") }
+            #expect(try await rig.get(answerURL).status == 200)
+            let afterwards = await #expect(throws: SwitchbackError.self) {
+                _ = try await otherInstall.completionProgress(flowSecret: flow, result: nil, wait: 0)
+            }
+            #expect(afterwards?.oauthError?.error == "invalid_grant")
+            guard case .awaitingReturn = try await genuine.completionProgress(flowSecret: flow, result: nil, wait: 0) else {
+                throw RigFailure("the completed sign-in is not waiting for the app link")
+            }
+        }
+    }
+
     @Test("a replayed registration spends nothing twice; the challenge route is rate-limited per address like the starts")
     func registrationReplayAndFlood() async throws {
         let authority = try SoftwareAppAttest.Authority()
