@@ -36,11 +36,13 @@ extension Companion {
         var routes: [Route] = []
         let proxies = configuration.limits.trustedProxies.compactMap(ClientAddress.Network.init)
         func add(
-            _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false, attested: Bool = false,
+            _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false,
+            attested: CompanionService.AttestedRoute = .none,
             _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
         ) {
-            let attested = attested && configuration.appAttest != nil
-            let notes = (limited ? " [rate-limited]" : "") + (attested ? " [App Attest]" : "")
+            let attesting = configuration.appAttest != nil || configuration.playIntegrity != nil
+            let attested = attesting ? attested : .none
+            let notes = (limited ? " [rate-limited]" : "") + [.none: "", .start: " [attested]", .result: " [attestation checked if sent]"][attested]!
             routes.append(Route(method: method.rawValue, path: path, purpose: purpose + notes))
             router.on(RouterPath(path), method: method) { request, context in
                 let start = ContinuousClock.now
@@ -70,8 +72,12 @@ extension Companion {
                 status: report.ready ? .ok : .serviceUnavailable)
         }
 
+        if configuration.appAttest != nil || configuration.playIntegrity != nil {
+            add(.post, Path.attestChallenge, .app, "a one-time challenge for App Attest or Play Integrity", limited: true) {
+                try await $0.attestationChallenge($1)
+            }
+        }
         if configuration.appAttest != nil {
-            add(.post, Path.attestChallenge, .app, "App Attest: a one-time challenge", limited: true) { try await $0.attestationChallenge($1) }
             add(.post, Path.attestRegister, .app, "App Attest: a new key's attestation over a challenge", limited: true) {
                 try await $0.registerAttestation($1)
             }
@@ -79,21 +85,21 @@ extension Companion {
         if configuration.exchange != nil {
             add(
                 .post, Path.exchangeStart, .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true,
-                attested: true
+                attested: .start
             ) {
                 try await $0.startExchange($1)
             }
-            add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true, attested: true) {
+            add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true, attested: .result) {
                 try await $0.exchange($1)
             }
         }
         if configuration.permission != nil {
-            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true, attested: true) {
+            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true, attested: .start) {
                 try await $0.permission($1)
             }
         }
         if configuration.bridge != nil {
-            add(.post, Path.bridgeStart, .app, "start a sign-in that returns to an allow-listed deep link", limited: true, attested: true) {
+            add(.post, Path.bridgeStart, .app, "start a sign-in that returns to an allow-listed deep link", limited: true, attested: .start) {
                 try await $0.startBridge($1)
             }
             add(.get, Path.bridgeCallback, .browser, "provider answer (query; fragment through a forwarding page)") {
@@ -113,14 +119,14 @@ extension Companion {
         if configuration.completion != nil {
             add(
                 .post, Path.completionStart, .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true,
-                attested: true
+                attested: .start
             ) {
                 try await $0.startCompletion($1)
             }
             add(.get, Path.completion, .browser, "provider answer (query); final page opens the app") { try await $0.completionCallback($1) }
             add(.post, Path.completion, .browser, "provider answer (form_post)") { try await $0.completionCallback($1) }
             add(
-                .post, Path.completionStatus, .app, "long poll (one per flow) for the result; needs the app link's value", attested: true
+                .post, Path.completionStatus, .app, "long poll (one per flow) for the result; needs the app link's value", attested: .result
             ) {
                 try await $0.completionStatus($1)
             }
@@ -177,7 +183,8 @@ extension Companion {
     private static func answer(
         _ request: Request, _ context: CompanionContext, service: CompanionService,
         route: (method: HTTPRequest.Method, path: String, audience: Audience),
-        limited: Bool, attested: Bool, limiter: RateLimiter, configuration: ServerConfiguration, proxies: [ClientAddress.Network],
+        limited: Bool, attested: CompanionService.AttestedRoute, limiter: RateLimiter, configuration: ServerConfiguration,
+        proxies: [ClientAddress.Network],
         metrics: CompanionMetrics, handler: @Sendable (CompanionService, Request) async throws -> Response
     ) async -> Response {
         let (method, path, audience) = route
@@ -191,11 +198,10 @@ extension Companion {
                     after: retryAfter)
             }
             var request = request
-            guard attested, let key = try await service.checkAttestation(&request, method: method.rawValue, path: path) else {
-                return try await handler(service, request)
-            }
+            guard attested != .none, let proof = try await service.checkAttestation(&request, method: method.rawValue, path: path, route: attested)
+            else { return try await handler(service, request) }
             let attestedRequest = request
-            return try await CompanionService.$assertingKey.withValue(key) { try await handler(service, attestedRequest) }
+            return try await CompanionService.$attested.withValue(proof) { try await handler(service, attestedRequest) }
         } catch let error as CompanionError {
             service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
             // `slow_down` is the OAuth name the answer carries; the metric says what happened.

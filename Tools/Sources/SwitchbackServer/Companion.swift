@@ -118,6 +118,7 @@ public final class Companion: Sendable {
         }
         let allowList = try configuration.handOff.map { try RedirectAllowList($0.allowedRedirects) }
         let attestation = try configuration.appAttest.map(AppAttestVerifier.init(configuration:))
+        let playIntegrity = try configuration.playIntegrity.map(PlayIntegrityVerifier.init(configuration:))
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
         let router = Router(context: CompanionContext.self)
         router.add(middleware: RequestLog(logger: logger))
@@ -129,7 +130,8 @@ public final class Companion: Sendable {
         let routes = register(on: router, configuration: configuration, limiter: limiter, readiness: readiness, metrics: metrics) {
             CompanionService(
                 configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
-                clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation
+                clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation,
+                playIntegrity: playIntegrity
             )
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()

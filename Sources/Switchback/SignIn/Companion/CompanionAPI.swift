@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 
 /// The backend companion's HTTP API, defined once: its paths and the JSON bodies its app-facing routes take
 /// and give. ``CompanionClient`` sends these and the companion (`switchback-companion`) decodes the same
@@ -333,6 +334,17 @@ extension CompanionAPI {
     /// `POST /attest/challenge` and the assertion, each base64url, separated by spaces. The assertion is made
     /// over ``attestedClientData(challenge:method:path:body:)``.
     public static let attestationHeader = "Switchback-App-Attestation"
+
+    /// The header that carries a Google Play Integrity verdict (an Android app's classic request) on a start
+    /// route: a challenge from `POST /attest/challenge` and the integrity token, separated by a space. The
+    /// request's nonce is ``playIntegrityNonce(challenge:method:path:body:)``.
+    public static let playIntegrityHeader = "Switchback-Play-Integrity"
+
+    /// The nonce of a Play Integrity request for a start route: base64url (unpadded) of SHA-256 of
+    /// ``attestedClientData(challenge:method:path:body:)``, 32 bytes as Google's 16…500 allows.
+    public static func playIntegrityNonce(challenge: String, method: String, path: String, body: Data) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: attestedClientData(challenge: challenge, method: method, path: path, body: body))))
+    }
 
     /// What an assertion on a start route signs: the challenge, the request line and the body, so that
     /// it is good for this one request only.

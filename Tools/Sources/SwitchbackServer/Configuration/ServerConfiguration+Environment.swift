@@ -175,6 +175,8 @@ extension ServerConfiguration {
             Setting(key: "limits.trustedProxies", isSecret: false) { $0.limits.trustedProxies = list($1) },
             Setting(key: "limits.directClients", isSecret: false) { $0.limits.directClients = try flag($1) },
             Setting(key: "limits.shutdownGrace", isSecret: false) { $0.limits.shutdownGrace = try seconds($1) },
+            inSection(\.playIntegrity, "playIntegrity", "decryptionKey", secret: true) { $0.decryptionKey = $1 },
+            inSection(\.playIntegrity, "playIntegrity", "verificationKey", secret: false) { $0.verificationKey = $1 },
             // Either turns the metrics listener on.
             Setting(key: "metrics.host", isSecret: false) { $0.metrics = .init(host: $1, port: $0.metrics?.port ?? 9464) },
             Setting(key: "metrics.port", isSecret: false) { $0.metrics = .init(host: $0.metrics?.host ?? "127.0.0.1", port: try port($1)) },
@@ -182,11 +184,12 @@ extension ServerConfiguration {
         return all
     }()
 
-    /// This configuration with its secrets replaced by `<redacted>`: the client secret, and the password
-    /// in `postgresURL`.
+    /// This configuration with its secrets replaced by `<redacted>`: the client secret, Play Integrity's
+    /// decryption key, and the password in `postgresURL`.
     public func redacted() -> ServerConfiguration {
         var copy = self
         if copy.provider?.clientSecret != nil { copy.provider?.clientSecret = Self.redaction }
+        if copy.playIntegrity?.decryptionKey != nil { copy.playIntegrity?.decryptionKey = Self.redaction }
         if let url = postgresURL {
             if var components = URLComponents(string: url) {
                 if components.password != nil { components.password = Self.redaction }

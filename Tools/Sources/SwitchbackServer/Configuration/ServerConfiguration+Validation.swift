@@ -134,6 +134,25 @@ extension ServerConfiguration {
             }
             guard appAttest.keyLifetime >= 86400 else { throw fail("appAttest.keyLifetime must be at least a day (86400 seconds)") }
         }
+        if let playIntegrity {
+            let packageName = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$/
+            guard !playIntegrity.packageNames.isEmpty, playIntegrity.packageNames.allSatisfy({ $0.wholeMatch(of: packageName) != nil }) else {
+                throw fail("playIntegrity.packageNames must list Android package names (com.example.app)")
+            }
+            guard playIntegrity.certificateDigests.allSatisfy({ Base64URL.decode(PlayIntegrityVerifier.unpadded($0))?.count == 32 }) else {
+                throw fail("playIntegrity.certificateDigests must be base64url SHA-256 digests, as the verdict writes them")
+            }
+            let labels: Set = ["MEETS_DEVICE_INTEGRITY", "MEETS_BASIC_INTEGRITY", "MEETS_STRONG_INTEGRITY", "MEETS_VIRTUAL_INTEGRITY"]
+            guard playIntegrity.deviceVerdicts.allSatisfy(labels.contains) else {
+                throw fail("playIntegrity.deviceVerdicts must be among \(labels.sorted().joined(separator: ", "))")
+            }
+            guard (10...3600).contains(playIntegrity.maximumAge) else { throw fail("playIntegrity.maximumAge must be 10…3600 seconds") }
+            do {
+                _ = try PlayIntegrityVerifier(configuration: playIntegrity)
+            } catch let error as SwitchbackError {
+                throw fail(error.message)
+            }
+        }
         if let metrics {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }

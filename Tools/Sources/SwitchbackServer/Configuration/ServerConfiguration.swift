@@ -25,6 +25,62 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Apple App Attest on the start routes: only a genuine, unmodified copy of one of your apps may start a
     /// sign-in.
     public var appAttest: AppAttest?
+    /// Google Play Integrity on the start routes, for Android apps: only a Play-recognized copy of one of your
+    /// apps, on a device that meets the integrity you ask for, may start a sign-in.
+    public var playIntegrity: PlayIntegrity?
+
+    /// Google Play Integrity (classic requests, with the response keys you manage in Play Console).
+    public struct PlayIntegrity: Sendable, Codable, Equatable {
+        /// Your Android apps' package names.
+        public var packageNames: [String]
+        /// SHA-256 digests of your apps' signing certificates, base64url as the verdict writes them; empty
+        /// leaves the check to Google Play's recognition of the app.
+        public var certificateDigests: [String]
+        /// Play Console's response decryption key (base64 AES-256): a secret, best given as a secret file.
+        public var decryptionKey: String?
+        /// Play Console's response verification key (base64 DER EC public key).
+        public var verificationKey: String
+        /// The device labels a verdict must carry; Google's default label is `MEETS_DEVICE_INTEGRITY`.
+        public var deviceVerdicts: [String]
+        /// True: the user's copy must be `LICENSED` (installed or bought from Google Play).
+        public var requireLicensed: Bool
+        /// True: a start request must carry a verdict or an App Attest assertion (as `appAttest.required`).
+        public var required: Bool
+        /// How old a verdict may be when it arrives (seconds).
+        public var maximumAge: TimeInterval
+
+        public init(
+            packageNames: [String], certificateDigests: [String] = [], decryptionKey: String? = nil, verificationKey: String,
+            deviceVerdicts: [String] = ["MEETS_DEVICE_INTEGRITY"], requireLicensed: Bool = false, required: Bool = true,
+            maximumAge: TimeInterval = 300
+        ) {
+            self.packageNames = packageNames
+            self.certificateDigests = certificateDigests
+            self.decryptionKey = decryptionKey
+            self.verificationKey = verificationKey
+            self.deviceVerdicts = deviceVerdicts
+            self.requireLicensed = requireLicensed
+            self.required = required
+            self.maximumAge = maximumAge
+        }
+
+        private enum Keys: String, CodingKey {
+            case packageNames, certificateDigests, decryptionKey, verificationKey, deviceVerdicts, requireLicensed, required, maximumAge
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Keys.self)
+            self.init(
+                packageNames: try c.decode([String].self, forKey: .packageNames),
+                certificateDigests: try c.decodeIfPresent([String].self, forKey: .certificateDigests) ?? [],
+                decryptionKey: try c.decodeIfPresent(String.self, forKey: .decryptionKey),
+                verificationKey: try c.decode(String.self, forKey: .verificationKey),
+                deviceVerdicts: try c.decodeIfPresent([String].self, forKey: .deviceVerdicts) ?? ["MEETS_DEVICE_INTEGRITY"],
+                requireLicensed: try c.decodeIfPresent(Bool.self, forKey: .requireLicensed) ?? false,
+                required: try c.decodeIfPresent(Bool.self, forKey: .required) ?? true,
+                maximumAge: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumAge) ?? 300)
+        }
+    }
 
     /// Apple App Attest (DeviceCheck): the apps that may attest, and whether the start routes require it.
     public struct AppAttest: Sendable, Codable, Equatable {
@@ -33,9 +89,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// `production` (App Store, TestFlight, Enterprise) or `development`: attestations of the other
         /// environment are refused.
         public var environment: String
-        /// True: `POST /exchange/start`, `/bridge/start` and `/completion/start` refuse a request without a
-        /// valid assertion. False: an assertion is checked when one is sent (while older app versions
-        /// without App Attest are still in use).
+        /// True: `POST /exchange/start`, `/bridge/start`, `/completion/start`, `/permission` and an
+        /// app-started `POST /exchange` refuse a request without a valid assertion (or Play Integrity
+        /// verdict). False: an assertion is checked when one is sent (while older app versions without App
+        /// Attest are still in use).
         public var required: Bool
         /// A PEM file with the root to trust instead of Apple's App Attestation Root CA: for tests only.
         public var rootCertificateFile: String?
@@ -95,9 +152,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
         limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
-        appAttest: AppAttest? = nil
+        appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil
     ) {
         self.appAttest = appAttest
+        self.playIntegrity = playIntegrity
         self.metrics = metrics
         self.limits = limits
         self.host = host
@@ -116,7 +174,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics, appAttest
+        case metrics, appAttest, playIntegrity
     }
 
     /// Every key but the sections is optional in a file.
@@ -137,7 +195,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             associations: try container.decodeIfPresent([AppAssociation].self, forKey: .associations) ?? [],
             postgresURL: try container.decodeIfPresent(String.self, forKey: .postgresURL),
             metrics: try container.decodeIfPresent(Metrics.self, forKey: .metrics),
-            appAttest: try container.decodeIfPresent(AppAttest.self, forKey: .appAttest)
+            appAttest: try container.decodeIfPresent(AppAttest.self, forKey: .appAttest),
+            playIntegrity: try container.decodeIfPresent(PlayIntegrity.self, forKey: .playIntegrity)
         )
     }
 

@@ -159,5 +159,6 @@ struct CompanionMetrics: Sendable {
         case backChannelLogout = "backchannel_logout"
         case keyAttested = "app_attest_key_attested"
         case attestationRefused = "app_attest_refused"
+        case playIntegrityRefused = "play_integrity_refused"
     }
 }

@@ -5,16 +5,54 @@ import Hummingbird
 import Logging
 @_spi(SwitchbackInternals) import Switchback
 
-/// Apple App Attest on the start routes: an app attests a Secure Enclave key once (`POST /attest/challenge`,
-/// then `POST /attest/register`), and signs each start request with it (``CompanionAPI/attestationHeader``).
-/// A malicious app can show the genuine provider page under the real app's scheme, but it cannot make an
-/// assertion with a key attested for the real app's ID, so it cannot start the companion's sign-ins.
+/// Attested apps on the start routes.
+/// - Apple App Attest: an app attests a Secure Enclave key once (`POST /attest/challenge`, then
+///   `POST /attest/register`), and signs each start request with it (``CompanionAPI/attestationHeader``).
+/// - Google Play Integrity: an Android app asks Google Play for a verdict whose nonce covers a challenge and
+///   the request (``CompanionAPI/playIntegrityHeader``).
+///
+/// A malicious app can show the genuine provider page under the real app's scheme, but it can make neither
+/// an assertion with a key attested for the real app's ID nor a verdict for the real app's package, so it
+/// cannot start the companion's sign-ins.
 extension CompanionService {
     static let challengeLifetime: TimeInterval = 300
 
-    /// The App Attest key (base64url ID) whose assertion the request being answered carried, if any: a start
-    /// keeps it with the sign-in, and the sign-in's result is handed over only to an assertion by the same key.
-    @TaskLocal static var assertingKey: String?
+    /// What a request's attestation proved.
+    enum Attested: Sendable, Equatable {
+        /// An App Attest assertion by this key (its ID, base64url).
+        case appAttest(keyID: String)
+        /// A Play Integrity verdict for this package.
+        case playIntegrity(packageName: String)
+    }
+
+    /// Where a route stands with attestation.
+    enum AttestedRoute: Sendable {
+        case none
+        /// A start: refused without an attestation when one is required.
+        case start
+        /// A request about a started sign-in: an attestation is checked when sent, and the handler decides
+        /// (the result goes only to the App Attest key that started the sign-in).
+        case result
+    }
+
+    /// What the request being answered proved, if anything: a start keeps an App Attest key with the sign-in,
+    /// and the sign-in's result is handed over only to an assertion by the same key.
+    @TaskLocal static var attested: Attested?
+
+    /// The App Attest key of the request being answered.
+    static var assertingKey: String? {
+        if case .appAttest(let key)? = attested { key } else { nil }
+    }
+
+    /// True when a start must be attested: either section says `required`.
+    var attestationRequired: Bool { configuration.appAttest?.required == true || configuration.playIntegrity?.required == true }
+
+    /// Refuses an unattested request where attestation is required: for `POST /exchange` with an app-started
+    /// code, which is where such a sign-in begins at the companion.
+    func requireAttestedStart() throws {
+        guard attestationRequired, Self.attested == nil else { return }
+        throw CompanionError(.attestationRequired, "this server takes sign-ins only from an attested app (App Attest or Play Integrity)")
+    }
 
     /// What the companion keeps of an attested key, until it expires.
     struct AttestedKeyRecord: Codable, Sendable {
@@ -24,7 +62,7 @@ extension CompanionService {
 
     /// `POST /attest/challenge`: a one-time challenge for an attestation or an assertion.
     func attestationChallenge(_ request: Request) async throws -> Response {
-        guard attestation != nil else { throw CompanionError(.notConfigured, "App Attest is off") }
+        guard attestation != nil || playIntegrity != nil else { throw CompanionError(.notConfigured, "App Attest is off") }
         let challenge = try await store.issue(
             .attestChallenge, true, expiresAt: clock.now().addingTimeInterval(Self.challengeLifetime), entropy: entropy)
         return Replies.json(CompanionAPI.AttestationChallenge(challenge: challenge, expiresIn: Int(Self.challengeLifetime)))
@@ -61,17 +99,25 @@ extension CompanionService {
         return Replies.json(["status": "attested", "app_id": key.appID], status: .created)
     }
 
-    /// Checks the assertion of a start request, before its handler runs: the body is read here (and handed
-    /// on), because the assertion covers it. Without App Attest configured this does nothing; with it not
-    /// required, a request without the header passes. Returns the asserting key's ID (base64url).
-    func checkAttestation(_ request: inout Request, method: String, path: String) async throws -> String? {
-        guard let appAttest = configuration.appAttest, let verifier = attestation else { return nil }
-        guard let header = request.headers[HTTPField.Name(CompanionAPI.attestationHeader)!] else {
-            guard !appAttest.required else {
-                throw CompanionError(.attestationRequired, "this server takes sign-ins only from an attested app (App Attest)")
-            }
-            return nil
+    /// Checks a request's App Attest assertion or Play Integrity verdict, before its handler runs: the body is
+    /// read here (and handed on), because both cover it. A header of a mechanism not configured is ignored. A
+    /// start without either is refused when attestation is required.
+    func checkAttestation(_ request: inout Request, method: String, path: String, route: AttestedRoute) async throws -> Attested? {
+        if attestation != nil, let header = request.headers[HTTPField.Name(CompanionAPI.attestationHeader)!] {
+            return .appAttest(keyID: try await checkAssertion(header, &request, method: method, path: path))
         }
+        if let verifier = playIntegrity, let header = request.headers[HTTPField.Name(CompanionAPI.playIntegrityHeader)!] {
+            return .playIntegrity(packageName: try await checkVerdict(header, verifier, &request, method: method, path: path))
+        }
+        if route == .start, attestationRequired {
+            throw CompanionError(.attestationRequired, "this server takes sign-ins only from an attested app (App Attest or Play Integrity)")
+        }
+        return nil
+    }
+
+    /// Verifies an App Attest assertion; returns its key's ID (base64url).
+    private func checkAssertion(_ header: String, _ request: inout Request, method: String, path: String) async throws -> String {
+        guard let verifier = attestation else { throw CompanionError(.notConfigured, "App Attest is off") }
         let parts = header.split(separator: " ")
         guard parts.count == 3, let keyID = Base64URL.decode(String(parts[0])), keyID.count == 32, let assertion = Base64URL.decode(String(parts[2]))
         else { throw CompanionError(.attestationInvalid, "the attestation header is malformed") }
@@ -112,6 +158,25 @@ extension CompanionService {
         guard ConstantTime.equals(asserting, key) else {
             logger.warning("a sign-in's result was asked for with another attested key; nothing was handed over")
             throw CompanionError(.invalidGrant, "this sign-in belongs to another app installation")
+        }
+    }
+
+    /// Verifies a Play Integrity verdict over this request; returns the app's package name.
+    private func checkVerdict(
+        _ header: String, _ verifier: PlayIntegrityVerifier, _ request: inout Request, method: String, path: String
+    ) async throws -> String {
+        let parts = header.split(separator: " ")
+        guard parts.count == 2 else { throw CompanionError(.attestationInvalid, "the Play Integrity header is malformed") }
+        let challenge = String(parts[0])
+        let buffer = try await Self.collectBody(of: &request)
+        try await spendChallenge(challenge)
+        let nonce = CompanionAPI.playIntegrityNonce(challenge: challenge, method: method, path: path, body: Data(buffer.readableBytesView))
+        do {
+            return try verifier.verify(String(parts[1]), nonce: nonce, now: clock.now()).packageName
+        } catch let refusal as PlayIntegrityVerifier.Refusal {
+            logger.notice("Play Integrity verdict refused", metadata: ["reason": "\(refusal.description)"])
+            metrics.record(.playIntegrityRefused)
+            throw CompanionError(.attestationInvalid, "the Play Integrity verdict is refused: \(refusal.description)")
         }
     }
 

@@ -61,6 +61,7 @@ extension CompanionService {
             let pending = try await takeAuthorization(state: state, for: .exchange)
             outcome = try await complete(.redirect(callback), pending: pending)
         case (nil, let code?):
+            try requireAttestedStart()
             outcome = try await redeemAppCode(code, body, allowed: exchange.redirectURIs)
         default:
             throw CompanionError(.invalidRequest, "send either callback_url, or code with code_verifier, redirect_uri and nonce")

@@ -18,6 +18,8 @@ struct CompanionService: Sendable {
     let metrics: CompanionMetrics
     /// App Attest's verifier, when the configuration has an `appAttest` section.
     let attestation: AppAttestVerifier?
+    /// Play Integrity's verifier, when the configuration has a `playIntegrity` section.
+    let playIntegrity: PlayIntegrityVerifier?
 
     static let maximumBody = 16 * 1024
     /// How long a started authorization waits for the provider's answer.

@@ -64,7 +64,7 @@ struct AppAttestTests {
         #expect(root.notValidAfter > Date(timeIntervalSince1970: 2_300_000_000), "valid until 2045")
         try await CompanionRig.with(change: { $0.appAttest = .init(appIDs: [Self.appID]) }) { rig in
             #expect(rig.companion.routes.contains { $0.path == "/attest/register" })
-            #expect(rig.companion.routes.contains { $0.path == "/exchange/start" && $0.purpose.contains("[App Attest]") })
+            #expect(rig.companion.routes.contains { $0.path == "/exchange/start" && $0.purpose.contains("[attested]") })
         }
     }
 
