@@ -26,6 +26,26 @@ public import Foundation
             let jkt: String?
         }
 
+        /// The claims of a payload read by ``JSONReader``, typed as ``init(from:)`` types them.
+        init(_ members: JSONMembers) throws {
+            guard let sub = try members.string("sub"), let exp = try members.number("exp") else { throw JSONMembers.Mismatch() }
+            self.sub = sub
+            self.exp = exp
+            clientID = try members.string("client_id")
+            authorizedParty = try members.string("azp")
+            scope = try members.string("scope")
+            if members.contains("cnf") {
+                if case .object(let confirmation)? = members.values["cnf"], case .string(let jkt)? = confirmation["jkt"] {
+                    confirmationThumbprint = jkt
+                } else {
+                    confirmationThumbprint = ""
+                }
+            } else {
+                confirmationThumbprint = nil
+            }
+            preferredUsername = (try? members.string("preferred_username")) ?? nil
+        }
+
         @_spi(SwitchbackInternals) public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             sub = try container.decode(String.self, forKey: .sub)
@@ -38,18 +58,16 @@ public import Foundation
         }
     }
 
-    private struct Registered: Decodable {
+    /// The registered claims checked beside ``Claims``.
+    private struct Registered {
         let iss: String?
-        let aud: Audience?
-        let exp: Double?
+        let aud: [String]?
         let nbf: Double?
-    }
 
-    private struct Audience: Decodable {
-        let values: [String]
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let many = try? container.decode([String].self) { values = many } else { values = [try container.decode(String.self)] }
+        init(_ members: JSONMembers) throws {
+            iss = try members.string("iss")
+            aud = try members.stringOrStrings("aud")
+            nbf = try members.number("nbf")
         }
     }
 
@@ -83,13 +101,14 @@ public import Foundation
             throw SwitchbackError(.unsupportedAlgorithm, "alg \"\(jws.header.alg.prefix(20))\" is not allowed for access tokens")
         }
         try await keys.verify(jws)
-        guard let registered = try? CompactJWS.decoder.decode(Registered.self, from: jws.payload),
-            let claims = try? CompactJWS.decoder.decode(Claims.self, from: jws.payload)
+        // One read of the payload for both.
+        guard let object = JSONReader.object(jws.payload), let registered = try? Registered(JSONMembers(object)),
+            let claims = try? Claims(JSONMembers(object))
         else {
             throw SwitchbackError(.idTokenMalformed, "the access token lacks sub or exp, or its claims have the wrong types")
         }
         guard registered.iss == issuer else { throw SwitchbackError(.idTokenIssuerInvalid, "the access token was issued by another issuer") }
-        guard registered.aud?.values.contains(audience) == true else {
+        guard registered.aud?.contains(audience) == true else {
             throw SwitchbackError(.audienceInvalid, "the access token is not meant for this audience")
         }
         let now = clock.now().timeIntervalSince1970

@@ -2,16 +2,27 @@ import Foundation
 
 /// A compact-serialised JWS split into its parts, before any signature check.
 struct CompactJWS {
-    struct Header: Decodable {
+    struct Header {
         let alg: String
         let kid: String?
         let typ: String?
         let crit: [String]?
-    }
 
-    /// One decoder for every token: JSONDecoder is Sendable, and creating one per call shows up in
-    /// validation throughput.
-    static let decoder = JSONDecoder()
+        /// The header read by ``JSONReader``: `alg` a string, the others strings (or `crit` strings) when present.
+        init?(_ bytes: Data) {
+            guard let object = JSONReader.object(bytes) else { return nil }
+            let members = JSONMembers(object)
+            do {
+                guard let alg = try members.string("alg") else { return nil }
+                self.alg = alg
+                kid = try members.string("kid")
+                typ = try members.string("typ")
+                crit = try members.strings("crit")
+            } catch {
+                return nil
+            }
+        }
+    }
 
     let header: Header
     let signingInput: ArraySlice<UInt8>
@@ -36,7 +47,7 @@ struct CompactJWS {
         else {
             throw SwitchbackError(malformed, "a part of the token is not base64url")
         }
-        guard let header = try? Self.decoder.decode(Header.self, from: headerData) else {
+        guard let header = Header(headerData) else {
             throw SwitchbackError(malformed, "the token's header is not a JSON object with an alg")
         }
         if let critical = header.crit, !critical.isEmpty {

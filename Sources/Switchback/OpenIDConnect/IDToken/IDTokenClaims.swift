@@ -48,6 +48,16 @@ public struct IDTokenClaims: Sendable, Equatable, Codable {
         self.sid = sid
     }
 
+    /// The claims of a payload read by ``JSONReader``, typed as ``init(from:)`` types them.
+    init(_ members: JSONMembers) throws {
+        self.init(
+            iss: try members.string("iss"), sub: try members.string("sub"), aud: try members.stringOrStrings("aud"),
+            exp: try members.number("exp"), iat: try members.number("iat"), nbf: try members.number("nbf"), nonce: try members.string("nonce"),
+            azp: try members.string("azp"), authTime: try members.number("auth_time"), acr: try members.string("acr"),
+            amr: try members.strings("amr"), atHash: try members.string("at_hash"), cHash: try members.string("c_hash"),
+            sid: try members.string("sid"))
+    }
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         iss = try container.decodeIfPresent(String.self, forKey: .iss)

@@ -76,7 +76,8 @@ public struct IDTokenValidator: Sendable {
         try await verifySignature(jws, allowed: allowedAlgorithms)
         let claims: IDTokenClaims
         do {
-            claims = try CompactJWS.decoder.decode(IDTokenClaims.self, from: jws.payload)
+            guard let members = JSONReader.object(jws.payload) else { throw JSONMembers.Mismatch() }
+            claims = try IDTokenClaims(JSONMembers(members))
         } catch {
             throw SwitchbackError(.idTokenMalformed, "the ID token's claims are not a JSON object of the registered types")
         }
