@@ -19,6 +19,11 @@ extension Companion {
                 "App Attest: \(appAttest.appIDs.joined(separator: ", ")), \(appAttest.environment), \(appAttest.required ? "required" : "checked when sent"), \(root)"
             )
         }
+        if let play = configuration.playIntegrity {
+            lines.append(
+                "Play Integrity: \(play.packageNames.joined(separator: ", ")), device \(play.deviceVerdicts.joined(separator: "+"))"
+                    + "\(play.requireLicensed ? ", licensed" : ""), \(play.required ? "required" : "checked when sent")")
+        }
         if let metrics = configuration.metrics, let metricsPort {
             lines.append("metrics: http://\(metrics.host.contains(":") ? "[\(metrics.host)]" : metrics.host):\(metricsPort)/metrics (Prometheus)")
         }

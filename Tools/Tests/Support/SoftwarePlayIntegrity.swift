@@ -17,6 +17,8 @@ package struct SoftwarePlayIntegrity: Sendable {
         package var appRecognitionVerdict = "PLAY_RECOGNIZED"
         package var packageName: String?
         package var certificateDigests: [String]
+        /// Nil leaves `versionCode` out.
+        package var versionCode: String? = "42"
         /// Nil leaves `deviceRecognitionVerdict` out, as Google does when no label applies.
         package var deviceVerdicts: [String]? = ["MEETS_DEVICE_INTEGRITY"]
         package var licensing = "LICENSED"
@@ -53,7 +55,8 @@ package struct SoftwarePlayIntegrity: Sendable {
         var request: [String: Any] = ["timestampMillis": verdict.timestampAsNumber ? millis as Any : String(millis)]
         request["requestPackageName"] = verdict.requestPackageName
         request["nonce"] = verdict.nonce
-        var app: [String: Any] = ["appRecognitionVerdict": verdict.appRecognitionVerdict, "versionCode": "42"]
+        var app: [String: Any] = ["appRecognitionVerdict": verdict.appRecognitionVerdict]
+        app["versionCode"] = verdict.versionCode
         app["packageName"] = verdict.packageName
         app["certificateSha256Digest"] = verdict.certificateDigests
         var device: [String: Any] = [:]

@@ -47,21 +47,22 @@ public actor AppAttestation {
     }
 
     /// The `Switchback-App-Attestation` header value for a request, or nil where App Attest is unsupported.
-    func header(method: String, path: String, body: Data, companion: CompanionClient) async throws -> String? {
+    /// `challenged`: over a fresh challenge (a start), or over ``CompanionAPI/unchallenged`` (a result request).
+    func header(method: String, path: String, body: Data, challenged: Bool, companion: CompanionClient) async throws -> String? {
         guard service.isSupported else { return nil }
         do {
-            return try await assert(method: method, path: path, body: body, companion: companion)
+            return try await assert(method: method, path: path, body: body, challenged: challenged, companion: companion)
         } catch let error as SwitchbackError where error.code == .appAttestKeyInvalid {
             // The system no longer knows the key (a restored backup, say): attest a new one, once.
             try await keys.setAttestedKeyID(nil)
-            return try await assert(method: method, path: path, body: body, companion: companion)
+            return try await assert(method: method, path: path, body: body, challenged: challenged, companion: companion)
         }
     }
 
-    private func assert(method: String, path: String, body: Data, companion: CompanionClient) async throws -> String {
+    private func assert(method: String, path: String, body: Data, challenged: Bool, companion: CompanionClient) async throws -> String {
         let keyID = try await attestedKey(companion)
         guard let rawKeyID = Data(base64Encoded: keyID) else { throw SwitchbackError(.appAttestKeyInvalid, "the key ID is not base64") }
-        let challenge = try await companion.attestationChallenge()
+        let challenge = challenged ? try await companion.attestationChallenge() : CompanionAPI.unchallenged
         let clientData = CompanionAPI.attestedClientData(challenge: challenge, method: method, path: path, body: body)
         let assertion = try await service.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
         return "\(Base64URL.encode(rawKeyID)) \(challenge) \(Base64URL.encode(assertion))"

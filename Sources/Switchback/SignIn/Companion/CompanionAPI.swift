@@ -335,6 +335,12 @@ extension CompanionAPI {
     /// over ``attestedClientData(challenge:method:path:body:)``.
     public static let attestationHeader = "Switchback-App-Attestation"
 
+    /// The challenge field of an assertion on a request for a started sign-in's result (`POST /exchange`,
+    /// `POST /completion/status`): no challenge, because such a request gives up nothing twice (the result
+    /// is handed over once) and its body names the sign-in; the assertion's growing counter still refuses a
+    /// replay.
+    public static let unchallenged = "-"
+
     /// The header that carries a Google Play Integrity verdict (an Android app's classic request) on a start
     /// route: a challenge from `POST /attest/challenge` and the integrity token, separated by a space. The
     /// request's nonce is ``playIntegrityNonce(challenge:method:path:body:)``.

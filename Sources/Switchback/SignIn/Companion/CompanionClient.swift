@@ -27,12 +27,14 @@ public struct CompanionClient: Sendable {
         self.logger = logger
     }
 
-    /// The routes an App Attest assertion signs: the starts, and the requests for a started sign-in's result
-    /// (which the companion hands only to the key that started it).
-    static let attestedPaths: Set<String> = [
+    /// The start routes an App Attest assertion signs, each over a fresh challenge.
+    static let startPaths: Set<String> = [
         CompanionAPI.Path.exchangeStart, CompanionAPI.Path.bridgeStart, CompanionAPI.Path.completionStart, CompanionAPI.Path.permission,
-        CompanionAPI.Path.exchange, CompanionAPI.Path.completionStatus,
     ]
+    /// The requests for a started sign-in's result, which the companion hands only to the key that started
+    /// it: signed without a challenge (``CompanionAPI/unchallenged``), so that a long poll costs no extra
+    /// round trip and nothing of the challenge route's rate limit.
+    static let resultPaths: Set<String> = [CompanionAPI.Path.exchange, CompanionAPI.Path.completionStatus]
 
     /// `POST /attest/challenge`: a one-time challenge.
     func attestationChallenge() async throws -> String {
@@ -280,8 +282,9 @@ public struct CompanionClient: Sendable {
         }
         var headers = ["Content-Type": "application/json", "Accept": "application/json"]
         headers.merge(extra) { $1 }
-        if let attestation, Self.attestedPaths.contains(path),
-            let assertion = try await attestation.header(method: "POST", path: path, body: body, companion: self)
+        let challenged = Self.startPaths.contains(path)
+        if let attestation, challenged || Self.resultPaths.contains(path),
+            let assertion = try await attestation.header(method: "POST", path: path, body: body, challenged: challenged, companion: self)
         {
             headers[CompanionAPI.attestationHeader] = assertion
         }
@@ -297,7 +300,7 @@ public struct CompanionClient: Sendable {
                 await attestation.forgetKey()
                 var retried = request
                 retried.headers[CompanionAPI.attestationHeader] = try await attestation.header(
-                    method: "POST", path: path, body: body, companion: self)
+                    method: "POST", path: path, body: body, challenged: challenged, companion: self)
                 response = try await transport.send(retried)
             }
         } catch let error as SwitchbackError {

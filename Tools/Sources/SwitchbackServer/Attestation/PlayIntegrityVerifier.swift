@@ -30,6 +30,7 @@ struct PlayIntegrityVerifier: Sendable {
     let deviceVerdicts: [String]
     let requireLicensed: Bool
     let maximumAge: TimeInterval
+    let minimumVersionCode: Int?
     private let decryptionKey: SymmetricKey
     private let verificationKey: P256.Signing.PublicKey
 
@@ -51,6 +52,7 @@ struct PlayIntegrityVerifier: Sendable {
         deviceVerdicts = configuration.deviceVerdicts
         requireLicensed = configuration.requireLicensed
         maximumAge = configuration.maximumAge
+        minimumVersionCode = configuration.minimumVersionCode
         decryptionKey = SymmetricKey(data: decryption)
         verificationKey = key
     }
@@ -91,6 +93,11 @@ struct PlayIntegrityVerifier: Sendable {
         if !certificateDigests.isEmpty {
             guard (app.certificateSha256Digest ?? []).contains(where: { certificateDigests.contains(Self.unpadded($0)) }) else {
                 throw Refusal("the app is not signed with a certificate of playIntegrity.certificateDigests")
+            }
+        }
+        if let minimumVersionCode {
+            guard let version = app.versionCode?.value, version >= minimumVersionCode else {
+                throw Refusal("the app's version is older than playIntegrity.minimumVersionCode")
             }
         }
         let device = payload.deviceIntegrity?.deviceRecognitionVerdict ?? []
@@ -157,6 +164,7 @@ struct PlayIntegrityVerifier: Sendable {
             let appRecognitionVerdict: String
             let packageName: String?
             let certificateSha256Digest: [String]?
+            let versionCode: Int64Text?
         }
 
         struct DeviceIntegrity: Decodable { let deviceRecognitionVerdict: [String]? }

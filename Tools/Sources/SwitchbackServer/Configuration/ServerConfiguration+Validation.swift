@@ -143,10 +143,14 @@ extension ServerConfiguration {
                 throw fail("playIntegrity.certificateDigests must be base64url SHA-256 digests, as the verdict writes them")
             }
             let labels: Set = ["MEETS_DEVICE_INTEGRITY", "MEETS_BASIC_INTEGRITY", "MEETS_STRONG_INTEGRITY", "MEETS_VIRTUAL_INTEGRITY"]
-            guard playIntegrity.deviceVerdicts.allSatisfy(labels.contains) else {
-                throw fail("playIntegrity.deviceVerdicts must be among \(labels.sorted().joined(separator: ", "))")
+            guard !playIntegrity.deviceVerdicts.isEmpty, playIntegrity.deviceVerdicts.allSatisfy(labels.contains) else {
+                throw fail("playIntegrity.deviceVerdicts must name at least one of \(labels.sorted().joined(separator: ", "))")
             }
             guard (10...3600).contains(playIntegrity.maximumAge) else { throw fail("playIntegrity.maximumAge must be 10…3600 seconds") }
+            if let appAttest, appAttest.required != playIntegrity.required {
+                // A request with neither cannot be told iOS from Android, so one answer must hold for both.
+                throw fail("appAttest.required and playIntegrity.required must agree: a start with neither cannot be told apart")
+            }
             do {
                 _ = try PlayIntegrityVerifier(configuration: playIntegrity)
             } catch let error as SwitchbackError {

@@ -44,16 +44,20 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var deviceVerdicts: [String]
         /// True: the user's copy must be `LICENSED` (installed or bought from Google Play).
         public var requireLicensed: Bool
-        /// True: a start request must carry a verdict or an App Attest assertion (as `appAttest.required`).
+        /// True: a start request must carry a verdict or an App Attest assertion; with an `appAttest` section
+        /// too, both must say the same.
         public var required: Bool
         /// How old a verdict may be when it arrives (seconds).
         public var maximumAge: TimeInterval
+        /// The oldest app version (`versionCode`) let in; nil lets in every version Play recognizes.
+        public var minimumVersionCode: Int?
 
         public init(
             packageNames: [String], certificateDigests: [String] = [], decryptionKey: String? = nil, verificationKey: String,
             deviceVerdicts: [String] = ["MEETS_DEVICE_INTEGRITY"], requireLicensed: Bool = false, required: Bool = true,
-            maximumAge: TimeInterval = 300
+            maximumAge: TimeInterval = 300, minimumVersionCode: Int? = nil
         ) {
+            self.minimumVersionCode = minimumVersionCode
             self.packageNames = packageNames
             self.certificateDigests = certificateDigests
             self.decryptionKey = decryptionKey
@@ -66,6 +70,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
         private enum Keys: String, CodingKey {
             case packageNames, certificateDigests, decryptionKey, verificationKey, deviceVerdicts, requireLicensed, required, maximumAge
+            case minimumVersionCode
         }
 
         public init(from decoder: any Decoder) throws {
@@ -78,7 +83,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                 deviceVerdicts: try c.decodeIfPresent([String].self, forKey: .deviceVerdicts) ?? ["MEETS_DEVICE_INTEGRITY"],
                 requireLicensed: try c.decodeIfPresent(Bool.self, forKey: .requireLicensed) ?? false,
                 required: try c.decodeIfPresent(Bool.self, forKey: .required) ?? true,
-                maximumAge: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumAge) ?? 300)
+                maximumAge: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumAge) ?? 300,
+                minimumVersionCode: try c.decodeIfPresent(Int.self, forKey: .minimumVersionCode))
         }
     }
 
@@ -92,7 +98,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// True: `POST /exchange/start`, `/bridge/start`, `/completion/start`, `/permission` and an
         /// app-started `POST /exchange` refuse a request without a valid assertion (or Play Integrity
         /// verdict). False: an assertion is checked when one is sent (while older app versions without App
-        /// Attest are still in use).
+        /// Attest are still in use). With a `playIntegrity` section too, both must say the same.
         public var required: Bool
         /// A PEM file with the root to trust instead of Apple's App Attestation Root CA: for tests only.
         public var rootCertificateFile: String?

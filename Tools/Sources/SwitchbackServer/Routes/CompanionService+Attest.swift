@@ -104,7 +104,7 @@ extension CompanionService {
     /// start without either is refused when attestation is required.
     func checkAttestation(_ request: inout Request, method: String, path: String, route: AttestedRoute) async throws -> Attested? {
         if attestation != nil, let header = request.headers[HTTPField.Name(CompanionAPI.attestationHeader)!] {
-            return .appAttest(keyID: try await checkAssertion(header, &request, method: method, path: path))
+            return .appAttest(keyID: try await checkAssertion(header, &request, method: method, path: path, route: route))
         }
         if let verifier = playIntegrity, let header = request.headers[HTTPField.Name(CompanionAPI.playIntegrityHeader)!] {
             return .playIntegrity(packageName: try await checkVerdict(header, verifier, &request, method: method, path: path))
@@ -115,15 +115,18 @@ extension CompanionService {
         return nil
     }
 
-    /// Verifies an App Attest assertion; returns its key's ID (base64url).
-    private func checkAssertion(_ header: String, _ request: inout Request, method: String, path: String) async throws -> String {
+    /// Verifies an App Attest assertion; returns its key's ID (base64url). A start's assertion covers a fresh
+    /// challenge; a result request's may go without (``CompanionAPI/unchallenged``).
+    private func checkAssertion(_ header: String, _ request: inout Request, method: String, path: String, route: AttestedRoute)
+        async throws -> String
+    {
         guard let verifier = attestation else { throw CompanionError(.notConfigured, "App Attest is off") }
         let parts = header.split(separator: " ")
         guard parts.count == 3, let keyID = Base64URL.decode(String(parts[0])), keyID.count == 32, let assertion = Base64URL.decode(String(parts[2]))
         else { throw CompanionError(.attestationInvalid, "the attestation header is malformed") }
         let challenge = String(parts[1])
         let buffer = try await Self.collectBody(of: &request)
-        try await spendChallenge(challenge)
+        if challenge != CompanionAPI.unchallenged || route != .result { try await spendChallenge(challenge) }
         let now = clock.now()
         let secret = Base64URL.encode(keyID)
         guard var record = try await store.lookUp(.attestedKey, secret: secret, as: AttestedKeyRecord.self, now: now) else {
@@ -140,8 +143,9 @@ extension CompanionService {
             metrics.record(.attestationRefused)
             throw CompanionError(.attestationInvalid, "the assertion is refused: \(refusal.description)")
         }
-        // The challenge, used once across instances, is what stops a replay; the counter is kept as Apple
-        // asks (two concurrent requests may store their counters in either order).
+        // On a start the challenge, used once across instances, is what stops a replay; on an unchallenged
+        // result request it is the growing counter, kept here as Apple asks (two concurrent requests may store
+        // their counters in either order, and the result itself is handed over once).
         _ = try await store.replace(
             .attestedKey, digest: Secrets.digest(secret), sealedWith: RecordSealing.key(for: secret, kind: .attestedKey), record,
             expiresAt: record.expiresAt, now: now)

@@ -112,8 +112,9 @@ struct AppAttestTests {
             let keyID = try #require(await keys.keyID)
             let rawKeyID = try #require(Data(base64Encoded: keyID))
 
-            func header(_ body: Data, path: String = "/exchange/start", forKey key: String = keyID) async throws -> String {
-                let challenge = try #require(try await rig.post("/attest/challenge", [:]).json["challenge"] as? String)
+            func header(_ body: Data, path: String = "/exchange/start", forKey key: String = keyID, challenged: Bool = true) async throws -> String {
+                let challenge =
+                    challenged ? try #require(try await rig.post("/attest/challenge", [:]).json["challenge"] as? String) : CompanionAPI.unchallenged
                 let clientData = CompanionAPI.attestedClientData(challenge: challenge, method: "POST", path: path, body: body)
                 let assertion = try await device.generateAssertion(key, clientDataHash: Data(SHA256.hash(data: clientData)))
                 return "\(Base64URL.encode(rawKeyID)) \(challenge) \(Base64URL.encode(assertion))"
@@ -147,6 +148,18 @@ struct AppAttestTests {
             let notAttested = try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": wrongID])
             #expect(notAttested.response.status == 401 && notAttested.json["error"] as? String == "attestation_key_unknown")
             #expect(try await rig.post("/exchange/start", body: body, headers: ["Switchback-App-Attestation": "one two"]).response.status == 401)
+
+            // Without a challenge: refused on a start; on a result request taken once, its counter then spent.
+            let unchallengedStart = try await rig.post(
+                "/exchange/start", body: body, headers: ["Switchback-App-Attestation": try await header(body, challenged: false)])
+            #expect(
+                unchallengedStart.response.status == 401 && (unchallengedStart.json["error_description"] as? String)?.contains("challenge") == true)
+            let status = try JSONSerialization.data(withJSONObject: ["flow_id": "no-such-flow-0123456789abcdef", "wait": 0])
+            let unchallenged = try await header(status, path: "/completion/status", challenged: false)
+            let first = try await rig.post("/completion/status", body: status, headers: ["Switchback-App-Attestation": unchallenged])
+            #expect(first.response.status == 404, "the assertion passes; no such flow")
+            let again = try await rig.post("/completion/status", body: status, headers: ["Switchback-App-Attestation": unchallenged])
+            #expect(again.response.status == 401 && (again.json["error_description"] as? String)?.contains("counter") == true)
         }
     }
 

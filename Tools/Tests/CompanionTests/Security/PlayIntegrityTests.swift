@@ -55,8 +55,15 @@ struct PlayIntegrityTests {
         try await Self.with(play) { rig in
             #expect(rig.companion.routes.contains { $0.path == "/exchange/start" && $0.purpose.contains("[attested]") })
             #expect(!rig.companion.routes.contains { $0.path == "/attest/register" }, "registration is App Attest's")
+            var configuration = CompanionRig.configuration(issuer: "https://id.example.com")
+            configuration.playIntegrity = .init(packageNames: [play.packageName], verificationKey: play.verificationKeyText)
+            let banner = rig.companion.banner(configuration)
+            #expect(banner.contains("Play Integrity: com.example.app, device MEETS_DEVICE_INTEGRITY, required"), "\(banner)")
             let none = try await Self.start(rig, nil)
             #expect(none.status == 401 && none.error == "attestation_required")
+            // A header of the mechanism not configured is no attestation.
+            let apple = try await rig.post("/exchange/start", body: Self.startBody, headers: ["Switchback-App-Attestation": "a b c"])
+            #expect(apple.response.status == 401 && apple.json["error"] as? String == "attestation_required")
 
             let header = try await Self.header(rig, play)
             #expect(try await Self.start(rig, header).status == 200)
@@ -74,7 +81,13 @@ struct PlayIntegrityTests {
     @Test("each verdict Google's page says to refuse is refused, naming why: app, device, licence, time, nonce, keys")
     func refusals() async throws {
         let play = SoftwarePlayIntegrity()
-        try await Self.with(play, change: { $0.requireLicensed = true }) { rig in
+        try await Self.with(
+            play,
+            change: {
+                $0.requireLicensed = true
+                $0.minimumVersionCode = 40
+            }
+        ) { rig in
             let other = SoftwarePlayIntegrity(packageName: "com.example.clone")
             let cases: [(String, (inout SoftwarePlayIntegrity.Verdict) -> Void)] = [
                 ("package name", { $0.requestPackageName = "com.example.clone" }),
@@ -86,6 +99,8 @@ struct PlayIntegrityTests {
                 ("device", { $0.deviceVerdicts = ["MEETS_BASIC_INTEGRITY"] }),
                 ("licensed", { $0.licensing = "UNLICENSED" }),
                 ("test response", { $0.testing = true }),
+                ("version", { $0.versionCode = "39" }),
+                ("version", { $0.versionCode = nil }),
                 ("older", { $0.timestamp -= 301 }),
                 ("future", { $0.timestamp += 120 }),
                 (
@@ -153,6 +168,15 @@ struct PlayIntegrityTests {
                 "/exchange",
                 ["code": "c", "code_verifier": String(repeating: "v", count: 43), "redirect_uri": CompanionRig.appRedirect, "nonce": "n"])
             #expect(appStarted.response.status == 401 && appStarted.json["error"] as? String == "attestation_required")
+            // With a verdict over it, the request reaches the provider, which refuses the made-up code.
+            let exchangeBody = try JSONSerialization.data(withJSONObject: [
+                "code": "c", "code_verifier": String(repeating: "v", count: 43), "redirect_uri": CompanionRig.appRedirect, "nonce": "n",
+            ])
+            let attested = try await rig.post(
+                "/exchange", body: exchangeBody,
+                headers: ["Switchback-Play-Integrity": try await Self.header(rig, play, body: exchangeBody, path: "/exchange")])
+            let error = attested.json["error"] as? String ?? ""
+            #expect(attested.response.status == 400 && !error.hasPrefix("attestation"), "\(error)")
         }
     }
 
@@ -180,6 +204,14 @@ struct PlayIntegrityTests {
         #expect(validated { $0.verificationKey = "bm90IGEga2V5" }?.contains("verificationKey") == true)
         #expect(validated { $0.packageNames = ["not a package"] }?.contains("packageNames") == true)
         #expect(validated { $0.deviceVerdicts = ["MEETS_WISHES"] }?.contains("deviceVerdicts") == true)
+        #expect(validated { $0.deviceVerdicts = [] }?.contains("deviceVerdicts") == true, "no label would turn the device check off")
+        #expect(validated { $0.required = false } == nil)
+        var both = CompanionRig.configuration(issuer: "https://id.example.com")
+        both.appAttest = .init(appIDs: ["A1B2C3D4E5.com.example.app"], required: false)
+        both.playIntegrity = .init(packageNames: [play.packageName], decryptionKey: play.decryptionKeyText, verificationKey: play.verificationKeyText)
+        #expect(throws: SwitchbackError.self, "one section required and the other not cannot be told apart") { try both.validate() }
+        both.playIntegrity?.required = false
+        try both.validate()
         #expect(validated { $0.certificateDigests = ["abc"] }?.contains("certificateDigests") == true)
         #expect(validated { $0.maximumAge = 86400 }?.contains("maximumAge") == true)
 
