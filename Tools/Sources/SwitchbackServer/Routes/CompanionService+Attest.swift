@@ -17,6 +17,10 @@ import Logging
 extension CompanionService {
     static let challengeLifetime: TimeInterval = 300
 
+    /// What a refused attestation, assertion or verdict is answered: the reason goes to the log and the
+    /// metrics only, so that someone tuning a modified app or device is not told which check to defeat.
+    static let refusedAttestation = "the attestation is refused; the server's log names the reason"
+
     /// What a request's attestation proved.
     enum Attested: Sendable, Equatable {
         /// An App Attest assertion by this key (its ID, base64url).
@@ -84,7 +88,7 @@ extension CompanionService {
         } catch let refusal as AppAttestVerifier.Refusal {
             logger.notice("attestation refused", metadata: ["reason": "\(refusal.description)"])
             metrics.record(.attestationRefused)
-            throw CompanionError(.attestationInvalid, "the attestation is refused: \(refusal.description)")
+            throw CompanionError(.attestationInvalid, Self.refusedAttestation)
         }
         let expiresAt = now.addingTimeInterval(appAttest.keyLifetime)
         let secret = Base64URL.encode(keyID)
@@ -141,7 +145,7 @@ extension CompanionService {
         } catch let refusal as AppAttestVerifier.Refusal {
             logger.notice("assertion refused", metadata: ["reason": "\(refusal.description)"])
             metrics.record(.attestationRefused)
-            throw CompanionError(.attestationInvalid, "the assertion is refused: \(refusal.description)")
+            throw CompanionError(.attestationInvalid, Self.refusedAttestation)
         }
         // On a start the challenge, used once across instances, is what stops a replay; on an unchallenged
         // result request it is the growing counter, kept here as Apple asks (two concurrent requests may store
@@ -180,7 +184,7 @@ extension CompanionService {
         } catch let refusal as PlayIntegrityVerifier.Refusal {
             logger.notice("Play Integrity verdict refused", metadata: ["reason": "\(refusal.description)"])
             metrics.record(.playIntegrityRefused)
-            throw CompanionError(.attestationInvalid, "the Play Integrity verdict is refused: \(refusal.description)")
+            throw CompanionError(.attestationInvalid, Self.refusedAttestation)
         }
     }
 

@@ -97,9 +97,13 @@ struct AppAttestTests {
                 (SoftwareAppAttest(authority: authority, appID: Self.appID, development: true), "production"),
                 (SoftwareAppAttest(authority: try SoftwareAppAttest.Authority(), appID: Self.appID), "root"),
             ] {
+                let before = rig.log.all.count
                 let error = await #expect(throws: SwitchbackError.self) { try await Self.start(Self.client(rig, device)) }
                 #expect(error?.oauthError?.error == "attestation_invalid", "\(reason)")
-                #expect(error?.oauthError?.errorDescription?.contains(reason) == true, "\(error?.oauthError?.errorDescription ?? "")")
+                // The log names the check; the answer does not.
+                let logged = rig.log.all.dropFirst(before).first { $0.contains("attestation refused") } ?? ""
+                #expect(logged.contains(reason), "\(reason): \(logged)")
+                #expect(error?.oauthError?.errorDescription?.contains(reason) == false, "\(error?.oauthError?.errorDescription ?? "")")
             }
         }
     }
@@ -158,8 +162,10 @@ struct AppAttestTests {
             let unchallenged = try await header(status, path: "/completion/status", challenged: false)
             let first = try await rig.post("/completion/status", body: status, headers: ["Switchback-App-Attestation": unchallenged])
             #expect(first.response.status == 404, "the assertion passes; no such flow")
+            let before = rig.log.all.count
             let again = try await rig.post("/completion/status", body: status, headers: ["Switchback-App-Attestation": unchallenged])
-            #expect(again.response.status == 401 && (again.json["error_description"] as? String)?.contains("counter") == true)
+            #expect(again.response.status == 401 && again.json["error"] as? String == "attestation_invalid")
+            #expect(rig.log.all.dropFirst(before).contains { $0.contains("assertion refused") && $0.contains("counter") })
         }
     }
 

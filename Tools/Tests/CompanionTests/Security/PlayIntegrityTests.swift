@@ -42,11 +42,15 @@ struct PlayIntegrityTests {
         return "\(challenge) \(try play.token(verdict, signer: signer, encryptionKey: encryptionKey, alg: alg))"
     }
 
-    static func start(_ rig: CompanionRig, _ header: String?, body: Data = startBody) async throws -> (status: Int, error: String?, why: String) {
+    /// A start with `header`: the answer's status, error and description, and the reason the log gives for
+    /// a refused verdict (the answer does not name it).
+    static func start(_ rig: CompanionRig, _ header: String?, body: Data = startBody) async throws -> (
+        status: Int, error: String?, answered: String, logged: String
+    ) {
+        let before = rig.log.all.count
         let answer = try await rig.post("/exchange/start", body: body, headers: header.map { ["Switchback-Play-Integrity": $0] } ?? [:])
-        return (
-            Int(answer.response.status), answer.json["error"] as? String, answer.json["error_description"] as? String ?? ""
-        )
+        let logged = rig.log.all.dropFirst(before).first { $0.contains("verdict refused") } ?? ""
+        return (Int(answer.response.status), answer.json["error"] as? String, answer.json["error_description"] as? String ?? "", logged)
     }
 
     @Test("the genuine app's verdict starts a sign-in once; without a verdict, or replayed, the start is refused")
@@ -68,7 +72,7 @@ struct PlayIntegrityTests {
             let header = try await Self.header(rig, play)
             #expect(try await Self.start(rig, header).status == 200)
             let replayed = try await Self.start(rig, header)
-            #expect(replayed.status == 401 && replayed.why.contains("challenge"), "\(replayed.why)")
+            #expect(replayed.status == 401 && replayed.answered.contains("challenge"), "\(replayed.answered)")
 
             // The documented string form and a plain number both read as the time; a padded nonce is the same nonce.
             let numeric = try await Self.header(rig, play) { $0.timestampAsNumber = true }
@@ -115,7 +119,8 @@ struct PlayIntegrityTests {
             for (reason, change) in cases {
                 let refused = try await Self.start(rig, try await Self.header(rig, play, change: change))
                 #expect(refused.status == 401 && refused.error == "attestation_invalid", "\(reason)")
-                #expect(refused.why.contains(reason), "\(reason): \(refused.why)")
+                #expect(refused.logged.contains(reason), "\(reason): \(refused.logged)")
+                #expect(!refused.answered.contains(reason), "the answer does not name the check: \(refused.answered)")
             }
 
             // The verdict was made for another body, or another route.
@@ -123,14 +128,15 @@ struct PlayIntegrityTests {
                 "redirect_uri": CompanionRig.appRedirect, "binding": "another-binding-0123456789abc",
             ])
             let forBody = try await Self.header(rig, play)
-            #expect(try await Self.start(rig, forBody, body: otherBody).why.contains("nonce"))
+            #expect(try await Self.start(rig, forBody, body: otherBody).logged.contains("nonce"))
             let forRoute = try await Self.header(rig, play, path: "/completion/start")
-            #expect(try await Self.start(rig, forRoute).why.contains("nonce"))
+            #expect(try await Self.start(rig, forRoute).logged.contains("nonce"))
 
             // Signed or encrypted with keys that are not the configured ones, or with another algorithm.
-            #expect(try await Self.start(rig, try await Self.header(rig, play, signer: P256.Signing.PrivateKey())).why.contains("signature"))
-            #expect(try await Self.start(rig, try await Self.header(rig, play, encryptionKey: SymmetricKey(size: .bits256))).why.contains("decrypt"))
-            #expect(try await Self.start(rig, try await Self.header(rig, play, alg: "A128KW")).why.contains("A256KW"))
+            #expect(try await Self.start(rig, try await Self.header(rig, play, signer: P256.Signing.PrivateKey())).logged.contains("signature"))
+            #expect(
+                try await Self.start(rig, try await Self.header(rig, play, encryptionKey: SymmetricKey(size: .bits256))).logged.contains("decrypt"))
+            #expect(try await Self.start(rig, try await Self.header(rig, play, alg: "A128KW")).logged.contains("A256KW"))
         }
     }
 
@@ -148,7 +154,8 @@ struct PlayIntegrityTests {
                 #expect(refused.status == 401 && refused.error == "attestation_invalid", "\(token.prefix(40))")
             }
             #expect(try await Self.start(rig, "only-one-part").error == "attestation_invalid")
-            #expect(try await Self.start(rig, "unknown-challenge \(try play.token(play.verdict(nonce: "x", at: Date())))").why.contains("challenge"))
+            #expect(
+                try await Self.start(rig, "unknown-challenge \(try play.token(play.verdict(nonce: "x", at: Date())))").answered.contains("challenge"))
         }
     }
 
