@@ -11,8 +11,8 @@ public import Foundation
 /// Files that only their owner can read from the first byte: the file stores (credentials, flow journals)
 /// write through it. A file is created empty with mode 0600 under a random name in its directory
 /// (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing already there is followed or reused), filled, flushed to
-/// disk and renamed over the old one, so a reader sees the old or the new content, never half, and never
-/// with wider permissions. Foundation's atomic write gives the new file the process's default mode and
+/// disk when asked (``Durability``) and renamed over the old one, so a reader sees the old or the new
+/// content, never half, and never with wider permissions. Foundation's atomic write gives the new file the process's default mode and
 /// leaves narrowing it to a later call, which another user could race.
 @_spi(SwitchbackInternals) public enum OwnerOnlyFile {
     /// Creates `directory` (and its parents) if missing; the last component is made with mode 0700. An
@@ -36,10 +36,21 @@ public import Foundation
         guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else { throw failure("cannot create \(directory.path): \(reason())") }
     }
 
+    /// What a write must survive.
+    public enum Durability: Sendable {
+        /// The app's termination (killed in the background, crashed, swiped away): the kernel keeps what
+        /// was written and renamed, so no flush to disk is needed. A flow's journal, which matters for
+        /// minutes.
+        case appTermination
+        /// The device losing power or the system crashing: the file and the rename are flushed to disk
+        /// (two `fsync`s). Credentials, whose loss signs the user out.
+        case powerLoss
+    }
+
     /// Writes `data` to `file` (in a directory that exists), readable and writable by the owner only,
     /// replacing what was there atomically. On iOS the file is protected until the first unlock after a
     /// restart, as the Keychain's refresh tokens are.
-    public static func write(_ data: Data, to file: URL) throws {
+    public static func write(_ data: Data, to file: URL, surviving durability: Durability = .powerLoss) throws {
         let directory = file.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -65,10 +76,13 @@ public import Foundation
                     offset += count
                 }
             }
-            guard fsync(descriptor) == 0 else { throw failure("cannot flush \(file.lastPathComponent): \(reason())") }
+            if durability == .powerLoss {
+                guard fsync(descriptor) == 0 else { throw failure("cannot flush \(file.lastPathComponent): \(reason())") }
+            }
         }
         guard rename(temporary.path, file.path) == 0 else { throw failure("cannot replace \(file.lastPathComponent): \(reason())") }
         written = true
+        guard durability == .powerLoss else { return }
         // The rename itself reaches the disk with the directory's entry.
         let directoryDescriptor = open(directory.path, O_RDONLY | O_CLOEXEC)
         if directoryDescriptor >= 0 {

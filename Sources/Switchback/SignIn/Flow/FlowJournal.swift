@@ -100,7 +100,10 @@ public actor InMemoryFlowJournalStore: FlowJournalStore {
 }
 
 /// Journals as JSON files in a directory, one per flow, readable by the owner only from the first byte and
-/// written atomically (`OwnerOnlyFile`: a termination mid-write leaves the previous version).
+/// written atomically (`OwnerOnlyFile`: a termination mid-write leaves the previous version). A journal
+/// survives the app's termination, which is what it is for, without a flush to disk on every step: a
+/// sign-in under way when the device loses power is started again (the flush cost a fifth of a hand-off
+/// sign-in's client CPU, BENCHMARKS.md).
 public struct FileFlowJournalStore: FlowJournalStore {
     public let directory: URL
     private let dpopKeys: DPoPKeySource
@@ -114,7 +117,7 @@ public struct FileFlowJournalStore: FlowJournalStore {
     public func save(_ journal: FlowJournal) throws {
         do {
             try OwnerOnlyFile.makeDirectory(directory)
-            try OwnerOnlyFile.write(try JSONEncoder().encode(journal), to: try fileURL(journal.flowID))
+            try OwnerOnlyFile.write(try JSONEncoder().encode(journal), to: try fileURL(journal.flowID), surviving: .appTermination)
         } catch let error as SwitchbackError {
             throw error
         } catch {
