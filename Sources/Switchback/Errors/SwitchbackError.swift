@@ -58,6 +58,7 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case logoutTokenInvalid
             case dpopKeyUnavailable
             case appAttestKeyInvalid
+            case presentationInvalid
             case authenticationDeclined
             case authenticationUnavailable
             case noRefreshToken
@@ -191,6 +192,10 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         /// App Attest refused the key: it is unknown to this device (a restored backup), already attested,
         /// or Apple rejected it. ``AppAttestation`` then attests a new key once.
         public static let appAttestKeyInvalid = Code(.appAttestKeyInvalid)
+        /// A verifiable presentation (an SD-JWT, RFC 9901) is refused: its issuer's signature, a disclosure
+        /// (digest, name, referred to once), its validity times, or its Key Binding JWT (holder's key,
+        /// audience, nonce, `sd_hash`, age). The message names the check.
+        public static let presentationInvalid = Code(.presentationInvalid)
         /// The user declined (or failed) Face ID, Touch ID or the passcode that guards the refresh token
         /// (``RefreshTokenProtection``). Nothing changed: not a sign-out; ask again when the user acts.
         public static let authenticationDeclined = Code(.authenticationDeclined)

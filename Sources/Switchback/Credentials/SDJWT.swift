@@ -1,0 +1,222 @@
+public import Foundation
+import Crypto
+import Logging
+
+/// A verified SD-JWT presentation (RFC 9901): the claims the issuer signed, with the disclosed ones put
+/// in place and every undisclosed one left out.
+@_spi(SwitchbackInternals) public struct VerifiedPresentation: Sendable, Equatable {
+    /// The processed payload (RFC 9901 §7.1): clear claims and disclosed ones; `_sd`, `_sd_alg` and
+    /// undisclosed array elements removed.
+    public let claims: [String: JSONValue]
+    /// The issuer-signed JWT's `typ` (`dc+sd-jwt` for an SD-JWT VC).
+    public let type: String?
+    /// True when a Key Binding JWT was verified (holder's key, audience, nonce, `sd_hash`).
+    public let keyBound: Bool
+}
+
+/// Verifies SD-JWT presentations as RFC 9901 §7 has a verifier do it: the issuer's signature (never
+/// `none`), every disclosure's digest (SHA-256 over the disclosure as sent, §4.2.3) referenced exactly
+/// once from the signed payload or from another disclosure, names that neither clash nor use `_sd` or
+/// `...`, decoy digests ignored, `exp` and `nbf`, and the Key Binding JWT (§4.3, §7.3): `typ` `kb+jwt`,
+/// signed by the key in the payload's `cnf.jwk`, `aud` and `nonce` as expected, `iat` recent, and
+/// `sd_hash` over the presentation up to its last `~`.
+@_spi(SwitchbackInternals) public struct SDJWTVerifier: Sendable {
+    /// What the presentation must be bound to; nil accepts one without a Key Binding JWT (a Key Binding JWT
+    /// that is there is still verified, with nothing expected of `aud` and `nonce`: it must not be).
+    public struct KeyBinding: Sendable {
+        /// The verifier's Client Identifier as the holder saw it (OpenID4VP 1.0 §B.3.6: with its prefix).
+        public var audience: String
+        public var nonce: String
+
+        public init(audience: String, nonce: String) {
+            self.audience = audience
+            self.nonce = nonce
+        }
+    }
+
+    /// The issuer's keys.
+    let issuerKeys: JWKSCache
+    /// The issuer-signed JWT's `typ`, when one is required (`dc+sd-jwt`).
+    let type: String?
+    let allowedAlgorithms: Set<String>
+    let clock: any WallClock
+    let clockSkew: TimeInterval
+    /// How old a Key Binding JWT's `iat` may be.
+    let keyBindingAge: TimeInterval
+
+    public init(
+        issuerKeys: JWKSCache, type: String? = "dc+sd-jwt", allowedAlgorithms: Set<String> = ["ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256"],
+        clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60, keyBindingAge: TimeInterval = 300
+    ) {
+        self.issuerKeys = issuerKeys
+        self.type = type
+        self.allowedAlgorithms = allowedAlgorithms.intersection(SigningAlgorithms.asymmetric)
+        self.clock = clock
+        self.clockSkew = clockSkew
+        self.keyBindingAge = keyBindingAge
+    }
+
+    private static func invalid(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation is refused: \(why)") }
+
+    /// Verifies `presentation` (`<issuer JWT>~<disclosure>~…~<KB-JWT or nothing>`).
+    public func verify(_ presentation: String, keyBinding expected: KeyBinding?) async throws -> VerifiedPresentation {
+        guard presentation.utf8.count <= 256 * 1024 else { throw Self.invalid("it is larger than 256 KiB") }
+        let parts = presentation.split(separator: "~", omittingEmptySubsequences: false)
+        guard parts.count >= 2, let issuerJWT = parts.first, !issuerJWT.isEmpty else {
+            throw Self.invalid("it is not <issuer-signed JWT>~<disclosures>~[KB-JWT]")
+        }
+        let keyBindingJWT = parts[parts.count - 1]
+        let disclosures = parts.dropFirst().dropLast()
+
+        // §7.1 step 2: the issuer's signature, before anything of the payload is believed.
+        let jws = try CompactJWS(String(issuerJWT), malformed: .presentationInvalid)
+        guard allowedAlgorithms.contains(jws.header.alg) else {
+            throw SwitchbackError(.unsupportedAlgorithm, "the presentation's alg \"\(jws.header.alg.prefix(20))\" is not allowed")
+        }
+        if let type, jws.header.typ != type { throw Self.invalid("the issuer-signed JWT's typ is not \(type)") }
+        try await issuerKeys.verify(jws)
+        guard let payload = JSONReader.object(jws.payload) else { throw Self.invalid("the issuer-signed JWT's payload is not a JSON object") }
+        if let algorithm = payload["_sd_alg"], algorithm != .string("sha-256") {
+            throw SwitchbackError(.unsupportedAlgorithm, "the presentation's _sd_alg is not sha-256")
+        }
+
+        // §7.1 step 3: each disclosure by its digest; the same disclosure twice is refused (step 4).
+        var byDigest: [String: Disclosure] = [:]
+        for text in disclosures {
+            guard !text.isEmpty else { throw Self.invalid("a disclosure is empty") }
+            let digest = Base64URL.encode(SHA256.hash(data: Data(text.utf8)))
+            guard byDigest[digest] == nil else { throw Self.invalid("a disclosure is sent twice") }
+            byDigest[digest] = try Disclosure(text)
+        }
+        var processing = Processing(disclosures: byDigest)
+        guard case .object(var claims) = try processing.process(.object(payload)) else { throw Self.invalid("the payload is not an object") }
+        claims["_sd_alg"] = nil
+        // Step 5: a disclosure nothing refers to was not issued for this credential.
+        guard processing.used.isSuperset(of: byDigest.keys) else { throw Self.invalid("a disclosure is not referred to by the credential") }
+
+        // Step 6: validity times.
+        let now = clock.now().timeIntervalSince1970
+        if case .number(let exp)? = claims["exp"], exp <= now - clockSkew { throw Self.invalid("the credential has expired") }
+        if case .number(let nbf)? = claims["nbf"], nbf > now + clockSkew { throw Self.invalid("the credential is not valid yet") }
+
+        // §7.3: the Key Binding JWT.
+        if keyBindingJWT.isEmpty {
+            if expected != nil { throw Self.invalid("it has no Key Binding JWT") }
+            return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: false)
+        }
+        let boundPart = presentation.utf8.count - keyBindingJWT.utf8.count
+        let sdHash = Base64URL.encode(SHA256.hash(data: Data(presentation.utf8.prefix(boundPart))))
+        try await verifyKeyBinding(String(keyBindingJWT), claims: claims, sdHash: sdHash, expected: expected, now: now)
+        return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: true)
+    }
+
+    private func verifyKeyBinding(_ token: String, claims: [String: JSONValue], sdHash: String, expected: KeyBinding?, now: TimeInterval)
+        async throws
+    {
+        let jws = try CompactJWS(token, malformed: .presentationInvalid)
+        guard jws.header.typ == "kb+jwt" else { throw Self.invalid("the Key Binding JWT's typ is not kb+jwt") }
+        guard allowedAlgorithms.contains(jws.header.alg) else {
+            throw SwitchbackError(.unsupportedAlgorithm, "the Key Binding JWT's alg \"\(jws.header.alg.prefix(20))\" is not allowed")
+        }
+        guard case .object(let confirmation)? = claims["cnf"], case .object(var jwk)? = confirmation["jwk"] else {
+            throw Self.invalid("the credential names no holder key (cnf.jwk)")
+        }
+        // The holder's key is the only candidate, whatever kid the Key Binding JWT names.
+        jwk["kid"] = jws.header.kid.map(JSONValue.string)
+        let holder = try JWKSCache(
+            jwksJSON: Data(JSONValue.object(["keys": .array([.object(jwk)])]).description.utf8), logger: Logger(label: "switchback.sd-jwt"))
+        try await holder.verify(jws)
+        guard let members = JSONReader.object(jws.payload) else { throw Self.invalid("the Key Binding JWT's payload is not a JSON object") }
+        guard case .number(let iat)? = members["iat"], iat <= now + clockSkew, iat >= now - keyBindingAge - clockSkew else {
+            throw Self.invalid("the Key Binding JWT's iat is missing or not recent")
+        }
+        guard case .string(let hash)? = members["sd_hash"], ConstantTime.equals(hash, sdHash) else {
+            throw Self.invalid("the Key Binding JWT's sd_hash is not this presentation's")
+        }
+        guard case .string(let audience)? = members["aud"], case .string(let nonce)? = members["nonce"] else {
+            throw Self.invalid("the Key Binding JWT lacks aud or nonce")
+        }
+        if let expected {
+            guard audience == expected.audience else { throw Self.invalid("the Key Binding JWT is for another audience") }
+            guard ConstantTime.equals(nonce, expected.nonce) else { throw Self.invalid("the Key Binding JWT's nonce is not this request's") }
+        }
+    }
+
+    /// One disclosure, decoded (§4.2.1, §4.2.2).
+    struct Disclosure {
+        /// Nil for an array element.
+        let name: String?
+        let value: JSONValue
+
+        init(_ text: Substring) throws {
+            guard let data = Base64URL.decode(text), case .array(let elements)? = JSONReader.value(data) else {
+                throw SDJWTVerifier.invalid("a disclosure is not a base64url JSON array")
+            }
+            switch elements.count {
+            case 3:
+                guard case .string = elements[0], case .string(let name) = elements[1] else {
+                    throw SDJWTVerifier.invalid("a disclosure's salt or name is not a string")
+                }
+                guard name != "_sd", name != "..." else { throw SDJWTVerifier.invalid("a disclosure uses the reserved name \(name)") }
+                self.name = name
+                value = elements[2]
+            case 2:
+                guard case .string = elements[0] else { throw SDJWTVerifier.invalid("a disclosure's salt is not a string") }
+                name = nil
+                value = elements[1]
+            default:
+                throw SDJWTVerifier.invalid("a disclosure is neither [salt, name, value] nor [salt, value]")
+            }
+        }
+    }
+
+    /// §7.1 step 3, recursively: disclosures put in place of their digests, each digest used once.
+    struct Processing {
+        let disclosures: [String: Disclosure]
+        var used: Set<String> = []
+        var depth = 0
+
+        mutating func use(_ digest: String) throws {
+            guard used.insert(digest).inserted else { throw SDJWTVerifier.invalid("a digest appears more than once") }
+        }
+
+        mutating func process(_ value: JSONValue) throws -> JSONValue {
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= JSONReader.maximumDepth else { throw SDJWTVerifier.invalid("disclosures nest too deep") }
+            switch value {
+            case .object(let members):
+                var result: [String: JSONValue] = [:]
+                for (name, member) in members where name != "_sd" { result[name] = try process(member) }
+                guard let digests = members["_sd"] else { return .object(result) }
+                guard case .array(let list) = digests else { throw SDJWTVerifier.invalid("an _sd member is not an array") }
+                for entry in list {
+                    guard case .string(let digest) = entry else { throw SDJWTVerifier.invalid("an _sd entry is not a string") }
+                    try use(digest)
+                    // A digest without its disclosure is a decoy or a claim not disclosed: nothing to add.
+                    guard let disclosure = disclosures[digest] else { continue }
+                    guard let name = disclosure.name else { throw SDJWTVerifier.invalid("an array element's disclosure is referred to from _sd") }
+                    guard result[name] == nil else { throw SDJWTVerifier.invalid("a disclosed claim \(name.prefix(40)) is already there") }
+                    result[name] = try process(disclosure.value)
+                }
+                return .object(result)
+            case .array(let elements):
+                var result: [JSONValue] = []
+                for element in elements {
+                    guard case .object(let members) = element, members.count == 1, let reference = members["..."] else {
+                        result.append(try process(element))
+                        continue
+                    }
+                    guard case .string(let digest) = reference else { throw SDJWTVerifier.invalid("an array element's digest is not a string") }
+                    try use(digest)
+                    guard let disclosure = disclosures[digest] else { continue }
+                    guard disclosure.name == nil else { throw SDJWTVerifier.invalid("a claim's disclosure is referred to from an array") }
+                    result.append(try process(disclosure.value))
+                }
+                return .array(result)
+            default:
+                return value
+            }
+        }
+    }
+}
