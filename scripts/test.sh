@@ -118,6 +118,15 @@ if ! python3 -c 'import joserfc' 2>/dev/null; then
 fi
 python3 scripts/check_emulator_tokens.py "$bin/switchback"
 
+# A third-party check of the SD-JWT verifier: presentations issued and presented by sd-jwt, the
+# OpenWallet Foundation's library, verified by `switchback verify-presentation`, and their tampered
+# variants refused.
+if ! python3 -c 'import sd_jwt' 2>/dev/null; then
+  log "installing sd-jwt from PyPI"
+  python3 -m pip install --quiet --disable-pip-version-check 'sd-jwt==0.10.4' >&2
+fi
+python3 scripts/check_sd_jwt.py "$bin/switchback"
+
 # The main job, for every provider preset: each must sign in.
 "$bin/switchback" demo --all >/dev/null
 log "switchback demo --all: every preset signed in"

@@ -108,7 +108,7 @@ struct VerifyIDTokenCommand: AsyncParsableCommand {
 }
 
 /// A clock stopped at one instant, for `--now`.
-private struct FixedClock: WallClock {
+struct FixedClock: WallClock {
     let date: Date
 
     func now() -> Date { date }
