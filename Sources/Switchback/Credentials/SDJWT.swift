@@ -34,8 +34,8 @@ import Logging
         }
     }
 
-    /// The issuer's keys.
-    let issuerKeys: JWKSCache
+    /// Where the issuer's keys come from, and which issuers are trusted.
+    let issuerKeys: any CredentialIssuerKeys
     /// The issuer-signed JWT's `typ`, when one is required (`dc+sd-jwt`).
     let type: String?
     let allowedAlgorithms: Set<String>
@@ -44,8 +44,17 @@ import Logging
     /// How old a Key Binding JWT's `iat` may be.
     let keyBindingAge: TimeInterval
 
+    /// One issuer's key set.
     public init(
-        issuerKeys: JWKSCache, type: String? = "dc+sd-jwt", allowedAlgorithms: Set<String> = ["ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256"],
+        issuerKeys: JWKSCache, type: String? = "dc+sd-jwt", clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60,
+        keyBindingAge: TimeInterval = 300
+    ) {
+        self.init(issuers: FixedIssuerKeys(issuerKeys), type: type, clock: clock, clockSkew: clockSkew, keyBindingAge: keyBindingAge)
+    }
+
+    public init(
+        issuers issuerKeys: any CredentialIssuerKeys, type: String? = "dc+sd-jwt",
+        allowedAlgorithms: Set<String> = ["ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256"],
         clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60, keyBindingAge: TimeInterval = 300
     ) {
         self.issuerKeys = issuerKeys
@@ -74,8 +83,11 @@ import Logging
             throw SwitchbackError(.unsupportedAlgorithm, "the presentation's alg \"\(jws.header.alg.prefix(20))\" is not allowed")
         }
         if let type, jws.header.typ != type { throw Self.invalid("the issuer-signed JWT's typ is not \(type)") }
-        try await issuerKeys.verify(jws)
+        // The issuer named before the signature is checked only chooses the keys; the source refuses one it
+        // does not trust, and the signature is then checked with what it returns.
         guard let payload = JSONReader.object(jws.payload) else { throw Self.invalid("the issuer-signed JWT's payload is not a JSON object") }
+        let issuer: String? = if case .string(let value)? = payload["iss"] { value } else { nil }
+        try await issuerKeys.keys(issuer: issuer, certificates: jws.header.x5c).verify(jws)
         if let algorithm = payload["_sd_alg"], algorithm != .string("sha-256") {
             throw SwitchbackError(.unsupportedAlgorithm, "the presentation's _sd_alg is not sha-256")
         }

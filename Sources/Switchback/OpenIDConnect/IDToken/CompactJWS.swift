@@ -7,6 +7,8 @@ struct CompactJWS {
         let kid: String?
         let typ: String?
         let crit: [String]?
+        /// `x5c` (RFC 7515 §4.1.6): the signing key's certificate chain, leaf first, DER.
+        let x5c: [Data]
 
         /// The header read by ``JSONReader``: `alg` a string, the others strings (or `crit` strings) when present.
         init?(_ bytes: Data) {
@@ -18,6 +20,11 @@ struct CompactJWS {
                 kid = try members.string("kid")
                 typ = try members.string("typ")
                 crit = try members.strings("crit")
+                x5c = try (members.strings("x5c") ?? []).map {
+                    // Standard base64 (not base64url), RFC 7515 §4.1.6.
+                    guard let der = Data(base64Encoded: $0) else { throw JSONMembers.Mismatch() }
+                    return der
+                }
             } catch {
                 return nil
             }

@@ -1,0 +1,69 @@
+import Crypto
+import Foundation
+import Logging
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+@_spi(SwitchbackInternals) import Switchback
+
+/// Issuer keys from the credential's own `x5c` chain, validated to one of the verifier's trust anchors
+/// (SD-JWT VC §2.5): the chain must lead to an anchor under RFC 5280's rules at the verifier's clock, and
+/// the credential's `iss`, when it is an https URL, must name a DNS name of the end-entity certificate
+/// (its subjectAltName). The key is the end-entity certificate's (P-256, P-384 or P-521).
+struct X509IssuerKeys: CredentialIssuerKeys {
+    let anchors: [Certificate]
+    let clock: any WallClock
+
+    init(anchorsPEM: String, clock: any WallClock) throws {
+        anchors = try PEMDocument.parseMultiple(pemString: anchorsPEM).map { try Certificate(pemDocument: $0) }
+        guard !anchors.isEmpty else { throw SwitchbackError(.invalidConfiguration, "no trust anchor in the PEM") }
+        self.clock = clock
+    }
+
+    private static func refused(_ why: String) -> SwitchbackError {
+        SwitchbackError(.presentationInvalid, "the presentation is refused: \(why)")
+    }
+
+    func keys(issuer: String?, certificates: [Data]) async throws -> JWKSCache {
+        guard !certificates.isEmpty, certificates.count <= 8 else { throw Self.refused("the credential carries no x5c chain (or one longer than 8)") }
+        let chain: [Certificate]
+        do {
+            chain = try certificates.map { try Certificate(derEncoded: Array($0)) }
+        } catch {
+            throw Self.refused("a certificate of the x5c chain cannot be read")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(anchors)) { RFC5280Policy(fixedExpiryValidationTime: clock.now()) }
+        guard case .validCertificate = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst())) else {
+            throw Self.refused("the x5c chain does not lead to a trust anchor, or a certificate is not valid now")
+        }
+        if let issuer, let host = URL(string: issuer).flatMap({ $0.scheme == "https" ? $0.host : nil }) {
+            let names =
+                (try? chain[0].extensions.subjectAlternativeNames)??.compactMap { name -> String? in
+                    if case .dnsName(let dns) = name { return dns.lowercased() }
+                    return nil
+                } ?? []
+            guard names.contains(host.lowercased()) else { throw Self.refused("the issuer's host is not a DNS name of its certificate") }
+        }
+        let jwk: [String: JSONValue]
+        if let key = P256.Signing.PublicKey(chain[0].publicKey) {
+            jwk = Self.jwk(curve: "P-256", x963: key.x963Representation)
+        } else if let key = P384.Signing.PublicKey(chain[0].publicKey) {
+            jwk = Self.jwk(curve: "P-384", x963: key.x963Representation)
+        } else if let key = P521.Signing.PublicKey(chain[0].publicKey) {
+            jwk = Self.jwk(curve: "P-521", x963: key.x963Representation)
+        } else {
+            throw Self.refused("the issuer's certificate key is not an EC key this verifier takes")
+        }
+        let document = JSONValue.object(["keys": .array([.object(jwk)])]).description
+        return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5c"))
+    }
+
+    /// A public EC JWK from an uncompressed point (0x04 ‖ x ‖ y).
+    static func jwk(curve: String, x963: Data) -> [String: JSONValue] {
+        let coordinates = x963.dropFirst()
+        let half = coordinates.count / 2
+        return [
+            "kty": .string("EC"), "crv": .string(curve), "x": .string(Base64URL.encode(coordinates.prefix(half))),
+            "y": .string(Base64URL.encode(coordinates.suffix(half))),
+        ]
+    }
+}

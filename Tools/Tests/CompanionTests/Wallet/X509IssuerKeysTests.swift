@@ -1,0 +1,91 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import SwitchbackTesting
+import Testing
+import X509
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackServer
+
+/// An SD-JWT VC whose issuer key comes from its own `x5c` chain (SD-JWT VC §2.5), validated to the
+/// verifier's trust anchor with swift-certificates.
+@Suite("Issuer keys from an x5c chain to a trust anchor")
+struct X509IssuerKeysTests {
+    /// A root and an issuer certificate for `dnsName`, valid from a day before `now` for `days`.
+    struct Authority {
+        let rootPEM: String
+        let issuerKey = P256.Signing.PrivateKey()
+        let chain: [Data]
+
+        init(dnsName: String = "issuer.example.com", now: Date, days: Double = 365) throws {
+            let rootKey = P256.Signing.PrivateKey()
+            let rootName = try DistinguishedName { CommonName("Test PID Issuer Root") }
+            let root = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: now - 86400,
+                notValidAfter: now + 3650 * 86400, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                    Critical(KeyUsage(keyCertSign: true))
+                }, issuerPrivateKey: .init(rootKey))
+            let leaf = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(issuerKey.publicKey), notValidBefore: now - 86400,
+                notValidAfter: now + days * 86400, issuer: rootName, subject: try DistinguishedName { CommonName("PID Issuer") },
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(KeyUsage(digitalSignature: true))
+                    SubjectAlternativeNames([.dnsName(dnsName)])
+                }, issuerPrivateKey: .init(rootKey))
+            rootPEM = try root.serializeAsPEM().pemString
+            var serializer = DER.Serializer()
+            try serializer.serialize(leaf)
+            chain = [Data(serializer.serializedBytes)]
+        }
+
+        /// A credential of `issuer` signed with the issuer key, its chain in `x5c`, presented without disclosures.
+        func presentation(issuer: String = "https://issuer.example.com", x5c: Bool = true) throws -> String {
+            var header: [String: JSONValue] = ["alg": .string("ES256"), "typ": .string("dc+sd-jwt")]
+            if x5c { header["x5c"] = .array(chain.map { .string($0.base64EncodedString()) }) }
+            let payload: [String: JSONValue] = ["iss": .string(issuer), "vct": .string("urn:eudi:pid:1")]
+            let input =
+                Base64URL.encode(Data(JSONValue.object(header).description.utf8)) + "."
+                + Base64URL.encode(Data(JSONValue.object(payload).description.utf8))
+            return input + "." + Base64URL.encode(try issuerKey.signature(for: Data(input.utf8)).rawRepresentation) + "~"
+        }
+    }
+
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func verify(_ presentation: String, trusting rootPEM: String, at time: Date = now) async throws -> VerifiedPresentation {
+        let clock = ManualClock(time)
+        return try await SDJWTVerifier(issuers: try X509IssuerKeys(anchorsPEM: rootPEM, clock: clock), clock: clock)
+            .verify(presentation, keyBinding: nil)
+    }
+
+    @Test("a chain to the anchor verifies; another authority's, an expired certificate, an issuer not named by it, or no x5c is refused")
+    func chains() async throws {
+        let authority = try Authority(now: Self.now)
+        let verified = try await Self.verify(try authority.presentation(), trusting: authority.rootPEM)
+        #expect(verified.claims["vct"] == .string("urn:eudi:pid:1"))
+
+        let stranger = try Authority(now: Self.now)
+        await #expect(throws: SwitchbackError.self, "another authority's chain") {
+            _ = try await Self.verify(try stranger.presentation(), trusting: authority.rootPEM)
+        }
+        await #expect(throws: SwitchbackError.self, "expired") {
+            _ = try await Self.verify(try authority.presentation(), trusting: authority.rootPEM, at: Self.now + 400 * 86400)
+        }
+        let misnamed = await #expect(throws: SwitchbackError.self, "an issuer the certificate does not name") {
+            _ = try await Self.verify(try authority.presentation(issuer: "https://other.example.com"), trusting: authority.rootPEM)
+        }
+        #expect(misnamed?.message.contains("DNS name") == true)
+        await #expect(throws: SwitchbackError.self, "no x5c") {
+            _ = try await Self.verify(try authority.presentation(x5c: false), trusting: authority.rootPEM)
+        }
+        // A chain that leads to the anchor but a signature by another key: the certificate's key is the one used.
+        var forged = try authority.presentation().split(separator: ".").map(String.init)
+        forged[2] = Base64URL.encode(try P256.Signing.PrivateKey().signature(for: Data((forged[0] + "." + forged[1]).utf8)).rawRepresentation) + "~"
+        await #expect(throws: SwitchbackError.self, "signed by another key") {
+            _ = try await Self.verify(forged.joined(separator: "."), trusting: authority.rootPEM)
+        }
+    }
+}
