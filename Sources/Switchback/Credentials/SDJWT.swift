@@ -43,20 +43,27 @@ import Logging
     let clockSkew: TimeInterval
     /// How old a Key Binding JWT's `iat` may be.
     let keyBindingAge: TimeInterval
+    /// Checks a credential's `status` (Token Status List); without one, a credential that has a status is
+    /// refused, since nothing can be said of it.
+    let statusLists: StatusListChecker?
 
     /// One issuer's key set.
     public init(
         issuerKeys: JWKSCache, type: String? = "dc+sd-jwt", clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60,
-        keyBindingAge: TimeInterval = 300
+        keyBindingAge: TimeInterval = 300, statusLists: StatusListChecker? = nil
     ) {
-        self.init(issuers: FixedIssuerKeys(issuerKeys), type: type, clock: clock, clockSkew: clockSkew, keyBindingAge: keyBindingAge)
+        self.init(
+            issuers: FixedIssuerKeys(issuerKeys), type: type, clock: clock, clockSkew: clockSkew, keyBindingAge: keyBindingAge,
+            statusLists: statusLists)
     }
 
     public init(
         issuers issuerKeys: any CredentialIssuerKeys, type: String? = "dc+sd-jwt",
         allowedAlgorithms: Set<String> = ["ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256"],
-        clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60, keyBindingAge: TimeInterval = 300
+        clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60, keyBindingAge: TimeInterval = 300,
+        statusLists: StatusListChecker? = nil
     ) {
+        self.statusLists = statusLists
         self.issuerKeys = issuerKeys
         self.type = type
         self.allowedAlgorithms = allowedAlgorithms.intersection(SigningAlgorithms.asymmetric)
@@ -110,6 +117,7 @@ import Logging
         let now = clock.now().timeIntervalSince1970
         if case .number(let exp)? = claims["exp"], exp <= now - clockSkew { throw Self.invalid("the credential has expired") }
         if case .number(let nbf)? = claims["nbf"], nbf > now + clockSkew { throw Self.invalid("the credential is not valid yet") }
+        if let status = claims["status"] { try await checkStatus(status, issuer: issuer) }
 
         // §7.3: the Key Binding JWT.
         if keyBindingJWT.isEmpty {
@@ -120,6 +128,20 @@ import Logging
         let sdHash = Base64URL.encode(SHA256.hash(data: Data(presentation.utf8.prefix(boundPart))))
         try await verifyKeyBinding(String(keyBindingJWT), claims: claims, sdHash: sdHash, expected: expected, now: now)
         return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: true)
+    }
+
+    /// The credential's `status` (draft-ietf-oauth-status-list-20 §6.2, SD-JWT VC §2.4): only VALID passes.
+    private func checkStatus(_ status: JSONValue, issuer: String?) async throws {
+        guard case .object(let mechanisms) = status, case .object(let reference)? = mechanisms["status_list"],
+            case .number(let idx)? = reference["idx"], let index = Int(exactly: idx), index >= 0, case .string(let uri)? = reference["uri"]
+        else { throw Self.invalid("its status is not a status_list reference with idx and uri") }
+        guard let statusLists else { throw Self.invalid("it has a status this verifier is not set up to check") }
+        switch try await statusLists.status(uri: uri, index: index, issuer: issuer) {
+        case StatusList.valid: return
+        case StatusList.invalid: throw Self.invalid("the credential has been revoked")
+        case StatusList.suspended: throw Self.invalid("the credential is suspended")
+        case let other: throw Self.invalid("the credential's status is \(other), not valid")
+        }
     }
 
     private func verifyKeyBinding(_ token: String, claims: [String: JSONValue], sdHash: String, expected: KeyBinding?, now: TimeInterval)

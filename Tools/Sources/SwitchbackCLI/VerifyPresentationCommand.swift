@@ -12,7 +12,9 @@ struct VerifyPresentationCommand: AsyncParsableCommand {
         discussion: """
             Exit status 0 prints the processed claims as JSON; any failed check prints its error code and \
             message on standard error and exits 1. With --audience and --nonce a Key Binding JWT is \
-            required and checked against them. Pass - as PRESENTATION to read it from standard input.
+            required and checked against them. A credential with a status (Token Status List) has its \
+            Status List Token fetched and checked with the same keys. Pass - as PRESENTATION to read it \
+            from standard input.
             """
     )
 
@@ -43,7 +45,8 @@ struct VerifyPresentationCommand: AsyncParsableCommand {
         do {
             let keys = try JWKSCache(
                 jwksJSON: try Data(contentsOf: URL(fileURLWithPath: jwks)), clock: clock, logger: Logger(label: "switchback.verify-presentation"))
-            let verifier = SDJWTVerifier(issuerKeys: keys, type: type == "-" ? nil : type, clock: clock)
+            let statusLists = StatusListChecker(transport: URLSessionTransport(), issuers: FixedIssuerKeys(keys), clock: clock)
+            let verifier = SDJWTVerifier(issuerKeys: keys, type: type == "-" ? nil : type, clock: clock, statusLists: statusLists)
             let binding = audience.flatMap { audience in nonce.map { SDJWTVerifier.KeyBinding(audience: audience, nonce: $0) } }
             let verified = try await verifier.verify(try readPresentation(), keyBinding: binding)
             let encoder = JSONEncoder()
