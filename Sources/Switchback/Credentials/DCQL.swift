@@ -1,0 +1,119 @@
+import Foundation
+
+/// A Digital Credentials Query (OpenID for Verifiable Presentations 1.0 §6), for SD-JWT VCs (`dc+sd-jwt`,
+/// §B.3): which credentials the verifier asks for and which of their claims. The wallet's answer is not
+/// trusted to follow it (§14.9): ``check(_:)`` holds the verified presentations to the query.
+@_spi(SwitchbackInternals) public struct DCQLQuery: Sendable, Codable, Equatable {
+    /// One requested credential (§6.1).
+    public struct CredentialQuery: Sendable, Codable, Equatable {
+        public struct Meta: Sendable, Codable, Equatable {
+            /// The credential types accepted (§B.3.5).
+            public var vctValues: [String]
+
+            public init(vctValues: [String]) { self.vctValues = vctValues }
+
+            enum CodingKeys: String, CodingKey { case vctValues = "vct_values" }
+        }
+
+        /// One requested claim (§6.3): a path of names (objects), indexes (arrays), or null (every element).
+        public struct ClaimQuery: Sendable, Codable, Equatable {
+            public var path: [JSONValue]
+
+            public init(path: [JSONValue]) { self.path = path }
+        }
+
+        public var id: String
+        public var format: String
+        public var meta: Meta
+        public var claims: [ClaimQuery]?
+        /// More than one presentation of this credential may answer (§6.1); false by default.
+        public var multiple: Bool?
+        /// A Key Binding JWT is required (§6.1); true by default.
+        public var requireCryptographicHolderBinding: Bool?
+
+        public init(id: String, vctValues: [String], claims: [[JSONValue]]) {
+            self.id = id
+            format = "dc+sd-jwt"
+            meta = Meta(vctValues: vctValues)
+            self.claims = claims.map(ClaimQuery.init(path:))
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, format, meta, claims, multiple
+            case requireCryptographicHolderBinding = "require_cryptographic_holder_binding"
+        }
+    }
+
+    public var credentials: [CredentialQuery]
+
+    public init(credentials: [CredentialQuery]) { self.credentials = credentials }
+
+    /// Refuses a query this verifier cannot ask: no credentials, an `id` not of letters, digits, `_` and
+    /// `-` or given twice (§6.1), a format other than `dc+sd-jwt`, no `vct_values`, an empty claim path, or
+    /// a path element that is not a name, a non-negative index or null (§7).
+    public func validate() throws {
+        func fail(_ why: String) -> SwitchbackError { SwitchbackError(.invalidConfiguration, "the DCQL query \(why)") }
+        guard !credentials.isEmpty else { throw fail("asks for no credential") }
+        var ids: Set<String> = []
+        for credential in credentials {
+            guard !credential.id.isEmpty, credential.id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }),
+                ids.insert(credential.id).inserted
+            else { throw fail("has an id that is not letters, digits, _ and -, or is given twice") }
+            guard credential.format == "dc+sd-jwt" else { throw fail("asks for the format \(credential.format.prefix(30)), not dc+sd-jwt") }
+            guard !credential.meta.vctValues.isEmpty else { throw fail("names no vct_values for \(credential.id)") }
+            for claim in credential.claims ?? [] {
+                guard !claim.path.isEmpty else { throw fail("has an empty claim path in \(credential.id)") }
+                for element in claim.path {
+                    switch element {
+                    case .string, .null: continue
+                    case .number(let index) where index >= 0 && index == index.rounded(): continue
+                    default: throw fail("has a claim path element that is not a name, an index or null in \(credential.id)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Holds verified presentations, keyed by credential query `id` as the `vp_token` keys them (§8.1), to
+    /// the query: every credential asked for is there, once unless `multiple`, of an accepted `vct`, key
+    /// bound unless the query says otherwise, with every requested claim; nothing else is answered.
+    public func check(_ presentations: [String: [VerifiedPresentation]]) throws {
+        func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation does not answer the query: \(why)") }
+        let asked = Set(credentials.map(\.id))
+        guard Set(presentations.keys).isSubset(of: asked) else { throw refuse("it answers a credential that was not asked for") }
+        for credential in credentials {
+            guard let answers = presentations[credential.id], !answers.isEmpty else { throw refuse("\(credential.id) is missing") }
+            guard answers.count == 1 || credential.multiple == true else { throw refuse("\(credential.id) is answered more than once") }
+            for answer in answers {
+                guard case .string(let vct)? = answer.claims["vct"], credential.meta.vctValues.contains(vct) else {
+                    throw refuse("\(credential.id) is not of an accepted vct")
+                }
+                if credential.requireCryptographicHolderBinding ?? true, !answer.keyBound {
+                    throw refuse("\(credential.id) is not bound to the holder's key")
+                }
+                for claim in credential.claims ?? [] where Self.resolve(claim.path, in: .object(answer.claims)).isEmpty {
+                    throw refuse("\(credential.id) does not disclose \(claim.path.map(\.description).joined(separator: "."))")
+                }
+            }
+        }
+    }
+
+    /// The values a claim path selects (§7.1): a name selects an object's member, an index an array's
+    /// element, null every element of an array.
+    static func resolve(_ path: [JSONValue], in value: JSONValue) -> [JSONValue] {
+        var selected = [value]
+        for element in path {
+            selected = selected.flatMap { current -> [JSONValue] in
+                switch (element, current) {
+                case (.string(let name), .object(let members)): return members[name].map { [$0] } ?? []
+                case (.number(let index), .array(let elements)):
+                    let position = Int(index)
+                    return elements.indices.contains(position) ? [elements[position]] : []
+                case (.null, .array(let elements)): return elements
+                default: return []
+                }
+            }
+        }
+        return selected
+    }
+}
