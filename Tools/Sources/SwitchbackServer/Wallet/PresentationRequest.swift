@@ -1,0 +1,133 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+@_spi(SwitchbackInternals) import Switchback
+
+/// The companion as an OpenID4VP verifier signs its request objects with a P-256 key whose certificate
+/// chain (leaf first, without the trust anchor) travels in `x5c`, and names itself with the `x509_hash`
+/// client identifier prefix: base64url of SHA-256 of the leaf certificate's DER (OpenID4VP 1.0 §5.9.3),
+/// the prefix HAIP 1.0 §5 requires for signed requests.
+struct VerifierIdentity: Sendable {
+    let key: P256.Signing.PrivateKey
+    /// DER, leaf first.
+    let chain: [Data]
+
+    init(keyPEM: String, chainPEM: String) throws {
+        func fail(_ why: String) -> SwitchbackError { SwitchbackError(.invalidConfiguration, "the verifier's identity: \(why)") }
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: keyPEM) else { throw fail("the key is not a P-256 private key in PEM") }
+        let certificates = try PEMDocument.parseMultiple(pemString: chainPEM).map { try Certificate(pemDocument: $0) }
+        guard let leaf = certificates.first else { throw fail("the chain has no certificate") }
+        guard P256.Signing.PublicKey(leaf.publicKey)?.rawRepresentation == key.publicKey.rawRepresentation else {
+            throw fail("the first certificate is not the key's")
+        }
+        guard leaf.issuer != leaf.subject else { throw fail("the signing certificate must not be self-signed (HAIP 1.0 §5)") }
+        self.key = key
+        chain = try certificates.map { certificate in
+            var serializer = DER.Serializer()
+            try serializer.serialize(certificate)
+            return Data(serializer.serializedBytes)
+        }
+    }
+
+    /// `x509_hash:<base64url SHA-256 of the leaf's DER>`.
+    var clientID: String { "x509_hash:" + Base64URL.encode(SHA256.hash(data: chain[0])) }
+
+    /// A request object (RFC 9101): `typ` `oauth-authz-req+jwt` (OpenID4VP 1.0 §5), ES256, the chain in `x5c`.
+    func sign(_ claims: [String: JSONValue]) throws -> String {
+        let header: JSONValue = .object([
+            "alg": .string("ES256"), "typ": .string("oauth-authz-req+jwt"), "x5c": .array(chain.map { .string($0.base64EncodedString()) }),
+        ])
+        let input = Base64URL.encode(Data(header.description.utf8)) + "." + Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+        return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
+    }
+}
+
+/// One presentation request of the companion (OpenID4VP 1.0, same device, `direct_post.jwt`): its `state`,
+/// its `nonce` and the ephemeral key the wallet encrypts its response to (HAIP 1.0 §5: per request).
+struct PresentationRequest: Sendable {
+    let state: String
+    let nonce: String
+    let encryptionKey: P256.KeyAgreement.PrivateKey
+    /// The encryption key's `kid`, which the response's JWE header must name (§8.3).
+    let keyID: String
+
+    /// The content encryptions offered; HAIP 1.0 §5 has verifiers list both.
+    static let contentEncryptions = ["A128GCM", "A256GCM"]
+
+    init(state: String, nonce: String, encryptionKey: P256.KeyAgreement.PrivateKey = .init(), keyID: String) {
+        self.state = state
+        self.nonce = nonce
+        self.encryptionKey = encryptionKey
+        self.keyID = keyID
+    }
+
+    /// The encryption key as a public JWK with its `kid`, `use` and `alg` (§5.1, §8.3).
+    var encryptionJWK: [String: JSONValue] {
+        let point = encryptionKey.publicKey.x963Representation.dropFirst()
+        return [
+            "kty": .string("EC"), "crv": .string("P-256"), "x": .string(Base64URL.encode(point.prefix(32))),
+            "y": .string(Base64URL.encode(point.suffix(32))), "use": .string("enc"), "alg": .string("ECDH-ES"), "kid": .string(keyID),
+        ]
+    }
+
+    /// The request object's claims (§5, §5.1, §5.2, §5.8, §8.2, §8.3, HAIP 1.0 §5).
+    func claims(clientID: String, responseURI: URL, query: DCQLQuery, walletNonce: String?) throws -> [String: JSONValue] {
+        let encodedQuery = try JSONEncoder().encode(query)
+        guard let dcql = JSONReader.value(encodedQuery) else { throw SwitchbackError(.invalidConfiguration, "the DCQL query does not encode") }
+        var claims: [String: JSONValue] = [
+            "client_id": .string(clientID), "response_type": .string("vp_token"), "response_mode": .string("direct_post.jwt"),
+            "response_uri": .string(responseURI.absoluteString), "nonce": .string(nonce), "state": .string(state), "dcql_query": dcql,
+            "aud": .string("https://self-issued.me/v2"),
+            "client_metadata": .object([
+                "jwks": .object(["keys": .array([.object(encryptionJWK)])]),
+                "encrypted_response_enc_values_supported": .array(Self.contentEncryptions.map(JSONValue.string)),
+                "vp_formats_supported": .object([
+                    "dc+sd-jwt": .object(["sd-jwt_alg_values": .array([.string("ES256")]), "kb-jwt_alg_values": .array([.string("ES256")])])
+                ]),
+            ]),
+        ]
+        // §5.10.1: a wallet_nonce the wallet sent with its POST comes back in the request object.
+        if let walletNonce { claims["wallet_nonce"] = .string(walletNonce) }
+        return claims
+    }
+
+    /// The link that opens the wallet (§5.4, §5.10): the client identifier and where to fetch the request.
+    static func invocationURL(scheme: String, clientID: String, requestURI: URL) -> URL? {
+        var components = URLComponents()
+        components.scheme = scheme
+        components.host = ""
+        components.queryItems = [
+            .init(name: "client_id", value: clientID), .init(name: "request_uri", value: requestURI.absoluteString),
+            .init(name: "request_uri_method", value: "post"),
+        ]
+        // URLComponents leaves `+`, `:` and `/` as they are in a query; the values are escaped as form fields.
+        components.percentEncodedQuery = components.queryItems?.map { "\($0.name)=\(FormEncoding.escape($0.value ?? ""))" }.joined(separator: "&")
+        return components.url
+    }
+
+    /// The wallet's answer to `direct_post.jwt` (§8.3): a JWE with `alg` `ECDH-ES` to this request's key
+    /// (its `kid`), `enc` one of those offered; its payload's `vp_token` (an object of arrays of
+    /// presentations by credential query `id`, §8.1) and `state`.
+    func openResponse(_ jwe: String) throws -> (vpToken: [String: [String]], state: String?) {
+        func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the wallet's response is refused: \(why)") }
+        let key = try DecryptionKey(pem: encryptionKey.pemRepresentation, keyID: keyID)
+        let (header, plaintext) = try CompactJWE.decrypt(jwe, keys: [key])
+        guard header["alg"] == .string("ECDH-ES") else { throw refuse("its alg is not ECDH-ES") }
+        guard case .string(let enc)? = header["enc"], Self.contentEncryptions.contains(enc) else { throw refuse("its enc was not offered") }
+        guard header["kid"] == .string(keyID) else { throw refuse("it names another key") }
+        guard let payload = JSONReader.object(plaintext), case .object(let token)? = payload["vp_token"] else {
+            throw refuse("it holds no vp_token object")
+        }
+        var vpToken: [String: [String]] = [:]
+        for (id, value) in token {
+            guard case .array(let entries) = value, !entries.isEmpty else { throw refuse("the vp_token's \(id.prefix(40)) is not an array") }
+            vpToken[id] = try entries.map {
+                guard case .string(let presentation) = $0 else { throw refuse("a presentation is not a string") }
+                return presentation
+            }
+        }
+        let state: String? = if case .string(let value)? = payload["state"] { value } else { nil }
+        return (vpToken, state)
+    }
+}
