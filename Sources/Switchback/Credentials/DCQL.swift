@@ -3,7 +3,7 @@ import Foundation
 /// A Digital Credentials Query (OpenID for Verifiable Presentations 1.0 §6), for SD-JWT VCs (`dc+sd-jwt`,
 /// §B.3): which credentials the verifier asks for and which of their claims. The wallet's answer is not
 /// trusted to follow it (§14.9): ``check(_:)`` holds the verified presentations to the query.
-@_spi(SwitchbackInternals) public struct DCQLQuery: Sendable, Codable, Equatable {
+public struct DCQLQuery: Sendable, Codable, Equatable {
     /// One requested credential (§6.1).
     public struct CredentialQuery: Sendable, Codable, Equatable {
         public struct Meta: Sendable, Codable, Equatable {
@@ -77,7 +77,7 @@ import Foundation
     /// Holds verified presentations, keyed by credential query `id` as the `vp_token` keys them (§8.1), to
     /// the query: every credential asked for is there, once unless `multiple`, of an accepted `vct`, key
     /// bound unless the query says otherwise, with every requested claim; nothing else is answered.
-    public func check(_ presentations: [String: [VerifiedPresentation]]) throws {
+    @_spi(SwitchbackInternals) public func check(_ presentations: [String: [VerifiedPresentation]]) throws {
         func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation does not answer the query: \(why)") }
         let asked = Set(credentials.map(\.id))
         guard Set(presentations.keys).isSubset(of: asked) else { throw refuse("it answers a credential that was not asked for") }

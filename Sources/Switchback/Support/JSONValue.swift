@@ -57,3 +57,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return (try? encoder.encode(self)).flatMap { String(data: $0, encoding: .utf8) } ?? "null"
     }
 }
+
+/// A string literal is a JSON string: `["iss": "https://id.example.com"]`.
+extension JSONValue: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+}

@@ -177,7 +177,3 @@ enum Forge {
             ], key: key)
     }
 }
-
-extension JSONValue: ExpressibleByStringLiteral {
-    init(stringLiteral value: String) { self = .string(value) }
-}

@@ -77,6 +77,22 @@ extension Companion {
                 try await $0.attestationChallenge($1)
             }
         }
+        if configuration.wallet != nil {
+            add(
+                .post, Path.walletStart, .app, "start a wallet presentation (OpenID4VP) bound to the app's secret; the wallet link", limited: true,
+                attested: .start
+            ) { try await $0.startPresentation($1) }
+            add(.get, Path.walletRequest, .app, "the signed request object, for the wallet") { try await $0.presentationRequestObject($1) }
+            add(.post, Path.walletRequest, .app, "the signed request object with the wallet's wallet_nonce") {
+                try await $0.presentationRequestObject($1)
+            }
+            add(.post, Path.walletResponse, .app, "the wallet's direct_post.jwt answer -> redirect_uri with a response_code", limited: true) {
+                try await $0.presentationResponse($1)
+            }
+            add(.post, Path.walletRedeem, .app, "the verified claims for a response_code, once, with the app's secret", attested: .result) {
+                try await $0.redeemPresentation($1)
+            }
+        }
         if configuration.appAttest != nil {
             add(.post, Path.attestRegister, .app, "App Attest: a new key's attestation over a challenge", limited: true) {
                 try await $0.registerAttestation($1)

@@ -119,6 +119,9 @@ public final class Companion: Sendable {
         let allowList = try configuration.handOff.map { try RedirectAllowList($0.allowedRedirects) }
         let attestation = try configuration.appAttest.map(AppAttestVerifier.init(configuration:))
         let playIntegrity = try configuration.playIntegrity.map(PlayIntegrityVerifier.init(configuration:))
+        let wallet = try configuration.wallet.map {
+            try CompanionService.WalletVerifier($0, transport: InstrumentedTransport(inner: transport, metrics: metrics), clock: clock)
+        }
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
         let router = Router(context: CompanionContext.self)
         router.add(middleware: RequestLog(logger: logger))
@@ -131,7 +134,7 @@ public final class Companion: Sendable {
             CompanionService(
                 configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
                 clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation,
-                playIntegrity: playIntegrity
+                playIntegrity: playIntegrity, wallet: wallet
             )
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()

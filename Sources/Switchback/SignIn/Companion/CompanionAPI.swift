@@ -31,6 +31,12 @@ import Crypto
         /// App Attest: a one-time challenge, then the key's attestation over it.
         public static let attestChallenge = "/attest/challenge"
         public static let attestRegister = "/attest/register"
+        /// OpenID4VP: the app starts a presentation request, the wallet fetches the request object and posts
+        /// its answer, the app redeems the one-time `response_code` the wallet returned with.
+        public static let walletStart = "/wallet/start"
+        public static let walletRequest = "/wallet/request/{id}"
+        public static let walletResponse = "/wallet/response"
+        public static let walletRedeem = "/wallet/redeem"
     }
 
     /// `path` below `base`, keeping a path prefix `base` has (`https://example.com/auth` → `…/auth/exchange`).
@@ -356,6 +362,52 @@ extension CompanionAPI {
     /// it is good for this one request only.
     public static func attestedClientData(challenge: String, method: String, path: String, body: Data) -> Data {
         Data("\(challenge)\n\(method) \(path)\n".utf8) + body
+    }
+
+    /// `POST /wallet/start`: a presentation request bound to the app's secret.
+    public struct WalletStart: Codable, Sendable, Equatable {
+        public var binding: String
+
+        public init(binding: String) { self.binding = binding }
+    }
+
+    /// `POST /wallet/start`'s answer: the link that opens the wallet.
+    public struct WalletStarted: Codable, Sendable, Equatable {
+        public var walletURL: String
+        public var expiresIn: Int
+
+        public init(walletURL: String, expiresIn: Int) {
+            self.walletURL = walletURL
+            self.expiresIn = expiresIn
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case walletURL = "wallet_url"
+            case expiresIn = "expires_in"
+        }
+    }
+
+    /// `POST /wallet/redeem`: the `response_code` the wallet returned with, and the secret the request started with.
+    public struct WalletRedeem: Codable, Sendable, Equatable {
+        public var responseCode: String
+        public var binding: String
+
+        public init(responseCode: String, binding: String) {
+            self.responseCode = responseCode
+            self.binding = binding
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case responseCode = "response_code"
+            case binding
+        }
+    }
+
+    /// `POST /wallet/redeem`'s answer: each credential's verified, disclosed claims by DCQL query `id`.
+    public struct WalletPresented: Codable, Sendable, Equatable {
+        public var credentials: [String: [[String: JSONValue]]]
+
+        public init(credentials: [String: [[String: JSONValue]]]) { self.credentials = credentials }
     }
 
     /// `POST /attest/challenge`'s answer.

@@ -157,6 +157,13 @@ extension ServerConfiguration {
                 throw fail(error.message)
             }
         }
+        if let wallet {
+            guard let link = URL(string: wallet.appLink), link.scheme == "https", link.host != nil, link.fragment == nil else {
+                throw fail("wallet.appLink must be an https link of the app, without a fragment")
+            }
+            guard ["openid4vp", "haip-vp"].contains(wallet.scheme) else { throw fail("wallet.scheme must be openid4vp or haip-vp") }
+            try wallet.query.validate()
+        }
         if let metrics {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }

@@ -1,5 +1,5 @@
 public import Foundation
-@_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// Everything `switchback server --config FILE` reads: where to listen, the provider and how the
 /// server authenticates to it, and which routes are on. A section left out turns its routes off;
@@ -28,6 +28,49 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Google Play Integrity on the start routes, for Android apps: only a Play-recognized copy of one of your
     /// apps, on a device that meets the integrity you ask for, may start a sign-in.
     public var playIntegrity: PlayIntegrity?
+    /// The companion as an OpenID4VP verifier: an identity wallet as one more authenticator.
+    public var wallet: Wallet?
+
+    /// OpenID for Verifiable Presentations 1.0 with HAIP 1.0: SD-JWT VCs presented same-device with
+    /// `direct_post.jwt`, the request signed with an `x509_hash` identity (Documentation/Wallets.md).
+    public struct Wallet: Sendable, Codable, Equatable {
+        /// The request objects' P-256 signing key (PEM).
+        public var signingKeyFile: String
+        /// Its certificate chain (PEM, leaf first, without the trust anchor); the leaf must not be self-signed.
+        public var certificateChainFile: String
+        /// The roots credential issuers' `x5c` chains must lead to (PEM).
+        public var issuerTrustAnchorsFile: String
+        /// What is asked of the wallet.
+        public var query: DCQLQuery
+        /// The app's https link the wallet returns to, with `#response_code=…`.
+        public var appLink: String
+        /// The scheme of the link that opens the wallet: `openid4vp` (OpenID4VP 1.0 §13.1.2) or `haip-vp` (HAIP 1.0 §5.1).
+        public var scheme: String
+
+        public init(
+            signingKeyFile: String, certificateChainFile: String, issuerTrustAnchorsFile: String, query: DCQLQuery, appLink: String,
+            scheme: String = "openid4vp"
+        ) {
+            self.signingKeyFile = signingKeyFile
+            self.certificateChainFile = certificateChainFile
+            self.issuerTrustAnchorsFile = issuerTrustAnchorsFile
+            self.query = query
+            self.appLink = appLink
+            self.scheme = scheme
+        }
+
+        private enum Keys: String, CodingKey { case signingKeyFile, certificateChainFile, issuerTrustAnchorsFile, query, appLink, scheme }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Keys.self)
+            self.init(
+                signingKeyFile: try c.decode(String.self, forKey: .signingKeyFile),
+                certificateChainFile: try c.decode(String.self, forKey: .certificateChainFile),
+                issuerTrustAnchorsFile: try c.decode(String.self, forKey: .issuerTrustAnchorsFile),
+                query: try c.decode(DCQLQuery.self, forKey: .query),
+                appLink: try c.decode(String.self, forKey: .appLink), scheme: try c.decodeIfPresent(String.self, forKey: .scheme) ?? "openid4vp")
+        }
+    }
 
     /// Google Play Integrity (classic requests, with the response keys you manage in Play Console).
     public struct PlayIntegrity: Sendable, Codable, Equatable {
@@ -158,8 +201,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
         limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
-        appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil
+        appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil
     ) {
+        self.wallet = wallet
         self.appAttest = appAttest
         self.playIntegrity = playIntegrity
         self.metrics = metrics
@@ -180,7 +224,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics, appAttest, playIntegrity
+        case metrics, appAttest, playIntegrity, wallet
     }
 
     /// Every key but the sections is optional in a file.
@@ -202,7 +246,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             postgresURL: try container.decodeIfPresent(String.self, forKey: .postgresURL),
             metrics: try container.decodeIfPresent(Metrics.self, forKey: .metrics),
             appAttest: try container.decodeIfPresent(AppAttest.self, forKey: .appAttest),
-            playIntegrity: try container.decodeIfPresent(PlayIntegrity.self, forKey: .playIntegrity)
+            playIntegrity: try container.decodeIfPresent(PlayIntegrity.self, forKey: .playIntegrity),
+            wallet: try container.decodeIfPresent(Wallet.self, forKey: .wallet)
         )
     }
 

@@ -160,5 +160,7 @@ struct CompanionMetrics: Sendable {
         case keyAttested = "app_attest_key_attested"
         case attestationRefused = "app_attest_refused"
         case playIntegrityRefused = "play_integrity_refused"
+        case presentationVerified = "presentation_verified"
+        case presentationRefused = "presentation_refused"
     }
 }

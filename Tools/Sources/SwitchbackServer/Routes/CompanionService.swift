@@ -20,6 +20,8 @@ struct CompanionService: Sendable {
     let attestation: AppAttestVerifier?
     /// Play Integrity's verifier, when the configuration has a `playIntegrity` section.
     let playIntegrity: PlayIntegrityVerifier?
+    /// The OpenID4VP verifier, when the configuration has a `wallet` section.
+    let wallet: WalletVerifier?
 
     static let maximumBody = 16 * 1024
     /// How long a started authorization waits for the provider's answer.

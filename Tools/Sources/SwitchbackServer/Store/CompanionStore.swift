@@ -27,6 +27,10 @@ public enum RecordKind: String, Sendable, CaseIterable {
     case attestChallenge = "attest_challenge"
     /// An App Attest key the companion verified, by its key ID: its public key, app and last counter.
     case attestedKey = "attested_key"
+    /// A presentation request, keyed by its `state` (also its response key's `kid`), until the wallet answers.
+    case presentationRequest = "presentation_request"
+    /// A verified presentation, keyed by its one-time `response_code`, until the app redeems it.
+    case presentationResult = "presentation_result"
 }
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret

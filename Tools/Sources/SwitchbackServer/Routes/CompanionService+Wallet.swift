@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+@_spi(SwitchbackInternals) import Switchback
+
+/// The companion as an OpenID4VP 1.0 verifier, same device, `direct_post.jwt` (HAIP 1.0 §5): the app starts
+/// a request bound to its secret; the wallet fetches the signed request object and posts its encrypted
+/// answer, which is verified here (SD-JWT VC, Key Binding JWT to this request, status, the DCQL query); the
+/// wallet then opens the app's link with a one-time `response_code`, which only the app's secret redeems
+/// (§13.3, §14.2).
+extension CompanionService {
+    static let presentationLifetime: TimeInterval = 300
+
+    /// What the verifier needs for each request, made once from the configuration.
+    struct WalletVerifier: Sendable {
+        let identity: VerifierIdentity
+        let presentations: SDJWTVerifier
+        let query: DCQLQuery
+        let appLink: String
+        let scheme: String
+
+        init(_ section: ServerConfiguration.Wallet, transport: any HTTPTransport, clock: any WallClock) throws {
+            func read(_ path: String) throws -> String {
+                do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
+                    throw SwitchbackError(.invalidConfiguration, "wallet: \(path) cannot be read")
+                }
+            }
+            identity = try VerifierIdentity(keyPEM: try read(section.signingKeyFile), chainPEM: try read(section.certificateChainFile))
+            let issuers = try X509IssuerKeys(anchorsPEM: try read(section.issuerTrustAnchorsFile), clock: clock)
+            presentations = SDJWTVerifier(
+                issuers: issuers, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: issuers, clock: clock))
+            try section.query.validate()
+            query = section.query
+            appLink = section.appLink
+            scheme = section.scheme
+        }
+    }
+
+    /// A presentation request, kept under its `state` until the wallet answers.
+    struct PresentationRequestRecord: Codable, Sendable {
+        let bindingDigest: String
+        let nonce: String
+        /// The ephemeral response key (raw P-256), sealed with the record.
+        let encryptionKey: Data
+    }
+
+    /// A verified presentation (or the wallet's refusal), kept under its `response_code` until the app redeems it.
+    struct PresentationResultRecord: Codable, Sendable {
+        let bindingDigest: String
+        let claims: [String: [[String: JSONValue]]]?
+        let error: String?
+    }
+
+    func requireWallet() throws -> WalletVerifier {
+        guard let wallet else { throw CompanionError(.notConfigured, "the wallet verifier is off") }
+        return wallet
+    }
+
+    /// `POST /wallet/start` `{"binding": …}`: a new request; answers the link that opens the wallet.
+    func startPresentation(_ request: Request) async throws -> Response {
+        let wallet = try requireWallet()
+        let body = try await decode(CompanionAPI.WalletStart.self, from: request)
+        guard body.binding.utf8.count >= 22, Secrets.isPlausible(body.binding) else {
+            throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
+        }
+        let key = P256.KeyAgreement.PrivateKey()
+        let record = PresentationRequestRecord(
+            bindingDigest: Secrets.digest(body.binding), nonce: Base64URL.encode(entropy.randomBytes(count: 32)), encryptionKey: key.rawRepresentation
+        )
+        let state = try await store.issue(
+            .presentationRequest, record, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
+        guard let link = PresentationRequest.invocationURL(scheme: wallet.scheme, clientID: wallet.identity.clientID, requestURI: requestURI(state))
+        else { throw CompanionError(.invalidRequest, "the wallet link cannot be made") }
+        return Replies.json(CompanionAPI.WalletStarted(walletURL: link.absoluteString, expiresIn: Int(Self.presentationLifetime)))
+    }
+
+    private func requestURI(_ state: String) -> URL { url("/wallet/request/" + state) }
+
+    /// `GET` or `POST /wallet/request/{id}` (§5.10): the signed request object, with the `wallet_nonce` a
+    /// POST sent.
+    func presentationRequestObject(_ request: Request) async throws -> Response {
+        let wallet = try requireWallet()
+        let state = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
+        var walletNonce: String?
+        if request.method == .post {
+            let form = try await self.form(from: request)
+            walletNonce = form.fields["wallet_nonce"]
+            if let walletNonce, walletNonce.utf8.count > 256 || !Secrets.isPlausible(walletNonce) {
+                throw CompanionError(.invalidRequest, "wallet_nonce is malformed")
+            }
+        }
+        guard Secrets.isIssued(state),
+            let record = try await store.lookUp(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
+        else { throw CompanionError(.invalidState, "this presentation request is unknown or has expired") }
+        let presentation = try presentationRequest(state, record)
+        let claims = try presentation.claims(
+            clientID: wallet.identity.clientID, responseURI: url(CompanionAPI.Path.walletResponse), query: wallet.query, walletNonce: walletNonce)
+        var response = Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: try wallet.identity.sign(claims))))
+        response.headers[.contentType] = "application/oauth-authz-req+jwt"
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    private func presentationRequest(_ state: String, _ record: PresentationRequestRecord) throws -> PresentationRequest {
+        guard let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: record.encryptionKey) else {
+            throw SwitchbackError(.storeFailed, "a stored presentation request's key cannot be read")
+        }
+        return PresentationRequest(state: state, nonce: record.nonce, encryptionKey: key, keyID: state)
+    }
+
+    /// `POST /wallet/response` (§8.2, §8.3, §8.5): the wallet's encrypted answer, or its error. The request
+    /// is used up either way; the answer is `{"redirect_uri": "<app link>#response_code=…"}`.
+    func presentationResponse(_ request: Request) async throws -> Response {
+        let wallet = try requireWallet()
+        let form = try await self.form(from: request).fields
+        let state: String
+        var outcome: PresentationResultRecord
+        if let jwe = form["response"] {
+            // The key's kid is the request's state: the unprotected header only says which record to open.
+            guard let header = jwe.split(separator: ".").first.flatMap({ Base64URL.decode($0) }).flatMap(JSONReader.object),
+                case .string(let kid)? = header["kid"]
+            else { throw CompanionError(.invalidRequest, "the response is not a JWE naming its key") }
+            state = kid
+            let record = try await takePresentationRequest(state)
+            do {
+                let (vpToken, answeredState) = try presentationRequest(state, record).openResponse(jwe)
+                guard answeredState == nil || answeredState == state else {
+                    throw SwitchbackError(.presentationInvalid, "the response's state is another request's")
+                }
+                var verified: [String: [VerifiedPresentation]] = [:]
+                for (id, presentations) in vpToken {
+                    verified[id] = try await presentations.asyncMap {
+                        try await wallet.presentations.verify($0, keyBinding: .init(audience: wallet.identity.clientID, nonce: record.nonce))
+                    }
+                }
+                try wallet.query.check(verified)
+                outcome = PresentationResultRecord(bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil)
+                metrics.record(.presentationVerified)
+            } catch let error as SwitchbackError {
+                logger.notice("presentation refused", metadata: ["reason": "\(error.message.prefix(200))"])
+                metrics.record(.presentationRefused)
+                outcome = PresentationResultRecord(bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation")
+            }
+        } else if let error = form["error"], let answeredState = form["state"] {
+            state = answeredState
+            let record = try await takePresentationRequest(state)
+            let known = ["access_denied", "invalid_request", "vp_formats_not_supported", "wallet_unavailable"]
+            outcome = PresentationResultRecord(
+                bindingDigest: record.bindingDigest, claims: nil, error: known.contains(error) ? error : "wallet_error")
+        } else {
+            throw CompanionError(.invalidRequest, "send response, or error with state")
+        }
+        let code = try await store.issue(
+            .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
+        return Replies.json(["redirect_uri": wallet.appLink + "#response_code=" + code])
+    }
+
+    private func takePresentationRequest(_ state: String) async throws -> PresentationRequestRecord {
+        guard Secrets.isIssued(state),
+            let record = try await store.redeem(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
+        else { throw CompanionError(.invalidState, "this presentation request is unknown, expired or already answered") }
+        return record
+    }
+
+    /// `POST /wallet/redeem` `{"response_code": …, "binding": …}`: the verified claims, once, to the app
+    /// that started the request.
+    func redeemPresentation(_ request: Request) async throws -> Response {
+        _ = try requireWallet()
+        let body = try await decode(CompanionAPI.WalletRedeem.self, from: request)
+        guard Secrets.isIssued(body.responseCode),
+            let record = try await store.redeem(.presentationResult, secret: body.responseCode, as: PresentationResultRecord.self, now: clock.now())
+        else { throw CompanionError(.invalidGrant, "this response_code has expired or was already used") }
+        guard ConstantTime.equals(record.bindingDigest, Secrets.digest(body.binding)) else {
+            logger.warning("a response_code presented with another binding; it is used up")
+            throw CompanionError(.invalidGrant, "this response_code belongs to another session")
+        }
+        if let error = record.error { throw CompanionError(.signInFailed, "the wallet did not present: \(error)") }
+        return Replies.json(CompanionAPI.WalletPresented(credentials: record.claims ?? [:]))
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        result.reserveCapacity(count)
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
