@@ -6,9 +6,9 @@ public import Logging
 /// is one it trusts; the signature is then checked with the keys it returns.
 @_spi(SwitchbackInternals) public protocol CredentialIssuerKeys: Sendable {
     /// The keys for a credential naming `issuer` (nil when it has no `iss`), whose header carries
-    /// `certificates` (`x5c`, leaf first, DER; empty when absent). Throws ``SwitchbackError/Code/presentationInvalid``
-    /// for an issuer it does not trust.
-    func keys(issuer: String?, certificates: [Data]) async throws -> JWKSCache
+    /// `certificates` (`x5c`, leaf first, DER; empty when absent) and `keyID` (`kid`). Throws
+    /// ``SwitchbackError/Code/presentationInvalid`` for an issuer it does not trust.
+    func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache
 }
 
 /// One issuer's keys, given as a key set.
@@ -17,7 +17,7 @@ public import Logging
 
     public init(_ keys: JWKSCache) { self.keys = keys }
 
-    public func keys(issuer: String?, certificates: [Data]) async throws -> JWKSCache { keys }
+    public func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache { keys }
 }
 
 /// Issuer keys from JWT VC Issuer Metadata (SD-JWT VC §4): for an `iss` among `trustedIssuers` (https
@@ -50,7 +50,7 @@ public import Logging
         return components.url
     }
 
-    public func keys(issuer: String?, certificates: [Data]) async throws -> JWKSCache {
+    public func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
         guard let issuer, trustedIssuers.contains(issuer) else {
             throw SwitchbackError(.presentationInvalid, "the credential's issuer is not one this verifier trusts")
         }

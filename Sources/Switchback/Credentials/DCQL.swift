@@ -91,7 +91,8 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
                 if credential.requireCryptographicHolderBinding ?? true, !answer.keyBound {
                     throw refuse("\(credential.id) is not bound to the holder's key")
                 }
-                for claim in credential.claims ?? [] where Self.resolve(claim.path, in: .object(answer.claims)).isEmpty {
+                // A claim disclosed as null is not an answer.
+                for claim in credential.claims ?? [] where !Self.resolve(claim.path, in: .object(answer.claims)).contains(where: { $0 != .null }) {
                     throw refuse("\(credential.id) does not disclose \(claim.path.map(\.description).joined(separator: "."))")
                 }
             }

@@ -72,6 +72,9 @@ import Logging
         self.keyBindingAge = keyBindingAge
     }
 
+    /// Claims an SD-JWT VC must carry in its signed payload, never in a disclosure (SD-JWT VC §2.2.2.3).
+    static let neverDisclosed: Set<String> = ["iss", "nbf", "exp", "cnf", "vct", "vct#integrity", "status"]
+
     private static func invalid(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation is refused: \(why)") }
 
     /// Verifies `presentation` (`<issuer JWT>~<disclosure>~…~<KB-JWT or nothing>`).
@@ -94,7 +97,7 @@ import Logging
         // does not trust, and the signature is then checked with what it returns.
         guard let payload = JSONReader.object(jws.payload) else { throw Self.invalid("the issuer-signed JWT's payload is not a JSON object") }
         let issuer: String? = if case .string(let value)? = payload["iss"] { value } else { nil }
-        try await issuerKeys.keys(issuer: issuer, certificates: jws.header.x5c).verify(jws)
+        try await issuerKeys.keys(issuer: issuer, certificates: jws.header.x5c, keyID: jws.header.kid).verify(jws)
         if let algorithm = payload["_sd_alg"], algorithm != .string("sha-256") {
             throw SwitchbackError(.unsupportedAlgorithm, "the presentation's _sd_alg is not sha-256")
         }
@@ -113,21 +116,25 @@ import Logging
         // Step 5: a disclosure nothing refers to was not issued for this credential.
         guard processing.used.isSuperset(of: byDigest.keys) else { throw Self.invalid("a disclosure is not referred to by the credential") }
 
-        // Step 6: validity times.
+        // Step 6: validity times, from the signed payload (the claims below are never disclosed).
         let now = clock.now().timeIntervalSince1970
         if case .number(let exp)? = claims["exp"], exp <= now - clockSkew { throw Self.invalid("the credential has expired") }
         if case .number(let nbf)? = claims["nbf"], nbf > now + clockSkew { throw Self.invalid("the credential is not valid yet") }
-        if let status = claims["status"] { try await checkStatus(status, issuer: issuer) }
 
-        // §7.3: the Key Binding JWT.
+        // §7.3: the Key Binding JWT, before the status is fetched, so that a credential without its holder's
+        // key makes the verifier fetch nothing.
+        let keyBound: Bool
         if keyBindingJWT.isEmpty {
             if expected != nil { throw Self.invalid("it has no Key Binding JWT") }
-            return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: false)
+            keyBound = false
+        } else {
+            let boundPart = presentation.utf8.count - keyBindingJWT.utf8.count
+            let sdHash = Base64URL.encode(SHA256.hash(data: Data(presentation.utf8.prefix(boundPart))))
+            try await verifyKeyBinding(String(keyBindingJWT), claims: claims, sdHash: sdHash, expected: expected, now: now)
+            keyBound = true
         }
-        let boundPart = presentation.utf8.count - keyBindingJWT.utf8.count
-        let sdHash = Base64URL.encode(SHA256.hash(data: Data(presentation.utf8.prefix(boundPart))))
-        try await verifyKeyBinding(String(keyBindingJWT), claims: claims, sdHash: sdHash, expected: expected, now: now)
-        return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: true)
+        if let status = claims["status"] { try await checkStatus(status, issuer: issuer) }
+        return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: keyBound)
     }
 
     /// The credential's `status` (draft-ietf-oauth-status-list-20 §6.2, SD-JWT VC §2.4): only VALID passes.
@@ -231,6 +238,11 @@ import Logging
                     guard let disclosure = disclosures[digest] else { continue }
                     guard let name = disclosure.name else { throw SDJWTVerifier.invalid("an array element's disclosure is referred to from _sd") }
                     guard result[name] == nil else { throw SDJWTVerifier.invalid("a disclosed claim \(name.prefix(40)) is already there") }
+                    // SD-JWT VC §2.2.2.3: what the verifier decides with is never selectively disclosed, so a
+                    // holder cannot leave out an expiry or a status, or bring an issuer of its own.
+                    if depth == 1, SDJWTVerifier.neverDisclosed.contains(name) {
+                        throw SDJWTVerifier.invalid("the claim \(name) is disclosed selectively, which SD-JWT VC forbids")
+                    }
                     result[name] = try process(disclosure.value)
                 }
                 return .object(result)

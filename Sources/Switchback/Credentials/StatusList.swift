@@ -44,7 +44,10 @@ public import Foundation
     private let issuers: any CredentialIssuerKeys
     private let clock: any WallClock
     private let maximumAge: TimeInterval
+    /// By issuer and `uri`: a list is taken for the issuer whose keys verified it, never for another.
     private var cache: [String: (list: StatusList, until: TimeInterval)] = [:]
+    /// Lists kept at most; the oldest is dropped for a new one.
+    static let cacheLimit = 64
 
     public init(
         transport: any HTTPTransport, issuers: any CredentialIssuerKeys, clock: any WallClock = SystemClock(), maximumAge: TimeInterval = 3600
@@ -63,11 +66,14 @@ public import Foundation
     public func status(uri: String, index: Int, issuer: String?) async throws -> UInt8 {
         let now = clock.now().timeIntervalSince1970
         let list: StatusList
-        if let kept = cache[uri], kept.until > now {
+        let cacheKey = (issuer ?? "") + " " + uri
+        if let kept = cache[cacheKey], kept.until > now {
             list = kept.list
         } else {
             let (fetched, until) = try await fetch(uri, issuer: issuer, now: now)
-            cache[uri] = (fetched, until)
+            cache = cache.filter { $0.value.until > now }
+            if cache.count >= Self.cacheLimit, let oldest = cache.min(by: { $0.value.until < $1.value.until })?.key { cache[oldest] = nil }
+            cache[cacheKey] = (fetched, until)
             list = fetched
         }
         guard let status = list.status(at: index) else { throw Self.refused("its index is outside the status list") }
@@ -92,7 +98,7 @@ public import Foundation
         let jws = try CompactJWS(token, malformed: .presentationInvalid)
         guard jws.header.typ == "statuslist+jwt" else { throw Self.refused("the status list token's typ is not statuslist+jwt") }
         guard SigningAlgorithms.asymmetric.contains(jws.header.alg) else { throw Self.refused("the status list token's alg is not allowed") }
-        try await issuers.keys(issuer: issuer, certificates: jws.header.x5c).verify(jws)
+        try await issuers.keys(issuer: issuer, certificates: jws.header.x5c, keyID: jws.header.kid).verify(jws)
         guard let claims = JSONReader.object(jws.payload) else { throw Self.refused("the status list token's payload is not a JSON object") }
         guard claims["sub"] == .string(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.1)") }
         guard case .number = claims["iat"] else { throw Self.refused("the status list token has no iat") }

@@ -94,6 +94,10 @@ struct SDJWTTests {
         #expect(await Self.refusal(presented + foreign) != nil, "a stranger's key binding")
         let genuine = try Forge.keyBinding(presented, key: Forge.holder, iat: RFC9901Example.keyBindingIssuedAt)
         #expect(await Self.refusal(presented + genuine) == nil, "the same made with the holder's key passes")
+        let future = try Forge.keyBinding(presented, key: Forge.holder, iat: RFC9901Example.keyBindingIssuedAt + 3600)
+        #expect(await Self.refusal(presented + future)?.message.contains("iat") == true, "a Key Binding JWT from the future")
+        let untyped = try Forge.keyBinding(presented, key: Forge.holder, iat: RFC9901Example.keyBindingIssuedAt, typ: "JWT")
+        #expect(await Self.refusal(presented + untyped)?.message.contains("kb+jwt") == true, "a Key Binding JWT of another typ")
     }
 
     @Test("the processing rules of §7.1 on credentials made with the example's issuer key")
@@ -131,6 +135,15 @@ struct SDJWTTests {
             ("a disclosure nothing refers to", [:], [street], "not referred to"),
             ("_sd not an array", ["_sd": "x"], [], "not an array"),
             ("another hash", ["_sd_alg": "sha-512"], [], "sha-256"),
+            ("not valid yet", ["nbf": .number(RFC9901Example.keyBindingIssuedAt + 3600)], [], "not valid yet"),
+            (
+                "an expiry disclosed", ["_sd": .array([.string(Forge.disclosure(["s6", "exp", .number(1)]).digest)])],
+                [Forge.disclosure(["s6", "exp", .number(1)])], "forbids"
+            ),
+            (
+                "a status disclosed", ["_sd": .array([.string(Forge.disclosure(["s7", "status", "x"]).digest)])],
+                [Forge.disclosure(["s7", "status", "x"])], "forbids"
+            ),
         ]
         for (name, payload, disclosures, reason) in rules {
             let error = await Self.refusal(try presentation(payload, disclosures), keyBinding: nil, verifier: verifier)
@@ -168,9 +181,9 @@ enum Forge {
     }
 
     /// A Key Binding JWT for `presented` (which ends with `~`) by `key`, for the example's verifier.
-    static func keyBinding(_ presented: String, key: P256.Signing.PrivateKey, iat: TimeInterval) throws -> String {
+    static func keyBinding(_ presented: String, key: P256.Signing.PrivateKey, iat: TimeInterval, typ: String = "kb+jwt") throws -> String {
         try jws(
-            ["alg": "ES256", "typ": "kb+jwt"],
+            ["alg": "ES256", "typ": .string(typ)],
             [
                 "aud": .string(RFC9901Example.audience), "nonce": .string(RFC9901Example.nonce), "iat": .number(iat),
                 "sd_hash": .string(Base64URL.encode(SHA256.hash(data: Data(presented.utf8)))),

@@ -88,14 +88,14 @@ struct StatusListTests {
 
     /// The specification's bits-1 list in a Status List Token, signed with `key` (the issuer's by default).
     static func statusListToken(
-        sub: String = uri, exp: Double = 2_291_720_170, typ: String = "statuslist+jwt", key: P256.Signing.PrivateKey = Forge.issuer
+        sub: String = uri, exp: Double = 2_291_720_170, typ: String = "statuslist+jwt", key: P256.Signing.PrivateKey = Forge.issuer,
+        iat: Bool = true
     ) throws -> String {
-        try Forge.jws(
-            ["alg": "ES256", "typ": .string(typ)],
-            [
-                "sub": .string(sub), "iat": .number(1_686_920_170), "exp": .number(exp), "ttl": .number(600),
-                "status_list": .object(["bits": .number(1), "lst": "eNrbuRgAAhcBXQ"]),
-            ], key: key)
+        var claims: [String: JSONValue] = [
+            "sub": .string(sub), "exp": .number(exp), "ttl": .number(600), "status_list": .object(["bits": .number(1), "lst": "eNrbuRgAAhcBXQ"]),
+        ]
+        if iat { claims["iat"] = .number(1_686_920_170) }
+        return try Forge.jws(["alg": "ES256", "typ": .string(typ)], claims, key: key)
     }
 
     static func verifier(_ transport: StubTransport?, clock: ManualClock) throws -> SDJWTVerifier {
@@ -144,11 +144,28 @@ struct StatusListTests {
             ("another typ", { HTTPResponse(status: 200, body: Data(try Self.statusListToken(typ: "JWT").utf8)) }),
             ("another key", { HTTPResponse(status: 200, body: Data(try Self.statusListToken(key: P256.Signing.PrivateKey()).utf8)) }),
             ("not there", { HTTPResponse(status: 404) }),
-            ("a redirect to http", { HTTPResponse(status: 302, headers: ["Location": "http://issuer.example.com/list"]) }),
+            ("no iat", { HTTPResponse(status: 200, body: Data(try Self.statusListToken(iat: false).utf8)) }),
         ]
         for (name, answer) in answers {
             let verifier = try Self.verifier(StubTransport { _ in try answer() }, clock: clock)
             await #expect(throws: SwitchbackError.self, "\(name)") { _ = try await verifier.verify(try Self.presentation(index: 1), keyBinding: nil) }
+        }
+        // A redirect is followed to https only: the http URL would answer a good list.
+        for (location, followed) in [("http://issuer.example.com/list", false), ("https://lists.example.com/1", true)] {
+            let transport = StubTransport { request in
+                guard request.url.absoluteString == Self.uri else {
+                    return HTTPResponse(status: 200, body: Data(try Self.statusListToken().utf8))
+                }
+                return HTTPResponse(status: 302, headers: ["Location": location])
+            }
+            let verifier = try Self.verifier(transport, clock: clock)
+            if followed {
+                _ = try await verifier.verify(try Self.presentation(index: 1), keyBinding: nil)
+            } else {
+                await #expect(throws: SwitchbackError.self, "a redirect to http") {
+                    _ = try await verifier.verify(try Self.presentation(index: 1), keyBinding: nil)
+                }
+            }
         }
     }
 }

@@ -82,8 +82,10 @@ extension Companion {
                 .post, Path.walletStart, .app, "start a wallet presentation (OpenID4VP) bound to the app's secret; the wallet link", limited: true,
                 attested: .start
             ) { try await $0.startPresentation($1) }
-            add(.get, Path.walletRequest, .app, "the signed request object, for the wallet") { try await $0.presentationRequestObject($1) }
-            add(.post, Path.walletRequest, .app, "the signed request object with the wallet's wallet_nonce") {
+            add(.get, Path.walletRequest, .app, "the signed request object, for the wallet", limited: true) {
+                try await $0.presentationRequestObject($1)
+            }
+            add(.post, Path.walletRequest, .app, "the signed request object with the wallet's wallet_nonce", limited: true) {
                 try await $0.presentationRequestObject($1)
             }
             add(.post, Path.walletResponse, .app, "the wallet's direct_post.jwt answer -> redirect_uri with a response_code", limited: true) {

@@ -11,6 +11,8 @@ import Logging
 /// (§13.3, §14.2).
 extension CompanionService {
     static let presentationLifetime: TimeInterval = 300
+    /// A wallet's answer carries credentials with their certificate chains, encrypted: more than a start's body.
+    static let maximumWalletResponse = 256 * 1024
 
     /// What the verifier needs for each request, made once from the configuration.
     struct WalletVerifier: Sendable {
@@ -86,7 +88,10 @@ extension CompanionService {
         if request.method == .post {
             let form = try await self.form(from: request)
             walletNonce = form.fields["wallet_nonce"]
-            if let walletNonce, walletNonce.utf8.count > 256 || !Secrets.isPlausible(walletNonce) {
+            if let walletNonce,
+                walletNonce.isEmpty || walletNonce.utf8.count > 256
+                    || !walletNonce.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+            {
                 throw CompanionError(.invalidRequest, "wallet_nonce is malformed")
             }
         }
@@ -113,7 +118,7 @@ extension CompanionService {
     /// is used up either way; the answer is `{"redirect_uri": "<app link>#response_code=…"}`.
     func presentationResponse(_ request: Request) async throws -> Response {
         let wallet = try requireWallet()
-        let form = try await self.form(from: request).fields
+        let form = try await self.form(from: request, limit: Self.maximumWalletResponse).fields
         let state: String
         var outcome: PresentationResultRecord
         if let jwe = form["response"] {
@@ -122,11 +127,26 @@ extension CompanionService {
                 case .string(let kid)? = header["kid"]
             else { throw CompanionError(.invalidRequest, "the response is not a JWE naming its key") }
             state = kid
-            let record = try await takePresentationRequest(state)
+            // Looked up, and used up only by a presentation that verifies: anyone who saw the wallet's link
+            // knows the state and can fetch the request's key, so a junk or refused answer (or an error post)
+            // must not spend the request before the genuine wallet answers.
+            guard Secrets.isIssued(state),
+                let record = try await store.lookUp(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
+            else { throw CompanionError(.invalidState, "this presentation request is unknown, expired or already answered") }
+            let opened: (vpToken: [String: [String]], state: String?)
             do {
-                let (vpToken, answeredState) = try presentationRequest(state, record).openResponse(jwe)
+                opened = try presentationRequest(state, record).openResponse(jwe)
+            } catch {
+                throw CompanionError(.invalidRequest, "the response does not open with this request's key")
+            }
+            do {
+                let (vpToken, answeredState) = opened
                 guard answeredState == nil || answeredState == state else {
                     throw SwitchbackError(.presentationInvalid, "the response's state is another request's")
+                }
+                // Nothing unasked is verified (each verification may fetch a status list).
+                guard Set(vpToken.keys).isSubset(of: Set(wallet.query.credentials.map(\.id))), vpToken.values.allSatisfy({ $0.count <= 4 }) else {
+                    throw SwitchbackError(.presentationInvalid, "the response answers credentials that were not asked for")
                 }
                 var verified: [String: [VerifiedPresentation]] = [:]
                 for (id, presentations) in vpToken {
@@ -135,6 +155,7 @@ extension CompanionService {
                     }
                 }
                 try wallet.query.check(verified)
+                _ = try await takePresentationRequest(state)
                 outcome = PresentationResultRecord(bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil)
                 metrics.record(.presentationVerified)
             } catch let error as SwitchbackError {
@@ -144,7 +165,9 @@ extension CompanionService {
             }
         } else if let error = form["error"], let answeredState = form["state"] {
             state = answeredState
-            let record = try await takePresentationRequest(state)
+            guard Secrets.isIssued(state),
+                let record = try await store.lookUp(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
+            else { throw CompanionError(.invalidState, "this presentation request is unknown, expired or already answered") }
             let known = ["access_denied", "invalid_request", "vp_formats_not_supported", "wallet_unavailable"]
             outcome = PresentationResultRecord(
                 bindingDigest: record.bindingDigest, claims: nil, error: known.contains(error) ? error : "wallet_error")

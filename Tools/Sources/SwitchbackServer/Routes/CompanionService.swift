@@ -58,18 +58,18 @@ struct CompanionService: Sendable {
 
     // MARK: Bodies
 
-    /// The request body, refused when larger than ``maximumBody``; `request` keeps it for a later reader.
-    static func collectBody(of request: inout Request) async throws -> ByteBuffer {
+    /// The request body, refused when larger than `limit`; `request` keeps it for a later reader.
+    static func collectBody(of request: inout Request, limit: Int = maximumBody) async throws -> ByteBuffer {
         do {
-            return try await request.collectBody(upTo: maximumBody)
+            return try await request.collectBody(upTo: limit)
         } catch {
-            throw CompanionError(.tooLarge, "the body is larger than \(maximumBody) bytes")
+            throw CompanionError(.tooLarge, "the body is larger than \(limit) bytes")
         }
     }
 
-    private func boundedBody(of request: Request) async throws -> Data {
+    private func boundedBody(of request: Request, limit: Int = maximumBody) async throws -> Data {
         var request = request
-        return Data(try await Self.collectBody(of: &request).readableBytesView)
+        return Data(try await Self.collectBody(of: &request, limit: limit).readableBytesView)
     }
 
     /// Reads a bounded JSON body into `type`.
@@ -85,8 +85,8 @@ struct CompanionService: Sendable {
     }
 
     /// Reads a bounded form body.
-    func form(from request: Request) async throws -> (raw: Data, fields: [String: String]) {
-        let raw = try await boundedBody(of: request)
+    func form(from request: Request, limit: Int = maximumBody) async throws -> (raw: Data, fields: [String: String]) {
+        let raw = try await boundedBody(of: request, limit: limit)
         guard let pairs = FormEncoding.decode(String(decoding: raw, as: UTF8.self), plusIsSpace: true) else {
             throw CompanionError(.invalidRequest, "the body is not a form")
         }

@@ -6,9 +6,11 @@ import SwiftASN1
 @_spi(SwitchbackInternals) import Switchback
 
 /// Issuer keys from the credential's own `x5c` chain, validated to one of the verifier's trust anchors
-/// (SD-JWT VC §2.5): the chain must lead to an anchor under RFC 5280's rules at the verifier's clock, and
-/// the credential's `iss`, when it is an https URL, must name a DNS name of the end-entity certificate
-/// (its subjectAltName). The key is the end-entity certificate's (P-256, P-384 or P-521).
+/// (SD-JWT VC §2.5): the chain must lead to an anchor under RFC 5280's rules at the verifier's clock; the
+/// end-entity certificate must be for signing (digitalSignature, not a CA); and the credential's signed
+/// `iss` must be an https URL whose host is a DNS name of that certificate (its subjectAltName). Without
+/// that last rule any certificate under an anchor could issue in another issuer's name. The key is the
+/// end-entity certificate's (P-256, P-384 or P-521).
 struct X509IssuerKeys: CredentialIssuerKeys {
     let anchors: [Certificate]
     let clock: any WallClock
@@ -23,7 +25,7 @@ struct X509IssuerKeys: CredentialIssuerKeys {
         SwitchbackError(.presentationInvalid, "the presentation is refused: \(why)")
     }
 
-    func keys(issuer: String?, certificates: [Data]) async throws -> JWKSCache {
+    func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
         guard !certificates.isEmpty, certificates.count <= 8 else { throw Self.refused("the credential carries no x5c chain (or one longer than 8)") }
         let chain: [Certificate]
         do {
@@ -35,14 +37,19 @@ struct X509IssuerKeys: CredentialIssuerKeys {
         guard case .validCertificate = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst())) else {
             throw Self.refused("the x5c chain does not lead to a trust anchor, or a certificate is not valid now")
         }
-        if let issuer, let host = URL(string: issuer).flatMap({ $0.scheme == "https" ? $0.host : nil }) {
-            let names =
-                (try? chain[0].extensions.subjectAlternativeNames)??.compactMap { name -> String? in
-                    if case .dnsName(let dns) = name { return dns.lowercased() }
-                    return nil
-                } ?? []
-            guard names.contains(host.lowercased()) else { throw Self.refused("the issuer's host is not a DNS name of its certificate") }
+        let leaf = chain[0]
+        guard (try? leaf.extensions.keyUsage)??.digitalSignature == true,
+            (try? leaf.extensions.basicConstraints).flatMap({ $0 }).map({ if case .isCertificateAuthority = $0 { false } else { true } }) ?? true
+        else { throw Self.refused("the issuer's certificate is not an end-entity certificate for signatures") }
+        guard let issuer, let url = URL(string: issuer), url.scheme?.lowercased() == "https", let host = url.host else {
+            throw Self.refused("the credential's signed iss is not an https URL its certificate can name")
         }
+        let names =
+            (try? leaf.extensions.subjectAlternativeNames)??.compactMap { name -> String? in
+                if case .dnsName(let dns) = name { return dns.lowercased() }
+                return nil
+            } ?? []
+        guard names.contains(host.lowercased()) else { throw Self.refused("the issuer's host is not a DNS name of its certificate") }
         let jwk: [String: JSONValue]
         if let key = P256.Signing.PublicKey(chain[0].publicKey) {
             jwk = Self.jwk(curve: "P-256", x963: key.x963Representation)
@@ -53,7 +60,10 @@ struct X509IssuerKeys: CredentialIssuerKeys {
         } else {
             throw Self.refused("the issuer's certificate key is not an EC key this verifier takes")
         }
-        let document = JSONValue.object(["keys": .array([.object(jwk)])]).description
+        var named = jwk
+        // A kid beside x5c names this certificate's key; the key set must answer to it.
+        if let keyID { named["kid"] = .string(keyID) }
+        let document = JSONValue.object(["keys": .array([.object(named)])]).description
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5c"))
     }
 

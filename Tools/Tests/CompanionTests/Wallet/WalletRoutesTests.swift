@@ -199,6 +199,20 @@ struct WalletRoutesTests {
             let answer = try await Self.redeem(rig, declined)
             #expect((answer.json["error_description"] as? String)?.contains("access_denied") == true)
 
+            // Whoever saw the wallet's link can fetch the request's key: a junk answer, a refused one or an error
+            // post spends nothing, and the genuine answer still goes through.
+            let fifth = try await Self.start(rig)
+            let junk = try CompactJWE.encrypt(Data(#"{"vp_token":{"pid":["x~"]}}"#.utf8), to: fifth.encryptionKey, alg: "ECDH-ES", enc: "A128GCM")
+            _ = try await Self.post(rig, fifth.responseURI, [("response", junk)])
+            _ = try await Self.post(rig, fifth.responseURI, [("error", "access_denied"), ("state", fifth.state)])
+            let unasked = JSONValue.object(["vp_token": .object(["other": .array(["x~"])]), "state": .string(fifth.state)])
+            _ = try await Self.post(
+                rig, fifth.responseURI,
+                [("response", try CompactJWE.encrypt(Data(unasked.description.utf8), to: fifth.encryptionKey, alg: "ECDH-ES", enc: "A128GCM"))])
+            let genuine = try await Self.answer(
+                rig, fifth, presentation: try wallet.present(["given_name", "birthdate"], audience: fifth.clientID, nonce: fifth.nonce))
+            #expect(try await Self.redeem(rig, genuine).status == 200)
+
             // The request is used up by its answer: the same answer again is refused.
             let fourth = try await Self.start(rig)
             let presentation = try wallet.present(["given_name", "birthdate"], audience: fourth.clientID, nonce: fourth.nonce)

@@ -17,7 +17,7 @@ struct X509IssuerKeysTests {
         let issuerKey = P256.Signing.PrivateKey()
         let chain: [Data]
 
-        init(dnsName: String = "issuer.example.com", now: Date, days: Double = 365) throws {
+        init(dnsName: String = "issuer.example.com", now: Date, days: Double = 365, signing: Bool = true) throws {
             let rootKey = P256.Signing.PrivateKey()
             let rootName = try DistinguishedName { CommonName("Test PID Issuer Root") }
             let root = try Certificate(
@@ -32,7 +32,7 @@ struct X509IssuerKeysTests {
                 notValidAfter: now + days * 86400, issuer: rootName, subject: try DistinguishedName { CommonName("PID Issuer") },
                 signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try Certificate.Extensions {
-                    Critical(KeyUsage(digitalSignature: true))
+                    Critical(signing ? KeyUsage(digitalSignature: true) : KeyUsage(keyAgreement: true))
                     SubjectAlternativeNames([.dnsName(dnsName)])
                 }, issuerPrivateKey: .init(rootKey))
             rootPEM = try root.serializeAsPEM().pemString
@@ -42,10 +42,12 @@ struct X509IssuerKeysTests {
         }
 
         /// A credential of `issuer` signed with the issuer key, its chain in `x5c`, presented without disclosures.
-        func presentation(issuer: String = "https://issuer.example.com", x5c: Bool = true) throws -> String {
+        func presentation(issuer: String? = "https://issuer.example.com", x5c: Bool = true, kid: String? = nil) throws -> String {
             var header: [String: JSONValue] = ["alg": .string("ES256"), "typ": .string("dc+sd-jwt")]
             if x5c { header["x5c"] = .array(chain.map { .string($0.base64EncodedString()) }) }
-            let payload: [String: JSONValue] = ["iss": .string(issuer), "vct": .string("urn:eudi:pid:1")]
+            if let kid { header["kid"] = .string(kid) }
+            var payload: [String: JSONValue] = ["vct": .string("urn:eudi:pid:1")]
+            if let issuer { payload["iss"] = .string(issuer) }
             let input =
                 Base64URL.encode(Data(JSONValue.object(header).description.utf8)) + "."
                 + Base64URL.encode(Data(JSONValue.object(payload).description.utf8))
@@ -81,6 +83,19 @@ struct X509IssuerKeysTests {
         await #expect(throws: SwitchbackError.self, "no x5c") {
             _ = try await Self.verify(try authority.presentation(x5c: false), trusting: authority.rootPEM)
         }
+        // Any certificate under the anchor could otherwise issue in any name: the signed iss must be https and named by it.
+        for issuer in [nil, "http://issuer.example.com", "urn:issuer.example.com"] as [String?] {
+            await #expect(throws: SwitchbackError.self, "iss \(issuer ?? "absent")") {
+                _ = try await Self.verify(try authority.presentation(issuer: issuer), trusting: authority.rootPEM)
+            }
+        }
+        _ = try await Self.verify(try authority.presentation(issuer: "HTTPS://Issuer.Example.com"), trusting: authority.rootPEM)
+        _ = try await Self.verify(try authority.presentation(kid: "key-1"), trusting: authority.rootPEM)
+        let tls = try Authority(now: Self.now, signing: false)
+        let notForSigning = await #expect(throws: SwitchbackError.self, "a certificate not for signatures") {
+            _ = try await Self.verify(try tls.presentation(), trusting: tls.rootPEM)
+        }
+        #expect(notForSigning?.message.contains("end-entity") == true)
         // A chain that leads to the anchor but a signature by another key: the certificate's key is the one used.
         var forged = try authority.presentation().split(separator: ".").map(String.init)
         forged[2] = Base64URL.encode(try P256.Signing.PrivateKey().signature(for: Data((forged[0] + "." + forged[1]).utf8)).rawRepresentation) + "~"
