@@ -2,7 +2,7 @@ import Foundation
 
 /// A Digital Credentials Query (OpenID for Verifiable Presentations 1.0 §6), for SD-JWT VCs (`dc+sd-jwt`,
 /// §B.3): which credentials the verifier asks for and which of their claims. The wallet's answer is not
-/// trusted to follow it (§14.9): ``check(_:)`` holds the verified presentations to the query.
+/// trusted to follow it (§14.9): `check(_:)` holds the verified presentations to the query.
 public struct DCQLQuery: Sendable, Codable, Equatable {
     /// One requested credential (§6.1).
     public struct CredentialQuery: Sendable, Codable, Equatable {
