@@ -95,9 +95,7 @@ extension CompanionService {
                 throw CompanionError(.invalidRequest, "wallet_nonce is malformed")
             }
         }
-        guard Secrets.isIssued(state),
-            let record = try await store.lookUp(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
-        else { throw CompanionError(.invalidState, "this presentation request is unknown or has expired") }
+        let record = try await pendingPresentation(state)
         let presentation = try presentationRequest(state, record)
         let claims = try presentation.claims(
             clientID: wallet.identity.clientID, responseURI: url(CompanionAPI.Path.walletResponse), query: wallet.query, walletNonce: walletNonce)
@@ -111,7 +109,7 @@ extension CompanionService {
         guard let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: record.encryptionKey) else {
             throw SwitchbackError(.storeFailed, "a stored presentation request's key cannot be read")
         }
-        return PresentationRequest(state: state, nonce: record.nonce, encryptionKey: key, keyID: state)
+        return try PresentationRequest(state: state, nonce: record.nonce, encryptionKey: key, keyID: state)
     }
 
     /// `POST /wallet/response` (§8.2, §8.3, §8.5): the wallet's encrypted answer, or its error. The request
@@ -130,9 +128,7 @@ extension CompanionService {
             // Looked up, and used up only by a presentation that verifies: anyone who saw the wallet's link
             // knows the state and can fetch the request's key, so a junk or refused answer (or an error post)
             // must not spend the request before the genuine wallet answers.
-            guard Secrets.isIssued(state),
-                let record = try await store.lookUp(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
-            else { throw CompanionError(.invalidState, "this presentation request is unknown, expired or already answered") }
+            let record = try await pendingPresentation(state)
             let opened: (vpToken: [String: [String]], state: String?)
             do {
                 opened = try presentationRequest(state, record).openResponse(jwe)
@@ -165,9 +161,7 @@ extension CompanionService {
             }
         } else if let error = form["error"], let answeredState = form["state"] {
             state = answeredState
-            guard Secrets.isIssued(state),
-                let record = try await store.lookUp(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
-            else { throw CompanionError(.invalidState, "this presentation request is unknown, expired or already answered") }
+            let record = try await pendingPresentation(state)
             let known = ["access_denied", "invalid_request", "vp_formats_not_supported", "wallet_unavailable"]
             outcome = PresentationResultRecord(
                 bindingDigest: record.bindingDigest, claims: nil, error: known.contains(error) ? error : "wallet_error")
@@ -177,6 +171,14 @@ extension CompanionService {
         let code = try await store.issue(
             .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
         return Replies.json(["redirect_uri": wallet.appLink + "#response_code=" + code])
+    }
+
+    /// The request still waiting under `state`, looked up without using it up.
+    private func pendingPresentation(_ state: String) async throws -> PresentationRequestRecord {
+        guard Secrets.isIssued(state),
+            let record = try await store.lookUp(.presentationRequest, secret: state, as: PresentationRequestRecord.self, now: clock.now())
+        else { throw CompanionError(.invalidState, "this presentation request is unknown, expired or already answered") }
+        return record
     }
 
     private func takePresentationRequest(_ state: String) async throws -> PresentationRequestRecord {

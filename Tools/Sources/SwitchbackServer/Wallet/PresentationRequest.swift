@@ -51,25 +51,22 @@ struct PresentationRequest: Sendable {
     let encryptionKey: P256.KeyAgreement.PrivateKey
     /// The encryption key's `kid`, which the response's JWE header must name (§8.3).
     let keyID: String
+    /// The same key as the JWE decryption takes it.
+    private let decryptionKey: DecryptionKey
 
     /// The content encryptions offered; HAIP 1.0 §5 has verifiers list both.
     static let contentEncryptions = ["A128GCM", "A256GCM"]
 
-    init(state: String, nonce: String, encryptionKey: P256.KeyAgreement.PrivateKey = .init(), keyID: String) {
+    init(state: String, nonce: String, encryptionKey: P256.KeyAgreement.PrivateKey = .init(), keyID: String) throws {
         self.state = state
         self.nonce = nonce
         self.encryptionKey = encryptionKey
         self.keyID = keyID
+        decryptionKey = try DecryptionKey(pem: encryptionKey.pemRepresentation, keyID: keyID)
     }
 
     /// The encryption key as a public JWK with its `kid`, `use` and `alg` (§5.1, §8.3).
-    var encryptionJWK: [String: JSONValue] {
-        let point = encryptionKey.publicKey.x963Representation.dropFirst()
-        return [
-            "kty": .string("EC"), "crv": .string("P-256"), "x": .string(Base64URL.encode(point.prefix(32))),
-            "y": .string(Base64URL.encode(point.suffix(32))), "use": .string("enc"), "alg": .string("ECDH-ES"), "kid": .string(keyID),
-        ]
-    }
+    var encryptionJWK: [String: JSONValue] { decryptionKey.publicJWK(algorithm: "ECDH-ES") }
 
     /// The request object's claims (§5, §5.1, §5.2, §5.8, §8.2, §8.3, HAIP 1.0 §5).
     func claims(clientID: String, responseURI: URL, query: DCQLQuery, walletNonce: String?) throws -> [String: JSONValue] {
@@ -111,8 +108,7 @@ struct PresentationRequest: Sendable {
     /// presentations by credential query `id`, §8.1) and `state`.
     func openResponse(_ jwe: String) throws -> (vpToken: [String: [String]], state: String?) {
         func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the wallet's response is refused: \(why)") }
-        let key = try DecryptionKey(pem: encryptionKey.pemRepresentation, keyID: keyID)
-        let (header, plaintext) = try CompactJWE.decrypt(jwe, keys: [key])
+        let (header, plaintext) = try CompactJWE.decrypt(jwe, keys: [decryptionKey])
         guard header["alg"] == .string("ECDH-ES") else { throw refuse("its alg is not ECDH-ES") }
         guard case .string(let enc)? = header["enc"], Self.contentEncryptions.contains(enc) else { throw refuse("its enc was not offered") }
         guard header["kid"] == .string(keyID) else { throw refuse("it names another key") }

@@ -52,11 +52,11 @@ struct X509IssuerKeys: CredentialIssuerKeys {
         guard names.contains(host.lowercased()) else { throw Self.refused("the issuer's host is not a DNS name of its certificate") }
         let jwk: [String: JSONValue]
         if let key = P256.Signing.PublicKey(chain[0].publicKey) {
-            jwk = Self.jwk(curve: "P-256", x963: key.x963Representation)
+            jwk = PublicJWK.ec(curve: "P-256", x963: key.x963Representation)
         } else if let key = P384.Signing.PublicKey(chain[0].publicKey) {
-            jwk = Self.jwk(curve: "P-384", x963: key.x963Representation)
+            jwk = PublicJWK.ec(curve: "P-384", x963: key.x963Representation)
         } else if let key = P521.Signing.PublicKey(chain[0].publicKey) {
-            jwk = Self.jwk(curve: "P-521", x963: key.x963Representation)
+            jwk = PublicJWK.ec(curve: "P-521", x963: key.x963Representation)
         } else {
             throw Self.refused("the issuer's certificate key is not an EC key this verifier takes")
         }
@@ -67,13 +67,4 @@ struct X509IssuerKeys: CredentialIssuerKeys {
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5c"))
     }
 
-    /// A public EC JWK from an uncompressed point (0x04 ‖ x ‖ y).
-    static func jwk(curve: String, x963: Data) -> [String: JSONValue] {
-        let coordinates = x963.dropFirst()
-        let half = coordinates.count / 2
-        return [
-            "kty": .string("EC"), "crv": .string(curve), "x": .string(Base64URL.encode(coordinates.prefix(half))),
-            "y": .string(Base64URL.encode(coordinates.suffix(half))),
-        ]
-    }
 }

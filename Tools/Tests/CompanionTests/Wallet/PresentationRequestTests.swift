@@ -24,7 +24,7 @@ struct PresentationRequestTests {
     @Test("the request object: typ, x5c, signed by the certificate's key, x509_hash client_id, the query, nonce, state, the response key")
     func requestObject() throws {
         let (identity, authority) = try Self.identity()
-        let request = PresentationRequest(state: "state-1", nonce: "nonce-1", keyID: "k1")
+        let request = try PresentationRequest(state: "state-1", nonce: "nonce-1", keyID: "k1")
         let responseURI = try #require(URL(string: "https://auth.example.com/wallet/response"))
         let jwt = try identity.sign(try request.claims(clientID: identity.clientID, responseURI: responseURI, query: Self.query, walletNonce: "wn"))
         let parts = jwt.split(separator: ".").map(String.init)
@@ -60,14 +60,14 @@ struct PresentationRequestTests {
 
     @Test("the wallet's encrypted answer opens with the request's key, A128GCM or A256GCM; another key, alg or kid is refused")
     func responses() throws {
-        let request = PresentationRequest(state: "state-1", nonce: "nonce-1", keyID: "k1")
+        let request = try PresentationRequest(state: "state-1", nonce: "nonce-1", keyID: "k1")
         let payload = Data(#"{"vp_token":{"pid":["eyJ...~"]},"state":"state-1"}"#.utf8)
         for enc in PresentationRequest.contentEncryptions {
             let jwe = try CompactJWE.encrypt(payload, to: request.encryptionJWK, alg: "ECDH-ES", enc: enc)
             let opened = try request.openResponse(jwe)
             #expect(opened.vpToken == ["pid": ["eyJ...~"]] && opened.state == "state-1", "\(enc)")
         }
-        let other = PresentationRequest(state: "state-2", nonce: "nonce-2", keyID: "k1")
+        let other = try PresentationRequest(state: "state-2", nonce: "nonce-2", keyID: "k1")
         #expect(throws: SwitchbackError.self, "another request's key") {
             try request.openResponse(try CompactJWE.encrypt(payload, to: other.encryptionJWK, alg: "ECDH-ES", enc: "A128GCM"))
         }
