@@ -95,6 +95,16 @@ extension SimulatedDevice {
 
     private func runAuthenticator(_ scheme: String, link: URL) async {
         guard let authenticator = authenticators[scheme] else { return }
+        if let app = authenticator.linkApp {
+            let answer = await app.answer(link, network: network)
+            for step in answer.steps { record(.authenticator, .provider, step) }
+            if let next = answer.next {
+                record(.authenticator, .device, "opens \(Redaction.describe(next))")
+                if await open(next, from: .app(scheme)) { return }
+            }
+            await switchBack()
+            return
+        }
         let app = AuthenticatorApp(issuer: authenticator.backend, transport: transport)
         let next: URL?
         do {

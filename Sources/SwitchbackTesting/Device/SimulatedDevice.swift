@@ -103,6 +103,16 @@ public actor SimulatedDevice {
         var behaviour: AuthenticatorBehaviour
         /// The host whose https links the app claims as universal links (`app.bankid.com`).
         var universalLinkHost: String?
+        /// An app that answers its links by itself (a wallet), in place of a provider's authenticator.
+        var linkApp: (any LinkAnsweringApp)?
+    }
+
+    /// Installs an app for `scheme` that answers the links it is opened with by itself (an identity wallet):
+    /// it works over the device's network and says which link it opens next.
+    public func installApp(scheme: String, name: String, app: any LinkAnsweringApp, universalLinkHost: String? = nil) {
+        authenticators[scheme.lowercased()] = Authenticator(
+            name: name, backend: URL(string: "http://127.0.0.1:9")!, behaviour: AuthenticatorBehaviour(),
+            universalLinkHost: universalLinkHost?.lowercased(), linkApp: app)
     }
 
     /// Installs an authenticator app for `scheme` whose backend is the provider at `backend`; with

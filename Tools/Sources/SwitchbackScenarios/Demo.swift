@@ -71,6 +71,9 @@ public struct DemoOptions: ParsableArguments, Sendable {
     @Flag(help: "After signing in, the app is relaunched before the phone's first unlock: the Keychain is locked, which is not a sign-out.")
     public var lockedKeychain = false
 
+    @Option(help: "wallet only: what the wallet does wrong (\(Scenario.walletFaults.joined(separator: ", "))); the companion must refuse it.")
+    public var walletFault: String?
+
     @Flag(help: "Run every provider preset with its default user agent, one after the other.")
     public var all = false
 
@@ -91,6 +94,16 @@ public struct DemoOptions: ParsableArguments, Sendable {
                 "--other-phone goes with --provider \(Self.otherPhoneProviders.joined(separator: ", ")): their pages offer another phone")
         }
         if codeDisplay, all || provider != "mitid" { throw ValidationError("--code-display goes with --provider mitid") }
+        if let walletFault {
+            guard Scenario.walletFaults.contains(walletFault) else {
+                throw ValidationError("unknown --wallet-fault \(walletFault); known: \(Scenario.walletFaults.joined(separator: ", "))")
+            }
+            if all || provider != Scenario.wallet { throw ValidationError("--wallet-fault goes with --provider wallet") }
+        }
+        if provider == Scenario.wallet, !all, strategy != nil || pattern != nil || environment != nil || !variants.isEmpty {
+            throw ValidationError(
+                "--provider wallet has no user agent, return pattern, environment or emulator variant: the wallet app is opened directly")
+        }
         if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
         if let concurrentRefresh, !(1...1000).contains(concurrentRefresh) { throw ValidationError("--concurrent-refresh is 1 to 1000 callers") }
         if signOut || concurrentRefresh != nil || lockedKeychain, !all, Self.companionHeld(provider, backendCompletion: backendCompletion) {
@@ -108,7 +121,7 @@ public struct DemoOptions: ParsableArguments, Sendable {
 
     /// Whether the companion, not the app, holds the provider's tokens after this preset's sign-in.
     public static func companionHeld(_ provider: String, backendCompletion: Bool) -> Bool {
-        provider == "singpass" || backendCompletion
+        provider == "singpass" || provider == Scenario.wallet || backendCompletion
     }
 
     /// The presets whose pages offer a phone other than the one signing in.
@@ -129,7 +142,8 @@ public struct DemoOptions: ParsableArguments, Sendable {
             environment: environment.map(AuthenticatorRule.Environment.init), variants: variants, decision: decline ? .decline : .approve(),
             authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
             otherPhone: otherPhone, codeDisplay: codeDisplay, handOff: handoff.flatMap(HandOffDestination.init(rawValue:)),
-            signOut: signOut, concurrentRefresh: concurrentRefresh, lockedKeychain: lockedKeychain
+            signOut: signOut, concurrentRefresh: concurrentRefresh, lockedKeychain: lockedKeychain,
+            walletFault: provider == Scenario.wallet ? walletFault : nil
         )
     }
 }
@@ -139,7 +153,9 @@ public enum Narration {
     public static func text(_ result: ScenarioResult) -> String {
         let scenario = result.scenario
         var lines = [
-            "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "")\(scenario.handOff.map { ", then a session hand-off to the \($0 == .systemBrowser ? "system browser" : "app's WebView")" } ?? "") =="
+            scenario.provider == Scenario.wallet
+                ? "== wallet (OpenID4VP, same device), the companion as verifier\(scenario.walletFault.map { ", fault: \($0)" } ?? "")\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "") =="
+                : "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "")\(scenario.handOff.map { ", then a session hand-off to the \($0 == .systemBrowser ? "system browser" : "app's WebView")" } ?? "") =="
         ]
         for (number, step) in result.transcript.enumerated() {
             lines.append(String(format: "%3d. ", number + 1) + "\(step.from.rawValue) → \(step.to.rawValue): \(step.text)")
@@ -156,6 +172,15 @@ public enum Narration {
                     "tokens from the companion, access token \(Redaction.secret($0.accessToken))"
                 } ?? "nothing"
             lines.append("Signed in through the companion: sub \(signIn.subject), assurance \(signIn.acr ?? "none reported"); \(grant).")
+        case .success(.presentation(let presentation)):
+            // The claims the user disclosed; the credential's own (issuer, type, validity, holder key) are named once.
+            let own: Set<String> = ["iss", "vct", "iat", "exp", "nbf", "cnf", "status", "vct#integrity"]
+            let credentials = presentation.credentials.keys.sorted().map { id in
+                let claims = presentation.claims(id) ?? [:]
+                let disclosed = claims.keys.filter { !own.contains($0) }.sorted().map { "\($0) \(claims[$0].map { "\($0)" } ?? "")" }
+                return "\(id) from \(claims["iss"].map { "\($0)" } ?? "?"): \(disclosed.joined(separator: ", "))"
+            }
+            lines.append("Signed in with the wallet: the companion verified \(credentials.joined(separator: "; ")); nothing else was disclosed.")
         case .failure(let error):
             lines.append("Sign-in failed: \(error)")
         }

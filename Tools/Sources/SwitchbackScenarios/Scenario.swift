@@ -49,6 +49,8 @@ public struct Scenario: Sendable {
     /// After signing in, the app is relaunched before the device's first unlock (prewarming): the Keychain
     /// answers `errSecInteractionNotAllowed`, which is not a sign-out; the app waits for the unlock.
     public var lockedKeychain: Bool
+    /// The wallet scenario only: what the wallet does wrong (``walletFaults``).
+    public var walletFault: String?
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,
@@ -56,8 +58,9 @@ public struct Scenario: Sendable {
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
         backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil,
-        signOut: Bool = false, concurrentRefresh: Int? = nil, lockedKeychain: Bool = false
+        signOut: Bool = false, concurrentRefresh: Int? = nil, lockedKeychain: Bool = false, walletFault: String? = nil
     ) {
+        self.walletFault = walletFault
         self.signOut = signOut
         self.concurrentRefresh = concurrentRefresh
         self.lockedKeychain = lockedKeychain
@@ -79,8 +82,12 @@ public struct Scenario: Sendable {
         self.killDuringHandOff = killDuringHandOff
     }
 
-    /// The preset names a scenario accepts.
-    public static let providers = ProviderPreset.all.map(\.name)
+    /// The preset names a scenario accepts, and ``wallet``.
+    public static let providers = ProviderPreset.all.map(\.name) + [wallet]
+    /// An identity wallet on the device, the companion its verifier (OpenID4VP): no provider, no user agent.
+    public static let wallet = "wallet"
+    /// The wallet faults a scenario accepts (`--wallet-fault`).
+    public static var walletFaults: [String] { EmulatedWallet.Fault.allCases.map(\.rawValue) }
 }
 
 /// Where a signed-in app opens its web app with a session hand-off.
@@ -183,6 +190,7 @@ public enum ScenarioRunner {
         _ scenario: Scenario, logger: Logger = Logger(label: "switchback.demo"), userAgent: UserAgentFactory? = nil,
         during: (@Sendable (Rig) async throws -> Void)? = nil
     ) async throws -> ScenarioResult {
+        if scenario.provider == Scenario.wallet { return try await WalletScenario.run(scenario, logger: logger, during: during) }
         let setup = try await Setup(scenario)
         let emulator = try await Emulator.start(profile: setup.profile, configuration: setup.configuration, logger: quiet)
         // The sign-in's return paths, and one of the app's other universal links.
@@ -211,7 +219,7 @@ public enum ScenarioRunner {
         }
     }
 
-    private static var quiet: Logger {
+    static var quiet: Logger {
         var logger = Logger(label: "switchback.demo.servers")
         logger.logLevel = .error
         return logger
@@ -416,7 +424,7 @@ public enum ScenarioRunner {
 
     /// The credential, from the first launch or — when the app was terminated — from the launch that
     /// restored the sign-in from its journal.
-    private static func finish(_ first: FirstLaunch, device: SimulatedDevice, firstApp: RunningApp) async throws -> SignInResult {
+    static func finish(_ first: FirstLaunch, device: SimulatedDevice, firstApp: RunningApp) async throws -> SignInResult {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let result = await first.result { return try result.get() }
@@ -434,7 +442,7 @@ public enum ScenarioRunner {
 
 /// The result of the sign-in started by the first launch, once it ends (it never does when the app is
 /// terminated first).
-private actor FirstLaunch {
+actor FirstLaunch {
     var result: Result<SignInResult, any Error>?
     func finish(_ result: Result<SignInResult, any Error>) { self.result = result }
 }

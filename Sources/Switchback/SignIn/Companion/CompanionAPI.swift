@@ -374,15 +374,19 @@ extension CompanionAPI {
     /// `POST /wallet/start`'s answer: the link that opens the wallet.
     public struct WalletStarted: Codable, Sendable, Equatable {
         public var walletURL: String
+        /// The app link the wallet opens with the `response_code` (the companion's `wallet.appLink`).
+        public var returnURL: String?
         public var expiresIn: Int
 
-        public init(walletURL: String, expiresIn: Int) {
+        public init(walletURL: String, returnURL: String?, expiresIn: Int) {
             self.walletURL = walletURL
+            self.returnURL = returnURL
             self.expiresIn = expiresIn
         }
 
         enum CodingKeys: String, CodingKey {
             case walletURL = "wallet_url"
+            case returnURL = "return_url"
             case expiresIn = "expires_in"
         }
     }

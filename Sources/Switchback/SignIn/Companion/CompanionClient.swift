@@ -30,11 +30,12 @@ public struct CompanionClient: Sendable {
     /// The start routes an App Attest assertion signs, each over a fresh challenge.
     static let startPaths: Set<String> = [
         CompanionAPI.Path.exchangeStart, CompanionAPI.Path.bridgeStart, CompanionAPI.Path.completionStart, CompanionAPI.Path.permission,
+        CompanionAPI.Path.walletStart,
     ]
     /// The requests for a started sign-in's result, which the companion hands only to the key that started
     /// it: signed without a challenge (``CompanionAPI/unchallenged``), so that a long poll costs no extra
     /// round trip and nothing of the challenge route's rate limit.
-    static let resultPaths: Set<String> = [CompanionAPI.Path.exchange, CompanionAPI.Path.completionStatus]
+    static let resultPaths: Set<String> = [CompanionAPI.Path.exchange, CompanionAPI.Path.completionStatus, CompanionAPI.Path.walletRedeem]
 
     /// `POST /attest/challenge`: a one-time challenge.
     func attestationChallenge() async throws -> String {
@@ -168,6 +169,50 @@ public struct CompanionClient: Sendable {
             throw SwitchbackError(.authorizationError, "the provider ended the sign-in (access_denied)", oauthError: OAuthErrorResponse(error: error))
         default:
             return .finished(try Self.signIn(from: answer, now: Date()))
+        }
+    }
+
+    // MARK: Wallets
+
+    /// `POST /wallet/start`: a presentation request bound to `binding` (random, at least 128 bits, sent only
+    /// in request bodies). The wallet link the companion answers is put in `wallet`'s scheme; the wallet
+    /// returns to the companion's app link with the one-time `response_code`.
+    @_spi(SwitchbackInternals) public func startPresentation(binding: String, wallet: WalletPreset, now: Date) async throws
+        -> CompanionAuthorization
+    {
+        let started = try await post(
+            CompanionAPI.Path.walletStart, CompanionAPI.WalletStart(binding: binding), expecting: [200], as: CompanionAPI.WalletStarted.self
+        ).value
+        guard let link = URL(string: started.walletURL).flatMap(wallet.invocation(of:)) else {
+            throw SwitchbackError(.malformedResponse, "the companion's wallet_url has no client_id or no https request_uri")
+        }
+        guard let returnURL = started.returnURL.flatMap(URL.init(string:)), returnURL.scheme != nil else {
+            throw SwitchbackError(.malformedResponse, "the companion's return_url is not a URL")
+        }
+        return CompanionAuthorization(
+            route: .wallet, authorizationURL: link, returnURL: returnURL, state: nil, flowSecret: binding, createdAt: now, companion: baseURL)
+    }
+
+    /// `POST /wallet/redeem`: the claims the companion verified for `responseCode`, with the binding the
+    /// request started with. The user's refusal in the wallet throws ``SwitchbackError/Code/authorizationError``,
+    /// a presentation the companion refused ``SwitchbackError/Code/presentationInvalid`` (its reason is in the
+    /// companion's log only), a used or unknown code ``SwitchbackError/Code/tokenEndpointError``.
+    @_spi(SwitchbackInternals) public func redeemPresentation(responseCode: String, binding: String) async throws -> WalletPresentation {
+        do {
+            let presented = try await post(
+                CompanionAPI.Path.walletRedeem, CompanionAPI.WalletRedeem(responseCode: responseCode, binding: binding), expecting: [200],
+                as: CompanionAPI.WalletPresented.self
+            ).value
+            return WalletPresentation(credentials: presented.credentials)
+        } catch let error as SwitchbackError where error.httpStatus == 400 {
+            switch error.oauthError?.error {
+            case "access_denied":
+                throw SwitchbackError(.authorizationError, "the user declined in the wallet (access_denied)", oauthError: error.oauthError)
+            case "invalid_presentation":
+                throw SwitchbackError(.presentationInvalid, "the companion refused the wallet's presentation", oauthError: error.oauthError)
+            default:
+                throw error
+            }
         }
     }
 

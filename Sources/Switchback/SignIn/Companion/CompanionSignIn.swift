@@ -18,6 +18,8 @@ public enum CompanionRoute: Sendable, Equatable {
     /// Which of the two, without its details: what a sign-in's journal records.
     public enum Kind: String, Sendable, Codable {
         case exchange, completion
+        /// A wallet's presentation (``WalletRequest``), which the companion verifies whatever its sign-in route.
+        case wallet
     }
 
     public var kind: Kind {
@@ -138,15 +140,19 @@ extension CompanionSignIn: CustomStringConvertible {
     }
 }
 
-/// How a sign-in ended well: with a credential the app validated, or with what its companion handed back.
+/// How a sign-in ended well: with a credential the app validated, with what its companion handed back, or
+/// with the claims a wallet presented and the companion verified.
 public enum SignInResult: Sendable, Equatable {
     case credential(Credential)
     case companion(CompanionSignIn)
+    /// A wallet sign-in (``SignInRoute/wallet(_:)``): the verified claims; there is no provider session.
+    case presentation(WalletPresentation)
 
     public var subject: String? {
         switch self {
         case .credential(let credential): credential.subject
         case .companion(let signIn): signIn.subject
+        case .presentation: nil
         }
     }
 
@@ -154,6 +160,7 @@ public enum SignInResult: Sendable, Equatable {
         switch self {
         case .credential(let credential): credential.acr
         case .companion(let signIn): signIn.acr
+        case .presentation: nil
         }
     }
 
@@ -168,6 +175,12 @@ public enum SignInResult: Sendable, Equatable {
         if case .companion(let signIn) = self { return signIn }
         return nil
     }
+
+    /// The verified claims, for a wallet sign-in.
+    public var presentation: WalletPresentation? {
+        if case .presentation(let presentation) = self { return presentation }
+        return nil
+    }
 }
 
 extension SignInResult: CustomStringConvertible {
@@ -175,6 +188,7 @@ extension SignInResult: CustomStringConvertible {
         switch self {
         case .credential(let credential): "\(credential)"
         case .companion(let signIn): "\(signIn)"
+        case .presentation(let presentation): "\(presentation)"
         }
     }
 }

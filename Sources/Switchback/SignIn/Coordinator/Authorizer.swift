@@ -13,12 +13,14 @@ import Foundation
 /// SignInCoordinator(.companion(companion, route: .exchange(redirectURI: callback)), host: host, opener: application)
 /// ```
 ///
-/// A struct with static members rather than an enum, so that another kind (a wallet, for one) can be added
-/// without breaking code that builds these.
+/// A struct with static members rather than an enum, so that another kind can be added without breaking
+/// code that builds these. A coordinator whose authorizer has a companion also runs wallet sign-ins
+/// (``SignInRoute/wallet(_:)``): the companion verifies them, whatever its route.
 public struct Authorizer: Sendable {
     enum Kind: Sendable {
         case app(OIDCClient, redeemer: CompanionClient?)
         case companion(CompanionClient, CompanionRoute)
+        case wallets(CompanionClient)
     }
 
     let kind: Kind
@@ -43,6 +45,12 @@ public struct Authorizer: Sendable {
         Authorizer(kind: .companion(companion, route))
     }
 
+    /// Wallet sign-ins only (``SignInRoute/wallet(_:)``), verified by `companion`: for an app that offers no
+    /// provider. A provider's ``SignInRequest`` is refused with ``SwitchbackError/Code/invalidConfiguration``.
+    public static func wallets(verifiedBy companion: CompanionClient) -> Authorizer {
+        Authorizer(kind: .wallets(companion))
+    }
+
     /// The app's client at the provider, when the app runs the authorization.
     public var client: OIDCClient? {
         if case .app(let client, _) = kind { return client }
@@ -53,7 +61,7 @@ public struct Authorizer: Sendable {
     public var companion: CompanionClient? {
         switch kind {
         case .app(_, let redeemer): redeemer
-        case .companion(let companion, _): companion
+        case .companion(let companion, _), .wallets(let companion): companion
         }
     }
 
@@ -63,11 +71,14 @@ public struct Authorizer: Sendable {
     /// app wrote is left for that configuration.
     func finishes(_ authorization: StartedAuthorization) -> Bool {
         switch (kind, authorization) {
+        case (_, .companion(let started)) where started.route == .wallet:
+            // A wallet's presentation needs only the companion that verifies it, whatever this authorizer's route.
+            companion.map { companion in started.companion.map { $0 == companion.baseURL } ?? true } ?? false
         case (.app(let client, _), .app(let session)):
             session.clientID == client.configuration.clientID && session.issuer == client.provider.issuer
         case (.companion(let companion, let route), .companion(let started)):
             route.kind == started.route && (started.companion.map { $0 == companion.baseURL } ?? true)
-        case (.app, .companion), (.companion, .app), (_, .signOut): false
+        case (.app, .companion), (.companion, .app), (.wallets, _), (_, .signOut): false
         }
     }
 }

@@ -72,6 +72,8 @@ public actor SignInCoordinator {
             flowID = try await startOwn(request, client: client)
         case .companion(let companion, let route):
             flowID = try await startAtCompanion(request, companion: companion, route: route)
+        case .wallets:
+            throw SwitchbackError(.invalidConfiguration, "this coordinator runs wallet sign-ins only; sign in with .wallet(_:)")
         }
         return try await result(of: flowID)
     }
@@ -111,7 +113,7 @@ public actor SignInCoordinator {
             flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: url,
             redirectURI: returnURL, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
             returnsThroughProviderPage: request.returnsThroughProviderPage, withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod,
-            appLinks: request.appLinks.isEmpty ? nil : request.appLinks
+            appLinks: request.appLinks.isEmpty ? nil : request.appLinks, startsInApp: request.startsInApp ? true : nil
         )
         let flowID = plan.flowID
         entries[flowID] = Entry(
@@ -120,7 +122,10 @@ public actor SignInCoordinator {
         )
         logger.info(
             authorization.isSignOut ? "sign-out started" : "sign-in started",
-            metadata: ["flow": "\(flowID.prefix(6))", "provider": "\(request.provider)", "strategy": "\(request.strategy)"])
+            metadata: [
+                "flow": "\(flowID.prefix(6))", "provider": "\(request.provider)",
+                "strategy": "\(request.startsInApp ? "wallet app" : "\(request.strategy)")",
+            ])
         startTimeout(flowID, after: request.timeout)
         startCollecting(flowID)
         await deliver(.start, to: flowID)
@@ -249,6 +254,8 @@ public actor SignInCoordinator {
                     try request.verifyReturn(url)
                     return .endedSession(request.state == nil ? .returnedWithoutState : .returned)
                 }
+            case .companion(let authorization) where authorization.route == .wallet:
+                run(flowID) { .signedIn(.presentation(try await self.redeemPresentation(callback, authorization: authorization))) }
             case .companion(let authorization) where authorization.route == .exchange:
                 guard case .companion(let companion, .exchange) = authorizer.kind else {
                     await exchanged(flowID, result: nil, error: Self.notThisAuthorizers)
@@ -351,6 +358,12 @@ public actor SignInCoordinator {
             result = .success(.endedSession(.closed))
         case .cancelled:
             result = .failure(SwitchbackError(.userCancelled, "the user closed the sign-in"))
+        case .failed(.authenticatorUnavailable) where entry.flow.plan.startsInApp == true:
+            result = .failure(
+                SwitchbackError(
+                    .authenticatorUnavailable,
+                    "no app on this device opens the wallet link (\(entry.flow.plan.authorizationURL.scheme ?? "?"):); the user needs a wallet installed"
+                ))
         case .failed(let code):
             result = .failure(entry.error.flatMap { $0.code == code ? $0 : nil } ?? SwitchbackError(code, Self.message(code)))
         }

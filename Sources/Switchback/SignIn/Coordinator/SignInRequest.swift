@@ -19,6 +19,8 @@ public struct SignInRequest: Sendable {
     public var timeout: TimeInterval
     /// Custom schemes whose apps also claim an https universal link, tried first (see ``AppLinkForm``).
     public var appLinks: [String: URL] = [:]
+    /// The authorization URL opens another app (a wallet), not a user agent (``SignInRoute/wallet(_:)``).
+    var startsInApp = false
 
     public init(
         provider: String, strategy: UserAgentStrategy, options: AuthorizationOptions = AuthorizationOptions(),

@@ -36,13 +36,17 @@ public import Foundation
         /// Custom schemes whose apps also claim an https universal link, opened first (nil in journals
         /// written before it existed).
         public var appLinks: [String: URL]?
+        /// The flow opens ``authorizationURL`` in another app (a wallet) rather than in a user agent, and
+        /// ends when that app opens ``redirectURI`` (nil in journals written before it existed).
+        public var startsInApp: Bool?
 
         public init(
             flowID: String, strategy: UserAgentStrategy, authorizationURL: URL, redirectURI: URL, rewrite: Rewrite? = nil,
             appReturnURL: URL? = nil, returnsThroughProviderPage: Bool = false, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2,
-            appLinks: [String: URL]? = nil
+            appLinks: [String: URL]? = nil, startsInApp: Bool? = nil
         ) {
             self.appLinks = appLinks
+            self.startsInApp = startsInApp
             self.returnsThroughProviderPage = returnsThroughProviderPage
             self.flowID = flowID
             self.strategy = strategy
@@ -193,6 +197,11 @@ public import Foundation
         switch event {
         case .start:
             guard state == .ready else { return [] }
+            if plan.startsInApp == true {
+                // No user agent: the other app is the whole sign-in, and the app may be terminated meanwhile.
+                state = .awaitingAuthenticator
+                return [.persist, .openAuthenticator(plan.authorizationURL)]
+            }
             state = .presenting
             userAgentShown = true
             return [.persist, .present(plan.authorizationURL)]
@@ -344,6 +353,10 @@ public import Foundation
         userAgentShown = false
         graceArmed = false
         switch state {
+        case .awaitingAuthenticator where plan.startsInApp == true, .awaitingCallback where plan.startsInApp == true:
+            // The other app answers elsewhere (a wallet answers the companion) and then opens the return link,
+            // which launches the app again: nothing was lost with the terminated process.
+            return []
         case .awaitingAuthenticator where handOff != nil:
             // The rewritten return will bring the app back; the saved resume page is opened then.
             return []

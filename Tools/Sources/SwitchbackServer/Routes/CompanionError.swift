@@ -25,6 +25,10 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
         public static let providerFailed = Code(name: "provider_error", status: 502)
         /// The provider reported an error for the sign-in (the user declined, say).
         public static let signInFailed = Code(name: "sign_in_failed", status: 400)
+        /// The user declined in the wallet (OpenID4VP 1.0 §8.5): the app's ``signInFailed`` for a wallet.
+        public static let accessDenied = Code(name: "access_denied", status: 400)
+        /// The wallet's presentation did not verify; why is in the companion's log only.
+        public static let invalidPresentation = Code(name: "invalid_presentation", status: 400)
         /// The body is larger than the route accepts.
         public static let tooLarge = Code(name: "invalid_request", status: 413)
         /// A browser form arrived from another origin than this server's own page.

@@ -45,6 +45,8 @@ extension CompanionService {
         let nonce: String
         /// The ephemeral response key (raw P-256), sealed with the record.
         let encryptionKey: Data
+        /// The App Attest key that started the request: only it may redeem the result.
+        let attestedKey: String?
     }
 
     /// A verified presentation (or the wallet's refusal), kept under its `response_code` until the app redeems it.
@@ -52,6 +54,7 @@ extension CompanionService {
         let bindingDigest: String
         let claims: [String: [[String: JSONValue]]]?
         let error: String?
+        let attestedKey: String?
     }
 
     func requireWallet() throws -> WalletVerifier {
@@ -68,13 +71,16 @@ extension CompanionService {
         }
         let key = P256.KeyAgreement.PrivateKey()
         let record = PresentationRequestRecord(
-            bindingDigest: Secrets.digest(body.binding), nonce: Base64URL.encode(entropy.randomBytes(count: 32)), encryptionKey: key.rawRepresentation
+            bindingDigest: Secrets.digest(body.binding), nonce: Base64URL.encode(entropy.randomBytes(count: 32)),
+            encryptionKey: key.rawRepresentation,
+            attestedKey: Self.assertingKey
         )
         let state = try await store.issue(
             .presentationRequest, record, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
         guard let link = PresentationRequest.invocationURL(scheme: wallet.scheme, clientID: wallet.identity.clientID, requestURI: requestURI(state))
         else { throw CompanionError(.invalidRequest, "the wallet link cannot be made") }
-        return Replies.json(CompanionAPI.WalletStarted(walletURL: link.absoluteString, expiresIn: Int(Self.presentationLifetime)))
+        return Replies.json(
+            CompanionAPI.WalletStarted(walletURL: link.absoluteString, returnURL: wallet.appLink, expiresIn: Int(Self.presentationLifetime)))
     }
 
     private func requestURI(_ state: String) -> URL { url("/wallet/request/" + state) }
@@ -152,19 +158,22 @@ extension CompanionService {
                 }
                 try wallet.query.check(verified)
                 _ = try await takePresentationRequest(state)
-                outcome = PresentationResultRecord(bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil)
+                outcome = PresentationResultRecord(
+                    bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil, attestedKey: record.attestedKey)
                 metrics.record(.presentationVerified)
             } catch let error as SwitchbackError {
                 logger.notice("presentation refused", metadata: ["reason": "\(error.message.prefix(200))"])
                 metrics.record(.presentationRefused)
-                outcome = PresentationResultRecord(bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation")
+                outcome = PresentationResultRecord(
+                    bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation", attestedKey: record.attestedKey)
             }
         } else if let error = form["error"], let answeredState = form["state"] {
             state = answeredState
             let record = try await pendingPresentation(state)
             let known = ["access_denied", "invalid_request", "vp_formats_not_supported", "wallet_unavailable"]
             outcome = PresentationResultRecord(
-                bindingDigest: record.bindingDigest, claims: nil, error: known.contains(error) ? error : "wallet_error")
+                bindingDigest: record.bindingDigest, claims: nil, error: known.contains(error) ? error : "wallet_error",
+                attestedKey: record.attestedKey)
         } else {
             throw CompanionError(.invalidRequest, "send response, or error with state")
         }
@@ -189,18 +198,29 @@ extension CompanionService {
     }
 
     /// `POST /wallet/redeem` `{"response_code": …, "binding": …}`: the verified claims, once, to the app
-    /// that started the request.
+    /// that started the request. With App Attest, a request not asserted by the starting key is refused
+    /// before the code is used up (as the exchange's result is); a wrong binding uses it up.
     func redeemPresentation(_ request: Request) async throws -> Response {
         _ = try requireWallet()
         let body = try await decode(CompanionAPI.WalletRedeem.self, from: request)
+        let unknown = CompanionError(.invalidGrant, "this response_code has expired or was already used")
         guard Secrets.isIssued(body.responseCode),
-            let record = try await store.redeem(.presentationResult, secret: body.responseCode, as: PresentationResultRecord.self, now: clock.now())
-        else { throw CompanionError(.invalidGrant, "this response_code has expired or was already used") }
+            let pending = try await store.lookUp(.presentationResult, secret: body.responseCode, as: PresentationResultRecord.self, now: clock.now())
+        else { throw unknown }
+        try requireAssertion(by: pending.attestedKey)
+        guard let record = try await store.redeem(.presentationResult, secret: body.responseCode, as: PresentationResultRecord.self, now: clock.now())
+        else { throw unknown }
         guard ConstantTime.equals(record.bindingDigest, Secrets.digest(body.binding)) else {
             logger.warning("a response_code presented with another binding; it is used up")
             throw CompanionError(.invalidGrant, "this response_code belongs to another session")
         }
-        if let error = record.error { throw CompanionError(.signInFailed, "the wallet did not present: \(error)") }
+        switch record.error {
+        case nil: break
+        case "access_denied": throw CompanionError(.accessDenied, "the user declined in the wallet")
+        case "invalid_presentation":
+            throw CompanionError(.invalidPresentation, "the wallet's presentation was refused; the reason is in the companion's log")
+        case let error?: throw CompanionError(.signInFailed, "the wallet did not present: \(error)")
+        }
         return Replies.json(CompanionAPI.WalletPresented(credentials: record.claims ?? [:]))
     }
 }

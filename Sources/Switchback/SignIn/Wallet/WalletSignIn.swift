@@ -1,0 +1,125 @@
+public import Foundation
+
+/// An identity wallet the app sends the user to, declared as a provider preset is: how the wallet is
+/// opened. The companion (with a `wallet` section) is the verifier; the wallet fetches its request, asks the
+/// user, answers the companion and opens the app's return link (OpenID4VP 1.0 same device, HAIP 1.0).
+///
+/// ```swift
+/// let eudi = WalletPreset.openID4VP                       // any wallet registered for openid4vp://
+/// let result = try await coordinator.signIn(.wallet(eudi.request()))
+/// let pid = result.presentation?.claims("pid")            // the claims the companion verified
+/// ```
+public struct WalletPreset: Sendable, Equatable, Codable {
+    /// The wallet's name, kept in the journal and the log.
+    public var name: String
+    /// The custom scheme the wallet registers: `openid4vp` (OpenID4VP 1.0 §13.1.2) or `haip-vp` (HAIP 1.0 §5.1).
+    public var scheme: String
+    /// An https link the wallet claims as a universal link (a wallet's own invocation URL), tried before the
+    /// scheme: no other app can claim it, where any app can register a custom scheme.
+    public var universalLink: URL?
+
+    public init(name: String, scheme: String, universalLink: URL? = nil) {
+        self.name = name
+        self.scheme = scheme.lowercased()
+        self.universalLink = universalLink
+    }
+
+    /// Any wallet registered for OpenID4VP's own scheme (OpenID4VP 1.0 §13.1.2).
+    public static let openID4VP = WalletPreset(name: "wallet", scheme: "openid4vp")
+    /// Any wallet registered for HAIP's scheme (HAIP 1.0 §5.1).
+    public static let haip = WalletPreset(name: "wallet", scheme: "haip-vp")
+
+    /// A request for this wallet. A wallet answers the companion, not the app, so coming back without its
+    /// link waits by default (``SignInRequest/WithoutReturn/wait``) until the link or `timeout`; the
+    /// companion keeps a presentation request for five minutes.
+    public func request(
+        withoutReturn: SignInRequest.WithoutReturn = .wait, gracePeriod: TimeInterval = 2, timeout: TimeInterval = 300
+    ) -> WalletRequest {
+        WalletRequest(wallet: self, withoutReturn: withoutReturn, gracePeriod: gracePeriod, timeout: timeout)
+    }
+
+    /// The companion's wallet link (`openid4vp://?client_id=…&request_uri=…`) in this wallet's scheme;
+    /// nil unless it carries a `client_id` and an https (or loopback http) `request_uri`.
+    @_spi(SwitchbackInternals) public func invocation(of link: URL) -> URL? {
+        guard var components = URLComponents(url: link, resolvingAgainstBaseURL: false), let items = components.queryItems,
+            items.contains(where: { $0.name == "client_id" && $0.value?.isEmpty == false }),
+            let requestURI = items.first(where: { $0.name == "request_uri" })?.value.flatMap(URL.init(string:)),
+            EndpointSecurity.isAcceptable(requestURI)
+        else { return nil }
+        components.scheme = scheme
+        components.fragment = nil
+        return components.url
+    }
+}
+
+/// One wallet sign-in: which wallet, and how long to wait for it.
+public struct WalletRequest: Sendable {
+    public var wallet: WalletPreset
+    /// What coming back to the app without the wallet's link does.
+    public var withoutReturn: SignInRequest.WithoutReturn
+    public var gracePeriod: TimeInterval
+    /// The sign-in fails with ``SwitchbackError/Code/timedOut`` when not finished by then.
+    public var timeout: TimeInterval
+
+    public init(wallet: WalletPreset, withoutReturn: SignInRequest.WithoutReturn = .wait, gracePeriod: TimeInterval = 2, timeout: TimeInterval = 300)
+    {
+        self.wallet = wallet
+        self.withoutReturn = withoutReturn
+        self.gracePeriod = gracePeriod
+        self.timeout = timeout
+    }
+}
+
+/// The ways a user may sign in, offered together ("BankID, MitID or a wallet"): the app lists them, the
+/// user picks one, and ``SignInCoordinator/signIn(_:)-(SignInRoute)`` runs it to one ``SignInResult``.
+public enum SignInRoute: Sendable {
+    /// A provider, shown in a user agent (``SignInRequest``).
+    case provider(SignInRequest)
+    /// An identity wallet, verified by the companion (``WalletRequest``).
+    case wallet(WalletRequest)
+
+    /// The provider's or the wallet's name, for the app's list.
+    public var name: String {
+        switch self {
+        case .provider(let request): request.provider
+        case .wallet(let request): request.wallet.name
+        }
+    }
+}
+
+/// What a wallet presented, as the companion verified it (issuer, disclosures, key binding to this request,
+/// status, the query): the disclosed claims of each credential, by the query's credential `id`. Nothing the
+/// user did not disclose is here.
+public struct WalletPresentation: Sendable, Equatable {
+    /// Each credential's claims, by the DCQL query's credential `id`; more than one where the query allows several.
+    public let credentials: [String: [[String: JSONValue]]]
+
+    public init(credentials: [String: [[String: JSONValue]]]) {
+        self.credentials = credentials
+    }
+
+    /// The claims of the first credential answering the query's `id`.
+    public func claims(_ id: String) -> [String: JSONValue]? {
+        credentials[id]?.first
+    }
+
+    /// The one-time `response_code` in the fragment of the link the wallet opened (OpenID4VP 1.0 §8.2).
+    @_spi(SwitchbackInternals) public static func responseCode(in url: URL) -> String? {
+        guard let fragment = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedFragment else { return nil }
+        var query = URLComponents()
+        query.percentEncodedQuery = fragment
+        let codes = query.queryItems?.filter { $0.name == "response_code" } ?? []
+        guard codes.count == 1, let code = codes[0].value, !code.isEmpty else { return nil }
+        return code
+    }
+}
+
+extension WalletPresentation: CustomStringConvertible {
+    /// The credential ids and claim names, never a value.
+    public var description: String {
+        let listed = credentials.keys.sorted().map { id in
+            "\(id): [\((credentials[id]?.first?.keys.sorted() ?? []).joined(separator: ", "))]"
+        }
+        return "WalletPresentation(\(listed.joined(separator: "; ")))"
+    }
+}

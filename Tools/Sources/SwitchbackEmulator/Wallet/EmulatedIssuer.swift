@@ -1,0 +1,106 @@
+public import Foundation
+public import Crypto
+@_spi(SwitchbackInternals) import Switchback
+import SwiftASN1
+import X509
+
+/// A credential issuer and a verifier's certificate for the emulated wallet ecosystem: an authority (a
+/// self-signed root) over an end-entity signing certificate, as SD-JWT VC §2.5 (`x5c`) and OpenID4VP 1.0
+/// §5.9.3 (`x509_hash`) expect. The companion trusts the issuer's root and signs its requests with the
+/// verifier's key and chain.
+public struct EmulatedAuthority: Sendable {
+    /// The root certificate, PEM: the trust anchor to configure.
+    public let rootPEM: String
+    /// The end-entity key.
+    public let key: P256.Signing.PrivateKey
+    /// The end-entity certificate, DER (the `x5c` of what the key signs).
+    public let leaf: Data
+
+    /// A root named `name` over an end-entity certificate for `dnsName`, valid from a day before `now`.
+    public init(name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365) throws {
+        let rootKey = P256.Signing.PrivateKey()
+        let rootName = try DistinguishedName { CommonName(name + " Root") }
+        let root = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: now - 86400,
+            notValidAfter: now + 3650 * 86400, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true))
+            }, issuerPrivateKey: .init(rootKey))
+        key = P256.Signing.PrivateKey()
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: now - 86400, notValidAfter: now + days * 86400,
+            issuer: rootName, subject: try DistinguishedName { CommonName(name) }, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(KeyUsage(digitalSignature: true))
+                SubjectAlternativeNames([.dnsName(dnsName)])
+            }, issuerPrivateKey: .init(rootKey))
+        rootPEM = try root.serializeAsPEM().pemString
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        leaf = Data(serializer.serializedBytes)
+    }
+
+    /// The end-entity certificate, PEM (a verifier's chain file).
+    public var leafPEM: String {
+        get throws { try Certificate(derEncoded: Array(leaf)).serializeAsPEM().pemString }
+    }
+}
+
+/// An SD-JWT VC issuer (SD-JWT VC §2, RFC 9901 §4): signs credentials with its end-entity key, its chain in
+/// `x5c`, every claim selectively disclosable, bound to the holder's key (`cnf.jwk`).
+public struct EmulatedIssuer: Sendable {
+    /// The issuer identifier, an https URL on the certificate's DNS name (SD-JWT VC §2.5).
+    public let issuer: String
+    public let authority: EmulatedAuthority
+
+    public init(host: String = "pid-issuer.example.com", now: Date = Date()) throws {
+        issuer = "https://" + host
+        authority = try EmulatedAuthority(name: "Emulated PID Issuer", dnsName: host, now: now)
+    }
+
+    /// A credential the wallet holds: the issuer-signed JWT and one disclosure per claim.
+    public struct Credential: Sendable {
+        public let vct: String
+        /// The issuer-signed JWT.
+        public let jwt: String
+        /// The disclosure of each claim, by name.
+        public let disclosures: [String: String]
+    }
+
+    /// Issues a credential of type `vct` with `claims`, for the holder's public key, valid until `expiresAt`;
+    /// two decoy digests are mixed in (RFC 9901 §4.2.5).
+    public func issue(
+        vct: String, claims: [String: String], holder: P256.Signing.PublicKey, issuedAt: Date = Date(), expiresAt: Date
+    ) throws -> Credential {
+        var disclosures: [String: String] = [:]
+        for (name, value) in claims {
+            let salt = Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: 0...255) }))
+            disclosures[name] = Base64URL.encode(Data(JSONValue.array([.string(salt), .string(name), .string(value)]).description.utf8))
+        }
+        let decoys = (0..<2).map { _ in Base64URL.encode(SHA256.hash(data: Data((0..<32).map { _ in UInt8.random(in: 0...255) }))) }
+        let digests = disclosures.values.map { Base64URL.encode(SHA256.hash(data: Data($0.utf8))) } + decoys
+        let point = holder.x963Representation.dropFirst()
+        let payload: [String: JSONValue] = [
+            "iss": .string(issuer), "vct": .string(vct), "_sd_alg": "sha-256", "iat": .number(issuedAt.timeIntervalSince1970.rounded(.down)),
+            "exp": .number(expiresAt.timeIntervalSince1970.rounded(.down)), "_sd": .array(digests.sorted().map(JSONValue.string)),
+            "cnf": .object([
+                "jwk": .object([
+                    "kty": "EC", "crv": "P-256", "x": .string(Base64URL.encode(point.prefix(32))), "y": .string(Base64URL.encode(point.suffix(32))),
+                ])
+            ]),
+        ]
+        let header: [String: JSONValue] = ["alg": "ES256", "typ": "dc+sd-jwt", "x5c": .array([.string(authority.leaf.base64EncodedString())])]
+        return Credential(vct: vct, jwt: try JWS.sign(header, payload, with: authority.key), disclosures: disclosures)
+    }
+}
+
+/// Compact JWS with ES256, for the emulated issuer and wallet.
+enum JWS {
+    static func sign(_ header: [String: JSONValue], _ payload: [String: JSONValue], with key: P256.Signing.PrivateKey) throws -> String {
+        let input =
+            Base64URL.encode(Data(JSONValue.object(header).description.utf8)) + "."
+            + Base64URL.encode(Data(JSONValue.object(payload).description.utf8))
+        return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
+    }
+}

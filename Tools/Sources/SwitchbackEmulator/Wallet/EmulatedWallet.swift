@@ -1,0 +1,208 @@
+public import Foundation
+import Crypto
+@_spi(SwitchbackInternals) public import Switchback
+import SwiftASN1
+import X509
+
+/// An identity wallet app, as OpenID4VP 1.0 same-device and HAIP 1.0 describe the wallet's side: opened with
+/// `openid4vp://?client_id=…&request_uri=…`, it fetches the signed request object (POST with a
+/// `wallet_nonce` when `request_uri_method=post`, §5.10), checks the `x509_hash` client identifier and the
+/// signature against the certificate in `x5c` (§5.9.3), asks the user, discloses the claims the DCQL query
+/// names with a Key Binding JWT for this request (RFC 9901 §4.3, OpenID4VP §B.3.6), encrypts the answer to the
+/// request's key (`direct_post.jwt`, §8.3), posts it to `response_uri` and opens the `redirect_uri` it gets
+/// back (§8.2). Faults on demand make it misbehave as a broken or hostile wallet would.
+///
+/// What it does not do: check the verifier's certificate against a trust list (a real wallet does), mdoc.
+public struct EmulatedWallet: Sendable {
+    /// The holder's key, to which the credentials are bound.
+    let holder: P256.Signing.PrivateKey
+    /// The PID credential, from the trusted issuer.
+    let credential: EmulatedIssuer.Credential
+    /// The same claims from an issuer nobody trusts, and past its expiry: for ``Fault/unknownIssuer`` and ``Fault/expired``.
+    let untrusted: EmulatedIssuer.Credential
+    let expired: EmulatedIssuer.Credential
+
+    /// The PID type the wallet holds, and its claims (a test person).
+    public static let pidType = "urn:eudi:pid:1"
+    public static let person = ["given_name": "Erika", "family_name": "Mustermann", "birthdate": "1984-01-26", "nationality": "DE"]
+
+    /// A wallet holding a PID from `issuer`.
+    public init(issuer: EmulatedIssuer, now: Date = Date()) throws {
+        holder = P256.Signing.PrivateKey()
+        credential = try issuer.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
+        untrusted = try EmulatedIssuer(host: String(issuer.issuer.dropFirst("https://".count)), now: now).issue(
+            vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
+        expired = try issuer.issue(
+            vct: Self.pidType, claims: Self.person, holder: holder.publicKey, issuedAt: now - 400 * 86400, expiresAt: now - 86400)
+    }
+
+    /// What the user does in the wallet.
+    public enum Decision: Sendable, Equatable {
+        case share
+        case decline
+        /// Leaves the wallet without answering.
+        case ignore
+    }
+
+    /// What goes wrong, on demand.
+    public enum Fault: String, Sendable, CaseIterable {
+        /// The Key Binding JWT carries another nonce than the request's.
+        case wrongNonce = "wrong-nonce"
+        /// The Key Binding JWT is for another verifier.
+        case wrongAudience = "wrong-audience"
+        /// A disclosure's value is changed after issuance.
+        case tamperedDisclosure = "tampered-disclosure"
+        /// The credential is past its `exp`.
+        case expired
+        /// The credential comes from an issuer under no trust anchor of the verifier (the same name, another authority).
+        case unknownIssuer = "unknown-issuer"
+        /// The wallet (or whoever copied its post) sends the same answer twice.
+        case replayedResponse = "replayed-response"
+        /// One asked claim is withheld.
+        case withheldClaim = "withheld-claim"
+    }
+
+    /// What the wallet did, for the narration, and the link it opens next (nil: the user switches back by hand).
+    public struct Answer: Sendable {
+        public var steps: [String] = []
+        public var next: URL?
+    }
+
+    /// Handles `link` as the wallet app: everything goes over `transport`.
+    public func answer(_ link: URL, decision: Decision, fault: Fault? = nil, transport: any HTTPTransport) async -> Answer {
+        var answer = Answer()
+        do {
+            let request = try await fetchRequest(link, transport: transport)
+            answer.steps.append(
+                "reads the verifier's signed request (\(request.clientID.prefix(20))…): it asks for \(request.asked.joined(separator: ", "))")
+            switch decision {
+            case .ignore:
+                answer.steps.append("the user leaves the wallet without answering")
+                return answer
+            case .decline:
+                answer.steps.append("the user declines; the wallet tells the verifier (access_denied)")
+                answer.next = try await post(request.responseURI, [("error", "access_denied"), ("state", request.state)], transport: transport)
+                return answer
+            case .share:
+                break
+            }
+            let held: EmulatedIssuer.Credential
+            switch fault {
+            case .expired?: held = expired
+            case .unknownIssuer?: held = untrusted
+            default: held = credential
+            }
+            var names = request.asked.filter { held.disclosures[$0] != nil }
+            if fault == .withheldClaim { names.removeLast() }
+            var disclosures = names.compactMap { held.disclosures[$0] }
+            if fault == .tamperedDisclosure, let first = disclosures.first, let decoded = Base64URL.decode(first),
+                case .array(let parts)? = JSONReader.value(decoded), parts.count == 3
+            {
+                disclosures[0] = Base64URL.encode(Data(JSONValue.array([parts[0], parts[1], .string("Mallory")]).description.utf8))
+            }
+            let presented = held.jwt + "~" + disclosures.map { $0 + "~" }.joined()
+            let binding = try JWS.sign(
+                ["alg": "ES256", "typ": "kb+jwt"],
+                [
+                    "aud": .string(fault == .wrongAudience ? "x509_hash:another-verifier" : request.clientID),
+                    "nonce": .string(fault == .wrongNonce ? "another-request-nonce" : request.nonce),
+                    "iat": .number(Date().timeIntervalSince1970.rounded(.down)),
+                    "sd_hash": .string(Base64URL.encode(SHA256.hash(data: Data(presented.utf8)))),
+                ], with: holder)
+            answer.steps.append(
+                "the user consents with biometrics; the wallet discloses \(names.joined(separator: ", ")) with key binding\(fault.map { " (fault: \($0.rawValue))" } ?? "")"
+            )
+            let payload = JSONValue.object([
+                "vp_token": .object([request.queryID: .array([.string(presented + binding)])]), "state": .string(request.state),
+            ])
+            let jwe = try CompactJWE.encrypt(Data(payload.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: request.encryption)
+            answer.next = try await post(request.responseURI, [("response", jwe)], transport: transport)
+            answer.steps.append("posts the encrypted answer (direct_post.jwt) and gets a redirect_uri")
+            if fault == .replayedResponse {
+                let replayed = try await transport.send(.form(request.responseURI, [("response", jwe)]))
+                answer.steps.append("posts the same answer again: HTTP \(replayed.status)")
+            }
+        } catch {
+            answer.steps.append("cannot answer (\(error)); the user gives up")
+            answer.next = nil
+        }
+        return answer
+    }
+
+    /// What the wallet learned from the link and the request object.
+    struct Request {
+        let clientID: String
+        let nonce: String
+        let state: String
+        let responseURI: URL
+        let encryptionKey: [String: JSONValue]
+        let encryption: String
+        let queryID: String
+        let asked: [String]
+    }
+
+    private func fetchRequest(_ link: URL, transport: any HTTPTransport) async throws -> Request {
+        let items = URLComponents(url: link, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        guard let clientID = items.first(where: { $0.name == "client_id" })?.value,
+            let requestURI = items.first(where: { $0.name == "request_uri" })?.value.flatMap(URL.init(string:))
+        else { throw WalletError("the link has no client_id or request_uri") }
+        let walletNonce = Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: 0...255) }))
+        let post = items.first { $0.name == "request_uri_method" }?.value == "post"
+        let fetched = try await transport.send(
+            post
+                ? .form(requestURI, [("wallet_nonce", walletNonce)], headers: ["Accept": "application/oauth-authz-req+jwt"])
+                : HTTPRequest(method: .get, url: requestURI, headers: ["Accept": "application/oauth-authz-req+jwt"]))
+        guard fetched.status == 200 else { throw WalletError("the request_uri answered HTTP \(fetched.status)") }
+        let parts = String(decoding: fetched.body, as: UTF8.self).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let header = Base64URL.decode(parts[0]).flatMap(JSONReader.object),
+            let claims = Base64URL.decode(parts[1]).flatMap(JSONReader.object), let signature = Base64URL.decode(parts[2])
+        else { throw WalletError("the request object is not a JWS") }
+        // §5.9.3: the client identifier is the hash of the certificate that signs the request.
+        guard header["typ"] == "oauth-authz-req+jwt", header["alg"] == "ES256", case .array(let chain)? = header["x5c"],
+            case .string(let leafText)? = chain.first, let leaf = Data(base64Encoded: leafText),
+            clientID == "x509_hash:" + Base64URL.encode(SHA256.hash(data: leaf)), claims["client_id"] == .string(clientID)
+        else { throw WalletError("the request object's x5c does not match the client_id") }
+        let certificate = try Certificate(derEncoded: Array(leaf))
+        guard let key = P256.Signing.PublicKey(certificate.publicKey),
+            key.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: Data((parts[0] + "." + parts[1]).utf8))
+        else { throw WalletError("the request object's signature does not verify") }
+        guard !post || claims["wallet_nonce"] == .string(walletNonce) else { throw WalletError("the request object does not echo the wallet_nonce") }
+        guard claims["response_type"] == "vp_token", claims["response_mode"] == "direct_post.jwt", case .string(let nonce)? = claims["nonce"],
+            case .string(let state)? = claims["state"], case .string(let responseText)? = claims["response_uri"],
+            let responseURI = URL(string: responseText), case .object(let metadata)? = claims["client_metadata"],
+            case .object(let jwks)? = metadata["jwks"], case .array(let keys)? = jwks["keys"], case .object(let encryptionKey)? = keys.first,
+            case .object(let query)? = claims["dcql_query"], case .array(let credentials)? = query["credentials"],
+            case .object(let first)? = credentials.first, case .string(let queryID)? = first["id"]
+        else { throw WalletError("the request object lacks a claim this wallet needs") }
+        // The first top-level name of each claim path (the emulated PID is flat).
+        var asked: [String] = []
+        if case .array(let claimQueries)? = first["claims"] {
+            for case .object(let claim) in claimQueries {
+                if case .array(let path)? = claim["path"], case .string(let name)? = path.first { asked.append(name) }
+            }
+        }
+        var encryption = "A128GCM"
+        if case .array(let offered)? = metadata["encrypted_response_enc_values_supported"], case .string(let enc)? = offered.first {
+            encryption = enc
+        }
+        return Request(
+            clientID: clientID, nonce: nonce, state: state, responseURI: responseURI, encryptionKey: encryptionKey, encryption: encryption,
+            queryID: queryID, asked: asked)
+    }
+
+    /// Posts a form to the response URI; returns the `redirect_uri` of its answer.
+    private func post(_ url: URL, _ fields: [(String, String)], transport: any HTTPTransport) async throws -> URL? {
+        let answered = try await transport.send(.form(url, fields))
+        guard answered.status == 200, let object = JSONReader.object(answered.body) else {
+            throw WalletError("the verifier answered HTTP \(answered.status)")
+        }
+        guard case .string(let redirect)? = object["redirect_uri"], let next = URL(string: redirect) else { return nil }
+        return next
+    }
+}
+
+/// Why the emulated wallet could not answer.
+struct WalletError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,111 @@
+import Foundation
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackEmulator
+import SwitchbackServer
+import SwitchbackTesting
+import Logging
+import Crypto
+
+/// The wallet scenario (`switchback demo --provider wallet`): an emulated PID issuer, a wallet app holding
+/// its credential on the simulated device, and the companion as the OpenID4VP verifier. The app starts a
+/// presentation at the companion, opens the wallet, and redeems the `response_code` the wallet's return link
+/// brings; the companion verifies everything before that (issuer chain, disclosures, key binding to the
+/// request, the query).
+enum WalletScenario {
+    /// What the companion asks for, and where the wallet sends the user back.
+    static let query = DCQLQuery(credentials: [
+        .init(id: "pid", vctValues: [EmulatedWallet.pidType], claims: [[.string("given_name")], [.string("family_name")], [.string("birthdate")]])
+    ])
+    static let appLink = "https://\(ScenarioRunner.appDomain)/wallet-return"
+    static let walletScheme = "openid4vp"
+
+    static func run(_ scenario: Scenario, logger: Logger, during: (@Sendable (ScenarioRunner.Rig) async throws -> Void)?) async throws
+        -> ScenarioResult
+    {
+        let issuer = try EmulatedIssuer()
+        let verifier = try EmulatedAuthority(name: "Example Verifier", dnsName: "api.example.com")
+        let wallet = try EmulatedWallet(issuer: issuer)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-wallet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func write(_ name: String, _ text: String) throws -> String {
+            let file = directory.appendingPathComponent(name)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            return file.path
+        }
+        var configuration = ServerConfiguration(
+            port: 0, associations: [AppAssociation(appIDs: [ScenarioRunner.appID], paths: ["/wallet-return*"])])
+        configuration.publicURL = Setup.companionURL
+        configuration.wallet = .init(
+            signingKeyFile: try write("verifier-key.pem", verifier.key.pemRepresentation),
+            certificateChainFile: try write("verifier-chain.pem", try verifier.leafPEM),
+            issuerTrustAnchorsFile: try write("issuer-roots.pem", issuer.authority.rootPEM), query: query, appLink: appLink, scheme: walletScheme)
+        let companion = try await Companion.start(configuration, logger: ScenarioRunner.quiet)
+        do {
+            let result = try await run(scenario, wallet: wallet, companion: companion, logger: logger, during: during)
+            await companion.stop()
+            return result
+        } catch {
+            await companion.stop()
+            throw error
+        }
+    }
+
+    private static func run(
+        _ scenario: Scenario, wallet: EmulatedWallet, companion: Companion, logger: Logger,
+        during: (@Sendable (ScenarioRunner.Rig) async throws -> Void)?
+    ) async throws -> ScenarioResult {
+        let loopback = URL(string: "http://127.0.0.1:\(companion.port)")!
+        let device = SimulatedDevice(hosts: [ScenarioRunner.appDomain: loopback, "api.example.com": loopback])
+        if scenario.authenticatorInstalled {
+            let decision: EmulatedWallet.Decision
+            switch scenario.decision {
+            case .approve: decision = .share
+            case .decline, .fail: decision = .decline
+            case .ignore: decision = .ignore
+            }
+            await device.installApp(
+                scheme: walletScheme, name: "the wallet app",
+                app: WalletApp(wallet: wallet, decision: decision, fault: scenario.walletFault.flatMap(EmulatedWallet.Fault.init(rawValue:))))
+        }
+        await device.setKillAppOnHandOff(scenario.killDuringHandOff)
+        let app = await device.install(
+            SimulatedApp(appID: ScenarioRunner.appID, schemes: ["com.example.app"], associatedDomains: [ScenarioRunner.appDomain]) { context in
+                SignInCoordinator(
+                    .wallets(verifiedBy: CompanionClient(companion.baseURL, transport: device.network, logger: logger)), host: context.host,
+                    opener: context.opener, journal: context.journal, clock: context.clock, logger: logger)
+            })
+        let coordinator = app.coordinator
+        let first = FirstLaunch()
+        let request = WalletPreset.openID4VP.request()
+        await device.narrate(.user, .app, "chooses \"\(SignInRoute.wallet(request).name)\" to sign in")
+        Task {
+            do {
+                await first.finish(.success(try await coordinator.signIn(.wallet(request))))
+            } catch {
+                await first.finish(.failure(error))
+            }
+        }
+        let hook = Task { try await during?(ScenarioRunner.Rig(device: device, app: app)) }
+        let outcome: Result<SignInResult, SwitchbackError>
+        do {
+            outcome = .success(try await ScenarioRunner.finish(first, device: device, firstApp: app))
+        } catch let error as SwitchbackError {
+            outcome = .failure(error)
+        }
+        try await hook.value
+        return ScenarioResult(scenario: scenario, strategy: .systemBrowser, outcome: outcome, transcript: await device.transcript)
+    }
+}
+
+/// The emulated wallet as an app on the device.
+private struct WalletApp: LinkAnsweringApp {
+    let wallet: EmulatedWallet
+    let decision: EmulatedWallet.Decision
+    let fault: EmulatedWallet.Fault?
+
+    func answer(_ link: URL, network: any HTTPTransport) async -> LinkAnswer {
+        let answer = await wallet.answer(link, decision: decision, fault: fault, transport: network)
+        return LinkAnswer(steps: answer.steps, next: answer.next)
+    }
+}

@@ -1,0 +1,143 @@
+import Crypto
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackEmulator
+@testable import SwitchbackServer
+import SwitchbackTesting
+import ToolsTestSupport
+
+/// The emulated issuer and wallet against the companion's verifier routes, through the app's own
+/// `CompanionClient`: what a wallet shares comes through; each of the wallet's faults is refused for its own
+/// reason (the companion's log says which; the app only learns `invalid_presentation`); the result goes to
+/// the App Attest key that started the request.
+@Suite("The emulated wallet and the companion's verifier")
+struct EmulatedWalletTests {
+    static let appLink = "https://app.example.com/wallet-return"
+    static let query = DCQLQuery(credentials: [
+        .init(id: "pid", vctValues: [EmulatedWallet.pidType], claims: [[.string("given_name")], [.string("birthdate")]])
+    ])
+
+    /// A companion verifying for `query`, trusting `issuer`, signing as a verifier of its own; `change` adds to its configuration.
+    static func with(
+        _ issuer: EmulatedIssuer, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
+        _ body: (CompanionRig) async throws -> Void
+    ) async throws {
+        let verifier = try EmulatedAuthority(name: "Test Verifier", dnsName: "verifier.example.com")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-wallet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func write(_ name: String, _ text: String) throws -> String {
+            let file = directory.appendingPathComponent(name)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            return file.path
+        }
+        let section = ServerConfiguration.Wallet(
+            signingKeyFile: try write("key.pem", verifier.key.pemRepresentation), certificateChainFile: try write("chain.pem", try verifier.leafPEM),
+            issuerTrustAnchorsFile: try write("anchors.pem", issuer.authority.rootPEM), query: Self.query, appLink: Self.appLink)
+        try await CompanionRig.with(change: {
+            $0.wallet = section
+            change(&$0, directory)
+        }) { rig in try await body(rig) }
+    }
+
+    /// Starts a presentation with `client`, has the wallet answer it, and returns the response_code of the link it opens.
+    static func present(
+        _ rig: CompanionRig, _ client: CompanionClient, _ wallet: EmulatedWallet, decision: EmulatedWallet.Decision = .share,
+        fault: EmulatedWallet.Fault? = nil
+    ) async throws -> (code: String, steps: [String]) {
+        let started = try await client.startPresentation(binding: CompanionRig.binding, wallet: .openID4VP, now: Date())
+        #expect(started.returnURL.absoluteString == Self.appLink)
+        let answer = await wallet.answer(started.authorizationURL, decision: decision, fault: fault, transport: rig.transport)
+        let next = try #require(answer.next, "\(answer.steps)")
+        return (try #require(WalletPresentation.responseCode(in: next)), answer.steps)
+    }
+
+    @Test("shared: exactly the asked claims, once; nothing the query did not ask for")
+    func shares() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        try await Self.with(issuer) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, steps) = try await Self.present(rig, client, wallet)
+            #expect(steps.contains { $0.contains("discloses given_name, birthdate with key binding") })
+            let presentation = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            let pid = try #require(presentation.claims("pid"))
+            #expect(pid["given_name"] == "Erika" && pid["birthdate"] == "1984-01-26")
+            #expect(pid["family_name"] == nil && pid["nationality"] == nil, "not asked, not disclosed")
+            #expect(pid["iss"] == .string(issuer.issuer))
+            await #expect(throws: SwitchbackError.self) { _ = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding) }
+        }
+    }
+
+    /// Each fault and what the companion's log names as the reason.
+    static let faults: [(EmulatedWallet.Fault, String)] = [
+        (.wrongNonce, "nonce"), (.wrongAudience, "aud"), (.tamperedDisclosure, "disclosure"), (.expired, "expired"),
+        (.unknownIssuer, "anchor"), (.withheldClaim, "does not disclose"),
+    ]
+
+    @Test("each fault of the wallet is refused for its own reason; the app learns invalid_presentation, the log the reason", arguments: 0..<6)
+    func faults(_ index: Int) async throws {
+        let (fault, reason) = Self.faults[index]
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        try await Self.with(issuer) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, _) = try await Self.present(rig, client, wallet, fault: fault)
+            let refused = await #expect(throws: SwitchbackError.self) {
+                _ = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            }
+            #expect(refused?.code == .presentationInvalid)
+            let line = rig.log.all.first { $0.contains("presentation refused") } ?? ""
+            #expect(line.lowercased().contains(reason), "\(fault): \(line)")
+        }
+    }
+
+    @Test("declined in the wallet: authorizationError with access_denied; a replayed answer is refused and the genuine one still counts")
+    func declineAndReplay() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        try await Self.with(issuer) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (declined, _) = try await Self.present(rig, client, wallet, decision: .decline)
+            let refused = await #expect(throws: SwitchbackError.self) {
+                _ = try await client.redeemPresentation(responseCode: declined, binding: CompanionRig.binding)
+            }
+            #expect(refused?.code == .authorizationError && refused?.oauthError?.error == "access_denied")
+
+            let (code, steps) = try await Self.present(rig, client, wallet, fault: .replayedResponse)
+            #expect(steps.contains("posts the same answer again: HTTP 400"), "\(steps)")
+            #expect(try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding).claims("pid")?["given_name"] == "Erika")
+        }
+    }
+
+    @Test("with App Attest: the start is attested, and the claims go only to the install whose key started the request")
+    func attested() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(
+            issuer,
+            change: { configuration, directory in
+                let file = directory.appendingPathComponent("attest-root.pem")
+                try? authority.rootPEM.write(to: file, atomically: true, encoding: .utf8)
+                configuration.appAttest = .init(
+                    appIDs: [AppAttestTests.appID], environment: "production", required: false, rootCertificateFile: file.path)
+            }
+        ) { rig in
+            let (_, _, genuine) = try await AppAttestTests.attestedDevice(rig, authority)
+            let (_, _, otherInstall) = try await AppAttestTests.attestedDevice(rig, authority)
+            let unattested = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, _) = try await Self.present(rig, genuine, wallet)
+            let bare = await #expect(throws: SwitchbackError.self) {
+                _ = try await unattested.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            }
+            #expect(bare?.oauthError?.error == "attestation_required")
+            let foreign = await #expect(throws: SwitchbackError.self) {
+                _ = try await otherInstall.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            }
+            #expect(foreign?.oauthError?.error == "invalid_grant")
+            #expect(try await genuine.redeemPresentation(responseCode: code, binding: CompanionRig.binding).claims("pid") != nil)
+        }
+    }
+}
