@@ -157,7 +157,10 @@ struct Demo: AsyncParsableCommand {
             handOff.handOff = destination
             return handOff
         }
-        return runs + ([decline, kill, backend] + otherPhones + [codeDisplay] + handOffs).map { Run(scenario: $0, refused: false) }
+        // A wallet shows no page: the device opens the wallet app, which answers the companion; run for the
+        // narration beside the providers.
+        let wallet = options.scenario(provider: Scenario.wallet)
+        return runs + ([decline, kill, backend] + otherPhones + [codeDisplay] + handOffs + [wallet]).map { Run(scenario: $0, refused: false) }
     }
 }
 

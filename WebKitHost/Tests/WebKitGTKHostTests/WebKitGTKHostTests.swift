@@ -43,6 +43,9 @@ struct WebKitGTKHostTests {
         case .success(.companion(let signIn)):
             Issue.record("the companion ran this sign-in (\(signIn)); the engine tests sign in with the app's own client")
             throw SwitchbackError(.invalidTokenResponse, "no credential")
+        case .success(.presentation(let presentation)):
+            Issue.record("a wallet answered this sign-in (\(presentation)); the engine tests sign in with the app's own client")
+            throw SwitchbackError(.invalidTokenResponse, "no credential")
         case .failure(let error):
             let steps = result.transcript.map { "\($0.from.rawValue) → \($0.to.rawValue): \($0.text)" }.joined(separator: "\n")
             Issue.record("the sign-in failed: \(error)\n\(steps)\n\(host.observations.map(describe).joined(separator: "\n"))")

@@ -37,6 +37,28 @@ struct DemoCommandTests {
         #expect(diagram.hasSuffix("Note over App: signed in\n"))
     }
 
+    @Test("--provider wallet: the wallet app answers the companion and the app gets the verified claims; a faulty wallet exits non-zero")
+    func wallet() async throws {
+        let shared = try await Self.demo(["--provider", "wallet"])
+        #expect(shared.status == 0, "\(shared.stderr)")
+        #expect(shared.stdout.contains("== wallet (OpenID4VP, same device), the companion as verifier =="))
+        #expect(
+            shared.stdout.contains(
+                "Signed in with the wallet: the companion verified pid from \"https://pid-issuer.example.com\": birthdate \"1984-01-26\", family_name \"Mustermann\", given_name \"Erika\""
+            ))
+        // The response_code and the request's state (in its request_uri) are never printed.
+        #expect(shared.stdout.components(separatedBy: "response_code=").dropFirst().allSatisfy { $0.hasPrefix("‹redacted›") })
+        #expect(shared.stdout.contains("response_code=‹redacted›") && !shared.stdout.contains("/wallet/request/"))
+        #expect(!shared.stdout.contains("nationality"), "the wallet holds it; nobody asked")
+        let faulty = try await Self.demo(["--provider", "wallet", "--wallet-fault", "tampered-disclosure"])
+        #expect(faulty.status == 1 && faulty.stdout.contains("Sign-in failed: presentationInvalid"))
+        for invalid in [
+            ["--wallet-fault", "expired"], ["--provider", "wallet", "--wallet-fault", "nothing"], ["--provider", "wallet", "--strategy", "webview"],
+        ] {
+            #expect(try await Self.demo(invalid).status != 0, "\(invalid)")
+        }
+    }
+
     @Test("a refused combination or a declined sign-in exits non-zero with the typed reason")
     func failures() async throws {
         let refused = try await Self.demo(["--provider", "mitid", "--strategy", "webview"])
