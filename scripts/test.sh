@@ -127,6 +127,10 @@ if ! python3 -c 'import sd_jwt' 2>/dev/null; then
 fi
 python3 scripts/check_sd_jwt.py "$bin/switchback"
 
+# A third-party round trip of the companion's OpenID4VP verifier: joserfc verifies its request objects and
+# encrypts the wallet's answers, sd-jwt issues and presents the credential (both installed above).
+python3 scripts/check_openid4vp.py "$bin/switchback" 2>/dev/null
+
 # The main job, for every provider preset: each must sign in.
 "$bin/switchback" demo --all >/dev/null
 log "switchback demo --all: every preset signed in"
