@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackTesting
 
 /// A wallet sign-in's own parts: the flow that opens another app instead of a user agent, the wallet link in
 /// the preset's scheme, and the `response_code` the wallet's return link carries.
@@ -71,18 +72,45 @@ struct WalletFlowTests {
         #expect(browser.handle(.relaunched) == [.complete(.failed(.flowInterrupted))])
     }
 
-    @Test("the companion's link in the preset's scheme; one without a client_id or an https request_uri is refused")
+    static let companion = URL(string: "https://api.example.com")!
+
+    @Test("the companion's link made again in the preset's scheme; anything more, or a request_uri off the companion, is refused")
     func invocation() {
         #expect(
-            WalletPreset.haip.invocation(of: Self.walletLink)?.absoluteString.hasPrefix("haip-vp://?client_id=x509_hash%3Aabc&request_uri=") == true)
-        #expect(WalletPreset.openID4VP.invocation(of: Self.walletLink) == Self.walletLink)
+            WalletPreset.haip.invocation(of: Self.walletLink, companion: Self.companion)?.absoluteString
+                == "haip-vp://?client_id=x509_hash%3Aabc&request_uri=https%3A%2F%2Fapi.example.com%2Fwallet%2Frequest%2FS1&request_uri_method=post")
+        #expect(WalletPreset.openID4VP.invocation(of: Self.walletLink, companion: Self.companion)?.scheme == "openid4vp")
+        let plus = URL(string: "openid4vp://?client_id=x509_hash%3Aa%2Bb&request_uri=https%3A%2F%2Fapi.example.com%2Fr")!
+        #expect(WalletPreset.openID4VP.invocation(of: plus, companion: Self.companion)?.absoluteString.contains("x509_hash%3Aa%2Bb") == true)
         for bad in [
             "openid4vp://?request_uri=https%3A%2F%2Fapi.example.com%2Fr", "openid4vp://?client_id=x&request_uri=http%3A%2F%2Fevil.example%2Fr",
             "openid4vp://?client_id=x", "openid4vp://?client_id=&request_uri=https%3A%2F%2Fapi.example.com%2Fr",
             "openid4vp://?client_id=x&request_uri=javascript%3Aalert(1)",
+            "openid4vp://?client_id=x&request_uri=https%3A%2F%2Fevil.example%2Fr",
+            "openid4vp://?client_id=x&request_uri=https%3A%2F%2Fapi.example.com%2Fr&request_uri=https%3A%2F%2Fevil.example%2Fr",
+            "openid4vp://?client_id=x&request_uri=https%3A%2F%2Fapi.example.com%2Fr&request=eyJ",
+            "openid4vp://?client_id=x&request_uri=https%3A%2F%2Fapi.example.com%2Fr&request_uri_method=put",
+            "openid4vp://?client_id=x&request_uri=https%3A%2F%2Fapi.example.com%3A8443%2Fr",
         ] {
-            #expect(WalletPreset.openID4VP.invocation(of: URL(string: bad)!) == nil, "\(bad)")
+            #expect(WalletPreset.openID4VP.invocation(of: URL(string: bad)!, companion: Self.companion) == nil, "\(bad)")
         }
+    }
+
+    @Test("a return link whose code the companion does not know puts the flow back to waiting; the genuine link then signs in")
+    func unknownReturn() {
+        var flow = SignInFlow(Self.plan())
+        _ = flow.handle(.start)
+        let forged = URL(string: "https://app.example.com/wallet-return#response_code=forged")!
+        #expect(flow.handle(.openedURL(forged)) == [.exchange(.redirect(forged))])
+        #expect(flow.handle(.returnUnknown) == [.persist])
+        #expect(flow.state == .awaitingCallback)
+        let genuine = URL(string: "https://app.example.com/wallet-return#response_code=RC1")!
+        #expect(flow.handle(.openedURL(genuine)) == [.exchange(.redirect(genuine))])
+        // Only a flow that opened another app, and only while it redeems.
+        var browser = SignInFlow(SignInFlow.Plan(flowID: "B1", strategy: .safariView, authorizationURL: Self.walletLink, redirectURI: Self.returnURL))
+        _ = browser.handle(.start)
+        _ = browser.handle(.openedURL(genuine))
+        #expect(browser.handle(.returnUnknown).isEmpty && browser.state == .exchanging)
     }
 
     @Test("the response_code comes from the fragment, exactly once; none, an empty one, two, or one in the query is no code")
@@ -117,6 +145,62 @@ struct WalletFlowTests {
         #expect(SignInResult.presentation(WalletPresentation(credentials: [:])).subject == nil)
     }
 
+    /// A companion that starts wallet presentations (and knows nothing else).
+    static func startingCompanion() -> CompanionClient {
+        let transport = StubTransport { request in
+            guard request.url.path == "/wallet/start" else { return StubTransport.json(400, #"{"error":"invalid_grant"}"#) }
+            return StubTransport.json(
+                200,
+                #"{"wallet_url":"openid4vp://?client_id=x509_hash%3Aabc&request_uri=https%3A%2F%2Fapi.example.com%2Fwallet%2Frequest%2FS1","return_url":"https://app.example.com/wallet-return","expires_in":300}"#
+            )
+        }
+        return CompanionClient(Self.companion, transport: transport)
+    }
+
+    @Test("a second wallet sign-in cancels the one waiting: the return link names no state, so only one may wait")
+    func oneAtATime() async throws {
+        let opener = RecordingOpener(opens: true)
+        let coordinator = SignInCoordinator(.wallets(verifiedBy: Self.startingCompanion()), host: NoHost(), opener: opener)
+        let first = Task { try await coordinator.signIn(.wallet(WalletPreset.openID4VP.request())) }
+        for _ in 0..<500 where await coordinator.states.isEmpty { try await Task.sleep(nanoseconds: 2_000_000) }
+        let firstID = try #require(await coordinator.states.keys.first)
+        let second = Task { try await coordinator.signIn(.wallet(WalletPreset.openID4VP.request())) }
+        // Within a second, only the second waits (it registers once the companion answered its start).
+        var waiting: [String] = []
+        for _ in 0..<500 {
+            waiting = Array(await coordinator.states.keys)
+            if waiting.count == 1, waiting != [firstID] { break }
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }
+        #expect(waiting.count == 1 && waiting != [firstID], "\(waiting)")
+        first.cancel()
+        do {
+            _ = try await first.value
+            Issue.record("the first wallet sign-in signed in")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .userCancelled, "ended by the second's start, not by this test's cancel")
+        } catch {
+            Issue.record("the first wallet sign-in went on beside the second until this test cancelled it")
+        }
+        second.cancel()
+        _ = try? await second.value
+    }
+
+    @Test("a wallet declared by its universal link is opened by it only: no app claims it, authenticatorUnavailable, the scheme never opened")
+    func universalLinkOnly() async throws {
+        let opener = RecordingOpener(opens: true, universalLinks: false)
+        let coordinator = SignInCoordinator(.wallets(verifiedBy: Self.startingCompanion()), host: NoHost(), opener: opener)
+        let wallet = WalletPreset(name: "Example Wallet", scheme: "openid4vp", universalLink: URL(string: "https://wallet.example.com/present"))
+        do {
+            _ = try await coordinator.signIn(.wallet(wallet.request()))
+            Issue.record("signed in without a wallet")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .authenticatorUnavailable)
+        }
+        #expect(opener.universal.withLock { $0.map(\.host) } == ["wallet.example.com"])
+        #expect(opener.opened.withLock { $0 }.isEmpty, "the custom scheme must not be tried")
+    }
+
     @Test("a presentation's description names credentials and claims, never a value")
     func description() {
         let presentation = WalletPresentation(credentials: ["pid": [["given_name": "Erika", "birthdate": "1984-01-26"]]])
@@ -137,4 +221,26 @@ private struct NoHost: UserAgentHost {
 
 private struct NoOpener: URLOpener {
     func open(_ url: URL) async -> Bool { false }
+}
+
+private final class RecordingOpener: URLOpener, Sendable {
+    let opens: Bool
+    let universalLinks: Bool
+    let opened = LockedValue<[URL]>([])
+    let universal = LockedValue<[URL]>([])
+
+    init(opens: Bool, universalLinks: Bool = true) {
+        self.opens = opens
+        self.universalLinks = universalLinks
+    }
+
+    func open(_ url: URL) async -> Bool {
+        opened.withLock { $0.append(url) }
+        return opens
+    }
+
+    func openUniversalLink(_ url: URL) async -> Bool {
+        universal.withLock { $0.append(url) }
+        return universalLinks
+    }
 }

@@ -51,6 +51,9 @@ public struct Scenario: Sendable {
     public var lockedKeychain: Bool
     /// The wallet scenario only: what the wallet does wrong (``walletFaults``).
     public var walletFault: String?
+    /// The wallet scenario only: while the wallet is in front, another app opens the app's return link with
+    /// a code of its own; the sign-in must go on waiting for the wallet's.
+    public var forgedReturn = false
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,

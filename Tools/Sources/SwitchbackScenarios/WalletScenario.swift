@@ -64,9 +64,14 @@ enum WalletScenario {
             case .decline, .fail: decision = .decline
             case .ignore: decision = .ignore
             }
+            let forged = URL(string: appLink + "#response_code=forged-by-another-app")!
+            var before: (@Sendable () async -> Bool)?
+            if scenario.forgedReturn { before = { await device.openFromAnotherApp(forged) } }
             await device.installApp(
                 scheme: walletScheme, name: "the wallet app",
-                app: WalletApp(wallet: wallet, decision: decision, fault: scenario.walletFault.flatMap(EmulatedWallet.Fault.init(rawValue:))))
+                app: WalletApp(
+                    wallet: wallet, decision: decision, fault: scenario.walletFault.flatMap(EmulatedWallet.Fault.init(rawValue:)),
+                    before: before))
         }
         await device.setKillAppOnHandOff(scenario.killDuringHandOff)
         let app = await device.install(
@@ -103,8 +108,11 @@ private struct WalletApp: LinkAnsweringApp {
     let wallet: EmulatedWallet
     let decision: EmulatedWallet.Decision
     let fault: EmulatedWallet.Fault?
+    /// Runs before the wallet answers (while it is in front).
+    let before: (@Sendable () async -> Bool)?
 
     func answer(_ link: URL, network: any HTTPTransport) async -> LinkAnswer {
+        _ = await before?()
         let answer = await wallet.answer(link, decision: decision, fault: fault, transport: network)
         return LinkAnswer(steps: answer.steps, next: answer.next)
     }

@@ -183,11 +183,15 @@ public struct CompanionClient: Sendable {
         let started = try await post(
             CompanionAPI.Path.walletStart, CompanionAPI.WalletStart(binding: binding), expecting: [200], as: CompanionAPI.WalletStarted.self
         ).value
-        guard let link = URL(string: started.walletURL).flatMap(wallet.invocation(of:)) else {
-            throw SwitchbackError(.malformedResponse, "the companion's wallet_url has no client_id or no https request_uri")
+        guard let link = URL(string: started.walletURL).flatMap({ wallet.invocation(of: $0, companion: baseURL) }) else {
+            throw SwitchbackError(
+                .malformedResponse, "the companion's wallet_url is not a client_id and a request_uri on the companion, and nothing else")
         }
-        guard let returnURL = started.returnURL.flatMap(URL.init(string:)), returnURL.scheme != nil else {
-            throw SwitchbackError(.malformedResponse, "the companion's return_url is not a URL")
+        // The app's own universal link (or custom scheme): never plain http, where anyone on the path reads the code.
+        guard let returnURL = started.returnURL.flatMap(URL.init(string:)), let scheme = returnURL.scheme?.lowercased(), scheme != "http",
+            scheme != "https" || returnURL.host?.isEmpty == false
+        else {
+            throw SwitchbackError(.malformedResponse, "the companion's return_url is not an https link or an app scheme")
         }
         return CompanionAuthorization(
             route: .wallet, authorizationURL: link, returnURL: returnURL, state: nil, flowSecret: binding, createdAt: now, companion: baseURL)

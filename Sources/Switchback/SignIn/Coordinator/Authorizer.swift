@@ -72,8 +72,10 @@ public struct Authorizer: Sendable {
     func finishes(_ authorization: StartedAuthorization) -> Bool {
         switch (kind, authorization) {
         case (_, .companion(let started)) where started.route == .wallet:
-            // A wallet's presentation needs only the companion that verifies it, whatever this authorizer's route.
-            companion.map { companion in started.companion.map { $0 == companion.baseURL } ?? true } ?? false
+            // A wallet's presentation needs only the companion that verifies it, whatever this authorizer's route;
+            // its journal always names that companion. (One coordinator per journal store: two coordinators of
+            // the same companion would both take it back.)
+            companion.map { companion in started.companion == companion.baseURL } ?? false
         case (.app(let client, _), .app(let session)):
             session.clientID == client.configuration.clientID && session.issuer == client.provider.issuer
         case (.companion(let companion, let route), .companion(let started)):

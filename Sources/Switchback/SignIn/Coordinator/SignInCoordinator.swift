@@ -19,7 +19,7 @@ public actor SignInCoordinator {
     private let journal: any FlowJournalStore
     let clock: any FlowClock
     let entropy: any EntropySource
-    private let logger: Logger
+    let logger: Logger
 
     struct Entry {
         var flow: SignInFlow
@@ -255,7 +255,7 @@ public actor SignInCoordinator {
                     return .endedSession(request.state == nil ? .returnedWithoutState : .returned)
                 }
             case .companion(let authorization) where authorization.route == .wallet:
-                run(flowID) { .signedIn(.presentation(try await self.redeemPresentation(callback, authorization: authorization))) }
+                redeemWallet(flowID, callback, authorization: authorization)
             case .companion(let authorization) where authorization.route == .exchange:
                 guard case .companion(let companion, .exchange) = authorizer.kind else {
                     await exchanged(flowID, result: nil, error: Self.notThisAuthorizers)
@@ -381,6 +381,9 @@ public actor SignInCoordinator {
     private func openApp(_ url: URL, plan: SignInFlow.Plan) async -> Bool {
         if let universal = AppLinkForm.universalLink(for: url, appLinks: plan.appLinks ?? [:]) {
             if await opener.openUniversalLink(universal) { return true }
+            // A wallet declared by its universal link is opened by it only: its request must not go to an app
+            // that registered the scheme.
+            if plan.startsInApp == true { return false }
             logger.info("no app claims the universal link; opening the custom scheme", metadata: ["scheme": "\(url.scheme ?? "")"])
         }
         return await opener.open(url)
@@ -435,6 +438,7 @@ extension SignInFlow.Event {
         case .cancel: "cancel"
         case .exchangeSucceeded: "exchangeSucceeded"
         case .exchangeFailed(let code): "exchangeFailed(\(code))"
+        case .returnUnknown: "returnUnknown"
         case .relaunched: "relaunched"
         }
     }

@@ -124,6 +124,9 @@ public import Foundation
         case cancel
         case exchangeSucceeded
         case exchangeFailed(SwitchbackError.Code)
+        /// The return link carried a one-time code its verifier does not know (a link another app or a page
+        /// opened, not the wallet's): a flow that opened another app goes back to waiting for the genuine one.
+        case returnUnknown
         /// The app was terminated and launched again; the flow was read back from its journal.
         case relaunched
     }
@@ -276,6 +279,10 @@ public import Foundation
         case .exchangeFailed(let code):
             guard state == .exchanging else { return [] }
             return fail(code)
+        case .returnUnknown:
+            guard state == .exchanging, plan.startsInApp == true else { return [] }
+            state = .awaitingCallback
+            return [.persist]
         case .relaunched:
             return relaunched()
         }

@@ -14,8 +14,10 @@ public struct WalletPreset: Sendable, Equatable, Codable {
     public var name: String
     /// The custom scheme the wallet registers: `openid4vp` (OpenID4VP 1.0 §13.1.2) or `haip-vp` (HAIP 1.0 §5.1).
     public var scheme: String
-    /// An https link the wallet claims as a universal link (a wallet's own invocation URL), tried before the
-    /// scheme: no other app can claim it, where any app can register a custom scheme.
+    /// An https link the wallet claims as a universal link (a wallet's own invocation URL), opened instead of
+    /// the scheme: no other app can claim it, where any app can register a custom scheme. When no app claims
+    /// it (the wallet is not installed) the sign-in fails with ``SwitchbackError/Code/authenticatorUnavailable``
+    /// rather than fall back to the scheme, which would hand the request to whichever app registered it.
     public var universalLink: URL?
 
     public init(name: String, scheme: String, universalLink: URL? = nil) {
@@ -38,17 +40,24 @@ public struct WalletPreset: Sendable, Equatable, Codable {
         WalletRequest(wallet: self, withoutReturn: withoutReturn, gracePeriod: gracePeriod, timeout: timeout)
     }
 
-    /// The companion's wallet link (`openid4vp://?client_id=…&request_uri=…`) in this wallet's scheme;
-    /// nil unless it carries a `client_id` and an https (or loopback http) `request_uri`.
-    @_spi(SwitchbackInternals) public func invocation(of link: URL) -> URL? {
-        guard var components = URLComponents(url: link, resolvingAgainstBaseURL: false), let items = components.queryItems,
-            items.contains(where: { $0.name == "client_id" && $0.value?.isEmpty == false }),
-            let requestURI = items.first(where: { $0.name == "request_uri" })?.value.flatMap(URL.init(string:)),
-            EndpointSecurity.isAcceptable(requestURI)
+    /// The companion's wallet link (`openid4vp://?client_id=…&request_uri=…`) made again in this wallet's
+    /// scheme, with nothing else: exactly one `client_id`, one `request_uri` on `companion`'s origin, and a
+    /// `request_uri_method` of `get` or `post` when there is one (§5.4, §5.10). Nil for anything else (a
+    /// second `request_uri`, a by-value `request`, another parameter), so that a link rewritten on the way
+    /// cannot send the wallet elsewhere.
+    @_spi(SwitchbackInternals) public func invocation(of link: URL, companion: URL) -> URL? {
+        guard let items = URLComponents(url: link, resolvingAgainstBaseURL: false)?.queryItems,
+            Set(items.map(\.name)).isSubset(of: ["client_id", "request_uri", "request_uri_method"]),
+            Set(items.map(\.name)).count == items.count,
+            let clientID = items.first(where: { $0.name == "client_id" })?.value, !clientID.isEmpty,
+            let requestText = items.first(where: { $0.name == "request_uri" })?.value, let requestURI = URL(string: requestText),
+            EndpointSecurity.isAcceptable(requestURI), requestURI.webOrigin == companion.webOrigin
         else { return nil }
-        components.scheme = scheme
-        components.fragment = nil
-        return components.url
+        let method = items.first { $0.name == "request_uri_method" }?.value
+        guard method == nil || method == "get" || method == "post" else { return nil }
+        // Every value escaped as a form value, as wallets decode the query.
+        let fields = [("client_id", clientID), ("request_uri", requestText)] + (method.map { [("request_uri_method", $0)] } ?? [])
+        return URL(string: scheme + "://?" + fields.map { $0.0 + "=" + FormEncoding.escape($0.1) }.joined(separator: "&"))
     }
 }
 

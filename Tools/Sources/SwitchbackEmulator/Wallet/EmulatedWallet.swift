@@ -93,27 +93,21 @@ public struct EmulatedWallet: Sendable {
             default: held = credential
             }
             var names = request.asked.filter { held.disclosures[$0] != nil }
-            if fault == .withheldClaim { names.removeLast() }
+            if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
             var disclosures = names.compactMap { held.disclosures[$0] }
             if fault == .tamperedDisclosure, let first = disclosures.first, let decoded = Base64URL.decode(first),
                 case .array(let parts)? = JSONReader.value(decoded), parts.count == 3
             {
                 disclosures[0] = Base64URL.encode(Data(JSONValue.array([parts[0], parts[1], .string("Mallory")]).description.utf8))
             }
-            let presented = held.jwt + "~" + disclosures.map { $0 + "~" }.joined()
-            let binding = try JWS.sign(
-                ["alg": "ES256", "typ": "kb+jwt"],
-                [
-                    "aud": .string(fault == .wrongAudience ? "x509_hash:another-verifier" : request.clientID),
-                    "nonce": .string(fault == .wrongNonce ? "another-request-nonce" : request.nonce),
-                    "iat": .number(Date().timeIntervalSince1970.rounded(.down)),
-                    "sd_hash": .string(Base64URL.encode(SHA256.hash(data: Data(presented.utf8)))),
-                ], with: holder)
+            let presentation = try present(
+                held.jwt, disclosures: disclosures, audience: fault == .wrongAudience ? "x509_hash:another-verifier" : request.clientID,
+                nonce: fault == .wrongNonce ? "another-request-nonce" : request.nonce)
             answer.steps.append(
                 "the user consents with biometrics; the wallet discloses \(names.joined(separator: ", ")) with key binding\(fault.map { " (fault: \($0.rawValue))" } ?? "")"
             )
             let payload = JSONValue.object([
-                "vp_token": .object([request.queryID: .array([.string(presented + binding)])]), "state": .string(request.state),
+                "vp_token": .object([request.queryID: .array([.string(presentation)])]), "state": .string(request.state),
             ])
             let jwe = try CompactJWE.encrypt(Data(payload.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: request.encryption)
             answer.next = try await post(request.responseURI, [("response", jwe)], transport: transport)
@@ -127,6 +121,23 @@ public struct EmulatedWallet: Sendable {
             answer.next = nil
         }
         return answer
+    }
+
+    /// The PID with the claims `names` disclosed and a Key Binding JWT for `audience` and `nonce`.
+    public func presentation(disclosing names: [String], audience: String, nonce: String) throws -> String {
+        try present(credential.jwt, disclosures: names.compactMap { credential.disclosures[$0] }, audience: audience, nonce: nonce)
+    }
+
+    /// `jwt~disclosure~…~` and the holder's Key Binding JWT over it (RFC 9901 §4.3).
+    private func present(_ jwt: String, disclosures: [String], audience: String, nonce: String) throws -> String {
+        let presented = jwt + "~" + disclosures.map { $0 + "~" }.joined()
+        return try presented
+            + JWS.sign(
+                ["alg": "ES256", "typ": "kb+jwt"],
+                [
+                    "aud": .string(audience), "nonce": .string(nonce), "iat": .number(Date().timeIntervalSince1970.rounded(.down)),
+                    "sd_hash": .string(Base64URL.encode(SHA256.hash(data: Data(presented.utf8)))),
+                ], with: holder)
     }
 
     /// What the wallet learned from the link and the request object.

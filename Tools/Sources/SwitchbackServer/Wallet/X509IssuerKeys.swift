@@ -1,9 +1,9 @@
 import Crypto
-import Foundation
+package import Foundation
 import Logging
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
-@_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) package import Switchback
 
 /// Issuer keys from the credential's own `x5c` chain, validated to one of the verifier's trust anchors
 /// (SD-JWT VC §2.5): the chain must lead to an anchor under RFC 5280's rules at the verifier's clock; the
@@ -11,11 +11,11 @@ import SwiftASN1
 /// `iss` must be an https URL whose host is a DNS name of that certificate (its subjectAltName). Without
 /// that last rule any certificate under an anchor could issue in another issuer's name. The key is the
 /// end-entity certificate's (P-256, P-384 or P-521).
-struct X509IssuerKeys: CredentialIssuerKeys {
+package struct X509IssuerKeys: CredentialIssuerKeys {
     let anchors: [Certificate]
     let clock: any WallClock
 
-    init(anchorsPEM: String, clock: any WallClock) throws {
+    package init(anchorsPEM: String, clock: any WallClock) throws {
         anchors = try PEMDocument.parseMultiple(pemString: anchorsPEM).map { try Certificate(pemDocument: $0) }
         guard !anchors.isEmpty else { throw SwitchbackError(.invalidConfiguration, "no trust anchor in the PEM") }
         self.clock = clock
@@ -25,7 +25,7 @@ struct X509IssuerKeys: CredentialIssuerKeys {
         SwitchbackError(.presentationInvalid, "the presentation is refused: \(why)")
     }
 
-    func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
+    package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
         guard !certificates.isEmpty, certificates.count <= 8 else { throw Self.refused("the credential carries no x5c chain (or one longer than 8)") }
         let chain: [Certificate]
         do {

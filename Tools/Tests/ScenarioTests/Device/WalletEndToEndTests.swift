@@ -57,6 +57,13 @@ struct WalletEndToEndTests {
         #expect(EndToEndTests.said(result, "reads back 1 interrupted sign-in from its journal"))
     }
 
+    @Test("another app opens the return link with a code of its own while the wallet is in front: the sign-in goes on; the wallet's link signs in")
+    func forgedReturn() async throws {
+        let result = try await Self.run { $0.forgedReturn = true }
+        #expect(EndToEndTests.said(result, "taps a link in another app: https://app.example.com/wallet-return#response_code=‹redacted›"))
+        #expect(try EndToEndTests.signedIn(result).presentation?.claims("pid")?["given_name"] == "Erika")
+    }
+
     @Test("no wallet installed: authenticatorUnavailable, naming the wallet link's scheme")
     func noWallet() async throws {
         let result = try await Self.run { $0.authenticatorInstalled = false }
