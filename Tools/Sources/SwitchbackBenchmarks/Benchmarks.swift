@@ -29,6 +29,10 @@ struct Benchmarks {
             try await CompanionBenchmark.run(seconds: seconds * 2)
             return
         }
+        if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "presentation" {
+            try await PresentationBenchmark.run()
+            return
+        }
         if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "handoff" {
             try await HandOffBenchmark.run(seconds: seconds * 5)
             return
@@ -47,6 +51,7 @@ struct Benchmarks {
         }
         try await measureClaimsReading()
         if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "validation" { return }
+        try await PresentationBenchmark.run()
         try await CodeFlowBenchmark.run(seconds: seconds * 5)
         try await HandOffBenchmark.run(seconds: seconds * 5)
         try await CompanionBenchmark.run(seconds: seconds * 2)
