@@ -195,6 +195,17 @@ public actor SimulatedDevice {
         if foreground == signInApp?.appID { foreground = "springboard" }
     }
 
+    /// Ends the device once a run is over: the app, its user agents and the installed apps go, and storage
+    /// the device made is removed. The app's coordinator refers back to the device (its opener and host),
+    /// so without this the device, and its storage folder, would outlive the run.
+    public func shutDown() {
+        running = nil
+        signInApp = nil
+        tabs = [:]
+        authenticators = [:]
+        if ownsStorage { try? FileManager.default.removeItem(at: storage.directory) }
+    }
+
     /// The user switches back to the app from wherever they are, without a link.
     public func switchToApp() async {
         guard let signInApp else { return }

@@ -300,8 +300,9 @@ public enum ScenarioRunner {
                 authenticatorInstalled: installed
             )
         } catch let error as SwitchbackError {
-            return ScenarioResult(
-                scenario: scenario, strategy: scenario.strategy ?? .systemBrowser, outcome: .failure(error), transcript: await device.transcript)
+            let transcript = await device.transcript
+            await device.shutDown()
+            return ScenarioResult(scenario: scenario, strategy: scenario.strategy ?? .systemBrowser, outcome: .failure(error), transcript: transcript)
         }
         let coordinator = app.coordinator
         let first = FirstLaunch()
@@ -346,6 +347,7 @@ public enum ScenarioRunner {
             scenario: scenario, strategy: request.strategy, outcome: outcome, transcript: await device.transcript, handOff: handOff,
             signOut: signOut)
         result.afterSignIn = afterSignIn
+        await device.shutDown()
         return result
     }
 

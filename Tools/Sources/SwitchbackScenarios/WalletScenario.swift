@@ -99,7 +99,9 @@ enum WalletScenario {
             outcome = .failure(error)
         }
         try await hook.value
-        return ScenarioResult(scenario: scenario, strategy: .systemBrowser, outcome: outcome, transcript: await device.transcript)
+        let transcript = await device.transcript
+        await device.shutDown()
+        return ScenarioResult(scenario: scenario, strategy: .systemBrowser, outcome: outcome, transcript: transcript)
     }
 }
 
