@@ -162,11 +162,16 @@ import Logging
         guard case .object(let confirmation)? = claims["cnf"], case .object(var jwk)? = confirmation["jwk"] else {
             throw Self.invalid("the credential names no holder key (cnf.jwk)")
         }
-        // The holder's key is the only candidate, whatever kid the Key Binding JWT names.
-        jwk["kid"] = jws.header.kid.map(JSONValue.string)
-        let holder = try JWKSCache(
-            jwksJSON: Data(JSONValue.object(["keys": .array([.object(jwk)])]).description.utf8), logger: Logger(label: "switchback.sd-jwt"))
-        try await holder.verify(jws)
+        // The holder's key is the only candidate, whatever kid the Key Binding JWT names. ES256 with a P-256
+        // key (what HAIP uses) is checked straight away; any other through a one-key set.
+        if jws.header.alg == "ES256", let direct = JWKSCache.Verifier.es256(jwk) {
+            guard direct.verifies(jws) else { throw SwitchbackError(.signatureInvalid, "the ES256 signature does not verify") }
+        } else {
+            jwk["kid"] = jws.header.kid.map(JSONValue.string)
+            let holder = try JWKSCache(
+                jwksJSON: Data(JSONValue.object(["keys": .array([.object(jwk)])]).description.utf8), logger: Logger(label: "switchback.sd-jwt"))
+            try await holder.verify(jws)
+        }
         guard let members = JSONReader.object(jws.payload) else { throw Self.invalid("the Key Binding JWT's payload is not a JSON object") }
         guard case .number(let iat)? = members["iat"], iat <= now + clockSkew, iat >= now - keyBindingAge - clockSkew else {
             throw Self.invalid("the Key Binding JWT's iat is missing or not recent")

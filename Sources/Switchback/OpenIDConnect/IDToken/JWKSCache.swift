@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import Crypto
 import JWTKit
 
 /// A provider's signing keys, fetched once and refetched only when a token names a key it lacks.
@@ -30,7 +31,7 @@ public actor JWKSCache {
     /// When a token naming a key the set lacks last caused a refetch.
     private var lastMissRefetch: Date?
     private var inFlight: (number: Int, task: Task<[Key], any Error>)?
-    private var verifiers: [String: [any JWTAlgorithm]] = [:]
+    private var verifiers: [String: [Verifier]] = [:]
     /// The number of the fetch whose keys are in `keys` (0 for a fixed set).
     private var generation = 0
     /// How many times the JWKS was fetched (for tests and diagnostics).
@@ -79,8 +80,43 @@ public actor JWKSCache {
         throw SwitchbackError(.signatureInvalid, "the \(alg) signature does not verify")
     }
 
-    private static func anyVerifies(_ candidates: [any JWTAlgorithm], _ jws: CompactJWS) -> Bool {
-        candidates.contains { (try? $0.verify(jws.signature, signs: jws.signingInput)) == true }
+    private static func anyVerifies(_ candidates: [Verifier], _ jws: CompactJWS) -> Bool {
+        candidates.contains { $0.verifies(jws) }
+    }
+
+    /// How a candidate key checks a signature: ES256 straight through swift-crypto with the key parsed once
+    /// (the common case, without jwt-kit's generic path and its copies), anything else through jwt-kit.
+    enum Verifier: Sendable {
+        case p256(P256.Signing.PublicKey)
+        case jwtKit(any JWTAlgorithm)
+
+        func verifies(_ jws: CompactJWS) -> Bool {
+            switch self {
+            case .p256(let key):
+                guard jws.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature) else {
+                    return false
+                }
+                return key.isValidSignature(signature, for: SHA256.hash(data: jws.signingInput))
+            case .jwtKit(let algorithm):
+                return (try? algorithm.verify(jws.signature, signs: jws.signingInput)) == true
+            }
+        }
+
+        /// An ES256 verifier for a public P-256 JWK's members (`kty` EC, `crv` P-256, `x`, `y`, no `d`),
+        /// or nil for any other key. swift-crypto refuses a point that is not on the curve.
+        static func es256(_ jwk: [String: JSONValue]) -> Verifier? {
+            guard jwk["kty"] == .string("EC"), jwk["crv"] == .string("P-256"), jwk["d"] == nil,
+                case .string(let x)? = jwk["x"], case .string(let y)? = jwk["y"]
+            else { return nil }
+            return es256(x: x, y: y)
+        }
+
+        static func es256(x: String, y: String) -> Verifier? {
+            guard let x = Base64URL.decode(x), let y = Base64URL.decode(y), x.count == 32, y.count == 32,
+                let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
+            else { return nil }
+            return .p256(key)
+        }
     }
 
     /// Makes sure the keys are newer than `generation`: true when they already are, when a fetch
@@ -102,12 +138,12 @@ public actor JWKSCache {
         return clock.now().timeIntervalSince(lastMissRefetch) >= refetchInterval
     }
 
-    private func candidates(kid: String?, alg: String) async throws -> [any JWTAlgorithm] {
+    private func candidates(kid: String?, alg: String) async throws -> [Verifier] {
         let cacheKey = "\(kid ?? "\u{0}")\u{1}\(alg)"
         if let cached = verifiers[cacheKey] { return cached }
         let current = keys
         let seen = generation
-        var result: [any JWTAlgorithm] = []
+        var result: [Verifier] = []
         for key in current where kid == nil || key.kid == kid {
             if let verifier = await Self.verifier(for: key.jwk, alg: alg) { result.append(verifier) }
         }
@@ -188,8 +224,15 @@ public actor JWKSCache {
         }
     }
 
+    /// A verifier for `jwk` used with `alg`, or nil when the two do not fit together (jwt-kit decides).
+    private static func verifier(for jwk: JWK, alg: String) async -> Verifier? {
+        guard let algorithm = await jwtKitVerifier(for: jwk, alg: alg) else { return nil }
+        if alg == "ES256", let x = jwk.x, let y = jwk.y, let direct = Verifier.es256(x: x, y: y) { return direct }
+        return .jwtKit(algorithm)
+    }
+
     /// A jwt-kit verifier for `jwk` used with `alg`, or nil when the two do not fit together.
-    private static func verifier(for jwk: JWK, alg: String) async -> (any JWTAlgorithm)? {
+    private static func jwtKitVerifier(for jwk: JWK, alg: String) async -> (any JWTAlgorithm)? {
         if let declared = jwk.algorithm, declared.rawValue != alg { return nil }
         var keyed = jwk
         let handle = JWKIdentifier(string: "switchback-candidate")
