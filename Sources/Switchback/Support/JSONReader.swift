@@ -94,7 +94,8 @@ public import Foundation
             defer { depth -= 1 }
             guard depth <= JSONReader.maximumDepth else { return nil }
             index += 1
-            var members: [String: JSONValue] = [:]
+            // Room for a token's claims from the start: growing a dictionary rehashes every member.
+            var members = [String: JSONValue](minimumCapacity: 12)
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1

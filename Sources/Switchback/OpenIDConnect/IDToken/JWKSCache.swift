@@ -32,6 +32,8 @@ public actor JWKSCache {
     private var lastMissRefetch: Date?
     private var inFlight: (number: Int, task: Task<[Key], any Error>)?
     private var verifiers: [String: [Verifier]] = [:]
+    /// The last answer of `candidates`, for the keys of `generation`.
+    private var lastCandidates: (kid: String?, alg: String, generation: Int, verifiers: [Verifier])?
     /// The number of the fetch whose keys are in `keys` (0 for a fixed set).
     private var generation = 0
     /// How many times the JWKS was fetched (for tests and diagnostics).
@@ -139,8 +141,13 @@ public actor JWKSCache {
     }
 
     private func candidates(kid: String?, alg: String) async throws -> [Verifier] {
+        // A provider's tokens name the same key one after the other: compare with the last answer first.
+        if let last = lastCandidates, last.kid == kid, last.alg == alg, last.generation == generation { return last.verifiers }
         let cacheKey = "\(kid ?? "\u{0}")\u{1}\(alg)"
-        if let cached = verifiers[cacheKey] { return cached }
+        if let cached = verifiers[cacheKey] {
+            lastCandidates = (kid, alg, generation, cached)
+            return cached
+        }
         let current = keys
         let seen = generation
         var result: [Verifier] = []
