@@ -190,27 +190,26 @@ extension CompanionService {
         let form = try await self.form(from: request)
         let (code, target, goto) = try redeemFields(form.fields.map { ($0.key, $0.value) }, allowList: allowList)
         let now = clock.now()
-        guard Secrets.isIssued(code), let preview = try await store.lookUp(.handOffCode, secret: code, as: HandOffGrant.self, now: now) else {
-            throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
-        }
-        // The session would end before it began: nothing is used up or replaced.
-        if let tokenExpiry = preview.tokenExpiresAt, tokenExpiry <= now {
-            throw CompanionError(.invalidGrant, "the app's access token behind this link has expired; open the link from the app again")
-        }
         let current = sessionID(of: request)
-        var currentRecord: SessionRecord?
-        if let current { currentRecord = try await store.lookUp(.session, secret: current, as: SessionRecord.self, now: now) }
-        if let currentRecord, currentRecord.subject != preview.subject, form.fields["replace"] != currentRecord.subject {
-            // Another account is signed in here and the user did not confirm replacing it: ask again.
-            var page = Self.redeemPage(
-                action: url(Self.redeemPath), code: code, goto: goto, account: Self.account(preview), subject: preview.subject, destination: target,
-                replacing: currentRecord.subject
-            )
-            page.status = .conflict
-            return page
+        let grant: HandOffGrant
+        var replaced = false
+        if current == nil {
+            // No session here to replace, so nothing to ask the user: the code is used up at once (one store
+            // round trip fewer than looking first). A code whose token has expired is used up with it.
+            guard let taken = try await store.redeem(code, now: now) else {
+                throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
+            }
+            grant = taken
+        } else {
+            switch try await redeemReplacing(code, confirmed: form.fields["replace"], current: current, target: target, goto: goto, now: now) {
+            case .ask(let page): return page
+            case .redeemed(let taken, let hadSession):
+                grant = taken
+                replaced = hadSession
+            }
         }
-        guard let grant = try await store.redeem(code, now: now) else {
-            throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
+        if let tokenExpiry = grant.tokenExpiresAt, tokenExpiry <= now {
+            throw CompanionError(.invalidGrant, "the app's access token behind this link has expired; open the link from the app again")
         }
         // The browser's previous session (of any subject) ends: a new sign-in never inherits an old session ID.
         if let current { _ = try await store.take(.session, digest: Secrets.digest(current), now: now) }
@@ -218,8 +217,42 @@ extension CompanionService {
         // The session never outlives the access token that bought it.
         let session = try await issueSession(subject: grant.subject, acr: nil, issuer: configuration.provider?.issuer, notAfter: grant.tokenExpiresAt)
         metrics.record(.handOffRedeemed)
-        logger.info("hand-off code redeemed", metadata: ["destination": "\(target.host ?? "")", "replaced": "\(currentRecord != nil)"])
+        logger.info("hand-off code redeemed", metadata: ["destination": "\(target.host ?? "")", "replaced": "\(replaced)"])
         return Replies.redirect(target.absoluteString, cookie: sessionCookie(session.id, expiresAt: session.record.expiresAt))
+    }
+
+    /// What a redeem in a browser that has a session comes to.
+    private enum ReplacingRedeem {
+        /// Another account is signed in here and the user did not confirm replacing it: the page asking.
+        case ask(Response)
+        case redeemed(HandOffGrant, hadSession: Bool)
+    }
+
+    /// A browser with a session cookie: the code is looked at first, and used up only when it is for the
+    /// same account or the user confirmed replacing the other. An expired token behind it uses nothing up.
+    private func redeemReplacing(_ code: String, confirmed: String?, current: String?, target: URL, goto: String, now: Date) async throws
+        -> ReplacingRedeem
+    {
+        guard Secrets.isIssued(code), let preview = try await store.lookUp(.handOffCode, secret: code, as: HandOffGrant.self, now: now) else {
+            throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
+        }
+        if let tokenExpiry = preview.tokenExpiresAt, tokenExpiry <= now {
+            throw CompanionError(.invalidGrant, "the app's access token behind this link has expired; open the link from the app again")
+        }
+        var currentRecord: SessionRecord?
+        if let current { currentRecord = try await store.lookUp(.session, secret: current, as: SessionRecord.self, now: now) }
+        if let currentRecord, currentRecord.subject != preview.subject, confirmed != currentRecord.subject {
+            var page = Self.redeemPage(
+                action: url(Self.redeemPath), code: code, goto: goto, account: Self.account(preview), subject: preview.subject, destination: target,
+                replacing: currentRecord.subject
+            )
+            page.status = .conflict
+            return .ask(page)
+        }
+        guard let grant = try await store.redeem(code, now: now) else {
+            throw CompanionError(.invalidGrant, "this sign-in link has expired or was already used")
+        }
+        return .redeemed(grant, hadSession: currentRecord != nil)
     }
 
     /// Exactly one `handoffotp` and one allow-listed `goto`; a refused target uses nothing up.

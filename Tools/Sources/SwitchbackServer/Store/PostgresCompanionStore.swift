@@ -191,10 +191,24 @@ public final class PostgresCompanionStore: CompanionStore {
         case .prefer: tls = .prefer(Self.tls(verification: .none, rootCertificate: nil))
         case .require(let verification, let rootCertificate): tls = .require(Self.tls(verification: verification, rootCertificate: rootCertificate))
         }
-        return PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: user, password: components.password,
             database: database.isEmpty ? nil : database, tls: tls
         )
+        configuration.options.maximumConnections = try poolSize(components)
+        return configuration
+    }
+
+    /// The pool's size: `pool_max_conns` in the URL (the name pgx gives it), 1 to 200, else 20 connections
+    /// per instance (PostgresNIO's default). Each instance opens up to this many; mind the server's
+    /// `max_connections` across instances.
+    static func poolSize(_ components: URLComponents) throws -> Int {
+        let given = (components.queryItems ?? []).filter { $0.name == "pool_max_conns" }
+        guard let item = given.first else { return 20 }
+        guard given.count == 1, let value = item.value.flatMap(Int.init), (1...200).contains(value) else {
+            throw SwitchbackError(.invalidConfiguration, "the PostgreSQL URL's pool_max_conns must be given once, from 1 to 200")
+        }
+        return value
     }
 
     private static func tls(verification: PostgresTLS.Verification, rootCertificate: String?) -> TLSConfiguration {

@@ -154,6 +154,22 @@ struct PostgresTLSTests {
         }
     }
 
+    @Test("the pool: 20 connections unless pool_max_conns says 1 to 200, once; a bad value refuses the URL")
+    func poolSize() throws {
+        func size(_ url: String) throws -> Int { try PostgresCompanionStore.poolSize(URLComponents(string: url)!) }
+        #expect(try size("postgres://u@127.0.0.1/x") == 20)
+        #expect(try size("postgres://u@127.0.0.1/x?pool_max_conns=64") == 64)
+        #expect(try size("postgres://u@db.internal/x?sslmode=verify-full&pool_max_conns=1") == 1)
+        for url in [
+            "postgres://u@127.0.0.1/x?pool_max_conns=0", "postgres://u@127.0.0.1/x?pool_max_conns=201",
+            "postgres://u@127.0.0.1/x?pool_max_conns=many",
+            "postgres://u@127.0.0.1/x?pool_max_conns=8&pool_max_conns=9", "postgres://u@127.0.0.1/x?pool_max_conns=",
+        ] {
+            #expect(throws: SwitchbackError.self, "\(url)") { try size(url) }
+            #expect(throws: SwitchbackError.self, "\(url)") { try PostgresCompanionStore.configuration(url) }
+        }
+    }
+
     static let caFile = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_CA"]
 
     @Test(

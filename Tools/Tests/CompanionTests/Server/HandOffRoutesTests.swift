@@ -67,6 +67,36 @@ struct HandOffRoutesTests {
         }
     }
 
+    @Test(
+        "a code whose access token expired before the redeem is refused: with no session here it is used up at once, in a browser with a session nothing is"
+    )
+    func tokenExpiredBeforeRedeem() async throws {
+        try await CompanionRig.with(returns: .tokens, emulator: { $0.tokenLifetime = 60 }, change: { $0.handOff?.codeLifetime = 300 }) { rig in
+            let token = try await rig.accessToken()
+            // The emulator's clock is the real one; the companion's starts a little behind it.
+            let drift = Date().timeIntervalSince(rig.clock.now()).rounded(.up)
+            let bare = try #require(try await Self.issue(rig, token: token).json["handoffotp"] as? String)
+            let withSession = try #require(try await Self.issue(rig, token: token).json["handoffotp"] as? String)
+            let first = try #require(try await Self.issue(rig, token: token, goto: CompanionRig.webApp).json["redeem_url"] as? String)
+            let landing = try await rig.followRedeem(try #require(URL(string: first)))
+            let cookie = String(try #require(landing.headers["set-cookie"]?.split(separator: ";").first))
+            rig.clock.advance(by: 62 + drift)
+
+            let refused = try await Self.redeem(rig, code: bare, goto: CompanionRig.webApp)
+            #expect(refused.status == 400 && refused.text.contains("access token behind this link has expired"))
+            #expect(try await Self.redeem(rig, code: bare, goto: CompanionRig.webApp).text.contains("expired or was already used"), "used up")
+
+            var components = URLComponents(url: rig.url("/handoff/redeem"), resolvingAgainstBaseURL: false)!
+            components.percentEncodedQuery = "handoffotp=\(FormEncoding.escape(withSession))&goto=\(FormEncoding.escape(CompanionRig.webApp))"
+            for _ in 0..<2 {
+                let kept = try await rig.followRedeem(components.url!, cookie: cookie)
+                #expect(
+                    kept.status == 400 && kept.text.contains("access token behind this link has expired"), "nothing used up: \(kept.text.prefix(120))"
+                )
+            }
+        }
+    }
+
     @Test("missing, malformed, forged and expired Bearer tokens get 401 and no code")
     func bearerRefusals() async throws {
         try await CompanionRig.with(returns: .tokens) { rig in
