@@ -94,13 +94,14 @@ public import Foundation
             defer { depth -= 1 }
             guard depth <= JSONReader.maximumDepth else { return nil }
             index += 1
-            // Room for a token's claims from the start: growing a dictionary rehashes every member.
-            var members = [String: JSONValue](minimumCapacity: 12)
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                return .object([:])
             }
+            // The document's own object gets room for a token's claims from the start (growing a dictionary
+            // rehashes every member); nested ones grow as they go, so that many small objects cost little.
+            var members: [String: JSONValue] = depth == 1 ? .init(minimumCapacity: 12) : [:]
             while true {
                 skipSpace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let name = string() else { return nil }

@@ -100,6 +100,29 @@ struct SDJWTTests {
         #expect(await Self.refusal(presented + untyped)?.message.contains("kb+jwt") == true, "a Key Binding JWT of another typ")
     }
 
+    @Test("a holder key the issuer limited to other uses (use enc, key_ops without verify, another alg) does not verify a Key Binding JWT")
+    func holderKeyLimits() async throws {
+        let verifier = try Self.verifier(type: "dc+sd-jwt")
+        let point = Forge.holder.publicKey.x963Representation.dropFirst()
+        let jwk: [String: JSONValue] = [
+            "kty": "EC", "crv": "P-256", "x": .string(Base64URL.encode(point.prefix(32))), "y": .string(Base64URL.encode(point.suffix(32))),
+        ]
+        func presented(_ extra: [String: JSONValue]) throws -> String {
+            let credential = try Forge.credential([
+                "iss": "https://issuer.example.com", "vct": "urn:eu.europa.ec.eudi:pid:1",
+                "cnf": .object(["jwk": .object(jwk.merging(extra) { $1 })]),
+            ])
+            let prefix = credential + "~"
+            return prefix + (try Forge.keyBinding(prefix, key: Forge.holder, iat: RFC9901Example.keyBindingIssuedAt))
+        }
+        for allowed: [String: JSONValue] in [[:], ["use": "sig"], ["key_ops": .array(["verify"])], ["alg": "ES256"]] {
+            #expect((try? await verifier.verify(try presented(allowed), keyBinding: Self.binding))?.keyBound == true, "\(allowed)")
+        }
+        for limited: [String: JSONValue] in [["use": "enc"], ["key_ops": .array(["sign"])], ["alg": "ES384"]] {
+            #expect(await Self.refusal(try presented(limited), keyBinding: Self.binding, verifier: verifier) != nil, "\(limited)")
+        }
+    }
+
     @Test("the processing rules of §7.1 on credentials made with the example's issuer key")
     func processingRules() async throws {
         let verifier = try Self.verifier(type: "dc+sd-jwt")

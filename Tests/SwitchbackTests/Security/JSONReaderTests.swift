@@ -180,6 +180,25 @@ struct JSONReaderTests {
         #expect(both > 1000)
     }
 
+    @Test("many small objects cost little memory: only the document's own object is given room for a token's claims")
+    func smallObjectsStaySmall() throws {
+        // Empty and one-member objects by the thousand, as a hostile header or payload could carry within the
+        // 256 KiB the wallet route reads: room for twelve members in each would be about 720 bytes an object.
+        let text =
+            "[" + Array(repeating: "{}", count: 20_000).joined(separator: ",") + ","
+            + Array(repeating: #"{"a":0}"#, count: 20_000)
+            .joined(separator: ",") + "]"
+        guard case .array(let elements)? = JSONReader.value(Data(text.utf8)) else { throw ReaderFailure("the array did not read") }
+        #expect(elements.count == 40_000)
+        let capacities = elements.map { element -> Int in
+            if case .object(let members) = element { return members.capacity }
+            return -1
+        }
+        #expect(capacities.allSatisfy { (0...3).contains($0) }, "largest: \(capacities.max() ?? -1)")
+        let claims = try #require(JSONReader.object(Data(#"{"iss":"a","sub":"b","aud":"c","exp":1,"iat":0,"nonce":"n"}"#.utf8)))
+        #expect(claims.count == 6 && claims["sub"] == "b" && claims.capacity >= 12, "the claims object is sized once")
+    }
+
     @Test("stricter than Foundation where tokens call for it: a repeated name, nesting past 64, a byte order mark")
     func stricter() throws {
         let repeated = Data(#"{"sub":"alice","sub":"mallory"}"#.utf8)
@@ -191,4 +210,9 @@ struct JSONReaderTests {
         // Deep input is refused without exhausting the stack.
         #expect(JSONReader.object(Data(("{\"a\":" + String(repeating: "[", count: 100_000)).utf8)) == nil)
     }
+}
+
+private struct ReaderFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

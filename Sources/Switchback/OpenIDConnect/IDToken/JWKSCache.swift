@@ -104,12 +104,17 @@ public actor JWKSCache {
             }
         }
 
-        /// An ES256 verifier for a public P-256 JWK's members (`kty` EC, `crv` P-256, `x`, `y`, no `d`),
-        /// or nil for any other key. swift-crypto refuses a point that is not on the curve.
+        /// An ES256 verifier for a public P-256 JWK's members (`kty` EC, `crv` P-256, `x`, `y`, no `d`; `use`,
+        /// `key_ops` and `alg`, when present, allowing ES256 signatures), or nil for any other key, which the
+        /// caller then hands to the one-key set as before. swift-crypto refuses a point not on the curve.
         static func es256(_ jwk: [String: JSONValue]) -> Verifier? {
             guard jwk["kty"] == .string("EC"), jwk["crv"] == .string("P-256"), jwk["d"] == nil,
+                jwk["use"] == nil || jwk["use"] == .string("sig"), jwk["alg"] == nil || jwk["alg"] == .string("ES256"),
                 case .string(let x)? = jwk["x"], case .string(let y)? = jwk["y"]
             else { return nil }
+            if let operations = jwk["key_ops"] {
+                guard case .array(let listed) = operations, listed.contains(.string("verify")) else { return nil }
+            }
             return es256(x: x, y: y)
         }
 
@@ -234,7 +239,7 @@ public actor JWKSCache {
     /// A verifier for `jwk` used with `alg`, or nil when the two do not fit together (jwt-kit decides).
     private static func verifier(for jwk: JWK, alg: String) async -> Verifier? {
         guard let algorithm = await jwtKitVerifier(for: jwk, alg: alg) else { return nil }
-        if alg == "ES256", let x = jwk.x, let y = jwk.y, let direct = Verifier.es256(x: x, y: y) { return direct }
+        if alg == "ES256", jwk.curve == .ecdsa(.p256), let x = jwk.x, let y = jwk.y, let direct = Verifier.es256(x: x, y: y) { return direct }
         return .jwtKit(algorithm)
     }
 

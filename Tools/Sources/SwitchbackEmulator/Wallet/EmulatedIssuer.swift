@@ -16,8 +16,9 @@ public struct EmulatedAuthority: Sendable {
     /// The end-entity certificate, DER (the `x5c` of what the key signs).
     public let leaf: Data
 
-    /// A root named `name` over an end-entity certificate for `dnsName`, valid from a day before `now`.
-    public init(name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365) throws {
+    /// A root named `name` over an end-entity certificate for `dnsName`, valid from a day before `now` for
+    /// `days`; for signatures, or (`signing: false`) for key agreement only, as a TLS certificate may be.
+    public init(name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365, signing: Bool = true) throws {
         let rootKey = P256.Signing.PrivateKey()
         let rootName = try DistinguishedName { CommonName(name + " Root") }
         let root = try Certificate(
@@ -32,7 +33,7 @@ public struct EmulatedAuthority: Sendable {
             version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: now - 86400, notValidAfter: now + days * 86400,
             issuer: rootName, subject: try DistinguishedName { CommonName(name) }, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
-                Critical(KeyUsage(digitalSignature: true))
+                Critical(signing ? KeyUsage(digitalSignature: true) : KeyUsage(keyAgreement: true))
                 SubjectAlternativeNames([.dnsName(dnsName)])
             }, issuerPrivateKey: .init(rootKey))
         rootPEM = try root.serializeAsPEM().pemString

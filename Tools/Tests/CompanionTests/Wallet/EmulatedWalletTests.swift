@@ -23,6 +23,14 @@ struct EmulatedWalletTests {
         _ issuer: EmulatedIssuer, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
         _ body: (CompanionRig) async throws -> Void
     ) async throws {
+        try await with(trusting: issuer.authority.rootPEM, query: Self.query, change: change, body)
+    }
+
+    /// A companion verifying for `query`, trusting the issuer roots in `anchorsPEM`, signing as a verifier of its own.
+    static func with(
+        trusting anchorsPEM: String, query: DCQLQuery, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
+        _ body: (CompanionRig) async throws -> Void
+    ) async throws {
         let verifier = try EmulatedAuthority(name: "Test Verifier", dnsName: "verifier.example.com")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-wallet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -34,7 +42,7 @@ struct EmulatedWalletTests {
         }
         let section = ServerConfiguration.Wallet(
             signingKeyFile: try write("key.pem", verifier.key.pemRepresentation), certificateChainFile: try write("chain.pem", try verifier.leafPEM),
-            issuerTrustAnchorsFile: try write("anchors.pem", issuer.authority.rootPEM), query: Self.query, appLink: Self.appLink)
+            issuerTrustAnchorsFile: try write("anchors.pem", anchorsPEM), query: query, appLink: Self.appLink)
         try await CompanionRig.with(change: {
             $0.wallet = section
             change(&$0, directory)

@@ -71,20 +71,7 @@ struct WalletRoutesTests {
 
     /// A companion verifying for `query`, trusting `wallet`'s issuer.
     static func with(_ wallet: Wallet, _ body: (CompanionRig) async throws -> Void) async throws {
-        let verifier = try X509IssuerKeysTests.Authority(dnsName: "verifier.example.com", now: Date())
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-wallet-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        func write(_ name: String, _ text: String) throws -> String {
-            let file = directory.appendingPathComponent(name)
-            try text.write(to: file, atomically: true, encoding: .utf8)
-            return file.path
-        }
-        let section = ServerConfiguration.Wallet(
-            signingKeyFile: try write("key.pem", verifier.issuerKey.pemRepresentation),
-            certificateChainFile: try write("chain.pem", try Certificate(derEncoded: Array(verifier.chain[0])).serializeAsPEM().pemString),
-            issuerTrustAnchorsFile: try write("anchors.pem", wallet.issuer.rootPEM), query: Self.query, appLink: Self.appLink)
-        try await CompanionRig.with(change: { $0.wallet = section }) { rig in try await body(rig) }
+        try await EmulatedWalletTests.with(trusting: wallet.issuer.rootPEM, query: Self.query, body)
     }
 
     /// What the wallet learns from the link and the request object.

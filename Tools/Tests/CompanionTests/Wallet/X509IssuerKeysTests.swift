@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
+import SwitchbackEmulator
 import SwitchbackTesting
 import Testing
 import X509
@@ -11,34 +12,16 @@ import X509
 /// verifier's trust anchor with swift-certificates.
 @Suite("Issuer keys from an x5c chain to a trust anchor")
 struct X509IssuerKeysTests {
-    /// A root and an issuer certificate for `dnsName`, valid from a day before `now` for `days`.
+    /// A root and an issuer certificate for `dnsName`, valid from a day before `now` for `days` (the
+    /// emulator's authority, which the emulated issuer signs with too).
     struct Authority {
-        let rootPEM: String
-        let issuerKey = P256.Signing.PrivateKey()
-        let chain: [Data]
+        let authority: EmulatedAuthority
+        var rootPEM: String { authority.rootPEM }
+        var issuerKey: P256.Signing.PrivateKey { authority.key }
+        var chain: [Data] { [authority.leaf] }
 
         init(dnsName: String = "issuer.example.com", now: Date, days: Double = 365, signing: Bool = true) throws {
-            let rootKey = P256.Signing.PrivateKey()
-            let rootName = try DistinguishedName { CommonName("Test PID Issuer Root") }
-            let root = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: now - 86400,
-                notValidAfter: now + 3650 * 86400, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                    Critical(KeyUsage(keyCertSign: true))
-                }, issuerPrivateKey: .init(rootKey))
-            let leaf = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(issuerKey.publicKey), notValidBefore: now - 86400,
-                notValidAfter: now + days * 86400, issuer: rootName, subject: try DistinguishedName { CommonName("PID Issuer") },
-                signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(signing ? KeyUsage(digitalSignature: true) : KeyUsage(keyAgreement: true))
-                    SubjectAlternativeNames([.dnsName(dnsName)])
-                }, issuerPrivateKey: .init(rootKey))
-            rootPEM = try root.serializeAsPEM().pemString
-            var serializer = DER.Serializer()
-            try serializer.serialize(leaf)
-            chain = [Data(serializer.serializedBytes)]
+            authority = try EmulatedAuthority(name: "Test PID Issuer", dnsName: dnsName, now: now, validFor: days, signing: signing)
         }
 
         /// A credential of `issuer` signed with the issuer key, its chain in `x5c`, presented without disclosures.
