@@ -184,6 +184,15 @@ public final class PostgresCompanionStore: CompanionStore {
         else {
             throw SwitchbackError(.invalidConfiguration, "the PostgreSQL URL must look like postgres://user@host:5432/database")
         }
+        // A parameter the store does not read would be silently ignored: a password there would not be used
+        // (and `--print-config` redacts only the user info's), a libpq option would not apply.
+        for item in components.queryItems ?? [] where !Self.parameters.contains(item.name) {
+            let hint = item.name == "password" ? "; put the password in the user info or SWITCHBACK_POSTGRES_PASSWORD" : ""
+            throw SwitchbackError(
+                .invalidConfiguration,
+                "the PostgreSQL URL's parameter \(item.name.prefix(40)) is not one the companion reads (\(Self.parameters.sorted().joined(separator: ", ")))\(hint)"
+            )
+        }
         let database = String(components.path.dropFirst())
         let tls: PostgresClient.Configuration.TLS
         switch try PostgresTLS(components) {
@@ -202,6 +211,9 @@ public final class PostgresCompanionStore: CompanionStore {
     /// The pool's size: `pool_max_conns` in the URL (the name pgx gives it), 1 to 200, else 20 connections
     /// per instance (PostgresNIO's default). Each instance opens up to this many; mind the server's
     /// `max_connections` across instances.
+    /// The URL parameters the store reads.
+    static let parameters: Set<String> = ["sslmode", "sslrootcert", "pool_max_conns"]
+
     static func poolSize(_ components: URLComponents) throws -> Int {
         let given = (components.queryItems ?? []).filter { $0.name == "pool_max_conns" }
         guard let item = given.first else { return 20 }

@@ -170,6 +170,23 @@ struct PostgresTLSTests {
         }
     }
 
+    @Test("a URL parameter the store does not read is refused by name, never by value: a password there would be ignored and printed")
+    func unknownParameters() throws {
+        for (url, named) in [
+            ("postgres://u@127.0.0.1/x?password=hunter2", "password"), ("postgres://u@127.0.0.1/x?connect_timeout=5", "connect_timeout"),
+            ("postgres://u@127.0.0.1/x?sslmode=disable&application_name=app", "application_name"),
+        ] {
+            do {
+                _ = try PostgresCompanionStore.configuration(url)
+                Issue.record("\(url) was accepted")
+            } catch let error as SwitchbackError {
+                #expect(
+                    error.code == .invalidConfiguration && error.message.contains(named) && !error.message.contains("hunter2"), "\(error.message)")
+            }
+        }
+        _ = try PostgresCompanionStore.configuration("postgres://u@127.0.0.1/x?sslmode=disable&pool_max_conns=4")
+    }
+
     static let caFile = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_CA"]
 
     @Test(
