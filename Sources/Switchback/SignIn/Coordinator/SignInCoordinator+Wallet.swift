@@ -36,26 +36,6 @@ extension SignInCoordinator {
         return await begin(request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)
     }
 
-    /// Redeems the wallet's return link in a task of the flow's. A code the companion does not know (or no
-    /// code) is not the wallet's answer: anyone can open the app's link; the flow goes back to waiting for
-    /// the genuine one, so a forged link cannot end the sign-in.
-    func redeemWallet(_ flowID: String, _ callback: AuthorizationCallback, authorization: CompanionAuthorization) {
-        let task = Task {
-            do {
-                let presentation = try await self.redeemPresentation(callback, authorization: authorization)
-                await exchanged(flowID, result: .signedIn(.presentation(presentation)), error: nil)
-            } catch let error as SwitchbackError where error.code == .authenticatorDidNotReturn || error.oauthError?.error == "invalid_grant" {
-                logger.notice("a wallet return link the companion does not know; still waiting", metadata: ["flow": "\(flowID.prefix(6))"])
-                await deliver(.returnUnknown, to: flowID)
-            } catch let error as SwitchbackError {
-                await exchanged(flowID, result: nil, error: error)
-            } catch {
-                await exchanged(flowID, result: nil, error: SwitchbackError(.transportFailed, "the redeem was interrupted", underlying: error))
-            }
-        }
-        entries[flowID]?.tasks.append(task)
-    }
-
     /// The wallet's return link: its `response_code`, redeemed with the request's binding.
     func redeemPresentation(_ callback: AuthorizationCallback, authorization: CompanionAuthorization) async throws -> WalletPresentation {
         guard let companion = authorizer.companion else { throw Self.notThisAuthorizers }

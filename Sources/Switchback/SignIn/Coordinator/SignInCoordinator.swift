@@ -255,7 +255,10 @@ public actor SignInCoordinator {
                     return .endedSession(request.state == nil ? .returnedWithoutState : .returned)
                 }
             case .companion(let authorization) where authorization.route == .wallet:
-                redeemWallet(flowID, callback, authorization: authorization)
+                // Anyone can open the app's link: no code, or one the companion does not know, is not the wallet's.
+                run(flowID, notThisFlows: { $0.code == .authenticatorDidNotReturn || $0.oauthError?.error == "invalid_grant" }) {
+                    .signedIn(.presentation(try await self.redeemPresentation(callback, authorization: authorization)))
+                }
             case .companion(let authorization) where authorization.route == .exchange:
                 guard case .companion(let companion, .exchange) = authorizer.kind else {
                     await exchanged(flowID, result: nil, error: Self.notThisAuthorizers)
@@ -321,11 +324,19 @@ public actor SignInCoordinator {
         }
     }
 
-    /// Runs an exchange in a task of the flow's and reports its end to the flow.
-    private func run(_ flowID: String, _ exchange: @escaping @Sendable () async throws -> FlowEnding) {
+    /// Runs an exchange in a task of the flow's and reports its end to the flow. An error `notThisFlows`
+    /// recognises says the return was not this flow's answer at all: the flow goes back to waiting
+    /// (``SignInFlow/Event/returnUnknown``) instead of ending.
+    private func run(
+        _ flowID: String, notThisFlows: @escaping @Sendable (SwitchbackError) -> Bool = { _ in false },
+        _ exchange: @escaping @Sendable () async throws -> FlowEnding
+    ) {
         let task = Task {
             do {
                 await exchanged(flowID, result: try await exchange(), error: nil)
+            } catch let error as SwitchbackError where notThisFlows(error) {
+                logger.notice("a return link that is not this sign-in's answer; still waiting", metadata: ["flow": "\(flowID.prefix(6))"])
+                await deliver(.returnUnknown, to: flowID)
             } catch let error as SwitchbackError {
                 await exchanged(flowID, result: nil, error: error)
             } catch {

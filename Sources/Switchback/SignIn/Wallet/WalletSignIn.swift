@@ -57,7 +57,7 @@ public struct WalletPreset: Sendable, Equatable, Codable {
         guard method == nil || method == "get" || method == "post" else { return nil }
         // Every value escaped as a form value, as wallets decode the query.
         let fields = [("client_id", clientID), ("request_uri", requestText)] + (method.map { [("request_uri_method", $0)] } ?? [])
-        return URL(string: scheme + "://?" + fields.map { $0.0 + "=" + FormEncoding.escape($0.1) }.joined(separator: "&"))
+        return URL(string: scheme + "://?" + FormEncoding.encode(fields))
     }
 }
 
