@@ -119,6 +119,28 @@ struct EmulatedWalletTests {
         }
     }
 
+    @Test("a flood from one address: the wallet's start, request, and response routes answer 429 with Retry-After, the limit shared")
+    func flood() async throws {
+        let issuer = try EmulatedIssuer()
+        try await Self.with(issuer, change: { configuration, _ in configuration.limits.startsPerMinutePerAddress = 3 }) { rig in
+            var links: [URL] = []
+            for _ in 0..<3 {
+                let started = try await rig.post("/wallet/start", ["binding": CompanionRig.binding])
+                #expect(started.response.status == 200)
+                links.append(try #require((started.json["wallet_url"] as? String).flatMap(URL.init(string:))))
+            }
+            let flooded = try await rig.post("/wallet/start", ["binding": CompanionRig.binding])
+            #expect(flooded.response.status == 429 && Int(flooded.response.headers["retry-after"] ?? "") ?? 0 >= 1)
+            let requestURI = try #require(
+                URLComponents(url: links[0], resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "request_uri" }?.value.flatMap(
+                    URL.init(string:)))
+            #expect(try await rig.get(requestURI).status == 429, "fetching request objects counts too")
+            #expect(try await rig.transport.send(.form(rig.url("/wallet/response"), [("error", "access_denied"), ("state", "x")])).status == 429)
+            rig.clock.advance(by: 61)
+            #expect(try await rig.get(requestURI).status == 200, "a minute later")
+        }
+    }
+
     @Test("with App Attest: the start is attested, and the claims go only to the install whose key started the request")
     func attested() async throws {
         let issuer = try EmulatedIssuer()
