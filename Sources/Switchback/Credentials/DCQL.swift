@@ -1,25 +1,42 @@
 import Foundation
 
 /// A Digital Credentials Query (OpenID for Verifiable Presentations 1.0 §6), for SD-JWT VCs (`dc+sd-jwt`,
-/// §B.3): which credentials the verifier asks for and which of their claims. The wallet's answer is not
+/// §B.3) and ISO mdocs (`mso_mdoc`, §B.2): which credentials the verifier asks for and which of their claims. The wallet's answer is not
 /// trusted to follow it (§14.9): `check(_:)` holds the verified presentations to the query.
 public struct DCQLQuery: Sendable, Codable, Equatable {
     /// One requested credential (§6.1).
     public struct CredentialQuery: Sendable, Codable, Equatable {
+        /// Which credentials of the format answer: `vct_values` for SD-JWT VC (§B.3.5), `doctype_value`
+        /// for an mdoc (§B.2.3); exactly the one of the query's format.
         public struct Meta: Sendable, Codable, Equatable {
-            /// The credential types accepted (§B.3.5).
-            public var vctValues: [String]
+            public var vctValues: [String]?
+            public var doctypeValue: String?
 
             public init(vctValues: [String]) { self.vctValues = vctValues }
 
-            enum CodingKeys: String, CodingKey { case vctValues = "vct_values" }
+            public init(doctypeValue: String) { self.doctypeValue = doctypeValue }
+
+            enum CodingKeys: String, CodingKey {
+                case vctValues = "vct_values"
+                case doctypeValue = "doctype_value"
+            }
         }
 
         /// One requested claim (§6.3): a path of names (objects), indexes (arrays), or null (every element).
         public struct ClaimQuery: Sendable, Codable, Equatable {
             public var path: [JSONValue]
+            /// For an mdoc: whether the verifier keeps the element after the sign-in (§B.2.4).
+            public var intentToRetain: Bool?
 
-            public init(path: [JSONValue]) { self.path = path }
+            public init(path: [JSONValue], intentToRetain: Bool? = nil) {
+                self.path = path
+                self.intentToRetain = intentToRetain
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case path
+                case intentToRetain = "intent_to_retain"
+            }
         }
 
         public var id: String
@@ -35,7 +52,16 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
             self.id = id
             format = "dc+sd-jwt"
             meta = Meta(vctValues: vctValues)
-            self.claims = claims.map(ClaimQuery.init(path:))
+            self.claims = claims.map { ClaimQuery(path: $0) }
+        }
+
+        /// An ISO mdoc (`mso_mdoc`, §B.2) of `doctype`, with the elements `claims` names as
+        /// (namespace, element) pairs (§7.2), none of them to be retained.
+        public init(id: String, doctype: String, claims: [(namespace: String, element: String)]) {
+            self.id = id
+            format = "mso_mdoc"
+            meta = Meta(doctypeValue: doctype)
+            self.claims = claims.map { ClaimQuery(path: [.string($0.namespace), .string($0.element)], intentToRetain: false) }
         }
 
         enum CodingKeys: String, CodingKey {
@@ -49,8 +75,9 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
     public init(credentials: [CredentialQuery]) { self.credentials = credentials }
 
     /// Refuses a query this verifier cannot ask: no credentials, an `id` not of letters, digits, `_` and
-    /// `-` or given twice (§6.1), a format other than `dc+sd-jwt`, no `vct_values`, an empty claim path, or
-    /// a path element that is not a name, a non-negative index or null (§7).
+    /// `-` or given twice (§6.1), a format other than `dc+sd-jwt` and `mso_mdoc`; for SD-JWT VC no
+    /// `vct_values`, an empty claim path, or a path element that is not a name, a non-negative index or null
+    /// (§7.1); for an mdoc no `doctype_value`, or a claim path that is not two names (§7.2).
     public func validate() throws {
         func fail(_ why: String) -> SwitchbackError { SwitchbackError(.invalidConfiguration, "the DCQL query \(why)") }
         guard !credentials.isEmpty else { throw fail("asks for no credential") }
@@ -59,17 +86,31 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
             guard !credential.id.isEmpty, credential.id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }),
                 ids.insert(credential.id).inserted
             else { throw fail("has an id that is not letters, digits, _ and -, or is given twice") }
-            guard credential.format == "dc+sd-jwt" else { throw fail("asks for the format \(credential.format.prefix(30)), not dc+sd-jwt") }
-            guard !credential.meta.vctValues.isEmpty else { throw fail("names no vct_values for \(credential.id)") }
-            for claim in credential.claims ?? [] {
-                guard !claim.path.isEmpty else { throw fail("has an empty claim path in \(credential.id)") }
-                for element in claim.path {
-                    switch element {
-                    case .string, .null: continue
-                    case .number(let index) where index >= 0 && index == index.rounded(): continue
-                    default: throw fail("has a claim path element that is not a name, an index or null in \(credential.id)")
+            switch credential.format {
+            case "dc+sd-jwt":
+                guard let types = credential.meta.vctValues, !types.isEmpty, credential.meta.doctypeValue == nil else {
+                    throw fail("names no vct_values (and no doctype_value) for \(credential.id)")
+                }
+                for claim in credential.claims ?? [] {
+                    guard !claim.path.isEmpty else { throw fail("has an empty claim path in \(credential.id)") }
+                    for element in claim.path {
+                        switch element {
+                        case .string, .null: continue
+                        case .number(let index) where index >= 0 && index == index.rounded(): continue
+                        default: throw fail("has a claim path element that is not a name, an index or null in \(credential.id)")
+                        }
                     }
                 }
+            case "mso_mdoc":
+                guard let doctype = credential.meta.doctypeValue, !doctype.isEmpty, credential.meta.vctValues == nil else {
+                    throw fail("names no doctype_value (and no vct_values) for \(credential.id)")
+                }
+                for claim in credential.claims ?? [] {
+                    guard claim.path.count == 2, claim.path.allSatisfy({ if case .string(let name) = $0 { !name.isEmpty } else { false } }) else {
+                        throw fail("has a claim path in \(credential.id) that is not a namespace and an element (§7.2)")
+                    }
+                }
+            default: throw fail("asks for the format \(credential.format.prefix(30)), not dc+sd-jwt or mso_mdoc")
             }
         }
     }
@@ -85,8 +126,14 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
             guard let answers = presentations[credential.id], !answers.isEmpty else { throw refuse("\(credential.id) is missing") }
             guard answers.count == 1 || credential.multiple == true else { throw refuse("\(credential.id) is answered more than once") }
             for answer in answers {
-                guard case .string(let vct)? = answer.claims["vct"], credential.meta.vctValues.contains(vct) else {
-                    throw refuse("\(credential.id) is not of an accepted vct")
+                guard answer.format == credential.format else { throw refuse("\(credential.id) is not a \(credential.format) credential") }
+                switch credential.format {
+                case "mso_mdoc":
+                    guard answer.type == credential.meta.doctypeValue else { throw refuse("\(credential.id) is not of the asked docType") }
+                default:
+                    guard case .string(let vct)? = answer.claims["vct"], credential.meta.vctValues?.contains(vct) == true else {
+                        throw refuse("\(credential.id) is not of an accepted vct")
+                    }
                 }
                 if credential.requireCryptographicHolderBinding ?? true, !answer.keyBound {
                     throw refuse("\(credential.id) is not bound to the holder's key")

@@ -10,8 +10,12 @@ import Logging
     public let claims: [String: JSONValue]
     /// The issuer-signed JWT's `typ` (`dc+sd-jwt` for an SD-JWT VC).
     public let type: String?
-    /// True when a Key Binding JWT was verified (holder's key, audience, nonce, `sd_hash`).
+    /// True when a Key Binding JWT was verified (holder's key, audience, nonce, `sd_hash`), or an mdoc's
+    /// device signature.
     public let keyBound: Bool
+    /// The credential format (OpenID4VP 1.0 Appendix B): `dc+sd-jwt`, or `mso_mdoc`, whose ``type`` is its
+    /// `docType` and whose claims are `{namespace: {element: value}}`.
+    public var format: String = "dc+sd-jwt"
 }
 
 /// Verifies SD-JWT presentations as RFC 9901 §7 has a verifier do it: the issuer's signature (never

@@ -63,6 +63,8 @@ struct DCQLTests {
         badID.id = "p i d"
         var mdoc = good
         mdoc.format = "mso_mdoc"
+        var unknown = good
+        unknown.format = "jwt_vc_json"
         var noVCT = good
         noVCT.meta.vctValues = []
         var emptyPath = good
@@ -71,9 +73,48 @@ struct DCQLTests {
         negative.claims = [.init(path: ["a", .number(-1)])]
         var boolean = good
         boolean.claims = [.init(path: [.bool(true)])]
-        for credentials in [[], [badID], [good, good], [mdoc], [noVCT], [emptyPath], [negative], [boolean]] {
+        for credentials in [[], [badID], [good, good], [mdoc], [unknown], [noVCT], [emptyPath], [negative], [boolean]] {
             #expect(throws: SwitchbackError.self, "\(credentials.map(\.id))") { try DCQLQuery(credentials: credentials).validate() }
         }
         #expect(throws: Never.self) { try DCQLQuery(credentials: [good]).validate() }
+    }
+
+    /// An mDL query in the style of OpenID4VP 1.0 §7.4's examples: two elements, as (namespace, element).
+    static let mdocQuery = #"""
+        {"credentials": [{"id": "my_credential", "format": "mso_mdoc", "meta": {"doctype_value": "org.iso.18013.5.1.mDL"},
+          "claims": [{"path": ["org.iso.18013.5.1", "family_name"], "intent_to_retain": false}, {"path": ["org.iso.18013.5.1", "given_name"]}]}]}
+        """#
+
+    @Test("an mdoc query (§B.2.3, §7.2): doctype_value and two-name paths; the answer must be an mdoc of that docType with the elements")
+    func mdocQuery() throws {
+        let query = try JSONDecoder().decode(DCQLQuery.self, from: Data(Self.mdocQuery.utf8))
+        try query.validate()
+        #expect(query.credentials[0].claims?[0].intentToRetain == false)
+        let elements: [String: JSONValue] = ["org.iso.18013.5.1": .object(["family_name": "Doe", "given_name": "John"])]
+        func mdoc(_ claims: [String: JSONValue], type: String = "org.iso.18013.5.1.mDL", format: String = "mso_mdoc") -> VerifiedPresentation {
+            var answer = VerifiedPresentation(claims: claims, type: type, keyBound: true)
+            answer.format = format
+            return answer
+        }
+        try query.check(["my_credential": [mdoc(elements)]])
+        #expect(throws: SwitchbackError.self, "another docType") { try query.check(["my_credential": [mdoc(elements, type: "org.example.other")]]) }
+        #expect(throws: SwitchbackError.self, "an SD-JWT VC for an mdoc query") {
+            try query.check(["my_credential": [mdoc(elements, format: "dc+sd-jwt")]])
+        }
+        #expect(throws: SwitchbackError.self, "an element missing") {
+            try query.check(["my_credential": [mdoc(["org.iso.18013.5.1": .object(["family_name": "Doe"])])]])
+        }
+        var threeNames = query
+        threeNames.credentials[0].claims = [.init(path: ["org.iso.18013.5.1", "address", "city"])]
+        var index = query
+        index.credentials[0].claims = [.init(path: ["org.iso.18013.5.1", .number(0)])]
+        var noDoctype = query
+        noDoctype.credentials[0].meta = .init(vctValues: ["x"])
+        for invalid in [threeNames, index, noDoctype] {
+            #expect(throws: SwitchbackError.self) { try invalid.validate() }
+        }
+        let written = try JSONEncoder().encode(query)
+        #expect(try JSONDecoder().decode(DCQLQuery.self, from: written) == query)
+        #expect(String(decoding: written, as: UTF8.self).contains(#""doctype_value":"org.iso.18013.5.1.mDL""#))
     }
 }

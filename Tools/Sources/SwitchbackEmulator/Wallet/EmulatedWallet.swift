@@ -12,7 +12,11 @@ import X509
 /// request's key (`direct_post.jwt`, §8.3), posts it to `response_uri` and opens the `redirect_uri` it gets
 /// back (§8.2). Faults on demand make it misbehave as a broken or hostile wallet would.
 ///
-/// What it does not do: check the verifier's certificate against a trust list (a real wallet does), mdoc.
+/// It holds the PID twice, as an SD-JWT VC and as an ISO mdoc, and answers every credential query of the
+/// request it holds a credential for; an mdoc as a `DeviceResponse` whose device signature covers this
+/// request's session transcript (OpenID4VP 1.0 §B.2.6.1).
+///
+/// What it does not do: check the verifier's certificate against a trust list (a real wallet does).
 public struct EmulatedWallet: Sendable {
     /// The holder's key, to which the credentials are bound.
     let holder: P256.Signing.PrivateKey
@@ -21,19 +25,37 @@ public struct EmulatedWallet: Sendable {
     /// The same claims from an issuer nobody trusts, and past its expiry: for ``Fault/unknownIssuer`` and ``Fault/expired``.
     let untrusted: EmulatedIssuer.Credential
     let expired: EmulatedIssuer.Credential
+    /// The PID as an mdoc, and its untrusted and expired twins.
+    let mdoc: EmulatedIssuer.MDocCredential
+    let untrustedMDoc: EmulatedIssuer.MDocCredential
+    let expiredMDoc: EmulatedIssuer.MDocCredential
 
     /// The PID type the wallet holds, and its claims (a test person).
     public static let pidType = "urn:eudi:pid:1"
     public static let person = ["given_name": "Erika", "family_name": "Mustermann", "birthdate": "1984-01-26", "nationality": "DE"]
 
+    /// The PID's mdoc document type and namespace (EUDI PID Rulebook), and its elements for the test person.
+    public static let pidDocType = "eu.europa.ec.eudi.pid.1"
+    package static let mdocPerson: [String: CBOR] = [
+        "given_name": "Erika", "family_name": "Mustermann", "birth_date": .tagged(1004, "1984-01-26"), "age_over_18": .bool(true),
+    ]
+
     /// A wallet holding a PID from `issuer`.
     public init(issuer: EmulatedIssuer, now: Date = Date()) throws {
         holder = P256.Signing.PrivateKey()
+        let stranger = try EmulatedIssuer(host: String(issuer.issuer.dropFirst("https://".count)), now: now)
         credential = try issuer.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
-        untrusted = try EmulatedIssuer(host: String(issuer.issuer.dropFirst("https://".count)), now: now).issue(
-            vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
+        untrusted = try stranger.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
         expired = try issuer.issue(
             vct: Self.pidType, claims: Self.person, holder: holder.publicKey, issuedAt: now - 400 * 86400, expiresAt: now - 86400)
+        let key = holder.publicKey
+        let issued = { (issuer: EmulatedIssuer, from: Date, until: Date) in
+            try issuer.issueMDoc(
+                docType: Self.pidDocType, nameSpace: Self.pidDocType, elements: Self.mdocPerson, holder: key, validFrom: from, validUntil: until)
+        }
+        mdoc = try issued(issuer, now - 86400, now + 365 * 86400)
+        untrustedMDoc = try issued(stranger, now - 86400, now + 365 * 86400)
+        expiredMDoc = try issued(issuer, now - 400 * 86400, now - 86400)
     }
 
     /// What the user does in the wallet.
@@ -74,7 +96,8 @@ public struct EmulatedWallet: Sendable {
         do {
             let request = try await fetchRequest(link, transport: transport)
             answer.steps.append(
-                "reads the verifier's signed request (\(request.clientID.prefix(20))…): it asks for \(request.asked.joined(separator: ", "))")
+                "reads the verifier's signed request (\(request.clientID.prefix(20))…): it asks for \(request.asks.map(\.summary).joined(separator: "; "))"
+            )
             switch decision {
             case .ignore:
                 answer.steps.append("the user leaves the wallet without answering")
@@ -86,29 +109,53 @@ public struct EmulatedWallet: Sendable {
             case .share:
                 break
             }
-            let held: EmulatedIssuer.Credential
-            switch fault {
-            case .expired?: held = expired
-            case .unknownIssuer?: held = untrusted
-            default: held = credential
+            let audience = fault == .wrongAudience ? "x509_hash:another-verifier" : request.clientID
+            let nonce = fault == .wrongNonce ? "another-request-nonce" : request.nonce
+            var vpToken: [String: JSONValue] = [:]
+            var disclosed: [String] = []
+            for ask in request.asks {
+                switch (ask.format, ask.type) {
+                case ("dc+sd-jwt", Self.pidType):
+                    let held: EmulatedIssuer.Credential
+                    switch fault {
+                    case .expired?: held = expired
+                    case .unknownIssuer?: held = untrusted
+                    default: held = credential
+                    }
+                    var names = ask.claims.compactMap(\.first).filter { held.disclosures[$0] != nil }
+                    if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
+                    var disclosures = names.compactMap { held.disclosures[$0] }
+                    if fault == .tamperedDisclosure, let first = disclosures.first, let decoded = Base64URL.decode(first),
+                        case .array(let parts)? = JSONReader.value(decoded), parts.count == 3
+                    {
+                        disclosures[0] = Base64URL.encode(Data(JSONValue.array([parts[0], parts[1], .string("Mallory")]).description.utf8))
+                    }
+                    vpToken[ask.id] = .array([.string(try present(held.jwt, disclosures: disclosures, audience: audience, nonce: nonce))])
+                    disclosed.append("\(names.joined(separator: ", ")) (SD-JWT VC)")
+                case ("mso_mdoc", Self.pidDocType):
+                    let held =
+                        switch fault {
+                        case .expired?: expiredMDoc
+                        case .unknownIssuer?: untrustedMDoc
+                        default: mdoc
+                        }
+                    var names = ask.claims.filter { $0.count == 2 && $0[0] == held.nameSpace && held.items[$0[1]] != nil }.map { $0[1] }
+                    if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
+                    let transcript = Self.sessionTranscript(
+                        clientID: audience, nonce: nonce, encryptionKey: request.encryptionKey, responseURI: request.responseURI.absoluteString)
+                    vpToken[ask.id] = .array([
+                        .string(try presentMDoc(held, elements: names, transcript: transcript, tampered: fault == .tamperedDisclosure))
+                    ])
+                    disclosed.append("\(names.joined(separator: ", ")) (mdoc)")
+                default:
+                    continue
+                }
             }
-            var names = request.asked.filter { held.disclosures[$0] != nil }
-            if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
-            var disclosures = names.compactMap { held.disclosures[$0] }
-            if fault == .tamperedDisclosure, let first = disclosures.first, let decoded = Base64URL.decode(first),
-                case .array(let parts)? = JSONReader.value(decoded), parts.count == 3
-            {
-                disclosures[0] = Base64URL.encode(Data(JSONValue.array([parts[0], parts[1], .string("Mallory")]).description.utf8))
-            }
-            let presentation = try present(
-                held.jwt, disclosures: disclosures, audience: fault == .wrongAudience ? "x509_hash:another-verifier" : request.clientID,
-                nonce: fault == .wrongNonce ? "another-request-nonce" : request.nonce)
+            guard !vpToken.isEmpty else { throw WalletError("the wallet holds no credential the request asks for") }
             answer.steps.append(
-                "the user consents with biometrics; the wallet discloses \(names.joined(separator: ", ")) with key binding\(fault.map { " (fault: \($0.rawValue))" } ?? "")"
+                "the user consents with biometrics; the wallet discloses \(disclosed.joined(separator: "; ")) with key binding\(fault.map { " (fault: \($0.rawValue))" } ?? "")"
             )
-            let payload = JSONValue.object([
-                "vp_token": .object([request.queryID: .array([.string(presentation)])]), "state": .string(request.state),
-            ])
+            let payload = JSONValue.object(["vp_token": .object(vpToken), "state": .string(request.state)])
             let jwe = try CompactJWE.encrypt(Data(payload.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: request.encryption)
             answer.next = try await post(request.responseURI, [("response", jwe)], transport: transport)
             answer.steps.append("posts the encrypted answer (direct_post.jwt) and gets a redirect_uri")
@@ -148,8 +195,19 @@ public struct EmulatedWallet: Sendable {
         let responseURI: URL
         let encryptionKey: [String: JSONValue]
         let encryption: String
-        let queryID: String
-        let asked: [String]
+        let asks: [CredentialAsk]
+    }
+
+    /// One credential query of the request: its `id`, format, `vct` or `doctype_value`, and claim paths (names only).
+    struct CredentialAsk {
+        let id: String
+        let format: String
+        let type: String
+        let claims: [[String]]
+
+        var summary: String {
+            "\(claims.map { $0.joined(separator: "/") }.joined(separator: ", ")) of \(format == "mso_mdoc" ? "an mdoc" : "an SD-JWT VC")"
+        }
     }
 
     private func fetchRequest(_ link: URL, transport: any HTTPTransport) async throws -> Request {
@@ -182,15 +240,28 @@ public struct EmulatedWallet: Sendable {
             case .string(let state)? = claims["state"], case .string(let responseText)? = claims["response_uri"],
             let responseURI = URL(string: responseText), case .object(let metadata)? = claims["client_metadata"],
             case .object(let jwks)? = metadata["jwks"], case .array(let keys)? = jwks["keys"], case .object(let encryptionKey)? = keys.first,
-            case .object(let query)? = claims["dcql_query"], case .array(let credentials)? = query["credentials"],
-            case .object(let first)? = credentials.first, case .string(let queryID)? = first["id"]
+            case .object(let query)? = claims["dcql_query"], case .array(let credentials)? = query["credentials"]
         else { throw WalletError("the request object lacks a claim this wallet needs") }
-        // The first top-level name of each claim path (the emulated PID is flat).
-        var asked: [String] = []
-        if case .array(let claimQueries)? = first["claims"] {
-            for case .object(let claim) in claimQueries {
-                if case .array(let path)? = claim["path"], case .string(let name)? = path.first { asked.append(name) }
+        var asks: [CredentialAsk] = []
+        for case .object(let credential) in credentials {
+            guard case .string(let id)? = credential["id"], case .string(let format)? = credential["format"],
+                case .object(let meta)? = credential["meta"]
+            else { continue }
+            let type: String
+            switch (meta["vct_values"], meta["doctype_value"]) {
+            case (.array(let values)?, _): type = values.first.flatMap { if case .string(let vct) = $0 { vct } else { nil } } ?? ""
+            case (_, .string(let doctype)?): type = doctype
+            default: continue
             }
+            var paths: [[String]] = []
+            if case .array(let claimQueries)? = credential["claims"] {
+                for case .object(let claim) in claimQueries {
+                    if case .array(let path)? = claim["path"] {
+                        paths.append(path.compactMap { if case .string(let name) = $0 { name } else { nil } })
+                    }
+                }
+            }
+            asks.append(CredentialAsk(id: id, format: format, type: type, claims: paths))
         }
         var encryption = "A128GCM"
         if case .array(let offered)? = metadata["encrypted_response_enc_values_supported"], case .string(let enc)? = offered.first {
@@ -198,7 +269,7 @@ public struct EmulatedWallet: Sendable {
         }
         return Request(
             clientID: clientID, nonce: nonce, state: state, responseURI: responseURI, encryptionKey: encryptionKey, encryption: encryption,
-            queryID: queryID, asked: asked)
+            asks: asks)
     }
 
     /// Posts a form to the response URI; returns the `redirect_uri` of its answer.

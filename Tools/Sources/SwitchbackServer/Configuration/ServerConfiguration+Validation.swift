@@ -163,6 +163,13 @@ extension ServerConfiguration {
             }
             guard ["openid4vp", "haip-vp"].contains(wallet.scheme) else { throw fail("wallet.scheme must be openid4vp or haip-vp") }
             try wallet.query.validate()
+            let formats = Set(wallet.query.credentials.map(\.format))
+            guard !formats.contains("dc+sd-jwt") || wallet.issuerTrustAnchorsFile != nil else {
+                throw fail("wallet.issuerTrustAnchorsFile is required when the query asks for dc+sd-jwt")
+            }
+            guard !formats.contains("mso_mdoc") || wallet.mdocTrustAnchorsFile != nil else {
+                throw fail("wallet.mdocTrustAnchorsFile is required when the query asks for mso_mdoc")
+            }
         }
         if let metrics {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }

@@ -31,15 +31,19 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// The companion as an OpenID4VP verifier: an identity wallet as one more authenticator.
     public var wallet: Wallet?
 
-    /// OpenID for Verifiable Presentations 1.0 with HAIP 1.0: SD-JWT VCs presented same-device with
-    /// `direct_post.jwt`, the request signed with an `x509_hash` identity (Documentation/Wallets.md).
+    /// OpenID for Verifiable Presentations 1.0 with HAIP 1.0: SD-JWT VCs and ISO mdocs presented same-device
+    /// with `direct_post.jwt`, the request signed with an `x509_hash` identity (Documentation/Wallets.md).
     public struct Wallet: Sendable, Codable, Equatable {
         /// The request objects' P-256 signing key (PEM).
         public var signingKeyFile: String
         /// Its certificate chain (PEM, leaf first, without the trust anchor); the leaf must not be self-signed.
         public var certificateChainFile: String
-        /// The roots credential issuers' `x5c` chains must lead to (PEM).
-        public var issuerTrustAnchorsFile: String
+        /// The roots SD-JWT VC issuers' `x5c` chains must lead to (PEM); required when the query asks for `dc+sd-jwt`.
+        public var issuerTrustAnchorsFile: String?
+        /// The roots (IACA) mdoc document signers' `x5chain` must lead to (PEM); required when the query asks
+        /// for `mso_mdoc`. Kept apart from the SD-JWT VC anchors: an mdoc names no issuer URL its certificate
+        /// is held to, so every anchor here is trusted for every document type asked.
+        public var mdocTrustAnchorsFile: String?
         /// What is asked of the wallet.
         public var query: DCQLQuery
         /// The app's https link the wallet returns to, with `#response_code=…`.
@@ -48,25 +52,29 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var scheme: String
 
         public init(
-            signingKeyFile: String, certificateChainFile: String, issuerTrustAnchorsFile: String, query: DCQLQuery, appLink: String,
-            scheme: String = "openid4vp"
+            signingKeyFile: String, certificateChainFile: String, issuerTrustAnchorsFile: String?, mdocTrustAnchorsFile: String? = nil,
+            query: DCQLQuery, appLink: String, scheme: String = "openid4vp"
         ) {
             self.signingKeyFile = signingKeyFile
             self.certificateChainFile = certificateChainFile
             self.issuerTrustAnchorsFile = issuerTrustAnchorsFile
+            self.mdocTrustAnchorsFile = mdocTrustAnchorsFile
             self.query = query
             self.appLink = appLink
             self.scheme = scheme
         }
 
-        private enum Keys: String, CodingKey { case signingKeyFile, certificateChainFile, issuerTrustAnchorsFile, query, appLink, scheme }
+        private enum Keys: String, CodingKey {
+            case signingKeyFile, certificateChainFile, issuerTrustAnchorsFile, mdocTrustAnchorsFile, query, appLink, scheme
+        }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Keys.self)
             self.init(
                 signingKeyFile: try c.decode(String.self, forKey: .signingKeyFile),
                 certificateChainFile: try c.decode(String.self, forKey: .certificateChainFile),
-                issuerTrustAnchorsFile: try c.decode(String.self, forKey: .issuerTrustAnchorsFile),
+                issuerTrustAnchorsFile: try c.decodeIfPresent(String.self, forKey: .issuerTrustAnchorsFile),
+                mdocTrustAnchorsFile: try c.decodeIfPresent(String.self, forKey: .mdocTrustAnchorsFile),
                 query: try c.decode(DCQLQuery.self, forKey: .query),
                 appLink: try c.decode(String.self, forKey: .appLink), scheme: try c.decodeIfPresent(String.self, forKey: .scheme) ?? "openid4vp")
         }

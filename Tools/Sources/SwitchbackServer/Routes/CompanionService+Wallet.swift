@@ -17,7 +17,10 @@ extension CompanionService {
     /// What the verifier needs for each request, made once from the configuration.
     struct WalletVerifier: Sendable {
         let identity: VerifierIdentity
-        let presentations: SDJWTVerifier
+        /// For `dc+sd-jwt` credential queries.
+        let presentations: SDJWTVerifier?
+        /// For `mso_mdoc` credential queries.
+        let mdocs: MDocVerifier?
         let query: DCQLQuery
         let appLink: String
         let scheme: String
@@ -29,9 +32,14 @@ extension CompanionService {
                 }
             }
             identity = try VerifierIdentity(keyPEM: try read(section.signingKeyFile), chainPEM: try read(section.certificateChainFile))
-            let issuers = try X509IssuerKeys(anchorsPEM: try read(section.issuerTrustAnchorsFile), clock: clock)
-            presentations = SDJWTVerifier(
-                issuers: issuers, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: issuers, clock: clock))
+            presentations = try section.issuerTrustAnchorsFile.map {
+                let issuers = try X509IssuerKeys(anchorsPEM: try read($0), clock: clock)
+                return SDJWTVerifier(
+                    issuers: issuers, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: issuers, clock: clock))
+            }
+            mdocs = try section.mdocTrustAnchorsFile.map {
+                MDocVerifier(issuers: try X509DocumentSigners(anchorsPEM: try read($0), clock: clock), clock: clock)
+            }
             try section.query.validate()
             query = section.query
             appLink = section.appLink
@@ -152,8 +160,22 @@ extension CompanionService {
                 }
                 var verified: [String: [VerifiedPresentation]] = [:]
                 for (id, presentations) in vpToken {
-                    verified[id] = try await presentations.asyncMap {
-                        try await wallet.presentations.verify($0, keyBinding: .init(audience: wallet.identity.clientID, nonce: record.nonce))
+                    let format = wallet.query.credentials.first { $0.id == id }?.format
+                    verified[id] = try await presentations.asyncMap { presentation in
+                        switch (format, wallet.presentations, wallet.mdocs) {
+                        case ("dc+sd-jwt", let verifier?, _):
+                            return try await verifier.verify(
+                                presentation, keyBinding: .init(audience: wallet.identity.clientID, nonce: record.nonce))
+                        case ("mso_mdoc", _, let verifier?):
+                            // §B.2.6.1: the device signs this request's client_id, nonce, response key and response_uri.
+                            let binding = MDocVerifier.SessionBinding(
+                                clientID: wallet.identity.clientID, nonce: record.nonce,
+                                encryptionKeyThumbprint: try presentationRequest(state, record).encryptionKeyThumbprint,
+                                responseURI: url(CompanionAPI.Path.walletResponse).absoluteString)
+                            return try await verifier.verify(presentation, binding: binding)
+                        default:
+                            throw SwitchbackError(.presentationInvalid, "no verifier is configured for \(format ?? "this credential")")
+                        }
                     }
                 }
                 try wallet.query.check(verified)

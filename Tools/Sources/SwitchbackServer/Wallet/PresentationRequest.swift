@@ -68,6 +68,12 @@ struct PresentationRequest: Sendable {
     /// The encryption key as a public JWK with its `kid`, `use` and `alg` (§5.1, §8.3).
     var encryptionJWK: [String: JSONValue] { decryptionKey.publicJWK(algorithm: "ECDH-ES") }
 
+    /// The RFC 7638 SHA-256 thumbprint of the encryption key, which an mdoc's session transcript carries
+    /// (§B.2.6.1).
+    var encryptionKeyThumbprint: Data? {
+        DPoPKey.thumbprint(of: .object(encryptionJWK)).flatMap { Base64URL.decode($0) }
+    }
+
     /// The request object's claims (§5, §5.1, §5.2, §5.8, §8.2, §8.3, HAIP 1.0 §5).
     func claims(clientID: String, responseURI: URL, query: DCQLQuery, walletNonce: String?) throws -> [String: JSONValue] {
         let encodedQuery = try JSONEncoder().encode(query)
@@ -79,14 +85,26 @@ struct PresentationRequest: Sendable {
             "client_metadata": .object([
                 "jwks": .object(["keys": .array([.object(encryptionJWK)])]),
                 "encrypted_response_enc_values_supported": .array(Self.contentEncryptions.map(JSONValue.string)),
-                "vp_formats_supported": .object([
-                    "dc+sd-jwt": .object(["sd-jwt_alg_values": .array([.string("ES256")]), "kb-jwt_alg_values": .array([.string("ES256")])])
-                ]),
+                "vp_formats_supported": .object(Self.formatsSupported(for: query)),
             ]),
         ]
         // §5.10.1: a wallet_nonce the wallet sent with its POST comes back in the request object.
         if let walletNonce { claims["wallet_nonce"] = .string(walletNonce) }
         return claims
+    }
+
+    /// What the verifier takes of each format the query asks for (§11.1, §B.2.2, §B.3.4): ES256 for the
+    /// issuer's signature and the holder's (COSE -7 for an mdoc's).
+    static func formatsSupported(for query: DCQLQuery) -> [String: JSONValue] {
+        var formats: [String: JSONValue] = [:]
+        for format in Set(query.credentials.map(\.format)) {
+            switch format {
+            case "mso_mdoc":
+                formats[format] = .object(["issuerauth_alg_values": .array([.number(-7)]), "deviceauth_alg_values": .array([.number(-7)])])
+            default: formats[format] = .object(["sd-jwt_alg_values": .array([.string("ES256")]), "kb-jwt_alg_values": .array([.string("ES256")])])
+            }
+        }
+        return formats
     }
 
     /// The link that opens the wallet (§5.4, §5.10): the client identifier and where to fetch the request.

@@ -26,21 +26,8 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
     }
 
     package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
-        guard !certificates.isEmpty, certificates.count <= 8 else { throw Self.refused("the credential carries no x5c chain (or one longer than 8)") }
-        let chain: [Certificate]
-        do {
-            chain = try certificates.map { try Certificate(derEncoded: Array($0)) }
-        } catch {
-            throw Self.refused("a certificate of the x5c chain cannot be read")
-        }
-        var verifier = Verifier(rootCertificates: CertificateStore(anchors)) { RFC5280Policy(fixedExpiryValidationTime: clock.now()) }
-        guard case .validCertificate = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst())) else {
-            throw Self.refused("the x5c chain does not lead to a trust anchor, or a certificate is not valid now")
-        }
+        let chain = try await Self.validatedChain(certificates, anchors: anchors, now: clock.now())
         let leaf = chain[0]
-        guard (try? leaf.extensions.keyUsage)??.digitalSignature == true,
-            (try? leaf.extensions.basicConstraints).flatMap({ $0 }).map({ if case .isCertificateAuthority = $0 { false } else { true } }) ?? true
-        else { throw Self.refused("the issuer's certificate is not an end-entity certificate for signatures") }
         guard let issuer, let url = URL(string: issuer), url.scheme?.lowercased() == "https", let host = url.host else {
             throw Self.refused("the credential's signed iss is not an https URL its certificate can name")
         }
@@ -67,4 +54,47 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5c"))
     }
 
+    /// The chain (`x5c` or `x5chain`, leaf first, DER) read, led to one of `anchors` under RFC 5280's rules
+    /// at `now`, its leaf an end-entity certificate for signatures.
+    static func validatedChain(_ certificates: [Data], anchors: [Certificate], now: Date) async throws -> [Certificate] {
+        guard !certificates.isEmpty, certificates.count <= 8 else { throw Self.refused("the credential carries no x5c chain (or one longer than 8)") }
+        let chain: [Certificate]
+        do {
+            chain = try certificates.map { try Certificate(derEncoded: Array($0)) }
+        } catch {
+            throw Self.refused("a certificate of the x5c chain cannot be read")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(anchors)) { RFC5280Policy(fixedExpiryValidationTime: now) }
+        guard case .validCertificate = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst())) else {
+            throw Self.refused("the x5c chain does not lead to a trust anchor, or a certificate is not valid now")
+        }
+        let leaf = chain[0]
+        guard (try? leaf.extensions.keyUsage)??.digitalSignature == true,
+            (try? leaf.extensions.basicConstraints).flatMap({ $0 }).map({ if case .isCertificateAuthority = $0 { false } else { true } }) ?? true
+        else { throw Self.refused("the issuer's certificate is not an end-entity certificate for signatures") }
+        return chain
+    }
+}
+
+/// mdoc document signers (ISO/IEC 18013-5 §9.3.3): the `x5chain` of an mdoc's `issuerAuth` must lead to one
+/// of the verifier's mdoc trust anchors (the IACA roots of the issuers it accepts), kept apart from the
+/// SD-JWT VC issuers' anchors: an mdoc names no issuer URL a certificate could be held to, so an anchor here
+/// vouches for every document type.
+package struct X509DocumentSigners: MDocIssuerKeys {
+    let anchors: [Certificate]
+    let clock: any WallClock
+
+    package init(anchorsPEM: String, clock: any WallClock) throws {
+        anchors = try PEMDocument.parseMultiple(pemString: anchorsPEM).map { try Certificate(pemDocument: $0) }
+        guard !anchors.isEmpty else { throw SwitchbackError(.invalidConfiguration, "no trust anchor in the PEM") }
+        self.clock = clock
+    }
+
+    package func documentSignerKey(certificates: [Data]) async throws -> Data {
+        let chain = try await X509IssuerKeys.validatedChain(certificates, anchors: anchors, now: clock.now())
+        guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
+            throw SwitchbackError(.presentationInvalid, "the mdoc is refused: its document signer key is not P-256")
+        }
+        return key.x963Representation
+    }
 }

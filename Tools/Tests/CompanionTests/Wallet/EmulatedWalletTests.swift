@@ -20,13 +20,14 @@ struct EmulatedWalletTests {
 
     /// A companion verifying for `query`, trusting `issuer`, signing as a verifier of its own; `change` adds to its configuration.
     static func with(
-        _ issuer: EmulatedIssuer, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
+        _ issuer: EmulatedIssuer, query: DCQLQuery = Self.query, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
         _ body: (CompanionRig) async throws -> Void
     ) async throws {
-        try await with(trusting: issuer.authority.rootPEM, query: Self.query, change: change, body)
+        try await with(trusting: issuer.authority.rootPEM, query: query, change: change, body)
     }
 
-    /// A companion verifying for `query`, trusting the issuer roots in `anchorsPEM`, signing as a verifier of its own.
+    /// A companion verifying for `query`, trusting the issuer roots in `anchorsPEM` (for SD-JWT VCs and mdocs
+    /// alike), signing as a verifier of its own.
     static func with(
         trusting anchorsPEM: String, query: DCQLQuery, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
         _ body: (CompanionRig) async throws -> Void
@@ -42,7 +43,8 @@ struct EmulatedWalletTests {
         }
         let section = ServerConfiguration.Wallet(
             signingKeyFile: try write("key.pem", verifier.key.pemRepresentation), certificateChainFile: try write("chain.pem", try verifier.leafPEM),
-            issuerTrustAnchorsFile: try write("anchors.pem", anchorsPEM), query: query, appLink: Self.appLink)
+            issuerTrustAnchorsFile: try write("anchors.pem", anchorsPEM), mdocTrustAnchorsFile: try write("iaca.pem", anchorsPEM), query: query,
+            appLink: Self.appLink)
         try await CompanionRig.with(change: {
             $0.wallet = section
             change(&$0, directory)
@@ -68,7 +70,7 @@ struct EmulatedWalletTests {
         try await Self.with(issuer) { rig in
             let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
             let (code, steps) = try await Self.present(rig, client, wallet)
-            #expect(steps.contains { $0.contains("discloses given_name, birthdate with key binding") })
+            #expect(steps.contains { $0.contains("discloses given_name, birthdate (SD-JWT VC) with key binding") })
             let presentation = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
             let pid = try #require(presentation.claims("pid"))
             #expect(pid["given_name"] == "Erika" && pid["birthdate"] == "1984-01-26")

@@ -1,0 +1,263 @@
+public import Foundation
+import Crypto
+
+/// Where an mdoc's document signer key comes from: the `x5chain` of its `issuerAuth` (ISO/IEC 18013-5
+/// §9.1.2.4), validated to one of the verifier's trust anchors (IACA roots, §9.3.3).
+@_spi(SwitchbackInternals) public protocol MDocIssuerKeys: Sendable {
+    /// The P-256 key (X9.63 form) of the document signer certificate that heads `certificates` (DER, leaf
+    /// first), once the chain leads to a trust anchor. Throws ``SwitchbackError/Code/presentationInvalid``
+    /// otherwise.
+    func documentSignerKey(certificates: [Data]) async throws -> Data
+}
+
+/// Verifies an ISO/IEC 18013-5 mdoc presented through OpenID4VP 1.0 (`mso_mdoc`, Appendix B.2): the
+/// `vp_token` entry is a base64url `DeviceResponse` holding one document, whose
+/// - `issuerAuth` (COSE_Sign1, ES256) is signed by a document signer certificate that leads to a trust anchor;
+/// - Mobile Security Object names the document's `docType`, is valid now, and holds the digest of every
+///   disclosed data element (ISO/IEC 18013-5 §9.3.1);
+/// - `deviceSignature` (COSE_Sign1, ES256, detached) is made by the MSO's device key over
+///   `DeviceAuthentication` with this request's `SessionTranscript` (OpenID4VP 1.0 §B.2.6.1): client
+///   identifier, nonce, the thumbprint of the response encryption key, and the response URI.
+///
+/// Only ES256 is taken, for both signatures (HAIP 1.0 §7 requires every party to take it); `deviceMac` is refused,
+/// since a redirect request offers no reader key to agree one with. A document with a `status` is refused,
+/// since nothing can be said of it here yet. The disclosed claims come back as
+/// `{namespace: {element: value}}`, the shape OpenID4VP 1.0 §7.2's claims paths select from.
+@_spi(SwitchbackInternals) public struct MDocVerifier: Sendable {
+    /// What the device signature must be over (OpenID4VP 1.0 §B.2.6.1, redirects).
+    public struct SessionBinding: Sendable {
+        public var clientID: String
+        public var nonce: String
+        /// The RFC 7638 SHA-256 thumbprint of the key the response was encrypted to; nil for a plain response.
+        public var encryptionKeyThumbprint: Data?
+        public var responseURI: String
+
+        public init(clientID: String, nonce: String, encryptionKeyThumbprint: Data?, responseURI: String) {
+            self.clientID = clientID
+            self.nonce = nonce
+            self.encryptionKeyThumbprint = encryptionKeyThumbprint
+            self.responseURI = responseURI
+        }
+
+        /// `SessionTranscript` = [null, null, ["OpenID4VPHandover", SHA-256(OpenID4VPHandoverInfo)]].
+        public var sessionTranscript: CBOR {
+            .array([.null, .null, .array([.text("OpenID4VPHandover"), .bytes(Data(SHA256.hash(data: handoverInfo.encoded)))])])
+        }
+
+        /// `OpenID4VPHandoverInfo` = [clientId, nonce, jwkThumbprint or null, responseUri].
+        var handoverInfo: CBOR {
+            .array([.text(clientID), .text(nonce), encryptionKeyThumbprint.map(CBOR.bytes) ?? .null, .text(responseURI)])
+        }
+    }
+
+    let issuers: any MDocIssuerKeys
+    let clock: any WallClock
+    let clockSkew: TimeInterval
+
+    public init(issuers: any MDocIssuerKeys, clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60) {
+        self.issuers = issuers
+        self.clock = clock
+        self.clockSkew = clockSkew
+    }
+
+    /// A base64url `DeviceResponse` is at most this long: a document with a portrait and its chain.
+    static let maximumLength = 192 * 1024
+
+    static func refused(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the mdoc is refused: \(why)") }
+
+    /// Verifies `presentation` (base64url `DeviceResponse`) for the request `binding` describes.
+    public func verify(_ presentation: String, binding: SessionBinding) async throws -> VerifiedPresentation {
+        guard presentation.utf8.count <= Self.maximumLength, let bytes = Base64URL.decode(presentation) else {
+            throw Self.refused("it is not base64url (or is too long)")
+        }
+        let response = try Self.decode(bytes, "the DeviceResponse")
+        guard response["version"]?.text?.hasPrefix("1.") == true else { throw Self.refused("its DeviceResponse version is not 1.x") }
+        guard response["status"] == .unsigned(0) else { throw Self.refused("its DeviceResponse status is not OK (0)") }
+        guard let documents = response["documents"]?.array, documents.count == 1, let document = documents.first else {
+            throw Self.refused("its DeviceResponse does not hold exactly one document")
+        }
+        guard let docType = document["docType"]?.text else { throw Self.refused("the document has no docType") }
+        guard let issuerSigned = document["issuerSigned"], let deviceSigned = document["deviceSigned"] else {
+            throw Self.refused("the document lacks issuerSigned or deviceSigned")
+        }
+
+        // Issuer data authentication (ISO/IEC 18013-5 §9.3.1): the MSO's signature, then what it says.
+        let issuerAuth = try COSESign1(issuerSigned["issuerAuth"], "issuerAuth")
+        let chain = try Self.certificates(issuerAuth.header(33))
+        let signerKey = try await issuers.documentSignerKey(certificates: chain)
+        guard let payload = issuerAuth.payload else { throw Self.refused("its issuerAuth has no payload") }
+        try issuerAuth.verify(key: signerKey, payload: payload, "issuerAuth")
+        let mso = try Self.decode(try Self.embedded(try Self.decode(payload, "the MSO"), "the MSO"), "the MSO")
+        guard mso["version"]?.text == "1.0" else { throw Self.refused("its MSO version is not 1.0") }
+        guard mso["docType"]?.text == docType else { throw Self.refused("its MSO is for another docType") }
+        guard mso["status"] == nil else { throw Self.refused("it has a status, which this verifier cannot check yet") }
+        try checkValidity(mso["validityInfo"])
+        let digest = try Self.digest(mso["digestAlgorithm"]?.text)
+        let claims = try Self.disclosed(issuerSigned["nameSpaces"], digests: mso["valueDigests"], digest: digest)
+
+        // mdoc authentication (§9.1.3): the device key signs this request's transcript.
+        guard let deviceKey = mso["deviceKeyInfo"]?["deviceKey"] else { throw Self.refused("its MSO has no device key") }
+        let holderKey = try Self.publicKey(deviceKey)
+        guard let deviceNameSpaces = deviceSigned["nameSpaces"], deviceNameSpaces.embedded != nil else {
+            throw Self.refused("its deviceSigned nameSpaces are not embedded CBOR")
+        }
+        guard let deviceAuth = deviceSigned["deviceAuth"], deviceAuth["deviceMac"] == nil else {
+            throw Self.refused("it authenticates the device with a MAC, which needs a reader key this request has not")
+        }
+        let deviceSignature = try COSESign1(deviceAuth["deviceSignature"], "deviceSignature")
+        guard deviceSignature.payload == nil else { throw Self.refused("its deviceSignature carries its payload instead of leaving it detached") }
+        let deviceAuthentication = CBOR.array([.text("DeviceAuthentication"), binding.sessionTranscript, .text(docType), deviceNameSpaces])
+        try deviceSignature.verify(
+            key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
+        return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc")
+    }
+
+    /// `validityInfo` (§9.1.2.4): `validFrom` ≤ now ≤ `validUntil`, with the clock skew allowed.
+    private func checkValidity(_ info: CBOR?) throws {
+        guard let from = info?["validFrom"].flatMap(Self.date), let until = info?["validUntil"].flatMap(Self.date) else {
+            throw Self.refused("its MSO has no validFrom and validUntil dates")
+        }
+        let now = clock.now()
+        guard from.timeIntervalSince(now) <= clockSkew else { throw Self.refused("its MSO is not valid yet") }
+        guard now.timeIntervalSince(until) <= clockSkew else { throw Self.refused("its MSO has expired") }
+    }
+
+    /// The disclosed elements, each checked against its digest in the MSO: `{namespace: {element: value}}`.
+    private static func disclosed(_ nameSpaces: CBOR?, digests: CBOR?, digest: (Data) -> Data) throws -> [String: JSONValue] {
+        guard case .map(let spaces)? = nameSpaces, !spaces.isEmpty else { throw refused("it discloses no nameSpaces") }
+        var claims: [String: JSONValue] = [:]
+        for space in spaces {
+            guard let name = space.key.text, let items = space.value.array, !items.isEmpty, let known = digests?[name] else {
+                throw refused("a namespace is malformed, or has no digests in the MSO")
+            }
+            var elements: [String: JSONValue] = [:]
+            for wrapped in items {
+                // The digest is over IssuerSignedItemBytes as sent: the tag-24 item (§9.1.2.5).
+                guard let inner = wrapped.embedded else { throw refused("an IssuerSignedItem is not embedded CBOR") }
+                let item = try decode(inner, "an IssuerSignedItem")
+                guard let id = item["digestID"], case .unsigned = id, let element = item["elementIdentifier"]?.text,
+                    let value = item["elementValue"], let random = item["random"]?.bytes, random.count >= 16
+                else { throw refused("an IssuerSignedItem lacks digestID, random (16+ bytes), elementIdentifier or elementValue") }
+                guard let expected = known[id]?.bytes, ConstantTime.equals(Array(expected), Array(digest(wrapped.encoded))) else {
+                    throw refused("\(name.prefix(60)) \(element.prefix(40)) does not match its digest in the MSO")
+                }
+                guard elements[element] == nil else { throw refused("\(element.prefix(40)) is disclosed twice") }
+                elements[element] = json(value)
+            }
+            claims[name] = .object(elements)
+        }
+        return claims
+    }
+
+    /// A data element as JSON: byte strings as base64url, dates (tags 0 and 1004) as their text.
+    static func json(_ value: CBOR) -> JSONValue {
+        switch value {
+        case .unsigned(let number): .number(Double(number))
+        case .negative(let number): .number(-1 - Double(number))
+        case .bytes(let data): .string(Base64URL.encode(data))
+        case .text(let text): .string(text)
+        case .array(let items): .array(items.map(json))
+        case .map(let pairs):
+            .object(
+                Dictionary(
+                    pairs.map { (($0.key.text ?? $0.key.int.map(String.init)) ?? "?", json($0.value)) }, uniquingKeysWith: { first, _ in first }))
+        case .tagged(_, let inner): json(inner)
+        case .bool(let flag): .bool(flag)
+        case .null, .undefined: .null
+        case .float(let number): number.isFinite ? .number(number) : .null
+        }
+    }
+
+    /// A `tdate` (tag 0, RFC 3339 text), as `validityInfo` writes its dates.
+    static func date(_ value: CBOR) -> Date? {
+        guard case .tagged(0, .text(let text)) = value else { return nil }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    /// The digest function the MSO names (§9.1.2.5).
+    static func digest(_ name: String?) throws -> (Data) -> Data {
+        switch name {
+        case "SHA-256": { Data(SHA256.hash(data: $0)) }
+        case "SHA-384": { Data(SHA384.hash(data: $0)) }
+        case "SHA-512": { Data(SHA512.hash(data: $0)) }
+        default: throw refused("its MSO digest algorithm is not SHA-256, SHA-384 or SHA-512")
+        }
+    }
+
+    /// An EC2 P-256 COSE_Key (RFC 9053 §7.1): kty 2, crv 1, 32-byte x and y.
+    static func publicKey(_ key: CBOR) throws -> Data {
+        guard key[.int(1)] == .int(2), key[.int(-1)] == .int(1), let x = key[.int(-2)]?.bytes, let y = key[.int(-3)]?.bytes, x.count == 32,
+            y.count == 32
+        else { throw refused("its device key is not a P-256 COSE_Key") }
+        return Data([4]) + x + y
+    }
+
+    /// `x5chain` (RFC 9360 §2): one certificate as a byte string, or several in an array, leaf first.
+    static func certificates(_ value: CBOR?) throws -> [Data] {
+        switch value {
+        case .bytes(let one)?: return [one]
+        case .array(let items)? where !items.isEmpty && items.count <= 8:
+            return try items.map {
+                guard let der = $0.bytes else { throw refused("its x5chain holds something other than certificates") }
+                return der
+            }
+        default: throw refused("its issuerAuth carries no x5chain")
+        }
+    }
+
+    static func decode(_ bytes: Data, _ what: String) throws -> CBOR {
+        do { return try CBOR.decode(bytes) } catch let error as CBORError { throw refused("\(what) is not CBOR: \(error)") }
+    }
+
+    static func embedded(_ value: CBOR, _ what: String) throws -> Data {
+        guard let inner = value.embedded else { throw refused("\(what) is not embedded CBOR (tag 24)") }
+        return inner
+    }
+}
+
+/// A COSE_Sign1 structure (RFC 9052 §4.2), tagged (18) or not.
+struct COSESign1 {
+    let protectedBytes: Data
+    let protectedHeader: CBOR
+    let unprotectedHeader: CBOR
+    let payload: Data?
+    let signature: Data
+
+    init(_ value: CBOR?, _ what: String) throws {
+        var value = value
+        if case .tagged(18, let inner)? = value { value = inner }
+        guard let parts = value?.array, parts.count == 4, let protectedBytes = parts[0].bytes, case .map = parts[1],
+            let signature = parts[3].bytes
+        else { throw MDocVerifier.refused("its \(what) is not a COSE_Sign1") }
+        self.protectedBytes = protectedBytes
+        protectedHeader = protectedBytes.isEmpty ? .map([]) : try MDocVerifier.decode(protectedBytes, "the \(what) header")
+        unprotectedHeader = parts[1]
+        switch parts[2] {
+        case .bytes(let data): payload = data
+        case .null: payload = nil
+        default: throw MDocVerifier.refused("its \(what) payload is neither bytes nor detached")
+        }
+        self.signature = signature
+        guard case .map = protectedHeader else { throw MDocVerifier.refused("its \(what) protected header is not a map") }
+    }
+
+    /// A header parameter, protected first (RFC 9052 §3).
+    func header(_ label: Int) -> CBOR? { protectedHeader[.int(label)] ?? unprotectedHeader[.int(label)] }
+
+    /// Checks the ES256 signature (alg -7, or -9 for ECDSA on P-256 with SHA-256 fully specified; protected)
+    /// over `Sig_structure` with `payload` (RFC 9052 §4.4).
+    func verify(key x963: Data, payload: Data, _ what: String) throws {
+        guard protectedHeader[.int(1)] == .int(-7) || protectedHeader[.int(1)] == .int(-9) else {
+            throw MDocVerifier.refused("its \(what) is not ES256 (alg -7 or -9, protected)")
+        }
+        let structure = CBOR.array([.text("Signature1"), .bytes(protectedBytes), .bytes(Data()), .bytes(payload)]).encoded
+        guard let key = try? P256.Signing.PublicKey(x963Representation: x963),
+            let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+            key.isValidSignature(ecdsa, for: structure)
+        else { throw MDocVerifier.refused("its \(what) signature does not verify") }
+    }
+}

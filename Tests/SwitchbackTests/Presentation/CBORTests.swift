@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) @testable import Switchback
+
+/// The CBOR reader and writer the mdoc verifier and App Attest share (RFC 8949), and the session transcript
+/// an mdoc's device signature covers (OpenID4VP 1.0 §B.2.6.1), against the specification's own example.
+@Suite("CBOR")
+struct CBORTests {
+    static func hex(_ text: String) -> Data {
+        let digits = Array(text.filter { !$0.isWhitespace })
+        return Data(stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! })
+    }
+
+    @Test("RFC 8949 Appendix A examples read to their values and are written back byte for byte")
+    func appendixA() throws {
+        let examples: [(String, CBOR)] = [
+            ("00", .unsigned(0)), ("17", .unsigned(23)), ("1818", .unsigned(24)), ("1903e8", .unsigned(1000)),
+            ("1b000000e8d4a51000", .unsigned(1_000_000_000_000)), ("20", .int(-1)), ("3903e7", .int(-1000)), ("f4", .bool(false)),
+            ("f6", .null), ("f7", .undefined), ("40", .bytes(Data())), ("4401020304", .bytes(Data([1, 2, 3, 4]))), ("6161", "a"),
+            ("62c3bc", "ü"), ("83010203", .array([.int(1), .int(2), .int(3)])),
+            ("a201020304", .map([.init(.int(1), .int(2)), .init(.int(3), .int(4))])),
+            ("c074323031332d30332d32315432303a30343a30305a", .tagged(0, "2013-03-21T20:04:00Z")),
+            ("d818456449455446", .tagged(24, .bytes(Data("dIETF".utf8)))),
+        ]
+        for (text, value) in examples {
+            #expect(try CBOR.decode(Self.hex(text)) == value, "\(text)")
+            #expect(value.encoded == Self.hex(text), "\(text)")
+        }
+        #expect(try CBOR.decode(Self.hex("f93c00")) == .float(1.0))
+        #expect(try CBOR.decode(Self.hex("f9c400")) == .float(-4.0))
+        #expect(try CBOR.decode(Self.hex("f90001")) == .float(5.960464477539063e-8))
+        #expect(try CBOR.decode(Self.hex("fa47c35000")) == .float(100000.0))
+    }
+
+    @Test("hostile bytes are refused with a CBORError, never a crash: truncated, indefinite, deep, too long, duplicate keys, bad UTF-8, trailing")
+    func hostile() {
+        for text in [
+            "", "a1", "5f4100ff", "9fff", String(repeating: "81", count: 40) + "00", "5bffffffffffffffff", "9bffffffffffffffff",
+            "bb7fffffffffffffff", "63fffefd", "a000", "a2010201 03", "1c", "f8ff", "d81858054449455446",
+        ] {
+            #expect(throws: CBORError.self, "\(text)") { _ = try CBOR.decode(Self.hex(text)) }
+        }
+    }
+
+    @Test("OpenID4VP 1.0 §B.2.6.1's example: the handover info, its hash, and the session transcript, byte for byte")
+    func sessionTranscript() throws {
+        let thumbprint = try #require(
+            DPoPKey.thumbprint(
+                of: .object([
+                    "kty": "EC", "crv": "P-256", "x": "DxiH5Q4Yx3UrukE2lWCErq8N8bqC9CHLLrAwLz5BmE0",
+                    "y": "XtLM4-3h5o3HUH0MHVJV0kyq0iBlrBwlh8qEDMZ4-Pc",
+                    "use": "enc", "alg": "ECDH-ES", "kid": "1",
+                ])
+            ).flatMap { Base64URL.decode($0) })
+        #expect(thumbprint == Self.hex("4283ec927ae0f208daaa2d026a814f2b22dca52cf85ffa8f3f8626c6bd669047"))
+        let binding = MDocVerifier.SessionBinding(
+            clientID: "x509_san_dns:example.com", nonce: "exc7gBkxjx1rdc9udRrveKvSsJIq80avlXeLHhGwqtA", encryptionKeyThumbprint: thumbprint,
+            responseURI: "https://example.com/response")
+        #expect(
+            binding.handoverInfo.encoded
+                == Self.hex(
+                    """
+                    847818783530395f73616e5f646e733a6578616d706c652e636f6d782b6578633767426b786a7831726463397564527276654b7653734a4971383061766c58654c48684777717441
+                    58204283ec927ae0f208daaa2d026a814f2b22dca52cf85ffa8f3f8626c6bd669047781c68747470733a2f2f6578616d706c652e636f6d2f726573706f6e7365
+                    """))
+        #expect(
+            binding.sessionTranscript.encoded
+                == Self.hex("83f6f682714f70656e494434565048616e646f7665725820048bc053c00442af9b8eed494cefdd9d95240d254b046b11b68013722aad38ac"))
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackEmulator
+@testable import SwitchbackServer
+import SwitchbackTesting
+import ToolsTestSupport
+
+/// The emulated wallet presenting its PID as an ISO mdoc (OpenID4VP 1.0 §B.2) to the companion: the asked
+/// elements come through as `{namespace: {element: value}}`; each fault is refused for its own reason.
+@Suite("The emulated wallet's mdoc and the companion's verifier")
+struct EmulatedWalletMDocTests {
+    static let nameSpace = EmulatedWallet.pidDocType
+    static let query = DCQLQuery(credentials: [
+        .init(
+            id: "mdl", doctype: EmulatedWallet.pidDocType, claims: [(nameSpace, "given_name"), (nameSpace, "birth_date"), (nameSpace, "age_over_18")])
+    ])
+
+    @Test("shared: the asked elements, verified against the MSO's digests and the device signature; nothing else")
+    func shares() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        try await EmulatedWalletTests.with(issuer, query: Self.query) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, steps) = try await EmulatedWalletTests.present(rig, client, wallet)
+            #expect(steps.contains { $0.contains("given_name, birth_date, age_over_18 (mdoc)") }, "\(steps)")
+            let presentation = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            let document = try #require(presentation.claims("mdl"))
+            guard case .object(let elements)? = document[Self.nameSpace] else {
+                Issue.record("no \(Self.nameSpace) namespace in \(document)")
+                return
+            }
+            #expect(elements["given_name"] == "Erika" && elements["birth_date"] == "1984-01-26" && elements["age_over_18"] == .bool(true))
+            #expect(elements["family_name"] == nil, "not asked, not disclosed")
+            #expect(Set(document.keys) == [Self.nameSpace])
+        }
+    }
+
+    @Test("one request for an SD-JWT VC and an mdoc: both answered, each verified by its format")
+    func both() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        let query = DCQLQuery(credentials: EmulatedWalletTests.query.credentials + Self.query.credentials)
+        try await EmulatedWalletTests.with(issuer, query: query) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, _) = try await EmulatedWalletTests.present(rig, client, wallet)
+            let presentation = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            #expect(presentation.claims("pid")?["given_name"] == "Erika")
+            #expect(presentation.claims("mdl")?[Self.nameSpace] != nil)
+        }
+    }
+
+    /// Each fault and what the companion's log names as the reason: the session transcript's client_id or
+    /// nonce breaks the device signature; a changed element its digest.
+    static let faults: [(EmulatedWallet.Fault, String)] = [
+        (.wrongNonce, "devicesignature signature does not verify"), (.wrongAudience, "devicesignature signature does not verify"),
+        (.tamperedDisclosure, "does not match its digest"), (.expired, "expired"), (.unknownIssuer, "anchor"), (.withheldClaim, "does not disclose"),
+    ]
+
+    @Test("each fault of the wallet's mdoc is refused for its own reason", arguments: 0..<6)
+    func faults(_ index: Int) async throws {
+        let (fault, reason) = Self.faults[index]
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        try await EmulatedWalletTests.with(issuer, query: Self.query) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, _) = try await EmulatedWalletTests.present(rig, client, wallet, fault: fault)
+            let refused = await #expect(throws: SwitchbackError.self) {
+                _ = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            }
+            #expect(refused?.code == .presentationInvalid)
+            let line = rig.log.all.first { $0.contains("presentation refused") } ?? ""
+            #expect(line.lowercased().contains(reason), "\(fault): \(line)")
+        }
+    }
+
+    @Test("an mdoc query without mdoc anchors, or an SD-JWT query without issuer anchors, is refused before the port binds")
+    func anchorsRequired() throws {
+        var configuration = CompanionRig.configuration(issuer: "https://id.example.com")
+        configuration.wallet = .init(
+            signingKeyFile: "/k", certificateChainFile: "/c", issuerTrustAnchorsFile: "/a", query: Self.query, appLink: "https://app.example.com/w")
+        let missing = #expect(throws: SwitchbackError.self) { try configuration.validate() }
+        #expect(missing?.message.contains("wallet.mdocTrustAnchorsFile") == true)
+        configuration.wallet?.mdocTrustAnchorsFile = "/iaca"
+        configuration.wallet?.issuerTrustAnchorsFile = nil
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.wallet?.query = EmulatedWalletTests.query
+        let sdJWT = #expect(throws: SwitchbackError.self) { try configuration.validate() }
+        #expect(sdJWT?.message.contains("wallet.issuerTrustAnchorsFile") == true)
+    }
+}
