@@ -131,6 +131,15 @@ python3 scripts/check_sd_jwt.py "$bin/switchback"
 # encrypts the wallet's answers, sd-jwt issues and presents the credential (both installed above).
 python3 scripts/check_openid4vp.py "$bin/switchback" 2>/dev/null
 
+# A third-party check of the companion's ISO mdoc verifier: pymdoccbor (the EUDI wallet project's mdoc
+# library) issues the credential, cbor2 and cryptography sign the device authentication, and the tampered
+# variants are refused.
+if ! python3 -c 'import pymdoccbor' 2>/dev/null; then
+  log "installing pymdoccbor from PyPI"
+  python3 -m pip install --quiet --disable-pip-version-check 'pymdoccbor==1.4.0' >&2
+fi
+python3 scripts/check_mdoc.py "$bin/switchback" 2>/dev/null
+
 # The main job, for every provider preset: each must sign in.
 "$bin/switchback" demo --all >/dev/null
 log "switchback demo --all: every preset signed in"
