@@ -74,6 +74,9 @@ public struct DemoOptions: ParsableArguments, Sendable {
     @Option(help: "wallet only: what the wallet does wrong (\(Scenario.walletFaults.joined(separator: ", "))); the companion must refuse it.")
     public var walletFault: String?
 
+    @Option(help: "wallet only: the credential the companion asks for, sd-jwt (an SD-JWT VC PID) or mdoc (an ISO mdoc PID).")
+    public var walletFormat: String?
+
     @Flag(help: "Run every provider preset with its default user agent, one after the other.")
     public var all = false
 
@@ -99,6 +102,12 @@ public struct DemoOptions: ParsableArguments, Sendable {
                 throw ValidationError("unknown --wallet-fault \(walletFault); known: \(Scenario.walletFaults.joined(separator: ", "))")
             }
             if all || provider != Scenario.wallet { throw ValidationError("--wallet-fault goes with --provider wallet") }
+        }
+        if let walletFormat {
+            guard Scenario.walletFormats.contains(walletFormat) else {
+                throw ValidationError("unknown --wallet-format \(walletFormat); known: \(Scenario.walletFormats.joined(separator: ", "))")
+            }
+            if all || provider != Scenario.wallet { throw ValidationError("--wallet-format goes with --provider wallet") }
         }
         if provider == Scenario.wallet, !all, strategy != nil || pattern != nil || environment != nil || !variants.isEmpty {
             throw ValidationError(
@@ -143,7 +152,7 @@ public struct DemoOptions: ParsableArguments, Sendable {
             authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
             otherPhone: otherPhone, codeDisplay: codeDisplay, handOff: handoff.flatMap(HandOffDestination.init(rawValue:)),
             signOut: signOut, concurrentRefresh: concurrentRefresh, lockedKeychain: lockedKeychain,
-            walletFault: provider == Scenario.wallet ? walletFault : nil
+            walletFault: provider == Scenario.wallet ? walletFault : nil, walletFormat: provider == Scenario.wallet ? walletFormat : nil
         )
     }
 }
@@ -154,7 +163,7 @@ public enum Narration {
         let scenario = result.scenario
         var lines = [
             scenario.provider == Scenario.wallet
-                ? "== wallet (OpenID4VP, same device), the companion as verifier\(scenario.walletFault.map { ", fault: \($0)" } ?? "")\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "") =="
+                ? "== wallet (OpenID4VP, same device, \(scenario.walletFormat == "mdoc" ? "an ISO mdoc" : "an SD-JWT VC")), the companion as verifier\(scenario.walletFault.map { ", fault: \($0)" } ?? "")\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "") =="
                 : "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "")\(scenario.handOff.map { ", then a session hand-off to the \($0 == .systemBrowser ? "system browser" : "app's WebView")" } ?? "") =="
         ]
         for (number, step) in result.transcript.enumerated() {
@@ -178,7 +187,8 @@ public enum Narration {
             let credentials = presentation.credentials.keys.sorted().map { id in
                 let claims = presentation.claims(id) ?? [:]
                 let disclosed = claims.keys.filter { !own.contains($0) }.sorted().map { "\($0) \(claims[$0].map { "\($0)" } ?? "")" }
-                return "\(id) from \(claims["iss"].map { "\($0)" } ?? "?"): \(disclosed.joined(separator: ", "))"
+                // An mdoc names no issuer URL: its document signer's chain to the IACA root is what was verified.
+                return "\(id) \(claims["iss"].map { "from \($0)" } ?? "as an mdoc"): \(disclosed.joined(separator: ", "))"
             }
             lines.append("Signed in with the wallet: the companion verified \(credentials.joined(separator: "; ")); nothing else was disclosed.")
         case .failure(let error):

@@ -51,6 +51,8 @@ public struct Scenario: Sendable {
     public var lockedKeychain: Bool
     /// The wallet scenario only: what the wallet does wrong (``walletFaults``).
     public var walletFault: String?
+    /// The wallet scenario only: `sd-jwt` (the default) or `mdoc`, the PID's format the companion asks for.
+    public var walletFormat: String?
     /// The wallet scenario only: while the wallet is in front, another app opens the app's return link with
     /// a code of its own; the sign-in must go on waiting for the wallet's.
     public var forgedReturn = false
@@ -61,9 +63,11 @@ public struct Scenario: Sendable {
         stagingSchemeBug: Bool = true, variants: [String] = [], decision: AuthenticatorApp.Decision = .approve(), authenticatorInstalled: Bool = true,
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
         backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil,
-        signOut: Bool = false, concurrentRefresh: Int? = nil, lockedKeychain: Bool = false, walletFault: String? = nil
+        signOut: Bool = false, concurrentRefresh: Int? = nil, lockedKeychain: Bool = false, walletFault: String? = nil,
+        walletFormat: String? = nil
     ) {
         self.walletFault = walletFault
+        self.walletFormat = walletFormat
         self.signOut = signOut
         self.concurrentRefresh = concurrentRefresh
         self.lockedKeychain = lockedKeychain
@@ -91,6 +95,8 @@ public struct Scenario: Sendable {
     public static let wallet = "wallet"
     /// The wallet faults a scenario accepts (`--wallet-fault`).
     public static var walletFaults: [String] { EmulatedWallet.Fault.allCases.map(\.rawValue) }
+    /// The PID formats the wallet scenario can ask for.
+    public static let walletFormats = ["sd-jwt", "mdoc"]
 }
 
 /// Where a signed-in app opens its web app with a session hand-off.

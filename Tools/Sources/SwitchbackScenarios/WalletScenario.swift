@@ -16,6 +16,12 @@ enum WalletScenario {
     static let query = DCQLQuery(credentials: [
         .init(id: "pid", vctValues: [EmulatedWallet.pidType], claims: [[.string("given_name")], [.string("family_name")], [.string("birthdate")]])
     ])
+    /// The same ask of the PID as an ISO mdoc (OpenID4VP 1.0 §B.2), for `--wallet-format mdoc`.
+    static let mdocQuery = DCQLQuery(credentials: [
+        .init(
+            id: "pid", doctype: EmulatedWallet.pidDocType,
+            claims: ["given_name", "family_name", "birth_date"].map { (namespace: EmulatedWallet.pidDocType, element: $0) })
+    ])
     static let appLink = "https://\(ScenarioRunner.appDomain)/wallet-return"
     static let walletScheme = "openid4vp"
 
@@ -39,7 +45,9 @@ enum WalletScenario {
         configuration.wallet = .init(
             signingKeyFile: try write("verifier-key.pem", verifier.key.pemRepresentation),
             certificateChainFile: try write("verifier-chain.pem", try verifier.leafPEM),
-            issuerTrustAnchorsFile: try write("issuer-roots.pem", issuer.authority.rootPEM), query: query, appLink: appLink, scheme: walletScheme)
+            issuerTrustAnchorsFile: try write("issuer-roots.pem", issuer.authority.rootPEM),
+            mdocTrustAnchorsFile: try write("iaca-roots.pem", issuer.authority.rootPEM), query: scenario.walletFormat == "mdoc" ? mdocQuery : query,
+            appLink: appLink, scheme: walletScheme)
         let companion = try await Companion.start(configuration, logger: ScenarioRunner.quiet)
         do {
             let result = try await run(scenario, wallet: wallet, companion: companion, logger: logger, during: during)

@@ -41,7 +41,7 @@ struct DemoCommandTests {
     func wallet() async throws {
         let shared = try await Self.demo(["--provider", "wallet"])
         #expect(shared.status == 0, "\(shared.stderr)")
-        #expect(shared.stdout.contains("== wallet (OpenID4VP, same device), the companion as verifier =="))
+        #expect(shared.stdout.contains("== wallet (OpenID4VP, same device, an SD-JWT VC), the companion as verifier =="))
         #expect(
             shared.stdout.contains(
                 "Signed in with the wallet: the companion verified pid from \"https://pid-issuer.example.com\": birthdate \"1984-01-26\", family_name \"Mustermann\", given_name \"Erika\""
@@ -52,8 +52,18 @@ struct DemoCommandTests {
         #expect(!shared.stdout.contains("nationality"), "the wallet holds it; nobody asked")
         let faulty = try await Self.demo(["--provider", "wallet", "--wallet-fault", "tampered-disclosure"])
         #expect(faulty.status == 1 && faulty.stdout.contains("Sign-in failed: presentationInvalid"))
+        let mdoc = try await Self.demo(["--provider", "wallet", "--wallet-format", "mdoc"])
+        #expect(mdoc.status == 0, "\(mdoc.stderr)")
+        #expect(mdoc.stdout.contains("== wallet (OpenID4VP, same device, an ISO mdoc), the companion as verifier =="))
+        #expect(
+            mdoc.stdout.contains(
+                #"the companion verified pid as an mdoc: eu.europa.ec.eudi.pid.1 {"birth_date":"1984-01-26","family_name":"Mustermann","given_name":"Erika"}"#
+            ), "\(mdoc.stdout)")
+        let faultyMDoc = try await Self.demo(["--provider", "wallet", "--wallet-format", "mdoc", "--wallet-fault", "wrong-nonce"])
+        #expect(faultyMDoc.status == 1 && faultyMDoc.stdout.contains("Sign-in failed: presentationInvalid"))
         for invalid in [
-            ["--wallet-fault", "expired"], ["--provider", "wallet", "--wallet-fault", "nothing"], ["--provider", "wallet", "--strategy", "webview"],
+            ["--wallet-format", "mdoc"], ["--provider", "wallet", "--wallet-format", "jwt_vc"], ["--wallet-fault", "expired"],
+            ["--provider", "wallet", "--wallet-fault", "nothing"], ["--provider", "wallet", "--strategy", "webview"],
         ] {
             #expect(try await Self.demo(invalid).status != 0, "\(invalid)")
         }
