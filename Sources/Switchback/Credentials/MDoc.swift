@@ -70,7 +70,12 @@ import Crypto
         guard presentation.utf8.count <= Self.maximumLength, let bytes = Base64URL.decode(presentation) else {
             throw Self.refused("it is not base64url (or is too long)")
         }
-        let response = try Self.decode(bytes, "the DeviceResponse")
+        return try await verify(deviceResponse: try Self.decode(bytes, "the DeviceResponse"), sessionTranscript: binding.sessionTranscript)
+    }
+
+    /// Verifies a decoded `DeviceResponse` whose device signature must cover `sessionTranscript` (OpenID4VP's,
+    /// or another protocol's, such as Apple's Verify with Wallet).
+    public func verify(deviceResponse response: CBOR, sessionTranscript: CBOR) async throws -> VerifiedPresentation {
         guard response["version"]?.text?.hasPrefix("1.") == true else { throw Self.refused("its DeviceResponse version is not 1.x") }
         guard response["status"] == .unsigned(0) else { throw Self.refused("its DeviceResponse status is not OK (0)") }
         guard let documents = response["documents"]?.array, documents.count == 1, let document = documents.first else {
@@ -106,7 +111,7 @@ import Crypto
         }
         let deviceSignature = try COSESign1(deviceAuth["deviceSignature"], "deviceSignature")
         guard deviceSignature.payload == nil else { throw Self.refused("its deviceSignature carries its payload instead of leaving it detached") }
-        let deviceAuthentication = CBOR.array([.text("DeviceAuthentication"), binding.sessionTranscript, .text(docType), deviceNameSpaces])
+        let deviceAuthentication = CBOR.array([.text("DeviceAuthentication"), sessionTranscript, .text(docType), deviceNameSpaces])
         try deviceSignature.verify(
             key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
         return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc")
