@@ -95,6 +95,18 @@ extension Companion {
                 try await $0.redeemPresentation($1)
             }
         }
+        if configuration.appleIdentity != nil {
+            add(
+                .post, Path.appleIdentityStart, .app, "start a Verify with Wallet request bound to the app's secret; its nonce and merchant",
+                limited: true, attested: .start
+            ) { try await $0.startAppleIdentity($1) }
+            add(
+                .post, Path.appleIdentityVerify, .app, "Wallet's encrypted answer, decrypted and verified, once, with the app's secret",
+                attested: .result
+            ) {
+                try await $0.verifyAppleIdentity($1)
+            }
+        }
         if configuration.appAttest != nil {
             add(.post, Path.attestRegister, .app, "App Attest: a new key's attestation over a challenge", limited: true) {
                 try await $0.registerAttestation($1)

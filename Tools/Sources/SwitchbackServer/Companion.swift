@@ -122,6 +122,7 @@ public final class Companion: Sendable {
         let wallet = try configuration.wallet.map {
             try CompanionService.WalletVerifier($0, transport: InstrumentedTransport(inner: transport, metrics: metrics), clock: clock)
         }
+        let appleIdentity = try configuration.appleIdentity.map { try CompanionService.AppleIdentityVerifier($0, clock: clock) }
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
         let router = Router(context: CompanionContext.self)
         router.add(middleware: RequestLog(logger: logger))
@@ -134,7 +135,7 @@ public final class Companion: Sendable {
             CompanionService(
                 configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
                 clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation,
-                playIntegrity: playIntegrity, wallet: wallet
+                playIntegrity: playIntegrity, wallet: wallet, appleIdentity: appleIdentity
             )
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()

@@ -37,6 +37,8 @@ import Crypto
         public static let walletRequest = "/wallet/request/{id}"
         public static let walletResponse = "/wallet/response"
         public static let walletRedeem = "/wallet/redeem"
+        public static let appleIdentityStart = "/wallet/apple/start"
+        public static let appleIdentityVerify = "/wallet/apple/verify"
     }
 
     /// `path` below `base`, keeping a path prefix `base` has (`https://example.com/auth` → `…/auth/exchange`).
@@ -412,6 +414,50 @@ extension CompanionAPI {
         public var credentials: [String: [[String: JSONValue]]]
 
         public init(credentials: [String: [[String: JSONValue]]]) { self.credentials = credentials }
+    }
+
+    /// `POST /wallet/apple/start`'s answer: what the app puts in its `PKIdentityRequest`, and the
+    /// request's ID for the verify.
+    public struct AppleIdentityStarted: Codable, Sendable, Equatable {
+        public var requestID: String
+        /// The request's nonce, base64url: 32 random bytes for `PKIdentityRequest.nonce`.
+        public var nonce: String
+        public var merchantIdentifier: String
+        public var expiresIn: Int
+
+        public init(requestID: String, nonce: String, merchantIdentifier: String, expiresIn: Int) {
+            self.requestID = requestID
+            self.nonce = nonce
+            self.merchantIdentifier = merchantIdentifier
+            self.expiresIn = expiresIn
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case requestID = "request_id"
+            case nonce
+            case merchantIdentifier = "merchant_identifier"
+            case expiresIn = "expires_in"
+        }
+    }
+
+    /// `POST /wallet/apple/verify`: Wallet's `encryptedData` (base64url) for a started request, with the
+    /// secret it was started with.
+    public struct AppleIdentityVerify: Codable, Sendable, Equatable {
+        public var requestID: String
+        public var binding: String
+        public var encryptedData: String
+
+        public init(requestID: String, binding: String, encryptedData: String) {
+            self.requestID = requestID
+            self.binding = binding
+            self.encryptedData = encryptedData
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case requestID = "request_id"
+            case binding
+            case encryptedData = "encrypted_data"
+        }
     }
 
     /// `POST /attest/challenge`'s answer.

@@ -220,6 +220,40 @@ public struct CompanionClient: Sendable {
         }
     }
 
+    /// `POST /wallet/apple/start`: a Verify with Wallet request bound to `binding`; its ID, the nonce for
+    /// `PKIdentityRequest` (32 bytes) and the merchant identifier.
+    @_spi(SwitchbackInternals) public func startAppleIdentity(binding: String) async throws -> (
+        requestID: String, nonce: Data, merchantIdentifier: String
+    ) {
+        let started = try await post(
+            CompanionAPI.Path.appleIdentityStart, CompanionAPI.WalletStart(binding: binding), expecting: [200],
+            as: CompanionAPI.AppleIdentityStarted.self
+        ).value
+        guard let nonce = Base64URL.decode(started.nonce), (16...64).contains(nonce.count), !started.merchantIdentifier.isEmpty,
+            !started.requestID.isEmpty, started.requestID.utf8.count <= 256
+        else {
+            throw SwitchbackError(
+                .malformedResponse, "the companion's Verify with Wallet start lacks a request_id, a nonce of 16 to 64 bytes or a merchant")
+        }
+        return (started.requestID, nonce, started.merchantIdentifier)
+    }
+
+    /// `POST /wallet/apple/verify`: Wallet's `encryptedData` for a started request; the verified claims, once.
+    @_spi(SwitchbackInternals) public func verifyAppleIdentity(requestID: String, binding: String, encryptedData: Data) async throws
+        -> WalletPresentation
+    {
+        do {
+            let presented = try await post(
+                CompanionAPI.Path.appleIdentityVerify,
+                CompanionAPI.AppleIdentityVerify(requestID: requestID, binding: binding, encryptedData: Base64URL.encode(encryptedData)),
+                expecting: [200], as: CompanionAPI.WalletPresented.self
+            ).value
+            return WalletPresentation(credentials: presented.credentials)
+        } catch let error as SwitchbackError where error.httpStatus == 400 && error.oauthError?.error == "invalid_presentation" {
+            throw SwitchbackError(.presentationInvalid, "the companion refused Wallet's answer", oauthError: error.oauthError)
+        }
+    }
+
     // MARK: The hybrid bridge and session hand-off
 
     /// `POST /bridge/start`: the authorization URL for a hybrid app's sign-in (``HybridBridge``). The

@@ -11,7 +11,27 @@ extension SignInCoordinator {
         switch route {
         case .provider(let request): return try await signIn(request)
         case .wallet(let request): return try await result(of: try await startWallet(request))
+        case .verifyWithWallet(let request): return .presentation(try await verifyWithWallet(request))
         }
+    }
+
+    /// Verify with Wallet: the companion starts a request (its nonce and merchant), the system's sheet asks
+    /// the user, and Wallet's encrypted answer goes to the companion, which decrypts and verifies it. The
+    /// sheet is the app's own, so nothing is journaled: a termination meanwhile ends this sign-in.
+    private func verifyWithWallet(_ request: IdentityDocumentRequest) async throws -> WalletPresentation {
+        try request.validate()
+        guard let companion = authorizer.companion else {
+            throw SwitchbackError(
+                .invalidConfiguration, "Wallet's answer is decrypted and verified by the companion; make the coordinator with one")
+        }
+        guard let identityDocuments else {
+            throw SwitchbackError(.invalidConfiguration, "Verify with Wallet needs an IdentityDocumentProvider (PassKitIdentityDocuments on iOS)")
+        }
+        let binding = entropy.token(bytes: 32)
+        let started = try await companion.startAppleIdentity(binding: binding)
+        let encrypted = try await identityDocuments.requestDocument(request, merchantIdentifier: started.merchantIdentifier, nonce: started.nonce)
+        try Task.checkCancellation()
+        return try await companion.verifyAppleIdentity(requestID: started.requestID, binding: binding, encryptedData: encrypted)
     }
 
     private func startWallet(_ wallet: WalletRequest) async throws -> String {

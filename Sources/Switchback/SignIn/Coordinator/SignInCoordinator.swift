@@ -44,12 +44,17 @@ public actor SignInCoordinator {
     /// The flow IDs of ``unclaimed``, oldest first: a dictionary's own order is arbitrary.
     private var unclaimedOrder: [String] = []
     private static let finishedKept = 16
+    /// Shows Verify with Wallet's sheet, when the app offers it.
+    let identityDocuments: (any IdentityDocumentProvider)?
 
     /// A coordinator whose sign-ins `authorizer` runs: the app's own client, or the backend companion.
+    /// `identityDocuments` shows Verify with Wallet's sheet (``SignInRoute/verifyWithWallet(_:)``).
     public init(
         _ authorizer: Authorizer, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore = InMemoryFlowJournalStore(),
-        clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow")
+        clock: any FlowClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), logger: Logger = Logger(label: "switchback.flow"),
+        identityDocuments: (any IdentityDocumentProvider)? = nil
     ) {
+        self.identityDocuments = identityDocuments
         self.authorizer = authorizer
         self.host = host
         self.opener = opener

@@ -86,12 +86,16 @@ public enum SignInRoute: Sendable {
     case provider(SignInRequest)
     /// An identity wallet, verified by the companion (``WalletRequest``).
     case wallet(WalletRequest)
+    /// An ID in Apple Wallet, through the system's Verify with Wallet sheet, verified by the companion
+    /// (``IdentityDocumentRequest``); the coordinator needs an ``IdentityDocumentProvider``.
+    case verifyWithWallet(IdentityDocumentRequest)
 
     /// The provider's or the wallet's name, for the app's list.
     public var name: String {
         switch self {
         case .provider(let request): request.provider
         case .wallet(let request): request.wallet.name
+        case .verifyWithWallet(let request): request.name
         }
     }
 }

@@ -171,6 +171,12 @@ extension ServerConfiguration {
                 throw fail("wallet.mdocTrustAnchorsFile is required when the query asks for mso_mdoc")
             }
         }
+        if let appleIdentity {
+            guard !appleIdentity.merchantIdentifier.isEmpty, !appleIdentity.teamIdentifier.isEmpty else {
+                throw fail("appleIdentity needs merchantIdentifier and teamIdentifier")
+            }
+            guard !appleIdentity.documentTypes.isEmpty else { throw fail("appleIdentity.documentTypes names no document type") }
+        }
         if let metrics {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }

@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var playIntegrity: PlayIntegrity?
     /// The companion as an OpenID4VP verifier: an identity wallet as one more authenticator.
     public var wallet: Wallet?
+    /// Apple's Verify with Wallet, the companion decrypting and verifying the answers.
+    public var appleIdentity: AppleIdentity?
 
     /// OpenID for Verifiable Presentations 1.0 with HAIP 1.0: SD-JWT VCs and ISO mdocs presented same-device
     /// with `direct_post.jwt`, the request signed with an `x509_hash` identity (Documentation/Wallets.md).
@@ -77,6 +79,45 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                 mdocTrustAnchorsFile: try c.decodeIfPresent(String.self, forKey: .mdocTrustAnchorsFile),
                 query: try c.decode(DCQLQuery.self, forKey: .query),
                 appLink: try c.decode(String.self, forKey: .appLink), scheme: try c.decodeIfPresent(String.self, forKey: .scheme) ?? "openid4vp")
+        }
+    }
+
+    /// Apple's Verify with Wallet (PassKit's `PKIdentityAuthorizationController`): the merchant the app's
+    /// requests name, the Identity Access key its answers are encrypted to, and the issuers trusted
+    /// (Documentation/Wallets.md).
+    public struct AppleIdentity: Sendable, Codable, Equatable {
+        /// The merchant identifier of the app's `PKIdentityRequest` (its In-App Identity Presentment entitlement).
+        public var merchantIdentifier: String
+        /// The Apple Developer team identifier of the app.
+        public var teamIdentifier: String
+        /// The private key of the merchant's Identity Access Certificate (P-256, PEM).
+        public var encryptionKeyFile: String
+        /// The roots (IACA, PEM) the documents' signers must lead to: each state's or country's that you accept.
+        public var issuerTrustAnchorsFile: String
+        /// The document types accepted.
+        public var documentTypes: [String]
+
+        public init(
+            merchantIdentifier: String, teamIdentifier: String, encryptionKeyFile: String, issuerTrustAnchorsFile: String,
+            documentTypes: [String] = ["org.iso.18013.5.1.mDL"]
+        ) {
+            self.merchantIdentifier = merchantIdentifier
+            self.teamIdentifier = teamIdentifier
+            self.encryptionKeyFile = encryptionKeyFile
+            self.issuerTrustAnchorsFile = issuerTrustAnchorsFile
+            self.documentTypes = documentTypes
+        }
+
+        private enum Keys: String, CodingKey { case merchantIdentifier, teamIdentifier, encryptionKeyFile, issuerTrustAnchorsFile, documentTypes }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Keys.self)
+            self.init(
+                merchantIdentifier: try c.decode(String.self, forKey: .merchantIdentifier),
+                teamIdentifier: try c.decode(String.self, forKey: .teamIdentifier),
+                encryptionKeyFile: try c.decode(String.self, forKey: .encryptionKeyFile),
+                issuerTrustAnchorsFile: try c.decode(String.self, forKey: .issuerTrustAnchorsFile),
+                documentTypes: try c.decodeIfPresent([String].self, forKey: .documentTypes) ?? ["org.iso.18013.5.1.mDL"])
         }
     }
 
@@ -209,9 +250,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
         limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
-        appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil
+        appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil, appleIdentity: AppleIdentity? = nil
     ) {
         self.wallet = wallet
+        self.appleIdentity = appleIdentity
         self.appAttest = appAttest
         self.playIntegrity = playIntegrity
         self.metrics = metrics
@@ -232,7 +274,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics, appAttest, playIntegrity, wallet
+        case metrics, appAttest, playIntegrity, wallet, appleIdentity
     }
 
     /// Every key but the sections is optional in a file.
@@ -255,7 +297,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             metrics: try container.decodeIfPresent(Metrics.self, forKey: .metrics),
             appAttest: try container.decodeIfPresent(AppAttest.self, forKey: .appAttest),
             playIntegrity: try container.decodeIfPresent(PlayIntegrity.self, forKey: .playIntegrity),
-            wallet: try container.decodeIfPresent(Wallet.self, forKey: .wallet)
+            wallet: try container.decodeIfPresent(Wallet.self, forKey: .wallet),
+            appleIdentity: try container.decodeIfPresent(AppleIdentity.self, forKey: .appleIdentity)
         )
     }
 

@@ -22,6 +22,8 @@ struct CompanionService: Sendable {
     let playIntegrity: PlayIntegrityVerifier?
     /// The OpenID4VP verifier, when the configuration has a `wallet` section.
     let wallet: WalletVerifier?
+    /// Apple's Verify with Wallet, when the configuration has an `appleIdentity` section.
+    let appleIdentity: AppleIdentityVerifier?
 
     static let maximumBody = 16 * 1024
     /// How long a started authorization waits for the provider's answer.

@@ -31,6 +31,8 @@ public enum RecordKind: String, Sendable, CaseIterable {
     case presentationRequest = "presentation_request"
     /// A verified presentation, keyed by its one-time `response_code`, until the app redeems it.
     case presentationResult = "presentation_result"
+    /// A Verify with Wallet request (its nonce), keyed by its request ID, until the app sends the answer.
+    case appleIdentityRequest = "apple_identity_request"
 }
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret

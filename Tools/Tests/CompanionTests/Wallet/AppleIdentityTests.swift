@@ -5,6 +5,7 @@ import Testing
 @testable import SwitchbackServer
 import SwitchbackEmulator
 import SwitchbackTesting
+import ToolsTestSupport
 
 /// Apple's Verify with Wallet answer, opened and verified on Apple's own sample data (AppleSample/README.md):
 /// the HPKE envelope, the session transcript Apple's wallet signed, and the ISO 18013-5 response inside.
@@ -100,5 +101,132 @@ struct AppleIdentityTests {
             _ = try await late.verify(deviceResponse: response, sessionTranscript: transcript)
         }
         #expect(expired?.message.contains("expired") == true)
+    }
+}
+
+/// Verify with Wallet end to end: the app's coordinator, an emulated Apple Wallet answering as Apple
+/// describes, and the companion's `/wallet/apple/*` routes.
+@Suite("Verify with Wallet through the companion")
+struct AppleIdentityRoutesTests {
+    static let teamID = "EXAMPLETEAM"
+    static let merchant = "merchant.com.example.app.identity"
+    static let request = IdentityDocumentRequest(fields: [
+        .init(.givenName), .init(.ageAtLeast(21)), .init(.portrait, intentToStore: .mayStoreForDays(30)),
+    ])
+
+    /// A companion with an `appleIdentity` section trusting `issuer`, its Identity Access key `key`.
+    static func with(
+        _ issuer: EmulatedIssuer, key: P256.KeyAgreement.PrivateKey, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
+        _ body: (CompanionRig) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-apple-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func write(_ name: String, _ text: String) throws -> String {
+            let file = directory.appendingPathComponent(name)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            return file.path
+        }
+        let section = ServerConfiguration.AppleIdentity(
+            merchantIdentifier: merchant, teamIdentifier: teamID, encryptionKeyFile: try write("identity-access.pem", key.pemRepresentation),
+            issuerTrustAnchorsFile: try write("iaca.pem", issuer.authority.rootPEM))
+        try await CompanionRig.with(change: {
+            $0.appleIdentity = section
+            change(&$0, directory)
+        }) { rig in try await body(rig) }
+    }
+
+    static func coordinator(_ rig: CompanionRig, wallet: any IdentityDocumentProvider) -> SignInCoordinator {
+        SignInCoordinator(
+            .wallets(verifiedBy: CompanionClient(rig.companion.baseURL, transport: rig.transport)), host: RecordingUserAgentHost(),
+            opener: RecordingURLOpener(), identityDocuments: wallet)
+    }
+
+    @Test("shared: the coordinator's .verifyWithWallet gets exactly the asked elements, decrypted and verified by the companion")
+    func shares() async throws {
+        let issuer = try EmulatedIssuer()
+        let key = P256.KeyAgreement.PrivateKey()
+        let wallet = try EmulatedAppleWallet(issuer: issuer, merchantKey: key.publicKey, teamID: Self.teamID)
+        try await Self.with(issuer, key: key) { rig in
+            let result = try await Self.coordinator(rig, wallet: wallet).signIn(.verifyWithWallet(Self.request))
+            guard case .presentation(let presentation) = result,
+                case .object(let elements)? = presentation.claims("identity")?[EmulatedAppleWallet.nameSpace]
+            else {
+                Issue.record("not a presentation with the mDL namespace: \(result)")
+                return
+            }
+            #expect(Set(elements.keys) == ["given_name", "age_over_21", "portrait"])
+            #expect(elements["given_name"] == "Erika" && elements["age_over_21"] == .bool(true))
+        }
+    }
+
+    @Test("declined: userCancelled; another team's transcript, another merchant's key, another issuer root: presentationInvalid, each for its reason")
+    func refusals() async throws {
+        let issuer = try EmulatedIssuer()
+        let key = P256.KeyAgreement.PrivateKey()
+        try await Self.with(issuer, key: key) { rig in
+            let declined = try EmulatedAppleWallet(issuer: issuer, merchantKey: key.publicKey, teamID: Self.teamID, decision: .decline)
+            let cancelled = await #expect(throws: SwitchbackError.self) {
+                _ = try await Self.coordinator(rig, wallet: declined).signIn(.verifyWithWallet(Self.request))
+            }
+            #expect(cancelled?.code == .userCancelled)
+            for (wallet, reason) in [
+                (try EmulatedAppleWallet(issuer: issuer, merchantKey: key.publicKey, teamID: "ANOTHERTEAM"), "another request"),
+                (
+                    try EmulatedAppleWallet(issuer: issuer, merchantKey: P256.KeyAgreement.PrivateKey().publicKey, teamID: Self.teamID),
+                    "another merchant key"
+                ),
+                (try EmulatedAppleWallet(issuer: try EmulatedIssuer(), merchantKey: key.publicKey, teamID: Self.teamID), "anchor"),
+            ] {
+                let refused = await #expect(throws: SwitchbackError.self) {
+                    _ = try await Self.coordinator(rig, wallet: wallet).signIn(.verifyWithWallet(Self.request))
+                }
+                #expect(refused?.code == .presentationInvalid)
+                #expect(rig.log.all.last { $0.contains("presentation refused") }?.contains(reason) == true, "\(reason): \(rig.log.all.suffix(3))")
+            }
+        }
+    }
+
+    @Test("the answer counts once, for the secret that started it; a request Wallet would refuse is refused before the companion is asked")
+    func onceAndBound() async throws {
+        let issuer = try EmulatedIssuer()
+        let key = P256.KeyAgreement.PrivateKey()
+        let wallet = try EmulatedAppleWallet(issuer: issuer, merchantKey: key.publicKey, teamID: Self.teamID)
+        try await Self.with(issuer, key: key) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let started = try await client.startAppleIdentity(binding: CompanionRig.binding)
+            #expect(started.nonce.count == 32 && started.merchantIdentifier == Self.merchant)
+            let encrypted = try await wallet.requestDocument(Self.request, merchantIdentifier: started.merchantIdentifier, nonce: started.nonce)
+            let stolen = await #expect(throws: SwitchbackError.self) {
+                _ = try await client.verifyAppleIdentity(
+                    requestID: started.requestID, binding: "another-binding-of-another-app-0123", encryptedData: encrypted)
+            }
+            #expect(stolen?.oauthError?.error == "invalid_grant")
+            let again = await #expect(throws: SwitchbackError.self, "a wrong binding used the request up") {
+                _ = try await client.verifyAppleIdentity(requestID: started.requestID, binding: CompanionRig.binding, encryptedData: encrypted)
+            }
+            #expect(again?.oauthError?.error == "invalid_grant")
+
+            let fresh = try await client.startAppleIdentity(binding: CompanionRig.binding)
+            let answer = try await wallet.requestDocument(Self.request, merchantIdentifier: fresh.merchantIdentifier, nonce: fresh.nonce)
+            #expect(
+                try await client.verifyAppleIdentity(requestID: fresh.requestID, binding: CompanionRig.binding, encryptedData: answer).claims(
+                    "identity") != nil)
+            await #expect(throws: SwitchbackError.self, "replayed") {
+                _ = try await client.verifyAppleIdentity(requestID: fresh.requestID, binding: CompanionRig.binding, encryptedData: answer)
+            }
+            // Wallet's answer to one request does not verify another's.
+            let other = try await client.startAppleIdentity(binding: CompanionRig.binding)
+            let crossed = await #expect(throws: SwitchbackError.self) {
+                _ = try await client.verifyAppleIdentity(requestID: other.requestID, binding: CompanionRig.binding, encryptedData: answer)
+            }
+            #expect(crossed?.code == .presentationInvalid)
+
+            let invalid = IdentityDocumentRequest(fields: [.init(.age), .init(.ageAtLeast(18))])
+            let refused = await #expect(throws: SwitchbackError.self) {
+                _ = try await Self.coordinator(rig, wallet: wallet).signIn(.verifyWithWallet(invalid))
+            }
+            #expect(refused?.code == .invalidConfiguration)
+        }
     }
 }

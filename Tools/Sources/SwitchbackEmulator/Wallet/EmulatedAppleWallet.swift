@@ -1,0 +1,93 @@
+public import Foundation
+public import Crypto
+@_spi(SwitchbackInternals) public import Switchback
+
+/// Apple Wallet holding a driver's license, as Verify with Wallet answers an app (Apple's "Verifying Wallet
+/// identity requests"): the requested elements of an ISO/IEC 18013-5 mDL, device-signed over the session
+/// transcript `[null, null, ["AppleIdentityPresentment_1.0", nonce, merchantID, teamID, pkRHash]]`, wrapped in
+/// `{"identity": DeviceResponse}` and encrypted with HPKE (P-256, HKDF-SHA256, AES-128-GCM) to the merchant's
+/// Identity Access key, in the `APPLE-HPKE-v1` envelope. Written here from Apple's description, and checked
+/// against Apple's own sample data by the companion's tests.
+public struct EmulatedAppleWallet: IdentityDocumentProvider {
+    /// The mDL's document type and namespace (ISO/IEC 18013-5 §7.1).
+    public static let docType = "org.iso.18013.5.1.mDL"
+    public static let nameSpace = "org.iso.18013.5.1"
+
+    /// What the user does with the sheet.
+    public enum Decision: Sendable {
+        case share
+        case decline
+    }
+
+    let wallet: EmulatedWallet
+    let license: EmulatedIssuer.MDocCredential
+    /// The merchant's Identity Access key as Apple registered it, and the app's team.
+    let merchantKey: P256.KeyAgreement.PublicKey
+    let teamID: String
+    let decision: Decision
+
+    /// A Wallet with a license from `issuer`, answering apps of `teamID` whose merchant registered `merchantKey`.
+    public init(issuer: EmulatedIssuer, merchantKey: P256.KeyAgreement.PublicKey, teamID: String, decision: Decision = .share, now: Date = Date())
+        throws
+    {
+        wallet = try EmulatedWallet(issuer: issuer, now: now)
+        license = try issuer.issueMDoc(
+            docType: Self.docType, nameSpace: Self.nameSpace,
+            elements: [
+                "given_name": "Erika", "family_name": "Mustermann", "birth_date": .tagged(1004, "1984-01-26"), "age_over_21": .bool(true),
+                "age_in_years": .unsigned(42), "document_number": "D1234567", "issuing_authority": "Emulated DMV", "sex": .unsigned(2),
+                "portrait": .bytes(Data([0xFF, 0xD8, 0xFF, 0xD9])),
+            ], holder: wallet.holder.publicKey, validFrom: now - 86400, validUntil: now + 365 * 86400)
+        self.merchantKey = merchantKey
+        self.teamID = teamID
+        self.decision = decision
+    }
+
+    /// The ISO 18013-5 element a PassKit element comes back as (Apple's `PKIdentityDriversLicenseDescriptor` page).
+    static func identifier(_ element: IdentityDocumentRequest.Element) -> String {
+        switch element {
+        case .givenName: "given_name"
+        case .familyName: "family_name"
+        case .portrait: "portrait"
+        case .address: "resident_address"
+        case .dateOfBirth: "birth_date"
+        case .documentNumber: "document_number"
+        case .documentIssueDate: "issue_date"
+        case .documentExpirationDate: "expiry_date"
+        case .drivingPrivileges: "driving_privileges"
+        case .issuingAuthority: "issuing_authority"
+        case .age: "age_in_years"
+        case .ageAtLeast(let years): "age_over_\(years)"
+        case .sex: "sex"
+        }
+    }
+
+    public func requestDocument(_ request: IdentityDocumentRequest, merchantIdentifier: String, nonce: Data) async throws -> Data {
+        guard request.document == .driversLicense else { throw IdentityDocumentFailure.notSupported.error }
+        guard nonce.count <= 64 else { throw IdentityDocumentFailure.invalidNonce.error }
+        guard decision == .share else { throw IdentityDocumentFailure.cancelled.error }
+        let pkRHash = Data(SHA256.hash(data: merchantKey.x963Representation))
+        let transcript = CBOR.array([
+            .null, .null, .array(["AppleIdentityPresentment_1.0", .bytes(nonce), .text(merchantIdentifier), .text(teamID), .bytes(pkRHash)]),
+        ])
+        let elements = request.fields.map { Self.identifier($0.element) }.filter { license.items[$0] != nil }
+        guard let encoded = Base64URL.decode(try wallet.presentMDoc(license, elements: elements, transcript: transcript)) else {
+            throw IdentityDocumentFailure.unknown.error
+        }
+        let plaintext = CBOR.map([.init("identity", try CBOR.decode(encoded))]).encoded
+        let info = transcript.encoded
+        var sender = try HPKE.Sender(
+            recipientKey: merchantKey, ciphersuite: HPKE.Ciphersuite(kem: .P256_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .AES_GCM_128), info: info)
+        let ciphertext = try sender.seal(plaintext, authenticating: Data())
+        return CBOR.map([
+            .init("algorithm", "APPLE-HPKE-v1"),
+            .init(
+                "params",
+                .map([
+                    .init("mode", .unsigned(0)), .init("pkEm", .bytes(sender.encapsulatedKey)), .init("pkRHash", .bytes(pkRHash)),
+                    .init("infoHash", .bytes(Data(SHA256.hash(data: info)))),
+                ])),
+            .init("data", .bytes(ciphertext)),
+        ]).encoded
+    }
+}
