@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 // Compiles the iOS adapters (Sources/SwitchbackApple) and the guides' iOS wiring (Examples/AppleSnippets)
 // on Linux, against the core and a declared model of the Apple API they use: modules named UIKit, WebKit,
-// AuthenticationServices, SafariServices, Security, SwiftUI, CryptoKit, LocalAuthentication and DeviceCheck that declare exactly that API, each
+// AuthenticationServices, SafariServices, Security, SwiftUI, CryptoKit, LocalAuthentication, DeviceCheck and PassKit that declare exactly that API, each
 // declaration with the documentation page it was taken from. Test-only; not a product of Switchback.
 //
 // The core and the adapters come in by symlink (Sources/Switchback, Sources/SwitchbackApple), so this
@@ -18,6 +18,7 @@ let strict: [SwiftSetting] = [
 
 let surface = [
     "UIKit", "WebKit", "AuthenticationServices", "SafariServices", "Security", "SwiftUI", "CryptoKit", "LocalAuthentication", "DeviceCheck",
+    "PassKit",
 ]
 
 let package = Package(
@@ -54,6 +55,7 @@ let package = Package(
         .target(name: "CryptoKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         .target(name: "LocalAuthentication", swiftSettings: strict),
         .target(name: "DeviceCheck", swiftSettings: strict),
+        .target(name: "PassKit", swiftSettings: strict),
         // The adapters and the guides' wiring, type-checked with warnings as errors.
         .target(name: "SwitchbackApple", dependencies: ["Switchback"] + surface.map { .target(name: $0) }, swiftSettings: strict),
         .target(name: "SnippetBankIDNorwayApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),

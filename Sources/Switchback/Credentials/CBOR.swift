@@ -4,6 +4,8 @@ public import Foundation
 /// reads from a wallet's `DeviceResponse` and writes to check its signatures (COSE `Sig_structure`,
 /// `SessionTranscript`, `DeviceAuthentication`).
 @_spi(SwitchbackInternals) public indirect enum CBOR: Sendable, Equatable {
+    // Equality compares text by its UTF-8 bytes, as CBOR writes it, not by Unicode equivalence as `String`
+    // does: a map key or a namespace written otherwise is another key (see `==` below).
     case unsigned(UInt64)
     /// The integer -1 - n.
     case negative(UInt64)
@@ -67,6 +69,8 @@ public import Foundation
 extension CBOR {
     /// Deeper items are refused; an mdoc `DeviceResponse` nests about eight levels.
     public static let maximumDepth = 24
+    /// Larger maps are refused; an mdoc's largest (the digests of one namespace) has tens of pairs.
+    public static let maximumMapSize = 4096
 
     /// The one item `data` holds. Refused: trailing bytes, a truncated item, indefinite lengths, a map key
     /// given twice, text that is not UTF-8, reserved encodings, nesting deeper than ``maximumDepth``, a
@@ -185,19 +189,25 @@ extension CBOR {
                 }
                 return .text(text)
             case 4:
-                // Every item takes at least one byte, so a count past what is left is refused before reserving.
+                // Every item takes at least one byte, so a count past what is left is refused; the capacity
+                // reserved is bounded all the same, since nested arrays would each reserve their count.
                 let count = try length(info)
                 var items: [CBOR] = []
-                items.reserveCapacity(count)
+                items.reserveCapacity(min(count, 256))
                 for _ in 0..<count { items.append(try item(depth: depth + 1)) }
                 return .array(items)
             case 5:
                 let count = try length(info)
+                guard count <= CBOR.maximumMapSize else { throw CBORError("a CBOR map has more than \(CBOR.maximumMapSize) pairs") }
                 var pairs: [Pair] = []
                 pairs.reserveCapacity(min(count, 64))
+                // Duplicates are told by the keys' bytes as written, in one pass: comparing each key with every
+                // earlier one made a 150 KB map cost seconds.
+                var seen: Set<Data> = []
                 for _ in 0..<count {
+                    let start = index
                     let key = try item(depth: depth + 1)
-                    guard !pairs.contains(where: { $0.key == key }) else { throw CBORError("a CBOR map has a key twice") }
+                    guard seen.insert(Data(bytes[start..<index])).inserted else { throw CBORError("a CBOR map has a key twice") }
                     pairs.append(Pair(key, try item(depth: depth + 1)))
                 }
                 return .map(pairs)
@@ -236,6 +246,25 @@ extension CBOR {
                 default: (1 + mantissa / 1024) * Double(sign: .plus, exponent: exponent - 15, significand: 1)
                 }
             return bits & 0x8000 == 0 ? magnitude : -magnitude
+        }
+    }
+}
+
+extension CBOR {
+    /// Items are equal when they are written alike: text by its UTF-8 bytes (`"K"` is not the Kelvin sign),
+    /// maps by their pairs in order.
+    public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
+        switch (lhs, rhs) {
+        case (.unsigned(let a), .unsigned(let b)), (.negative(let a), .negative(let b)): a == b
+        case (.bytes(let a), .bytes(let b)): a == b
+        case (.text(let a), .text(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.array(let a), .array(let b)): a == b
+        case (.map(let a), .map(let b)): a == b
+        case (.tagged(let t, let a), .tagged(let u, let b)): t == u && a == b
+        case (.bool(let a), .bool(let b)): a == b
+        case (.null, .null), (.undefined, .undefined): true
+        case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
+        default: false
         }
     }
 }

@@ -254,8 +254,10 @@ struct COSESign1 {
     func header(_ label: Int) -> CBOR? { protectedHeader[.int(label)] ?? unprotectedHeader[.int(label)] }
 
     /// Checks the ES256 signature (alg -7, or -9 for ECDSA on P-256 with SHA-256 fully specified; protected)
-    /// over `Sig_structure` with `payload` (RFC 9052 §4.4).
+    /// over `Sig_structure` with `payload` (RFC 9052 §4.4). A `crit` header is refused: it would name
+    /// parameters this verifier must understand, and it understands none beyond these (RFC 9052 §3.1).
     func verify(key x963: Data, payload: Data, _ what: String) throws {
+        guard protectedHeader[.int(2)] == nil else { throw MDocVerifier.refused("its \(what) has critical header parameters (crit)") }
         guard protectedHeader[.int(1)] == .int(-7) || protectedHeader[.int(1)] == .int(-9) else {
             throw MDocVerifier.refused("its \(what) is not ES256 (alg -7 or -9, protected)")
         }

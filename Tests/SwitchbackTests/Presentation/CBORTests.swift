@@ -42,6 +42,22 @@ struct CBORTests {
         }
     }
 
+    @Test("a large map costs linear time (duplicates found by the keys' bytes); past 4096 pairs it is refused; text is compared by bytes")
+    func largeMaps() throws {
+        func map(_ count: Int, duplicate: Bool = false) -> Data {
+            CBOR.map((0..<count).map { .init(.text("key-\(duplicate && $0 == count - 1 ? 0 : $0)"), .null) }).encoded
+        }
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure { _ = try CBOR.decode(map(4096)) }
+        #expect(elapsed < .seconds(1), "4096 text keys took \(elapsed); comparing each with every other took seconds")
+        #expect(throws: CBORError.self) { _ = try CBOR.decode(map(4097)) }
+        #expect(throws: CBORError.self) { _ = try CBOR.decode(map(4000, duplicate: true)) }
+        // "K" and the Kelvin sign are equal as Swift strings, not as CBOR text: two keys, not a duplicate.
+        let kelvin = CBOR.map([.init("K", .int(1)), .init(.text("\u{212A}"), .int(2))])
+        #expect(try CBOR.decode(kelvin.encoded)["K"] == .int(1))
+        #expect(CBOR.text("K") != CBOR.text("\u{212A}"))
+    }
+
     @Test("OpenID4VP 1.0 §B.2.6.1's example: the handover info, its hash, and the session transcript, byte for byte")
     func sessionTranscript() throws {
         let thumbprint = try #require(

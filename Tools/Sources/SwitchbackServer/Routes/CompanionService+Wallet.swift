@@ -168,9 +168,12 @@ extension CompanionService {
                                 presentation, keyBinding: .init(audience: wallet.identity.clientID, nonce: record.nonce))
                         case ("mso_mdoc", _, let verifier?):
                             // §B.2.6.1: the device signs this request's client_id, nonce, response key and response_uri.
+                            // The answer was encrypted, so the transcript names the key: never null here.
+                            guard let thumbprint = try presentationRequest(state, record).encryptionKeyThumbprint else {
+                                throw SwitchbackError(.storeFailed, "the request's encryption key has no thumbprint")
+                            }
                             let binding = MDocVerifier.SessionBinding(
-                                clientID: wallet.identity.clientID, nonce: record.nonce,
-                                encryptionKeyThumbprint: try presentationRequest(state, record).encryptionKeyThumbprint,
+                                clientID: wallet.identity.clientID, nonce: record.nonce, encryptionKeyThumbprint: thumbprint,
                                 responseURI: url(CompanionAPI.Path.walletResponse).absoluteString)
                             return try await verifier.verify(presentation, binding: binding)
                         default:

@@ -91,6 +91,12 @@ package struct X509DocumentSigners: MDocIssuerKeys {
     }
 
     package func documentSignerKey(certificates: [Data]) async throws -> Data {
+        // ISO/IEC 18013-5 Annex B: the IACA root signs the document signer certificate itself; an
+        // intermediate would let a CA under the root (for another purpose) sign documents.
+        guard certificates.count == 1 else {
+            throw SwitchbackError(
+                .presentationInvalid, "the mdoc is refused: its x5chain must be the document signer certificate alone, signed by the root")
+        }
         let chain = try await X509IssuerKeys.validatedChain(certificates, anchors: anchors, now: clock.now())
         guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
             throw SwitchbackError(.presentationInvalid, "the mdoc is refused: its document signer key is not P-256")

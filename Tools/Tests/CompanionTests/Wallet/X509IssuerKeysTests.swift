@@ -86,4 +86,17 @@ struct X509IssuerKeysTests {
             _ = try await Self.verify(forged.joined(separator: "."), trusting: authority.rootPEM)
         }
     }
+
+    @Test("mdoc document signers: the certificate alone, signed by an anchor; an intermediate, another root or a CA certificate is refused")
+    func documentSigners() async throws {
+        let issuer = try EmulatedAuthority(name: "IACA", dnsName: "pid.example.com")
+        let signers = try X509DocumentSigners(anchorsPEM: issuer.rootPEM, clock: SystemClock())
+        #expect(try await signers.documentSignerKey(certificates: [issuer.leaf]) == issuer.key.publicKey.x963Representation)
+        let chained = await #expect(throws: SwitchbackError.self) {
+            _ = try await signers.documentSignerKey(certificates: [issuer.leaf, issuer.leaf])
+        }
+        #expect(chained?.message.contains("alone") == true)
+        let stranger = try EmulatedAuthority(name: "Another IACA", dnsName: "pid.example.com")
+        await #expect(throws: SwitchbackError.self) { _ = try await signers.documentSignerKey(certificates: [stranger.leaf]) }
+    }
 }
