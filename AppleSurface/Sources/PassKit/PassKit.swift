@@ -5,51 +5,54 @@ public import Foundation
 
 // https://developer.apple.com/documentation/passkit/pkidentityelement
 open class PKIdentityElement: NSObject {
-    let name: String
-    init(_ name: String) { self.name = name }
+    /// The model's record of which element this is, for tests.
+    public let _modelName: String
 
     // https://developer.apple.com/documentation/passkit/pkidentityelement/givenname
-    open class var givenName: PKIdentityElement { PKIdentityElement("givenName") }
+    open class var givenName: PKIdentityElement { PKIdentityElement(_modelName: "givenName") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/familyname
-    open class var familyName: PKIdentityElement { PKIdentityElement("familyName") }
+    open class var familyName: PKIdentityElement { PKIdentityElement(_modelName: "familyName") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/portrait
-    open class var portrait: PKIdentityElement { PKIdentityElement("portrait") }
+    open class var portrait: PKIdentityElement { PKIdentityElement(_modelName: "portrait") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/address
-    open class var address: PKIdentityElement { PKIdentityElement("address") }
+    open class var address: PKIdentityElement { PKIdentityElement(_modelName: "address") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/dateofbirth
-    open class var dateOfBirth: PKIdentityElement { PKIdentityElement("dateOfBirth") }
+    open class var dateOfBirth: PKIdentityElement { PKIdentityElement(_modelName: "dateOfBirth") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/documentnumber
-    open class var documentNumber: PKIdentityElement { PKIdentityElement("documentNumber") }
+    open class var documentNumber: PKIdentityElement { PKIdentityElement(_modelName: "documentNumber") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/documentissuedate
-    open class var documentIssueDate: PKIdentityElement { PKIdentityElement("documentIssueDate") }
+    open class var documentIssueDate: PKIdentityElement { PKIdentityElement(_modelName: "documentIssueDate") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/documentexpirationdate
-    open class var documentExpirationDate: PKIdentityElement { PKIdentityElement("documentExpirationDate") }
+    open class var documentExpirationDate: PKIdentityElement { PKIdentityElement(_modelName: "documentExpirationDate") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/drivingprivileges
-    open class var drivingPrivileges: PKIdentityElement { PKIdentityElement("drivingPrivileges") }
+    open class var drivingPrivileges: PKIdentityElement { PKIdentityElement(_modelName: "drivingPrivileges") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/issuingauthority
-    open class var issuingAuthority: PKIdentityElement { PKIdentityElement("issuingAuthority") }
+    open class var issuingAuthority: PKIdentityElement { PKIdentityElement(_modelName: "issuingAuthority") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/age
-    open class var age: PKIdentityElement { PKIdentityElement("age") }
+    open class var age: PKIdentityElement { PKIdentityElement(_modelName: "age") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/sex (iOS 17.2)
     @available(iOS 17.2, *)
-    open class var sex: PKIdentityElement { PKIdentityElement("sex") }
+    open class var sex: PKIdentityElement { PKIdentityElement(_modelName: "sex") }
     // https://developer.apple.com/documentation/passkit/pkidentityelement/age(atleast:)
-    open class func age(atLeast age: Int) -> Self { Self("age_over_\(age)") }
+    open class func age(atLeast age: Int) -> Self { Self(_modelName: "age_over_\(age)") }
 
-    required init(_ name: String, _: Void = ()) { self.name = name }
+    /// The model's stand-in for the system's instances.
+    public required init(_modelName name: String) { _modelName = name }
 }
 
 // https://developer.apple.com/documentation/passkit/pkidentityintenttostore
 open class PKIdentityIntentToStore: NSObject {
-    let days: Int?
-    required init(days: Int?) { self.days = days }
+    /// The model's record of the intent, for tests: 0 will not store, nil may store, else days.
+    public let _modelDays: Int?
+    /// The model's stand-in for the system's instances.
+    public required init(_modelDays days: Int?) { _modelDays = days }
 
     // https://developer.apple.com/documentation/passkit/pkidentityintenttostore/willnotstore
-    open class var willNotStore: PKIdentityIntentToStore { PKIdentityIntentToStore(days: 0) }
+    open class var willNotStore: PKIdentityIntentToStore { PKIdentityIntentToStore(_modelDays: 0) }
     // https://developer.apple.com/documentation/passkit/pkidentityintenttostore/maystore
-    open class var mayStore: PKIdentityIntentToStore { PKIdentityIntentToStore(days: nil) }
+    open class var mayStore: PKIdentityIntentToStore { PKIdentityIntentToStore(_modelDays: nil) }
     // https://developer.apple.com/documentation/passkit/pkidentityintenttostore/maystore(days:)
-    open class func mayStore(days: Int) -> Self { Self(days: days) }
+    open class func mayStore(days: Int) -> Self { Self(_modelDays: days) }
 }
 
 // https://developer.apple.com/documentation/passkit/pkidentitydocumentdescriptor

@@ -3,6 +3,7 @@ import Foundation
 import SafariServices
 import CryptoKit
 import DeviceCheck
+import PassKit
 import Security
 import Switchback
 @testable import SwitchbackApple
@@ -439,5 +440,68 @@ struct AppAttestGlueTests {
         let unsupported = DeviceCheckAppAttest(service: { DCAppAttestService() })
         #expect(!unsupported.isSupported)
         await #expect(throws: DCError.self) { _ = try await unsupported.generateKey() }
+    }
+}
+
+/// A controller standing in for Wallet: it records the request and answers as told.
+final class WalletController: PKIdentityAuthorizationController, @unchecked Sendable {
+    let available: Bool
+    let answer: Result<Data, PKIdentityError>
+    nonisolated(unsafe) var request: PKIdentityRequest?
+    nonisolated(unsafe) var cancelled = false
+
+    init(available: Bool = true, answer: Result<Data, PKIdentityError>) {
+        self.available = available
+        self.answer = answer
+    }
+
+    override func canRequestDocument(_ descriptor: any PKIdentityDocumentDescriptor) async -> Bool { available }
+
+    override func requestDocument(_ request: PKIdentityRequest) async throws -> PKIdentityDocument {
+        self.request = request
+        return PKIdentityDocument(_modelEncryptedData: try answer.get())
+    }
+
+    override func cancelRequest() { cancelled = true }
+}
+
+@Suite("Verify with Wallet glue")
+struct PassKitIdentityGlueTests {
+    static let request = IdentityDocumentRequest(fields: [.init(.givenName), .init(.ageAtLeast(21), intentToStore: .mayStoreForDays(30))])
+
+    @Test("the request reaches PassKit with its merchant, nonce, elements and intents; Wallet's encryptedData comes back unchanged")
+    func passesThrough() async throws {
+        let controller = WalletController(answer: .success(Data([1, 2, 3])))
+        let documents = PassKitIdentityDocuments(controller: { controller })
+        let nonce = Data(repeating: 7, count: 32)
+        #expect(try await documents.requestDocument(Self.request, merchantIdentifier: "merchant.example", nonce: nonce) == Data([1, 2, 3]))
+        let sent = try #require(controller.request)
+        #expect(sent.merchantIdentifier == "merchant.example" && sent.nonce == nonce)
+        let descriptor = try #require(sent.descriptor as? PKIdentityDriversLicenseDescriptor)
+        #expect(descriptor.elements.map(\._modelName) == ["givenName", "age_over_21"])
+        #expect(descriptor.intentToStore(element: descriptor.elements[1])?._modelDays == 30)
+        #expect(descriptor.intentToStore(element: descriptor.elements[0])?._modelDays == 0)
+    }
+
+    @Test("PassKit's errors become the core's: cancelled is userCancelled, notSupported or no such ID is authenticatorUnavailable")
+    func failures() async throws {
+        for (controller, code) in [
+            (WalletController(answer: .failure(PKIdentityError(.cancelled))), SwitchbackError.Code.userCancelled),
+            (WalletController(answer: .failure(PKIdentityError(.notSupported))), .authenticatorUnavailable),
+            (WalletController(answer: .failure(PKIdentityError(.invalidNonce))), .invalidConfiguration),
+            (WalletController(available: false, answer: .success(Data())), .authenticatorUnavailable),
+        ] {
+            let documents = PassKitIdentityDocuments(controller: { controller })
+            let error = await #expect(throws: SwitchbackError.self) {
+                _ = try await documents.requestDocument(Self.request, merchantIdentifier: "m", nonce: Data(count: 32))
+            }
+            #expect(error?.code == code)
+        }
+        let invalid = IdentityDocumentRequest(fields: [])
+        let controller = WalletController(answer: .success(Data()))
+        await #expect(throws: SwitchbackError.self) {
+            _ = try await PassKitIdentityDocuments(controller: { controller }).requestDocument(invalid, merchantIdentifier: "m", nonce: Data())
+        }
+        #expect(controller.request == nil, "nothing reaches Wallet")
     }
 }
