@@ -207,6 +207,22 @@ struct WalletFlowTests {
         #expect("\(presentation)" == "WalletPresentation(pid: [birthdate, given_name])")
         #expect(presentation.claims("pid")?["given_name"] == "Erika")
     }
+
+    @Test(
+        "a Verify with Wallet request Wallet would refuse is refused first: no element, one twice, age with a threshold, a threshold out of 1 to 125")
+    func identityDocumentRequests() {
+        let good = IdentityDocumentRequest(fields: [.init(.givenName), .init(.ageAtLeast(18)), .init(.portrait, intentToStore: .mayStoreForDays(30))])
+        #expect(throws: Never.self) { try good.validate() }
+        for fields: [IdentityDocumentRequest.Field] in [
+            [], [.init(.givenName), .init(.givenName)], [.init(.age), .init(.ageAtLeast(21))], [.init(.ageAtLeast(0))], [.init(.ageAtLeast(126))],
+            [.init(.givenName, intentToStore: .mayStoreForDays(-1))],
+        ] {
+            #expect(throws: SwitchbackError.self, "\(fields)") { try IdentityDocumentRequest(fields: fields).validate() }
+        }
+        #expect(IdentityDocumentFailure.cancelled.error.code == .userCancelled)
+        #expect(IdentityDocumentFailure.regionNotSupported.error.code == .authenticatorUnavailable)
+        #expect(IdentityDocumentFailure(rawValue: 99) == nil)
+    }
 }
 
 private struct UnreachableTransport: HTTPTransport {
@@ -244,19 +260,4 @@ private final class RecordingOpener: URLOpener, Sendable {
         return universalLinks
     }
 
-    @Test(
-        "a Verify with Wallet request Wallet would refuse is refused first: no element, one twice, age with a threshold, a threshold out of 1 to 125")
-    func identityDocumentRequests() {
-        let good = IdentityDocumentRequest(fields: [.init(.givenName), .init(.ageAtLeast(18)), .init(.portrait, intentToStore: .mayStoreForDays(30))])
-        #expect(throws: Never.self) { try good.validate() }
-        for fields: [IdentityDocumentRequest.Field] in [
-            [], [.init(.givenName), .init(.givenName)], [.init(.age), .init(.ageAtLeast(21))], [.init(.ageAtLeast(0))], [.init(.ageAtLeast(126))],
-            [.init(.givenName, intentToStore: .mayStoreForDays(-1))],
-        ] {
-            #expect(throws: SwitchbackError.self, "\(fields)") { try IdentityDocumentRequest(fields: fields).validate() }
-        }
-        #expect(IdentityDocumentFailure.cancelled.error.code == .userCancelled)
-        #expect(IdentityDocumentFailure.regionNotSupported.error.code == .authenticatorUnavailable)
-        #expect(IdentityDocumentFailure(rawValue: 99) == nil)
-    }
 }
