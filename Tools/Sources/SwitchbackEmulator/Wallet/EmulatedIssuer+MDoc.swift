@@ -60,7 +60,7 @@ extension EmulatedIssuer {
     }
 
     /// A `tdate` (tag 0, RFC 3339 in UTC, whole seconds).
-    static func tdate(_ date: Date) -> CBOR {
+    package static func tdate(_ date: Date) -> CBOR {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         return .tagged(0, .text(formatter.string(from: date)))
