@@ -176,11 +176,7 @@ import Crypto
     /// A `tdate` (tag 0, RFC 3339 text), as `validityInfo` writes its dates.
     static func date(_ value: CBOR) -> Date? {
         guard case .tagged(0, .text(let text)) = value else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
+        return RFC3339.date(text)
     }
 
     /// The digest function the MSO names (§9.1.2.5).
@@ -266,5 +262,70 @@ struct COSESign1 {
             let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
             key.isValidSignature(ecdsa, for: structure)
         else { throw MDocVerifier.refused("its \(what) signature does not verify") }
+    }
+}
+
+/// RFC 3339 §5.6 `date-time`, read by hand: Foundation's `ISO8601DateFormatter` cost 70% of an mdoc's
+/// verification (BENCHMARKS.md). `YYYY-MM-DDTHH:MM:SS`, an optional fraction, and `Z` or `±HH:MM`; `t`, `z`
+/// and a space for `T` as §5.6 allows; a leap second is refused, as Foundation refuses it.
+enum RFC3339 {
+    static func date(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ count: Int) -> Int? {
+            guard index + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + count] {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            index += count
+            return value
+        }
+        func expect(_ allowed: Set<UInt8>) -> Bool {
+            guard index < bytes.count, allowed.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect([0x2D]), let month = number(2), expect([0x2D]), let day = number(2), expect([0x54, 0x74, 0x20]),
+            let hour = number(2), expect([0x3A]), let minute = number(2), expect([0x3A]), let second = number(2)
+        else { return nil }
+        var fraction = 0.0
+        if index < bytes.count, bytes[index] == 0x2E {
+            index += 1
+            var scale = 0.1
+            let start = index
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
+                fraction += Double(bytes[index] - 0x30) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        var offset = 0
+        if expect([0x5A, 0x7A]) {
+            offset = 0
+        } else if index < bytes.count, bytes[index] == 0x2B || bytes[index] == 0x2D {
+            let sign = bytes[index] == 0x2B ? 1 : -1
+            index += 1
+            guard let hours = number(2), expect([0x3A]), let minutes = number(2), hours <= 23, minutes <= 59 else { return nil }
+            offset = sign * (hours * 3600 + minutes * 60)
+        } else {
+            return nil
+        }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard index == bytes.count, (1...12).contains(month), (1...days[month - 1]).contains(day), hour <= 23, minute <= 59, second <= 59 else {
+            return nil
+        }
+        // Days from 1970-01-01 to the civil date (the proleptic Gregorian calendar).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let epochDays = era * 146_097 + dayOfEra - 719_468
+        let seconds = Double(epochDays * 86400 + hour * 3600 + minute * 60 + second - offset) + fraction
+        return Date(timeIntervalSince1970: seconds)
     }
 }

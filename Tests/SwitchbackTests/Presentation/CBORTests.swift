@@ -58,6 +58,25 @@ struct CBORTests {
         #expect(CBOR.text("K") != CBOR.text("\u{212A}"))
     }
 
+    @Test("RFC 3339 dates as an MSO writes them: the same instants Foundation reads; malformed ones refused")
+    func dates() {
+        let formatter = ISO8601DateFormatter()
+        for text in [
+            "2022-03-31T22:48:31Z", "2024-02-29T00:00:00Z", "1970-01-01T00:00:00Z", "2099-12-31T23:59:59Z", "2023-03-22T22:48:31+05:30",
+            "2023-03-22T22:48:31-08:00", "1969-07-20T20:17:40Z", "2000-02-29T12:00:00Z",
+        ] {
+            #expect(RFC3339.date(text) == formatter.date(from: text), "\(text)")
+        }
+        #expect(RFC3339.date("2022-03-31T22:48:31.250Z") == Date(timeIntervalSince1970: 1_648_766_911.25))
+        #expect(RFC3339.date("2022-03-31t22:48:31z") == RFC3339.date("2022-03-31T22:48:31Z"))
+        for text in [
+            "", "2022-03-31", "2022-03-31T22:48:31", "2022-02-29T00:00:00Z", "2022-13-01T00:00:00Z", "2022-03-31T24:00:00Z", "2022-03-31T22:48:60Z",
+            "2022-03-31T22:48:31.Z", "2022-03-31T22:48:31+0530", "2022-03-31T22:48:31Zjunk", "22-03-31T22:48:31Z", "2022-03-31T22:48:31+24:00",
+        ] {
+            #expect(RFC3339.date(text) == nil, "\(text)")
+        }
+    }
+
     @Test("OpenID4VP 1.0 §B.2.6.1's example: the handover info, its hash, and the session transcript, byte for byte")
     func sessionTranscript() throws {
         let thumbprint = try #require(
