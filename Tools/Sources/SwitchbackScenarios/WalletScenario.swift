@@ -48,7 +48,10 @@ enum WalletScenario {
             issuerTrustAnchorsFile: try write("issuer-roots.pem", issuer.authority.rootPEM),
             mdocTrustAnchorsFile: try write("iaca-roots.pem", issuer.authority.rootPEM), query: scenario.walletFormat == "mdoc" ? mdocQuery : query,
             appLink: appLink, scheme: walletScheme)
-        let companion = try await Companion.start(configuration, logger: ScenarioRunner.quiet)
+        // The issuer's status list lives on its https host, which exists only in the emulated ecosystem.
+        let companion = try await Companion.start(
+            configuration, transport: StatusListHosting(issuer, revoked: [EmulatedWallet.revokedIndex], next: URLSessionTransport()),
+            logger: ScenarioRunner.quiet)
         do {
             let result = try await run(scenario, wallet: wallet, companion: companion, logger: logger, during: during)
             await companion.stop()

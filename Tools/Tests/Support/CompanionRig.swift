@@ -46,7 +46,8 @@ package struct CompanionRig {
 
     package static func start(
         profile: Profile = .generic, store: (any CompanionStore)? = nil, returns: ServerConfiguration.ExchangeResult = .session,
-        emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in }
+        emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in },
+        transport: (any HTTPTransport)? = nil
     ) async throws -> CompanionRig {
         var emulatorConfiguration = EmulatorConfiguration.defaults
         for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
@@ -62,7 +63,7 @@ package struct CompanionRig {
         let clock = ManualClock(Date())
         do {
             let companion = try await Companion.start(
-                configuration, store: store, clock: clock, logger: CapturingLogHandler.logger(log, label: "companion"))
+                configuration, store: store, transport: transport, clock: clock, logger: CapturingLogHandler.logger(log, label: "companion"))
             return CompanionRig(emulator: emulator, companion: companion, log: log, clock: clock)
         } catch {
             await emulator.stop()
@@ -75,11 +76,11 @@ package struct CompanionRig {
     package static func with<Result>(
         profile: Profile = .generic, store: (any CompanionStore)? = nil, returns: ServerConfiguration.ExchangeResult = .session,
         emulator changeEmulator: (inout EmulatorConfiguration) -> Void = { _ in }, change: (inout ServerConfiguration) -> Void = { _ in },
-        _ body: (CompanionRig) async throws -> Result
+        transport: (any HTTPTransport)? = nil, _ body: (CompanionRig) async throws -> Result
     ) async throws -> Result {
         try await withStopping(
-            try await start(profile: profile, store: store, returns: returns, emulator: changeEmulator, change: change), stop: { await $0.stop() },
-            body)
+            try await start(profile: profile, store: store, returns: returns, emulator: changeEmulator, change: change, transport: transport),
+            stop: { await $0.stop() }, body)
     }
 
     package func stop() async {

@@ -17,10 +17,10 @@ extension EmulatedIssuer {
     }
 
     /// Issues an mdoc of `docType` with `elements` in `nameSpace`, for the holder's device key, valid from
-    /// `validFrom` until `validUntil`.
+    /// `validFrom` until `validUntil`; with `statusIndex`, its MSO refers to its entry in the status list.
     package func issueMDoc(
         docType: String, nameSpace: String, elements: [String: CBOR], holder: P256.Signing.PublicKey, validFrom: Date = Date(),
-        validUntil: Date
+        validUntil: Date, statusIndex: Int? = nil
     ) throws -> MDocCredential {
         var items: [String: CBOR] = [:]
         var digests: [CBOR.Pair] = []
@@ -35,7 +35,7 @@ extension EmulatedIssuer {
             digests.append(.init(.unsigned(UInt64(digestID)), .bytes(Data(SHA256.hash(data: wrapped.encoded)))))
         }
         let point = holder.x963Representation.dropFirst()
-        let mso = CBOR.map([
+        var mso = CBOR.map([
             .init("version", "1.0"), .init("digestAlgorithm", "SHA-256"), .init("valueDigests", .map([.init(.text(nameSpace), .map(digests))])),
             .init(
                 "deviceKeyInfo",
@@ -53,6 +53,13 @@ extension EmulatedIssuer {
                 .map([.init("signed", Self.tdate(validFrom)), .init("validFrom", Self.tdate(validFrom)), .init("validUntil", Self.tdate(validUntil))])
             ),
         ])
+        // ISO/IEC 18013-5 second edition's status: the same status list, by index and URI.
+        if let statusIndex, case .map(var pairs) = mso {
+            pairs.append(
+                .init(
+                    "status", .map([.init("status_list", .map([.init("idx", .unsigned(UInt64(statusIndex))), .init("uri", .text(statusListURI))]))])))
+            mso = .map(pairs)
+        }
         let payload = CBOR.tagged(24, .bytes(mso.encoded)).encoded
         return MDocCredential(
             docType: docType, nameSpace: nameSpace,

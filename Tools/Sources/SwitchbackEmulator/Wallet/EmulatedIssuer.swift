@@ -71,8 +71,9 @@ public struct EmulatedIssuer: Sendable {
 
     /// Issues a credential of type `vct` with `claims`, for the holder's public key, valid until `expiresAt`;
     /// two decoy digests are mixed in (RFC 9901 §4.2.5).
+    /// With `statusIndex`, the credential refers to its entry in the issuer's status list (``statusListURI``).
     public func issue(
-        vct: String, claims: [String: String], holder: P256.Signing.PublicKey, issuedAt: Date = Date(), expiresAt: Date
+        vct: String, claims: [String: String], holder: P256.Signing.PublicKey, issuedAt: Date = Date(), expiresAt: Date, statusIndex: Int? = nil
     ) throws -> Credential {
         var disclosures: [String: String] = [:]
         for (name, value) in claims {
@@ -82,7 +83,7 @@ public struct EmulatedIssuer: Sendable {
         let decoys = (0..<2).map { _ in Base64URL.encode(SHA256.hash(data: Data((0..<32).map { _ in UInt8.random(in: 0...255) }))) }
         let digests = disclosures.values.map { Base64URL.encode(SHA256.hash(data: Data($0.utf8))) } + decoys
         let point = holder.x963Representation.dropFirst()
-        let payload: [String: JSONValue] = [
+        var payload: [String: JSONValue] = [
             "iss": .string(issuer), "vct": .string(vct), "_sd_alg": "sha-256", "iat": .number(issuedAt.timeIntervalSince1970.rounded(.down)),
             "exp": .number(expiresAt.timeIntervalSince1970.rounded(.down)), "_sd": .array(digests.sorted().map(JSONValue.string)),
             "cnf": .object([
@@ -91,6 +92,9 @@ public struct EmulatedIssuer: Sendable {
                 ])
             ]),
         ]
+        if let statusIndex {
+            payload["status"] = .object(["status_list": .object(["idx": .number(Double(statusIndex)), "uri": .string(statusListURI)])])
+        }
         let header: [String: JSONValue] = ["alg": "ES256", "typ": "dc+sd-jwt", "x5c": .array([.string(authority.leaf.base64EncodedString())])]
         return Credential(vct: vct, jwt: try JWS.sign(header, payload, with: authority.key), disclosures: disclosures)
     }

@@ -25,10 +25,17 @@ public struct EmulatedWallet: Sendable {
     /// The same claims from an issuer nobody trusts, and past its expiry: for ``Fault/unknownIssuer`` and ``Fault/expired``.
     let untrusted: EmulatedIssuer.Credential
     let expired: EmulatedIssuer.Credential
+    /// The same claims, revoked in the issuer's status list (entry ``revokedIndex``): for ``Fault/revoked``.
+    let revoked: EmulatedIssuer.Credential
     /// The PID as an mdoc, and its untrusted and expired twins.
     let mdoc: EmulatedIssuer.MDocCredential
     let untrustedMDoc: EmulatedIssuer.MDocCredential
     let expiredMDoc: EmulatedIssuer.MDocCredential
+    let revokedMDoc: EmulatedIssuer.MDocCredential
+
+    /// The status list entry of the revoked credentials; the issuer's list must mark it INVALID
+    /// (``StatusListHosting``).
+    public static let revokedIndex = 1
 
     /// The PID type the wallet holds, and its claims (a test person).
     public static let pidType = "urn:eudi:pid:1"
@@ -48,14 +55,18 @@ public struct EmulatedWallet: Sendable {
         untrusted = try stranger.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
         expired = try issuer.issue(
             vct: Self.pidType, claims: Self.person, holder: holder.publicKey, issuedAt: now - 400 * 86400, expiresAt: now - 86400)
+        revoked = try issuer.issue(
+            vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400, statusIndex: Self.revokedIndex)
         let key = holder.publicKey
-        let issued = { (issuer: EmulatedIssuer, from: Date, until: Date) in
+        let issued = { (issuer: EmulatedIssuer, from: Date, until: Date, status: Int?) in
             try issuer.issueMDoc(
-                docType: Self.pidDocType, nameSpace: Self.pidDocType, elements: Self.mdocPerson, holder: key, validFrom: from, validUntil: until)
+                docType: Self.pidDocType, nameSpace: Self.pidDocType, elements: Self.mdocPerson, holder: key, validFrom: from, validUntil: until,
+                statusIndex: status)
         }
-        mdoc = try issued(issuer, now - 86400, now + 365 * 86400)
-        untrustedMDoc = try issued(stranger, now - 86400, now + 365 * 86400)
-        expiredMDoc = try issued(issuer, now - 400 * 86400, now - 86400)
+        mdoc = try issued(issuer, now - 86400, now + 365 * 86400, nil)
+        untrustedMDoc = try issued(stranger, now - 86400, now + 365 * 86400, nil)
+        expiredMDoc = try issued(issuer, now - 400 * 86400, now - 86400, nil)
+        revokedMDoc = try issued(issuer, now - 86400, now + 365 * 86400, Self.revokedIndex)
     }
 
     /// What the user does in the wallet.
@@ -76,6 +87,8 @@ public struct EmulatedWallet: Sendable {
         case tamperedDisclosure = "tampered-disclosure"
         /// The credential is past its `exp`.
         case expired
+        /// The credential is revoked in its issuer's status list (an mdoc's status is refused unread).
+        case revoked
         /// The credential comes from an issuer under no trust anchor of the verifier (the same name, another authority).
         case unknownIssuer = "unknown-issuer"
         /// The wallet (or whoever copied its post) sends the same answer twice.
@@ -120,6 +133,7 @@ public struct EmulatedWallet: Sendable {
                     switch fault {
                     case .expired?: held = expired
                     case .unknownIssuer?: held = untrusted
+                    case .revoked?: held = revoked
                     default: held = credential
                     }
                     var names = ask.claims.compactMap(\.first).filter { held.disclosures[$0] != nil }
@@ -137,6 +151,7 @@ public struct EmulatedWallet: Sendable {
                         switch fault {
                         case .expired?: expiredMDoc
                         case .unknownIssuer?: untrustedMDoc
+                        case .revoked?: revokedMDoc
                         default: mdoc
                         }
                     var names = ask.claims.filter { $0.count == 2 && $0[0] == held.nameSpace && held.items[$0[1]] != nil }.map { $0[1] }

@@ -23,14 +23,17 @@ struct EmulatedWalletTests {
         _ issuer: EmulatedIssuer, query: DCQLQuery = Self.query, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
         _ body: (CompanionRig) async throws -> Void
     ) async throws {
-        try await with(trusting: issuer.authority.rootPEM, query: query, change: change, body)
+        try await with(
+            trusting: issuer.authority.rootPEM, query: query,
+            transport: StatusListHosting(issuer, revoked: [EmulatedWallet.revokedIndex], next: URLSessionTransport()),
+            change: change, body)
     }
 
     /// A companion verifying for `query`, trusting the issuer roots in `anchorsPEM` (for SD-JWT VCs and mdocs
     /// alike), signing as a verifier of its own.
     static func with(
-        trusting anchorsPEM: String, query: DCQLQuery, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
-        _ body: (CompanionRig) async throws -> Void
+        trusting anchorsPEM: String, query: DCQLQuery, transport: (any HTTPTransport)? = nil,
+        change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in }, _ body: (CompanionRig) async throws -> Void
     ) async throws {
         let verifier = try EmulatedAuthority(name: "Test Verifier", dnsName: "verifier.example.com")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-wallet-\(UUID().uuidString)")
@@ -45,10 +48,12 @@ struct EmulatedWalletTests {
             signingKeyFile: try write("key.pem", verifier.key.pemRepresentation), certificateChainFile: try write("chain.pem", try verifier.leafPEM),
             issuerTrustAnchorsFile: try write("anchors.pem", anchorsPEM), mdocTrustAnchorsFile: try write("iaca.pem", anchorsPEM), query: query,
             appLink: Self.appLink)
-        try await CompanionRig.with(change: {
-            $0.wallet = section
-            change(&$0, directory)
-        }) { rig in try await body(rig) }
+        try await CompanionRig.with(
+            change: {
+                $0.wallet = section
+                change(&$0, directory)
+            }, transport: transport
+        ) { rig in try await body(rig) }
     }
 
     /// Starts a presentation with `client`, has the wallet answer it, and returns the response_code of the link it opens.
@@ -83,10 +88,10 @@ struct EmulatedWalletTests {
     /// Each fault and what the companion's log names as the reason.
     static let faults: [(EmulatedWallet.Fault, String)] = [
         (.wrongNonce, "nonce"), (.wrongAudience, "aud"), (.tamperedDisclosure, "disclosure"), (.expired, "expired"),
-        (.unknownIssuer, "anchor"), (.withheldClaim, "does not disclose"),
+        (.unknownIssuer, "anchor"), (.withheldClaim, "does not disclose"), (.revoked, "revoked"),
     ]
 
-    @Test("each fault of the wallet is refused for its own reason; the app learns invalid_presentation, the log the reason", arguments: 0..<6)
+    @Test("each fault of the wallet is refused for its own reason; the app learns invalid_presentation, the log the reason", arguments: 0..<7)
     func faults(_ index: Int) async throws {
         let (fault, reason) = Self.faults[index]
         let issuer = try EmulatedIssuer()

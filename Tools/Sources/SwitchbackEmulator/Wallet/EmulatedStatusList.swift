@@ -1,0 +1,62 @@
+public import Foundation
+import Crypto
+@_spi(SwitchbackInternals) public import Switchback
+
+/// The emulated issuer's Token Status List (draft-ietf-oauth-status-list-20): one list at
+/// `https://<issuer host>/status/1`, one bit per credential, the credentials the wallet holds as revoked
+/// set to INVALID. The token is `statuslist+jwt`, signed with the issuer's key and its certificate in `x5c`,
+/// `sub` the list's URI (§5.1), the list DEFLATE-compressed in the ZLIB format (stored blocks: valid, if
+/// not small) and base64url (§4.2).
+extension EmulatedIssuer {
+    /// Where the issuer publishes its status list.
+    public var statusListURI: String { issuer + "/status/1" }
+
+    /// The status list token with the entries at `revoked` set to INVALID, among `size` entries.
+    public func statusListToken(revoked: Set<Int>, size: Int = 16, issuedAt: Date = Date()) throws -> String {
+        var bytes = [UInt8](repeating: 0, count: (size + 7) / 8)
+        for index in revoked where index < size { bytes[index / 8] |= 1 << UInt8(index % 8) }
+        let payload: [String: JSONValue] = [
+            "sub": .string(statusListURI), "iat": .number(issuedAt.timeIntervalSince1970.rounded(.down)), "ttl": .number(300),
+            "status_list": .object(["bits": .number(1), "lst": .string(Base64URL.encode(Self.zlibStored(bytes)))]),
+        ]
+        let header: [String: JSONValue] = ["alg": "ES256", "typ": "statuslist+jwt", "x5c": .array([.string(authority.leaf.base64EncodedString())])]
+        return try JWS.sign(header, payload, with: authority.key)
+    }
+
+    /// `bytes` in the ZLIB format (RFC 1950) with one stored DEFLATE block (RFC 1951 §3.2.4).
+    static func zlibStored(_ bytes: [UInt8]) -> Data {
+        var out = Data([0x78, 0x01, 0x01])
+        let length = UInt16(bytes.count)
+        out.append(contentsOf: [UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)])
+        out.append(contentsOf: bytes)
+        var (a, b): (UInt32, UInt32) = (1, 0)
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65521
+            b = (b + a) % 65521
+        }
+        let adler = b << 16 | a
+        out.append(contentsOf: [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)])
+        return out
+    }
+}
+
+/// A transport that answers the emulated issuer's status list itself (the issuer's https host exists only
+/// here) and sends everything else on: what the companion fetches status lists with in the emulated
+/// ecosystem.
+public struct StatusListHosting: HTTPTransport {
+    let issuer: EmulatedIssuer
+    let revoked: Set<Int>
+    let next: any HTTPTransport
+
+    public init(_ issuer: EmulatedIssuer, revoked: Set<Int>, next: any HTTPTransport) {
+        self.issuer = issuer
+        self.revoked = revoked
+        self.next = next
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard request.method == .get, request.url.absoluteString == issuer.statusListURI else { return try await next.send(request) }
+        return HTTPResponse(
+            status: 200, headers: ["Content-Type": "application/statuslist+jwt"], body: Data(try issuer.statusListToken(revoked: revoked).utf8))
+    }
+}
