@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A Digital Credentials Query (OpenID for Verifiable Presentations 1.0 §6), for SD-JWT VCs (`dc+sd-jwt`,
 /// §B.3) and ISO mdocs (`mso_mdoc`, §B.2): which credentials the verifier asks for and which of their claims. The wallet's answer is not
@@ -45,6 +45,9 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
         public var claims: [ClaimQuery]?
         /// More than one presentation of this credential may answer (§6.1); false by default.
         public var multiple: Bool?
+        /// The authorities whose issuers this query accepts (§6.1.1): enforced here, not only asked of the
+        /// wallet, so that a trust anchor shared by several issuers does not answer for all of them.
+        public var trustedAuthorities: [TrustedAuthority]?
         /// A Key Binding JWT is required (§6.1); true by default.
         public var requireCryptographicHolderBinding: Bool?
 
@@ -67,6 +70,20 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
         enum CodingKeys: String, CodingKey {
             case id, format, meta, claims, multiple
             case requireCryptographicHolderBinding = "require_cryptographic_holder_binding"
+            case trustedAuthorities = "trusted_authorities"
+        }
+    }
+
+    /// A Trusted Authorities Query (§6.1.1). Only `aki` is taken (§6.1.1.1): base64url of the
+    /// keyIdentifier of an Authority Key Identifier that a certificate of the credential's chain must carry,
+    /// which names the authority (an IACA, a PID provider's CA) that signed it.
+    public struct TrustedAuthority: Sendable, Codable, Equatable {
+        public var type: String
+        public var values: [String]
+
+        public init(type: String = "aki", values: [String]) {
+            self.type = type
+            self.values = values
         }
     }
 
@@ -86,6 +103,17 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
             guard !credential.id.isEmpty, credential.id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }),
                 ids.insert(credential.id).inserted
             else { throw fail("has an id that is not letters, digits, _ and -, or is given twice") }
+            if let authorities = credential.trustedAuthorities {
+                guard !authorities.isEmpty else { throw fail("has an empty trusted_authorities in \(credential.id)") }
+                for authority in authorities {
+                    guard authority.type == "aki" else {
+                        throw fail("has a trusted_authorities type \(authority.type.prefix(20)) this verifier cannot enforce (only aki)")
+                    }
+                    guard !authority.values.isEmpty, authority.values.allSatisfy({ Base64URL.decode($0)?.isEmpty == false }) else {
+                        throw fail("has an aki value in \(credential.id) that is not base64url")
+                    }
+                }
+            }
             switch credential.format {
             case "dc+sd-jwt":
                 guard let types = credential.meta.vctValues, !types.isEmpty, credential.meta.doctypeValue == nil else {
@@ -118,7 +146,13 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
     /// Holds verified presentations, keyed by credential query `id` as the `vp_token` keys them (§8.1), to
     /// the query: every credential asked for is there, once unless `multiple`, of an accepted `vct`, key
     /// bound unless the query says otherwise, with every requested claim; nothing else is answered.
-    @_spi(SwitchbackInternals) public func check(_ presentations: [String: [VerifiedPresentation]]) throws {
+    ///
+    /// A credential query with `trusted_authorities` is answered only by a credential whose chain holds a
+    /// certificate with one of its Authority Key Identifiers; `authorityKeyIdentifier` reads one from a
+    /// certificate's DER (nil when it has none), and without it such a query is never answered.
+    @_spi(SwitchbackInternals) public func check(
+        _ presentations: [String: [VerifiedPresentation]], authorityKeyIdentifier: ((Data) -> Data?)? = nil
+    ) throws {
         func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation does not answer the query: \(why)") }
         let asked = Set(credentials.map(\.id))
         guard Set(presentations.keys).isSubset(of: asked) else { throw refuse("it answers a credential that was not asked for") }
@@ -133,6 +167,13 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
                 default:
                     guard case .string(let vct)? = answer.claims["vct"], credential.meta.vctValues?.contains(vct) == true else {
                         throw refuse("\(credential.id) is not of an accepted vct")
+                    }
+                }
+                if let authorities = credential.trustedAuthorities {
+                    let accepted = Set(authorities.flatMap(\.values).compactMap { Base64URL.decode($0) })
+                    let presented = answer.issuerChain.compactMap { certificate in authorityKeyIdentifier?(certificate) }
+                    guard presented.contains(where: accepted.contains) else {
+                        throw refuse("\(credential.id) is not from an issuer its trusted_authorities accept")
                     }
                 }
                 if credential.requireCryptographicHolderBinding ?? true, !answer.keyBound {

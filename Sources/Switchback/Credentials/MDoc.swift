@@ -114,7 +114,7 @@ import Crypto
         let deviceAuthentication = CBOR.array([.text("DeviceAuthentication"), sessionTranscript, .text(docType), deviceNameSpaces])
         try deviceSignature.verify(
             key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
-        return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc")
+        return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc", issuerChain: chain)
     }
 
     /// `validityInfo` (§9.1.2.4): `validFrom` ≤ now ≤ `validUntil`, with the clock skew allowed.

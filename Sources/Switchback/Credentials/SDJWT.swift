@@ -16,6 +16,9 @@ import Logging
     /// The credential format (OpenID4VP 1.0 Appendix B): `dc+sd-jwt`, or `mso_mdoc`, whose ``type`` is its
     /// `docType` and whose claims are `{namespace: {element: value}}`.
     public var format: String = "dc+sd-jwt"
+    /// The issuer's certificate chain as the credential carries it (`x5c`, an mdoc's `x5chain`; DER, leaf
+    /// first), for a query's `trusted_authorities`; empty when it carries none.
+    public var issuerChain: [Data] = []
 }
 
 /// Verifies SD-JWT presentations as RFC 9901 §7 has a verifier do it: the issuer's signature (never
@@ -138,7 +141,7 @@ import Logging
             keyBound = true
         }
         if let status = claims["status"] { try await checkStatus(status, issuer: issuer) }
-        return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: keyBound)
+        return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: keyBound, issuerChain: jws.header.x5c)
     }
 
     /// The credential's `status` (draft-ietf-oauth-status-list-20 §6.2, SD-JWT VC §2.4): only VALID passes.

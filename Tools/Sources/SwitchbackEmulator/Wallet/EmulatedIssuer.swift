@@ -15,11 +15,16 @@ public struct EmulatedAuthority: Sendable {
     public let key: P256.Signing.PrivateKey
     /// The end-entity certificate, DER (the `x5c` of what the key signs).
     public let leaf: Data
+    /// The root's key identifier: its Subject Key Identifier, and the leaf's Authority Key Identifier (what
+    /// a DCQL `trusted_authorities` query of type `aki` names).
+    public let rootKeyIdentifier: Data
 
     /// A root named `name` over an end-entity certificate for `dnsName`, valid from a day before `now` for
     /// `days`; for signatures, or (`signing: false`) for key agreement only, as a TLS certificate may be.
     public init(name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365, signing: Bool = true) throws {
         let rootKey = P256.Signing.PrivateKey()
+        let identifier = Data(SHA256.hash(data: rootKey.publicKey.x963Representation).prefix(20))
+        rootKeyIdentifier = identifier
         let rootName = try DistinguishedName { CommonName(name + " Root") }
         let root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: now - 86400,
@@ -27,6 +32,7 @@ public struct EmulatedAuthority: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true))
+                SubjectKeyIdentifier(keyIdentifier: ArraySlice(identifier))
             }, issuerPrivateKey: .init(rootKey))
         key = P256.Signing.PrivateKey()
         let certificate = try Certificate(
@@ -35,6 +41,7 @@ public struct EmulatedAuthority: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(signing ? KeyUsage(digitalSignature: true) : KeyUsage(keyAgreement: true))
                 SubjectAlternativeNames([.dnsName(dnsName)])
+                AuthorityKeyIdentifier(keyIdentifier: ArraySlice(identifier))
             }, issuerPrivateKey: .init(rootKey))
         rootPEM = try root.serializeAsPEM().pemString
         var serializer = DER.Serializer()

@@ -181,7 +181,7 @@ extension CompanionService {
                         }
                     }
                 }
-                try wallet.query.check(verified)
+                try wallet.query.check(verified, authorityKeyIdentifier: X509IssuerKeys.authorityKeyIdentifier)
                 _ = try await takePresentationRequest(state)
                 outcome = PresentationResultRecord(
                     bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil, attestedKey: record.attestedKey)

@@ -54,6 +54,15 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5c"))
     }
 
+    /// The keyIdentifier of a certificate's Authority Key Identifier (RFC 5280 §4.2.1.1), which a DCQL
+    /// `trusted_authorities` query of type `aki` names (OpenID4VP 1.0 §6.1.1.1); nil without one.
+    package static func authorityKeyIdentifier(_ der: Data) -> Data? {
+        guard let certificate = try? Certificate(derEncoded: Array(der)),
+            let identifier = (try? certificate.extensions.authorityKeyIdentifier)??.keyIdentifier
+        else { return nil }
+        return Data(identifier)
+    }
+
     /// The chain (`x5c` or `x5chain`, leaf first, DER) read, led to one of `anchors` under RFC 5280's rules
     /// at `now`, its leaf an end-entity certificate for signatures.
     static func validatedChain(_ certificates: [Data], anchors: [Certificate], now: Date) async throws -> [Certificate] {

@@ -76,6 +76,35 @@ struct EmulatedWalletMDocTests {
         }
     }
 
+    @Test("trusted_authorities (aki) is enforced per query: the issuer's authority passes; a query naming another refuses the same credential")
+    func trustedAuthorities() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        for (value, accepted) in [
+            (Base64URL.encode(issuer.authority.rootKeyIdentifier), true), (Base64URL.encode(Data(repeating: 7, count: 20)), false),
+        ] {
+            for base in [Self.query, EmulatedWalletTests.query] {
+                var query = base
+                query.credentials[0].trustedAuthorities = [.init(values: [value])]
+                try await EmulatedWalletTests.with(issuer, query: query) { rig in
+                    let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+                    let (code, _) = try await EmulatedWalletTests.present(rig, client, wallet)
+                    if accepted {
+                        _ = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+                    } else {
+                        await #expect(throws: SwitchbackError.self) {
+                            _ = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+                        }
+                        #expect(rig.log.all.contains { $0.contains("trusted_authorities") }, "\(query.credentials[0].format)")
+                    }
+                }
+            }
+        }
+        var unenforceable = Self.query
+        unenforceable.credentials[0].trustedAuthorities = [.init(type: "etsi_tl", values: ["https://lotl.example.com"])]
+        #expect(throws: SwitchbackError.self, "a type the verifier cannot enforce is refused, not ignored") { try unenforceable.validate() }
+    }
+
     @Test("an mdoc query without mdoc anchors, or an SD-JWT query without issuer anchors, is refused before the port binds")
     func anchorsRequired() throws {
         var configuration = CompanionRig.configuration(issuer: "https://id.example.com")
