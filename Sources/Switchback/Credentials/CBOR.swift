@@ -217,7 +217,7 @@ extension CBOR {
                 let tagged = CBOR.tagged(tag, try item(depth: depth + 1))
                 // Embedded CBOR is hashed and signed as it is written again (mdoc digests, COSE payloads):
                 // one written with longer lengths than needed would hash otherwise than it was sent.
-                guard tag != 24 || tagged.encoded.count == index - start else {
+                guard tag != 24 || tagged.encoded.elementsEqual(bytes[start..<index]) else {
                     throw CBORError("embedded CBOR is written with non-shortest lengths")
                 }
                 return tagged

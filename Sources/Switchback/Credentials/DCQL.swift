@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A Digital Credentials Query (OpenID for Verifiable Presentations 1.0 §6), for SD-JWT VCs (`dc+sd-jwt`,
 /// §B.3) and ISO mdocs (`mso_mdoc`, §B.2): which credentials the verifier asks for and which of their claims. The wallet's answer is not
@@ -147,12 +147,9 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
     /// the query: every credential asked for is there, once unless `multiple`, of an accepted `vct`, key
     /// bound unless the query says otherwise, with every requested claim; nothing else is answered.
     ///
-    /// A credential query with `trusted_authorities` is answered only by a credential whose chain holds a
-    /// certificate with one of its Authority Key Identifiers; `authorityKeyIdentifier` reads one from a
-    /// certificate's DER (nil when it has none), and without it such a query is never answered.
-    @_spi(SwitchbackInternals) public func check(
-        _ presentations: [String: [VerifiedPresentation]], authorityKeyIdentifier: ((Data) -> Data?)? = nil
-    ) throws {
+    /// A credential query with `trusted_authorities` is answered only by a credential one of whose
+    /// ``VerifiedPresentation/issuerAuthorities`` (its validated issuers' key identifiers) it names.
+    @_spi(SwitchbackInternals) public func check(_ presentations: [String: [VerifiedPresentation]]) throws {
         func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation does not answer the query: \(why)") }
         let asked = Set(credentials.map(\.id))
         guard Set(presentations.keys).isSubset(of: asked) else { throw refuse("it answers a credential that was not asked for") }
@@ -171,8 +168,7 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
                 }
                 if let authorities = credential.trustedAuthorities {
                     let accepted = Set(authorities.flatMap(\.values).compactMap { Base64URL.decode($0) })
-                    let presented = answer.issuerChain.compactMap { certificate in authorityKeyIdentifier?(certificate) }
-                    guard presented.contains(where: accepted.contains) else {
+                    guard !accepted.isDisjoint(with: answer.issuerAuthorities) else {
                         throw refuse("\(credential.id) is not from an issuer its trusted_authorities accept")
                     }
                 }

@@ -17,8 +17,11 @@ import Logging
     /// `docType` and whose claims are `{namespace: {element: value}}`.
     public var format: String = "dc+sd-jwt"
     /// The issuer's certificate chain as the credential carries it (`x5c`, an mdoc's `x5chain`; DER, leaf
-    /// first), for a query's `trusted_authorities`; empty when it carries none.
+    /// first); empty when it carries none. Not validated by itself: see ``issuerAuthorities``.
     public var issuerChain: [Data] = []
+    /// The key identifiers of the authorities on the issuer's validated path to a trust anchor, which a
+    /// query's `trusted_authorities` is held to; filled by whoever validated the path (the companion).
+    public var issuerAuthorities: Set<Data> = []
 }
 
 /// Verifies SD-JWT presentations as RFC 9901 §7 has a verifier do it: the issuer's signature (never

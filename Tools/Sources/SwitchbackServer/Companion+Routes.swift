@@ -37,7 +37,7 @@ extension Companion {
         let proxies = configuration.limits.trustedProxies.compactMap(ClientAddress.Network.init)
         func add(
             _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false,
-            attested: CompanionService.AttestedRoute = .none,
+            attested: CompanionService.AttestedRoute = .none, bodyLimit: Int = CompanionService.maximumBody,
             _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
         ) {
             let attesting = configuration.appAttest != nil || configuration.playIntegrity != nil
@@ -48,8 +48,9 @@ extension Companion {
                 let start = ContinuousClock.now
                 let respond = {
                     await answer(
-                        request, context, service: service(), route: (method, path, audience), limited: limited, attested: attested,
-                        limiter: limiter, configuration: configuration, proxies: proxies, metrics: metrics, handler: handler)
+                        request, context, service: service(), route: (method, path, audience), limited: limited,
+                        attested: (attested, bodyLimit), limiter: limiter, configuration: configuration, proxies: proxies, metrics: metrics,
+                        handler: handler)
                 }
                 let response = metrics.tracing ? await traced(request, method: method, path: path, respond) : await respond()
                 metrics.request(route: path, method: method.rawValue, status: Int(response.status.code), since: start)
@@ -102,7 +103,7 @@ extension Companion {
             ) { try await $0.startAppleIdentity($1) }
             add(
                 .post, Path.appleIdentityVerify, .app, "Wallet's encrypted answer, decrypted and verified, once, with the app's secret",
-                attested: .result
+                limited: true, attested: .result, bodyLimit: CompanionService.maximumAppleIdentityBody
             ) {
                 try await $0.verifyAppleIdentity($1)
             }
@@ -213,7 +214,8 @@ extension Companion {
     private static func answer(
         _ request: Request, _ context: CompanionContext, service: CompanionService,
         route: (method: HTTPRequest.Method, path: String, audience: Audience),
-        limited: Bool, attested: CompanionService.AttestedRoute, limiter: RateLimiter, configuration: ServerConfiguration,
+        limited: Bool, attested attestedRoute: (route: CompanionService.AttestedRoute, bodyLimit: Int), limiter: RateLimiter,
+        configuration: ServerConfiguration,
         proxies: [ClientAddress.Network],
         metrics: CompanionMetrics, handler: @Sendable (CompanionService, Request) async throws -> Response
     ) async -> Response {
@@ -228,7 +230,9 @@ extension Companion {
                     after: retryAfter)
             }
             var request = request
-            guard attested != .none, let proof = try await service.checkAttestation(&request, method: method.rawValue, path: path, route: attested)
+            let (attested, bodyLimit) = attestedRoute
+            guard attested != .none,
+                let proof = try await service.checkAttestation(&request, method: method.rawValue, path: path, route: attested, bodyLimit: bodyLimit)
             else { return try await handler(service, request) }
             let attestedRequest = request
             return try await CompanionService.$attested.withValue(proof) { try await handler(service, attestedRequest) }

@@ -30,12 +30,14 @@ public struct CompanionClient: Sendable {
     /// The start routes an App Attest assertion signs, each over a fresh challenge.
     static let startPaths: Set<String> = [
         CompanionAPI.Path.exchangeStart, CompanionAPI.Path.bridgeStart, CompanionAPI.Path.completionStart, CompanionAPI.Path.permission,
-        CompanionAPI.Path.walletStart,
+        CompanionAPI.Path.walletStart, CompanionAPI.Path.appleIdentityStart,
     ]
     /// The requests for a started sign-in's result, which the companion hands only to the key that started
     /// it: signed without a challenge (``CompanionAPI/unchallenged``), so that a long poll costs no extra
     /// round trip and nothing of the challenge route's rate limit.
-    static let resultPaths: Set<String> = [CompanionAPI.Path.exchange, CompanionAPI.Path.completionStatus, CompanionAPI.Path.walletRedeem]
+    static let resultPaths: Set<String> = [
+        CompanionAPI.Path.exchange, CompanionAPI.Path.completionStatus, CompanionAPI.Path.walletRedeem, CompanionAPI.Path.appleIdentityVerify,
+    ]
 
     /// `POST /attest/challenge`: a one-time challenge.
     func attestationChallenge() async throws -> String {

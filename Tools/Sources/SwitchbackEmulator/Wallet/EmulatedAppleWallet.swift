@@ -26,17 +26,19 @@ public struct EmulatedAppleWallet: IdentityDocumentProvider {
     let teamID: String
     let decision: Decision
 
-    /// A Wallet with a license from `issuer`, answering apps of `teamID` whose merchant registered `merchantKey`.
-    public init(issuer: EmulatedIssuer, merchantKey: P256.KeyAgreement.PublicKey, teamID: String, decision: Decision = .share, now: Date = Date())
-        throws
-    {
+    /// A Wallet with a license from `issuer`, answering apps of `teamID` whose merchant registered `merchantKey`;
+    /// `portrait` is the license's photo (a real one is tens of kilobytes).
+    public init(
+        issuer: EmulatedIssuer, merchantKey: P256.KeyAgreement.PublicKey, teamID: String, decision: Decision = .share,
+        portrait: Data = Data([0xFF, 0xD8, 0xFF, 0xD9]), now: Date = Date()
+    ) throws {
         wallet = try EmulatedWallet(issuer: issuer, now: now)
         license = try issuer.issueMDoc(
             docType: Self.docType, nameSpace: Self.nameSpace,
             elements: [
                 "given_name": "Erika", "family_name": "Mustermann", "birth_date": .tagged(1004, "1984-01-26"), "age_over_21": .bool(true),
                 "age_in_years": .unsigned(42), "document_number": "D1234567", "issuing_authority": "Emulated DMV", "sex": .unsigned(2),
-                "portrait": .bytes(Data([0xFF, 0xD8, 0xFF, 0xD9])),
+                "portrait": .bytes(portrait),
             ], holder: wallet.holder.publicKey, validFrom: now - 86400, validUntil: now + 365 * 86400)
         self.merchantKey = merchantKey
         self.teamID = teamID

@@ -21,7 +21,11 @@ public struct EmulatedAuthority: Sendable {
 
     /// A root named `name` over an end-entity certificate for `dnsName`, valid from a day before `now` for
     /// `days`; for signatures, or (`signing: false`) for key agreement only, as a TLS certificate may be.
-    public init(name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365, signing: Bool = true) throws {
+    /// `claimingAuthority` writes another key identifier into the end-entity certificate's Authority Key
+    /// Identifier than its root's, as a hostile issuer under a shared anchor might.
+    public init(
+        name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365, signing: Bool = true, claimingAuthority: Data? = nil
+    ) throws {
         let rootKey = P256.Signing.PrivateKey()
         let identifier = Data(SHA256.hash(data: rootKey.publicKey.x963Representation).prefix(20))
         rootKeyIdentifier = identifier
@@ -41,7 +45,7 @@ public struct EmulatedAuthority: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(signing ? KeyUsage(digitalSignature: true) : KeyUsage(keyAgreement: true))
                 SubjectAlternativeNames([.dnsName(dnsName)])
-                AuthorityKeyIdentifier(keyIdentifier: ArraySlice(identifier))
+                AuthorityKeyIdentifier(keyIdentifier: ArraySlice(claimingAuthority ?? identifier))
             }, issuerPrivateKey: .init(rootKey))
         rootPEM = try root.serializeAsPEM().pemString
         var serializer = DER.Serializer()

@@ -103,7 +103,7 @@ extension CompanionService {
             metrics.record(.presentationVerified)
             return Replies.json(CompanionAPI.WalletPresented(credentials: ["identity": [verified.claims]]))
         } catch let error as SwitchbackError {
-            logger.notice("presentation refused", metadata: ["reason": "\(error.message.prefix(200))"])
+            logger.notice("presentation refused", metadata: ["reason": "\(Self.loggable(error.message))"])
             metrics.record(.presentationRefused)
             throw CompanionError(.invalidPresentation, "Wallet's answer was refused; the reason is in the companion's log")
         }

@@ -106,12 +106,16 @@ extension CompanionService {
     /// Checks a request's App Attest assertion or Play Integrity verdict, before its handler runs: the body is
     /// read here (and handed on), because both cover it. A header of a mechanism not configured is ignored. A
     /// start without either is refused when attestation is required.
-    func checkAttestation(_ request: inout Request, method: String, path: String, route: AttestedRoute) async throws -> Attested? {
+    /// `bodyLimit` is the route's own: an assertion covers the whole body, which may be larger than a start's.
+    func checkAttestation(_ request: inout Request, method: String, path: String, route: AttestedRoute, bodyLimit: Int = maximumBody)
+        async throws -> Attested?
+    {
         if attestation != nil, let header = request.headers[HTTPField.Name(CompanionAPI.attestationHeader)!] {
-            return .appAttest(keyID: try await checkAssertion(header, &request, method: method, path: path, route: route))
+            return .appAttest(keyID: try await checkAssertion(header, &request, method: method, path: path, route: route, bodyLimit: bodyLimit))
         }
         if let verifier = playIntegrity, let header = request.headers[HTTPField.Name(CompanionAPI.playIntegrityHeader)!] {
-            return .playIntegrity(packageName: try await checkVerdict(header, verifier, &request, method: method, path: path))
+            return .playIntegrity(
+                packageName: try await checkVerdict(header, verifier, &request, method: method, path: path, bodyLimit: bodyLimit))
         }
         if route == .start, attestationRequired {
             throw CompanionError(.attestationRequired, "this server takes sign-ins only from an attested app (App Attest or Play Integrity)")
@@ -121,7 +125,7 @@ extension CompanionService {
 
     /// Verifies an App Attest assertion; returns its key's ID (base64url). A start's assertion covers a fresh
     /// challenge; a result request's may go without (``CompanionAPI/unchallenged``).
-    private func checkAssertion(_ header: String, _ request: inout Request, method: String, path: String, route: AttestedRoute)
+    private func checkAssertion(_ header: String, _ request: inout Request, method: String, path: String, route: AttestedRoute, bodyLimit: Int)
         async throws -> String
     {
         guard let verifier = attestation else { throw CompanionError(.notConfigured, "App Attest is off") }
@@ -129,7 +133,7 @@ extension CompanionService {
         guard parts.count == 3, let keyID = Base64URL.decode(String(parts[0])), keyID.count == 32, let assertion = Base64URL.decode(String(parts[2]))
         else { throw CompanionError(.attestationInvalid, "the attestation header is malformed") }
         let challenge = String(parts[1])
-        let buffer = try await Self.collectBody(of: &request)
+        let buffer = try await Self.collectBody(of: &request, limit: bodyLimit)
         if challenge != CompanionAPI.unchallenged || route != .result { try await spendChallenge(challenge) }
         let now = clock.now()
         let secret = Base64URL.encode(keyID)
@@ -171,12 +175,12 @@ extension CompanionService {
 
     /// Verifies a Play Integrity verdict over this request; returns the app's package name.
     private func checkVerdict(
-        _ header: String, _ verifier: PlayIntegrityVerifier, _ request: inout Request, method: String, path: String
+        _ header: String, _ verifier: PlayIntegrityVerifier, _ request: inout Request, method: String, path: String, bodyLimit: Int
     ) async throws -> String {
         let parts = header.split(separator: " ")
         guard parts.count == 2 else { throw CompanionError(.attestationInvalid, "the Play Integrity header is malformed") }
         let challenge = String(parts[0])
-        let buffer = try await Self.collectBody(of: &request)
+        let buffer = try await Self.collectBody(of: &request, limit: bodyLimit)
         try await spendChallenge(challenge)
         let nonce = CompanionAPI.playIntegrityNonce(challenge: challenge, method: method, path: path, body: Data(buffer.readableBytesView))
         do {

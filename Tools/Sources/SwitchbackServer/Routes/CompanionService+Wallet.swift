@@ -21,6 +21,9 @@ extension CompanionService {
         let presentations: SDJWTVerifier?
         /// For `mso_mdoc` credential queries.
         let mdocs: MDocVerifier?
+        /// The trust anchors of each format, for `trusted_authorities`.
+        let issuerKeys: X509IssuerKeys?
+        let mdocSigners: X509DocumentSigners?
         let query: DCQLQuery
         let appLink: String
         let scheme: String
@@ -32,14 +35,12 @@ extension CompanionService {
                 }
             }
             identity = try VerifierIdentity(keyPEM: try read(section.signingKeyFile), chainPEM: try read(section.certificateChainFile))
-            presentations = try section.issuerTrustAnchorsFile.map {
-                let issuers = try X509IssuerKeys(anchorsPEM: try read($0), clock: clock)
-                return SDJWTVerifier(
-                    issuers: issuers, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: issuers, clock: clock))
+            issuerKeys = try section.issuerTrustAnchorsFile.map { try X509IssuerKeys(anchorsPEM: try read($0), clock: clock) }
+            presentations = issuerKeys.map {
+                SDJWTVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
             }
-            mdocs = try section.mdocTrustAnchorsFile.map {
-                MDocVerifier(issuers: try X509DocumentSigners(anchorsPEM: try read($0), clock: clock), clock: clock)
-            }
+            mdocSigners = try section.mdocTrustAnchorsFile.map { try X509DocumentSigners(anchorsPEM: try read($0), clock: clock) }
+            mdocs = mdocSigners.map { MDocVerifier(issuers: $0, clock: clock) }
             try section.query.validate()
             query = section.query
             appLink = section.appLink
@@ -63,6 +64,12 @@ extension CompanionService {
         let claims: [String: [[String: JSONValue]]]?
         let error: String?
         let attestedKey: String?
+    }
+
+    /// A refusal's reason for the log: it may quote names a credential's holder chose (a namespace, an
+    /// element), so control characters become `?` and it stops at 200 characters, one line whatever it holds.
+    static func loggable(_ reason: String) -> String {
+        String(String.UnicodeScalarView(reason.unicodeScalars.prefix(200).map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 
     func requireWallet() throws -> WalletVerifier {
@@ -181,13 +188,24 @@ extension CompanionService {
                         }
                     }
                 }
-                try wallet.query.check(verified, authorityKeyIdentifier: X509IssuerKeys.authorityKeyIdentifier)
+                // trusted_authorities: the issuers on each credential's validated path, only where a query names some.
+                for credential in wallet.query.credentials where credential.trustedAuthorities != nil {
+                    for index in verified[credential.id]?.indices ?? 0..<0 {
+                        guard let presentation = verified[credential.id]?[index] else { continue }
+                        let authorities =
+                            credential.format == "mso_mdoc"
+                            ? await wallet.mdocSigners?.authorities(of: presentation.issuerChain) ?? []
+                            : await wallet.issuerKeys?.authorities(of: presentation.issuerChain) ?? []
+                        verified[credential.id]?[index].issuerAuthorities = authorities
+                    }
+                }
+                try wallet.query.check(verified)
                 _ = try await takePresentationRequest(state)
                 outcome = PresentationResultRecord(
                     bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil, attestedKey: record.attestedKey)
                 metrics.record(.presentationVerified)
             } catch let error as SwitchbackError {
-                logger.notice("presentation refused", metadata: ["reason": "\(error.message.prefix(200))"])
+                logger.notice("presentation refused", metadata: ["reason": "\(Self.loggable(error.message))"])
                 metrics.record(.presentationRefused)
                 outcome = PresentationResultRecord(
                     bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation", attestedKey: record.attestedKey)

@@ -54,17 +54,24 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5c"))
     }
 
-    /// The keyIdentifier of a certificate's Authority Key Identifier (RFC 5280 §4.2.1.1), which a DCQL
-    /// `trusted_authorities` query of type `aki` names (OpenID4VP 1.0 §6.1.1.1); nil without one.
-    package static func authorityKeyIdentifier(_ der: Data) -> Data? {
-        guard let certificate = try? Certificate(derEncoded: Array(der)),
-            let identifier = (try? certificate.extensions.authorityKeyIdentifier)??.keyIdentifier
-        else { return nil }
-        return Data(identifier)
+    /// The key identifiers of the authorities that issued a credential whose chain is `certificates`: the
+    /// Subject Key Identifiers of the issuing certificates on its validated path to an anchor (the anchor
+    /// included), which a DCQL `trusted_authorities` query of type `aki` names (OpenID4VP 1.0 §6.1.1.1).
+    /// Read from the path's issuers, never from the leaf's own Authority Key Identifier, which its issuer
+    /// writes and nothing checks: another issuer under the same anchor could claim any authority's. Empty
+    /// when the chain does not validate.
+    package func authorities(of certificates: [Data]) async -> Set<Data> {
+        await Self.authorities(of: certificates, anchors: anchors, now: clock.now())
+    }
+
+    static func authorities(of certificates: [Data], anchors: [Certificate], now: Date) async -> Set<Data> {
+        guard let path = try? await validatedChain(certificates, anchors: anchors, now: now) else { return [] }
+        return Set(path.dropFirst().compactMap { (try? $0.extensions.subjectKeyIdentifier)??.keyIdentifier }.map { Data($0) })
     }
 
     /// The chain (`x5c` or `x5chain`, leaf first, DER) read, led to one of `anchors` under RFC 5280's rules
-    /// at `now`, its leaf an end-entity certificate for signatures.
+    /// at `now`, its leaf an end-entity certificate for signatures; returns the validated path, leaf first and
+    /// the anchor last.
     static func validatedChain(_ certificates: [Data], anchors: [Certificate], now: Date) async throws -> [Certificate] {
         guard !certificates.isEmpty, certificates.count <= 8 else { throw Self.refused("the credential carries no x5c chain (or one longer than 8)") }
         let chain: [Certificate]
@@ -74,14 +81,19 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
             throw Self.refused("a certificate of the x5c chain cannot be read")
         }
         var verifier = Verifier(rootCertificates: CertificateStore(anchors)) { RFC5280Policy(fixedExpiryValidationTime: now) }
-        guard case .validCertificate = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst())) else {
+        guard case .validCertificate(let path) = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst())) else {
             throw Self.refused("the x5c chain does not lead to a trust anchor, or a certificate is not valid now")
+        }
+        // Each certificate must certify the one before it (RFC 7515 §4.1.6, RFC 9360 §2): one the path does
+        // not use would still be read for trusted_authorities, and would let a chain name any authority.
+        guard Array(path.prefix(chain.count)) == chain else {
+            throw Self.refused("the x5c chain carries a certificate that does not certify the one before it")
         }
         let leaf = chain[0]
         guard (try? leaf.extensions.keyUsage)??.digitalSignature == true,
             (try? leaf.extensions.basicConstraints).flatMap({ $0 }).map({ if case .isCertificateAuthority = $0 { false } else { true } }) ?? true
         else { throw Self.refused("the issuer's certificate is not an end-entity certificate for signatures") }
-        return chain
+        return Array(path)
     }
 }
 
@@ -97,6 +109,12 @@ package struct X509DocumentSigners: MDocIssuerKeys {
         anchors = try PEMDocument.parseMultiple(pemString: anchorsPEM).map { try Certificate(pemDocument: $0) }
         guard !anchors.isEmpty else { throw SwitchbackError(.invalidConfiguration, "no trust anchor in the PEM") }
         self.clock = clock
+    }
+
+    /// The key identifiers of the IACA that signed a document signer (``X509IssuerKeys/authorities(of:)``).
+    package func authorities(of certificates: [Data]) async -> Set<Data> {
+        guard certificates.count == 1 else { return [] }
+        return await X509IssuerKeys.authorities(of: certificates, anchors: anchors, now: clock.now())
     }
 
     package func documentSignerKey(certificates: [Data]) async throws -> Data {

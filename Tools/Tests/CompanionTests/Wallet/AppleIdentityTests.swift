@@ -229,4 +229,45 @@ struct AppleIdentityRoutesTests {
             #expect(refused?.code == .invalidConfiguration)
         }
     }
+
+    @Test("with App Attest required: the start is asserted, and a 40 KB answer (a portrait) is asserted by the same key and verifies")
+    func attested() async throws {
+        let issuer = try EmulatedIssuer()
+        let key = P256.KeyAgreement.PrivateKey()
+        let wallet = try EmulatedAppleWallet(
+            issuer: issuer, merchantKey: key.publicKey, teamID: Self.teamID, portrait: Data((0..<30_000).map { UInt8(truncatingIfNeeded: $0) }))
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(
+            issuer, key: key,
+            change: { configuration, directory in
+                let file = directory.appendingPathComponent("attest-root.pem")
+                try? authority.rootPEM.write(to: file, atomically: true, encoding: .utf8)
+                configuration.appAttest = .init(
+                    appIDs: [AppAttestTests.appID], environment: "production", required: true, rootCertificateFile: file.path)
+            }
+        ) { rig in
+            let (_, _, genuine) = try await AppAttestTests.attestedDevice(rig, authority)
+            let (_, _, otherInstall) = try await AppAttestTests.attestedDevice(rig, authority)
+            let bare = await #expect(throws: SwitchbackError.self) {
+                _ = try await CompanionClient(rig.companion.baseURL, transport: rig.transport).startAppleIdentity(binding: CompanionRig.binding)
+            }
+            #expect(bare?.oauthError?.error == "attestation_required")
+            let started = try await genuine.startAppleIdentity(binding: CompanionRig.binding)
+            let encrypted = try await wallet.requestDocument(Self.request, merchantIdentifier: started.merchantIdentifier, nonce: started.nonce)
+            #expect(encrypted.count > 30_000)
+            let foreign = await #expect(throws: SwitchbackError.self) {
+                _ = try await otherInstall.verifyAppleIdentity(requestID: started.requestID, binding: CompanionRig.binding, encryptedData: encrypted)
+            }
+            #expect(foreign?.oauthError?.error == "invalid_grant")
+            let presentation = try await genuine.verifyAppleIdentity(
+                requestID: started.requestID, binding: CompanionRig.binding, encryptedData: encrypted)
+            guard case .object(let elements)? = presentation.claims("identity")?[EmulatedAppleWallet.nameSpace],
+                case .string(let portrait)? = elements["portrait"]
+            else {
+                Issue.record("no portrait in \(presentation)")
+                return
+            }
+            #expect(Base64URL.decode(portrait)?.count == 30_000)
+        }
+    }
 }

@@ -188,3 +188,11 @@ struct MDocVerifierTests {
         #expect(error?.message.contains("deviceSignature signature does not verify") == true)
     }
 }
+
+extension MDocVerifierTests {
+    @Test("a refusal's reason reaches the log on one line: a holder's element name cannot forge log lines")
+    func loggableReason() {
+        #expect(CompanionService.loggable("given_name\nlevel=critical forged\r\u{1B}[31m") == "given_name?level=critical forged??[31m")
+        #expect(CompanionService.loggable(String(repeating: "x", count: 500)).count == 200)
+    }
+}

@@ -99,4 +99,25 @@ struct X509IssuerKeysTests {
         let stranger = try EmulatedAuthority(name: "Another IACA", dnsName: "pid.example.com")
         await #expect(throws: SwitchbackError.self) { _ = try await signers.documentSignerKey(certificates: [stranger.leaf]) }
     }
+
+    @Test("a chain carrying a certificate that certifies nothing in it is refused: it would name an authority for trusted_authorities")
+    func unusedCertificates() async throws {
+        let issuer = try EmulatedAuthority(name: "Issuer", dnsName: "pid.example.com")
+        let stranger = try EmulatedAuthority(name: "Wanted Authority", dnsName: "wanted.example.com")
+        let anchors = [try Certificate(pemEncoded: issuer.rootPEM)]
+        _ = try await X509IssuerKeys.validatedChain([issuer.leaf], anchors: anchors, now: Date())
+        let padded = await #expect(throws: SwitchbackError.self) {
+            _ = try await X509IssuerKeys.validatedChain([issuer.leaf, stranger.leaf], anchors: anchors, now: Date())
+        }
+        #expect(padded?.message.contains("does not certify") == true)
+        // The authorities are the path's issuers, the anchor's key identifier; nothing from an invalid chain.
+        let keys = try X509IssuerKeys(anchorsPEM: issuer.rootPEM, clock: SystemClock())
+        #expect(await keys.authorities(of: [issuer.leaf]) == [issuer.rootKeyIdentifier])
+        #expect(await keys.authorities(of: [stranger.leaf]).isEmpty)
+        // An issuer under a shared anchor whose certificate claims another authority's key identifier: the
+        // authority is the one that signed it, not the one it claims.
+        let claiming = try EmulatedAuthority(name: "Claiming Issuer", dnsName: "pid.example.com", claimingAuthority: stranger.rootKeyIdentifier)
+        let shared = try X509IssuerKeys(anchorsPEM: claiming.rootPEM + stranger.rootPEM, clock: SystemClock())
+        #expect(await shared.authorities(of: [claiming.leaf]) == [claiming.rootKeyIdentifier])
+    }
 }
