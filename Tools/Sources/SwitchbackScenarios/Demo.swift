@@ -77,6 +77,9 @@ public struct DemoOptions: ParsableArguments, Sendable {
     @Option(help: "wallet only: the credential the companion asks for, sd-jwt (an SD-JWT VC PID) or mdoc (an ISO mdoc PID).")
     public var walletFormat: String?
 
+    @Option(help: "wallet only: how the companion names itself to the wallet, x509_hash (the default) or x509_san_dns.")
+    public var walletClientId: String?
+
     @Flag(help: "Run every provider preset with its default user agent, one after the other.")
     public var all = false
 
@@ -108,6 +111,12 @@ public struct DemoOptions: ParsableArguments, Sendable {
                 throw ValidationError("unknown --wallet-format \(walletFormat); known: \(Scenario.walletFormats.joined(separator: ", "))")
             }
             if all || provider != Scenario.wallet { throw ValidationError("--wallet-format goes with --provider wallet") }
+        }
+        if let walletClientId {
+            guard Scenario.walletClientIDs.contains(walletClientId) else {
+                throw ValidationError("unknown --wallet-client-id \(walletClientId); known: \(Scenario.walletClientIDs.joined(separator: ", "))")
+            }
+            if all || provider != Scenario.wallet { throw ValidationError("--wallet-client-id goes with --provider wallet") }
         }
         if provider == Scenario.wallet, !all, strategy != nil || pattern != nil || environment != nil || !variants.isEmpty {
             throw ValidationError(
@@ -152,7 +161,8 @@ public struct DemoOptions: ParsableArguments, Sendable {
             authenticatorInstalled: !noAuthenticator, killDuringHandOff: killDuringHandoff, backendCompletion: backendCompletion,
             otherPhone: otherPhone, codeDisplay: codeDisplay, handOff: handoff.flatMap(HandOffDestination.init(rawValue:)),
             signOut: signOut, concurrentRefresh: concurrentRefresh, lockedKeychain: lockedKeychain,
-            walletFault: provider == Scenario.wallet ? walletFault : nil, walletFormat: provider == Scenario.wallet ? walletFormat : nil
+            walletFault: provider == Scenario.wallet ? walletFault : nil, walletFormat: provider == Scenario.wallet ? walletFormat : nil,
+            walletClientID: provider == Scenario.wallet ? walletClientId : nil
         )
     }
 }

@@ -53,6 +53,9 @@ public struct Scenario: Sendable {
     public var walletFault: String?
     /// The wallet scenario only: `sd-jwt` (the default) or `mdoc`, the PID's format the companion asks for.
     public var walletFormat: String?
+    /// The wallet scenario only: the companion's Client Identifier Prefix (`x509_hash`, the default, or
+    /// `x509_san_dns`).
+    public var walletClientID: String?
     /// The wallet scenario only: while the wallet is in front, another app opens the app's return link with
     /// a code of its own; the sign-in must go on waiting for the wallet's.
     public var forgedReturn = false
@@ -64,8 +67,9 @@ public struct Scenario: Sendable {
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
         backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil,
         signOut: Bool = false, concurrentRefresh: Int? = nil, lockedKeychain: Bool = false, walletFault: String? = nil,
-        walletFormat: String? = nil
+        walletFormat: String? = nil, walletClientID: String? = nil
     ) {
+        self.walletClientID = walletClientID
         self.walletFault = walletFault
         self.walletFormat = walletFormat
         self.signOut = signOut
@@ -97,6 +101,8 @@ public struct Scenario: Sendable {
     public static var walletFaults: [String] { EmulatedWallet.Fault.allCases.map(\.rawValue) }
     /// The PID formats the wallet scenario can ask for.
     public static let walletFormats = ["sd-jwt", "mdoc"]
+    /// The Client Identifier Prefixes the wallet scenario can use (`redirect_uri` needs a loopback companion URL).
+    public static let walletClientIDs = ["x509_hash", "x509_san_dns"]
 }
 
 /// Where a signed-in app opens its web app with a session hand-off.

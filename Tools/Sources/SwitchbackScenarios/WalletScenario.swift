@@ -47,7 +47,7 @@ enum WalletScenario {
             certificateChainFile: try write("verifier-chain.pem", try verifier.leafPEM),
             issuerTrustAnchorsFile: try write("issuer-roots.pem", issuer.authority.rootPEM),
             mdocTrustAnchorsFile: try write("iaca-roots.pem", issuer.authority.rootPEM), query: scenario.walletFormat == "mdoc" ? mdocQuery : query,
-            appLink: appLink, scheme: walletScheme)
+            appLink: appLink, scheme: walletScheme, clientIdentifierPrefix: scenario.walletClientID ?? "x509_hash")
         // The issuer's status list lives on its https host, which exists only in the emulated ecosystem.
         let companion = try await Companion.start(
             configuration, transport: StatusListHosting(issuer, revoked: [EmulatedWallet.revokedIndex], next: URLSessionTransport()),

@@ -120,7 +120,10 @@ public final class Companion: Sendable {
         let attestation = try configuration.appAttest.map(AppAttestVerifier.init(configuration:))
         let playIntegrity = try configuration.playIntegrity.map(PlayIntegrityVerifier.init(configuration:))
         let wallet = try configuration.wallet.map {
-            try CompanionService.WalletVerifier($0, transport: InstrumentedTransport(inner: transport, metrics: metrics), clock: clock)
+            try CompanionService.WalletVerifier(
+                $0, publicURL: configuration.publicURL.flatMap(URL.init(string:)),
+                transport: InstrumentedTransport(inner: transport, metrics: metrics),
+                clock: clock)
         }
         let appleIdentity = try configuration.appleIdentity.map { try CompanionService.AppleIdentityVerifier($0, clock: clock) }
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))

@@ -5,9 +5,10 @@ import SwiftASN1
 import X509
 
 /// An identity wallet app, as OpenID4VP 1.0 same-device and HAIP 1.0 describe the wallet's side: opened with
-/// `openid4vp://?client_id=…&request_uri=…`, it fetches the signed request object (POST with a
-/// `wallet_nonce` when `request_uri_method=post`, §5.10), checks the `x509_hash` client identifier and the
-/// signature against the certificate in `x5c` (§5.9.3), asks the user, discloses the claims the DCQL query
+/// `openid4vp://?client_id=…&request_uri=…`, it fetches the request object (POST with a `wallet_nonce` when
+/// `request_uri_method=post`, §5.10), holds it to its client identifier's prefix (§5.9.3: `x509_hash` the
+/// certificate's hash, `x509_san_dns` its DNS name and the response URI's host, both with the signature by
+/// the certificate in `x5c`; `redirect_uri` unsigned and answered there), asks the user, discloses the claims the DCQL query
 /// names with a Key Binding JWT for this request (RFC 9901 §4.3, OpenID4VP §B.3.6), encrypts the answer to the
 /// request's key (`direct_post.jwt`, §8.3), posts it to `response_uri` and opens the `redirect_uri` it gets
 /// back (§8.2). Faults on demand make it misbehave as a broken or hostile wallet would.
@@ -239,17 +240,43 @@ public struct EmulatedWallet: Sendable {
         guard fetched.status == 200 else { throw WalletError("the request_uri answered HTTP \(fetched.status)") }
         let parts = String(decoding: fetched.body, as: UTF8.self).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, let header = Base64URL.decode(parts[0]).flatMap(JSONReader.object),
-            let claims = Base64URL.decode(parts[1]).flatMap(JSONReader.object), let signature = Base64URL.decode(parts[2])
-        else { throw WalletError("the request object is not a JWS") }
-        // §5.9.3: the client identifier is the hash of the certificate that signs the request.
-        guard header["typ"] == "oauth-authz-req+jwt", header["alg"] == "ES256", case .array(let chain)? = header["x5c"],
-            case .string(let leafText)? = chain.first, let leaf = Data(base64Encoded: leafText),
-            clientID == "x509_hash:" + Base64URL.encode(SHA256.hash(data: leaf)), claims["client_id"] == .string(clientID)
-        else { throw WalletError("the request object's x5c does not match the client_id") }
-        let certificate = try Certificate(derEncoded: Array(leaf))
-        guard let key = P256.Signing.PublicKey(certificate.publicKey),
-            key.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: Data((parts[0] + "." + parts[1]).utf8))
-        else { throw WalletError("the request object's signature does not verify") }
+            let claims = Base64URL.decode(parts[1]).flatMap(JSONReader.object)
+        else { throw WalletError("the request object is not a JWT") }
+        // §5.9.3: the client identifier names the verifier by its prefix, and the request is held to it.
+        guard header["typ"] == "oauth-authz-req+jwt", claims["client_id"] == .string(clientID) else {
+            throw WalletError("the request object's typ or client_id is not the link's")
+        }
+        if clientID.hasPrefix("redirect_uri:") {
+            // Unsigned by nature: the response URI must be the client identifier itself.
+            guard header["alg"] == "none", parts[2].isEmpty, claims["response_uri"] == .string(String(clientID.dropFirst("redirect_uri:".count)))
+            else { throw WalletError("a redirect_uri request must be unsigned and answered at its client identifier") }
+        } else {
+            guard header["alg"] == "ES256", case .array(let chain)? = header["x5c"], case .string(let leafText)? = chain.first,
+                let leaf = Data(base64Encoded: leafText)
+            else { throw WalletError("the request object is not signed with an x5c chain") }
+            let certificate = try Certificate(derEncoded: Array(leaf))
+            if clientID.hasPrefix("x509_hash:") {
+                guard clientID == "x509_hash:" + Base64URL.encode(SHA256.hash(data: leaf)) else {
+                    throw WalletError("the request object's x5c does not match the client_id")
+                }
+            } else if clientID.hasPrefix("x509_san_dns:") {
+                let name = String(clientID.dropFirst("x509_san_dns:".count))
+                let names =
+                    (try? certificate.extensions.subjectAlternativeNames)??.compactMap { name -> String? in
+                        if case .dnsName(let dns) = name { return dns.lowercased() }
+                        return nil
+                    } ?? []
+                // The wallet trusts no list of verifiers, so the response URI's host must be that name too.
+                guard names.contains(name.lowercased()), case .string(let responseText)? = claims["response_uri"],
+                    URL(string: responseText)?.host?.lowercased() == name.lowercased()
+                else { throw WalletError("the request object's certificate or response_uri does not match the x509_san_dns client_id") }
+            } else {
+                throw WalletError("the client_id's prefix is not one this wallet takes")
+            }
+            guard let key = P256.Signing.PublicKey(certificate.publicKey), let signature = Base64URL.decode(parts[2]),
+                key.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: Data((parts[0] + "." + parts[1]).utf8))
+            else { throw WalletError("the request object's signature does not verify") }
+        }
         guard !post || claims["wallet_nonce"] == .string(walletNonce) else { throw WalletError("the request object does not echo the wallet_nonce") }
         guard claims["response_type"] == "vp_token", claims["response_mode"] == "direct_post.jwt", case .string(let nonce)? = claims["nonce"],
             case .string(let state)? = claims["state"], case .string(let responseText)? = claims["response_uri"],

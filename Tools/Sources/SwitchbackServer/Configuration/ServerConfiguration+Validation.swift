@@ -162,6 +162,20 @@ extension ServerConfiguration {
                 throw fail("wallet.appLink must be an https link of the app, without a fragment")
             }
             guard ["openid4vp", "haip-vp"].contains(wallet.scheme) else { throw fail("wallet.scheme must be openid4vp or haip-vp") }
+            switch wallet.clientIdentifierPrefix {
+            case "x509_hash": break
+            case "x509_san_dns":
+                guard let url = publicURL.flatMap(URL.init(string:)), url.scheme == "https", url.host != nil else {
+                    throw fail("wallet.clientIdentifierPrefix x509_san_dns needs an https publicURL, whose host the verifier's certificate names")
+                }
+            case "redirect_uri":
+                // Unsigned requests: anyone on the path could change what the wallet is asked. Development only.
+                let loopback: Set<String> = ["127.0.0.1", "::1", "localhost"]
+                guard loopback.contains(host), publicURL.flatMap(URL.init(string:)).flatMap(\.host).map(loopback.contains) ?? true else {
+                    throw fail("wallet.clientIdentifierPrefix redirect_uri sends unsigned requests: only for development, on a loopback host")
+                }
+            default: throw fail("wallet.clientIdentifierPrefix must be x509_hash, x509_san_dns or redirect_uri")
+            }
             try wallet.query.validate()
             let formats = Set(wallet.query.credentials.map(\.format))
             guard !formats.contains("dc+sd-jwt") || wallet.issuerTrustAnchorsFile != nil else {

@@ -52,11 +52,16 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         public var appLink: String
         /// The scheme of the link that opens the wallet: `openid4vp` (OpenID4VP 1.0 §13.1.2) or `haip-vp` (HAIP 1.0 §5.1).
         public var scheme: String
+        /// How the verifier names itself (OpenID4VP 1.0 §5.9.3): `x509_hash` (the default, HAIP 1.0 §5),
+        /// `x509_san_dns` (the certificate's DNS name, which must be `publicURL`'s host), or `redirect_uri`
+        /// (unsigned requests, for development on a loopback companion only).
+        public var clientIdentifierPrefix: String
 
         public init(
             signingKeyFile: String, certificateChainFile: String, issuerTrustAnchorsFile: String?, mdocTrustAnchorsFile: String? = nil,
-            query: DCQLQuery, appLink: String, scheme: String = "openid4vp"
+            query: DCQLQuery, appLink: String, scheme: String = "openid4vp", clientIdentifierPrefix: String = "x509_hash"
         ) {
+            self.clientIdentifierPrefix = clientIdentifierPrefix
             self.signingKeyFile = signingKeyFile
             self.certificateChainFile = certificateChainFile
             self.issuerTrustAnchorsFile = issuerTrustAnchorsFile
@@ -67,7 +72,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
 
         private enum Keys: String, CodingKey {
-            case signingKeyFile, certificateChainFile, issuerTrustAnchorsFile, mdocTrustAnchorsFile, query, appLink, scheme
+            case signingKeyFile, certificateChainFile, issuerTrustAnchorsFile, mdocTrustAnchorsFile, query, appLink, scheme, clientIdentifierPrefix
         }
 
         public init(from decoder: any Decoder) throws {
@@ -78,7 +83,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                 issuerTrustAnchorsFile: try c.decodeIfPresent(String.self, forKey: .issuerTrustAnchorsFile),
                 mdocTrustAnchorsFile: try c.decodeIfPresent(String.self, forKey: .mdocTrustAnchorsFile),
                 query: try c.decode(DCQLQuery.self, forKey: .query),
-                appLink: try c.decode(String.self, forKey: .appLink), scheme: try c.decodeIfPresent(String.self, forKey: .scheme) ?? "openid4vp")
+                appLink: try c.decode(String.self, forKey: .appLink), scheme: try c.decodeIfPresent(String.self, forKey: .scheme) ?? "openid4vp",
+                clientIdentifierPrefix: try c.decodeIfPresent(String.self, forKey: .clientIdentifierPrefix) ?? "x509_hash")
         }
     }
 

@@ -28,13 +28,21 @@ extension CompanionService {
         let appLink: String
         let scheme: String
 
-        init(_ section: ServerConfiguration.Wallet, transport: any HTTPTransport, clock: any WallClock) throws {
+        init(_ section: ServerConfiguration.Wallet, publicURL: URL?, transport: any HTTPTransport, clock: any WallClock) throws {
             func read(_ path: String) throws -> String {
                 do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
                     throw SwitchbackError(.invalidConfiguration, "wallet: \(path) cannot be read")
                 }
             }
-            identity = try VerifierIdentity(keyPEM: try read(section.signingKeyFile), chainPEM: try read(section.certificateChainFile))
+            guard let prefix = VerifierIdentity.Prefix(rawValue: section.clientIdentifierPrefix) else {
+                throw SwitchbackError(.invalidConfiguration, "wallet.clientIdentifierPrefix is not one this verifier uses")
+            }
+            identity = try VerifierIdentity(
+                keyPEM: try read(section.signingKeyFile), chainPEM: try read(section.certificateChainFile), prefix: prefix)
+            if prefix == .x509SanDNS, let host = publicURL?.host?.lowercased(), !identity.dnsNames.contains(host) {
+                throw SwitchbackError(
+                    .invalidConfiguration, "wallet: the verifier's certificate does not name publicURL's host \(host) (x509_san_dns)")
+            }
             issuerKeys = try section.issuerTrustAnchorsFile.map { try X509IssuerKeys(anchorsPEM: try read($0), clock: clock) }
             presentations = issuerKeys.map {
                 SDJWTVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
@@ -92,13 +100,18 @@ extension CompanionService {
         )
         let state = try await store.issue(
             .presentationRequest, record, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
-        guard let link = PresentationRequest.invocationURL(scheme: wallet.scheme, clientID: wallet.identity.clientID, requestURI: requestURI(state))
+        guard let link = PresentationRequest.invocationURL(scheme: wallet.scheme, clientID: try clientID(wallet), requestURI: requestURI(state))
         else { throw CompanionError(.invalidRequest, "the wallet link cannot be made") }
         return Replies.json(
             CompanionAPI.WalletStarted(walletURL: link.absoluteString, returnURL: wallet.appLink, expiresIn: Int(Self.presentationLifetime)))
     }
 
     private func requestURI(_ state: String) -> URL { url("/wallet/request/" + state) }
+
+    /// The verifier's Client Identifier: it may name the response URI, which is this server's own.
+    private func clientID(_ wallet: WalletVerifier) throws -> String {
+        try wallet.identity.clientID(responseURI: url(CompanionAPI.Path.walletResponse))
+    }
 
     /// `GET` or `POST /wallet/request/{id}` (§5.10): the signed request object, with the `wallet_nonce` a
     /// POST sent.
@@ -119,7 +132,7 @@ extension CompanionService {
         let record = try await pendingPresentation(state)
         let presentation = try presentationRequest(state, record)
         let claims = try presentation.claims(
-            clientID: wallet.identity.clientID, responseURI: url(CompanionAPI.Path.walletResponse), query: wallet.query, walletNonce: walletNonce)
+            clientID: try clientID(wallet), responseURI: url(CompanionAPI.Path.walletResponse), query: wallet.query, walletNonce: walletNonce)
         var response = Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: try wallet.identity.sign(claims))))
         response.headers[.contentType] = "application/oauth-authz-req+jwt"
         response.headers[.cacheControl] = "no-store"
@@ -172,7 +185,7 @@ extension CompanionService {
                         switch (format, wallet.presentations, wallet.mdocs) {
                         case ("dc+sd-jwt", let verifier?, _):
                             return try await verifier.verify(
-                                presentation, keyBinding: .init(audience: wallet.identity.clientID, nonce: record.nonce))
+                                presentation, keyBinding: .init(audience: try clientID(wallet), nonce: record.nonce))
                         case ("mso_mdoc", _, let verifier?):
                             // §B.2.6.1: the device signs this request's client_id, nonce, response key and response_uri.
                             // The answer was encrypted, so the transcript names the key: never null here.
@@ -180,7 +193,7 @@ extension CompanionService {
                                 throw SwitchbackError(.storeFailed, "the request's encryption key has no thumbprint")
                             }
                             let binding = MDocVerifier.SessionBinding(
-                                clientID: wallet.identity.clientID, nonce: record.nonce, encryptionKeyThumbprint: thumbprint,
+                                clientID: try clientID(wallet), nonce: record.nonce, encryptionKeyThumbprint: thumbprint,
                                 responseURI: url(CompanionAPI.Path.walletResponse).absoluteString)
                             return try await verifier.verify(presentation, binding: binding)
                         default:

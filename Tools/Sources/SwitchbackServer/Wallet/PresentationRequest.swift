@@ -4,16 +4,30 @@ import SwiftASN1
 import X509
 @_spi(SwitchbackInternals) import Switchback
 
-/// The companion as an OpenID4VP verifier signs its request objects with a P-256 key whose certificate
-/// chain (leaf first, without the trust anchor) travels in `x5c`, and names itself with the `x509_hash`
-/// client identifier prefix: base64url of SHA-256 of the leaf certificate's DER (OpenID4VP 1.0 §5.9.3),
-/// the prefix HAIP 1.0 §5 requires for signed requests.
+/// The companion as an OpenID4VP verifier: its request objects are signed with a P-256 key whose certificate
+/// chain (leaf first, without the trust anchor) travels in `x5c`, and it names itself with a Client
+/// Identifier Prefix (OpenID4VP 1.0 §5.9.3):
+/// - `x509_hash:` base64url of SHA-256 of the leaf certificate's DER, the prefix HAIP 1.0 §5 requires;
+/// - `x509_san_dns:` a DNS name the leaf certificate carries as a `dNSName`, which must be the response URI's
+///   host (a wallet that does not otherwise trust the verifier holds it to that);
+/// - `redirect_uri:` the response URI itself, for development: such a request cannot be signed, since the
+///   wallet has no key to check it with, so it goes unsigned (`alg` `none`), and the configuration allows it
+///   only on a loopback companion.
 struct VerifierIdentity: Sendable {
+    enum Prefix: String, Sendable, CaseIterable {
+        case x509Hash = "x509_hash"
+        case x509SanDNS = "x509_san_dns"
+        case redirectURI = "redirect_uri"
+    }
+
     let key: P256.Signing.PrivateKey
     /// DER, leaf first.
     let chain: [Data]
+    let prefix: Prefix
+    /// The leaf certificate's DNS names (lower case).
+    let dnsNames: Set<String>
 
-    init(keyPEM: String, chainPEM: String) throws {
+    init(keyPEM: String, chainPEM: String, prefix: Prefix = .x509Hash) throws {
         func fail(_ why: String) -> SwitchbackError { SwitchbackError(.invalidConfiguration, "the verifier's identity: \(why)") }
         guard let key = try? P256.Signing.PrivateKey(pemRepresentation: keyPEM) else { throw fail("the key is not a P-256 private key in PEM") }
         let certificates = try PEMDocument.parseMultiple(pemString: chainPEM).map { try Certificate(pemDocument: $0) }
@@ -23,6 +37,12 @@ struct VerifierIdentity: Sendable {
         }
         guard leaf.issuer != leaf.subject else { throw fail("the signing certificate must not be self-signed (HAIP 1.0 §5)") }
         self.key = key
+        self.prefix = prefix
+        dnsNames = Set(
+            (try? leaf.extensions.subjectAlternativeNames)??.compactMap { name -> String? in
+                if case .dnsName(let dns) = name { return dns.lowercased() }
+                return nil
+            } ?? [])
         chain = try certificates.map { certificate in
             var serializer = DER.Serializer()
             try serializer.serialize(certificate)
@@ -30,15 +50,30 @@ struct VerifierIdentity: Sendable {
         }
     }
 
-    /// `x509_hash:<base64url SHA-256 of the leaf's DER>`.
-    var clientID: String { "x509_hash:" + Base64URL.encode(SHA256.hash(data: chain[0])) }
+    /// The Client Identifier for requests answered at `responseURI`.
+    func clientID(responseURI: URL) throws -> String {
+        switch prefix {
+        case .x509Hash: return "x509_hash:" + Base64URL.encode(SHA256.hash(data: chain[0]))
+        case .x509SanDNS:
+            guard let host = responseURI.host?.lowercased(), dnsNames.contains(host) else {
+                throw SwitchbackError(
+                    .invalidConfiguration, "x509_san_dns: the response URI's host is not a DNS name of the verifier's certificate (§5.9.3)")
+            }
+            return "x509_san_dns:" + host
+        case .redirectURI: return "redirect_uri:" + responseURI.absoluteString
+        }
+    }
 
-    /// A request object (RFC 9101): `typ` `oauth-authz-req+jwt` (OpenID4VP 1.0 §5), ES256, the chain in `x5c`.
+    /// A request object (RFC 9101): `typ` `oauth-authz-req+jwt` (OpenID4VP 1.0 §5), ES256 with the chain in
+    /// `x5c`; unsigned (`alg` `none`, no `x5c`) under the `redirect_uri` prefix.
     func sign(_ claims: [String: JSONValue]) throws -> String {
-        let header: JSONValue = .object([
-            "alg": .string("ES256"), "typ": .string("oauth-authz-req+jwt"), "x5c": .array(chain.map { .string($0.base64EncodedString()) }),
-        ])
-        let input = Base64URL.encode(Data(header.description.utf8)) + "." + Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+        let signed = prefix != .redirectURI
+        var header: [String: JSONValue] = ["alg": .string(signed ? "ES256" : "none"), "typ": .string("oauth-authz-req+jwt")]
+        if signed { header["x5c"] = .array(chain.map { .string($0.base64EncodedString()) }) }
+        let input =
+            Base64URL.encode(Data(JSONValue.object(header).description.utf8)) + "."
+            + Base64URL.encode(Data(JSONValue.object(claims).description.utf8))
+        guard signed else { return input + "." }
         return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
     }
 }

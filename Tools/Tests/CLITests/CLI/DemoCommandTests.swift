@@ -59,10 +59,14 @@ struct DemoCommandTests {
             mdoc.stdout.contains(
                 #"the companion verified pid as an mdoc: eu.europa.ec.eudi.pid.1 {"birth_date":"1984-01-26","family_name":"Mustermann","given_name":"Erika"}"#
             ), "\(mdoc.stdout)")
+        let named = try await Self.demo(["--provider", "wallet", "--wallet-format", "mdoc", "--wallet-client-id", "x509_san_dns"])
+        #expect(named.status == 0, "\(named.stdout)")
+        #expect(named.stdout.contains("client_id=x509_san_dns%3Aapi.example.com"), "\(named.stdout)")
         let faultyMDoc = try await Self.demo(["--provider", "wallet", "--wallet-format", "mdoc", "--wallet-fault", "wrong-nonce"])
         #expect(faultyMDoc.status == 1 && faultyMDoc.stdout.contains("Sign-in failed: presentationInvalid"))
         for invalid in [
-            ["--wallet-format", "mdoc"], ["--provider", "wallet", "--wallet-format", "jwt_vc"], ["--wallet-fault", "expired"],
+            ["--wallet-format", "mdoc"], ["--provider", "wallet", "--wallet-format", "jwt_vc"],
+            ["--provider", "wallet", "--wallet-client-id", "redirect_uri"], ["--wallet-fault", "expired"],
             ["--provider", "wallet", "--wallet-fault", "nothing"], ["--provider", "wallet", "--strategy", "webview"],
         ] {
             #expect(try await Self.demo(invalid).status != 0, "\(invalid)")

@@ -105,6 +105,36 @@ struct EmulatedWalletMDocTests {
         #expect(throws: SwitchbackError.self, "a type the verifier cannot enforce is refused, not ignored") { try unenforceable.validate() }
     }
 
+    @Test("the redirect_uri client identifier (development): unsigned requests the wallet holds to its response URI; both formats bound to it")
+    func redirectURIPrefix() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        let query = DCQLQuery(credentials: EmulatedWalletTests.query.credentials + Self.query.credentials)
+        try await EmulatedWalletTests.with(
+            issuer, query: query, change: { configuration, _ in configuration.wallet?.clientIdentifierPrefix = "redirect_uri" }
+        ) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, steps) = try await EmulatedWalletTests.present(rig, client, wallet)
+            #expect(steps.contains { $0.contains("(redirect_uri:http://") }, "\(steps)")
+            let presentation = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            #expect(presentation.claims("pid")?["given_name"] == "Erika" && presentation.claims("mdl") != nil)
+        }
+        var configuration = CompanionRig.configuration(issuer: "https://id.example.com")
+        configuration.wallet = .init(
+            signingKeyFile: "/k", certificateChainFile: "/c", issuerTrustAnchorsFile: "/a", query: EmulatedWalletTests.query,
+            appLink: "https://app.example.com/w", clientIdentifierPrefix: "redirect_uri")
+        configuration.host = "0.0.0.0"
+        configuration.limits.directClients = true
+        let exposed = #expect(throws: SwitchbackError.self, "unsigned requests beyond loopback") { try configuration.validate() }
+        #expect(exposed?.message.contains("redirect_uri") == true, "\(exposed?.message ?? "")")
+        configuration.host = "127.0.0.1"
+        configuration.wallet?.clientIdentifierPrefix = "x509_san_dns"
+        configuration.publicURL = nil
+        #expect(throws: SwitchbackError.self, "x509_san_dns without an https publicURL") { try configuration.validate() }
+        configuration.wallet?.clientIdentifierPrefix = "pre-registered"
+        #expect(throws: SwitchbackError.self) { try configuration.validate() }
+    }
+
     @Test("an mdoc query without mdoc anchors, or an SD-JWT query without issuer anchors, is refused before the port binds")
     func anchorsRequired() throws {
         var configuration = CompanionRig.configuration(issuer: "https://id.example.com")

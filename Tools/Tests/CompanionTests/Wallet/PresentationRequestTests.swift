@@ -21,12 +21,32 @@ struct PresentationRequestTests {
         return (try VerifierIdentity(keyPEM: authority.issuerKey.pemRepresentation, chainPEM: try leaf.serializeAsPEM().pemString), authority)
     }
 
+    @Test("client identifier prefixes (§5.9.3): x509_san_dns names the response URI's host only if the certificate does; redirect_uri goes unsigned")
+    func prefixes() throws {
+        let (identity, authority) = try Self.identity()
+        let leaf = try Certificate(derEncoded: Array(authority.chain[0])).serializeAsPEM().pemString
+        let names = try #require(identity.dnsNames.first)
+        let dns = try VerifierIdentity(keyPEM: authority.issuerKey.pemRepresentation, chainPEM: leaf, prefix: .x509SanDNS)
+        #expect(try dns.clientID(responseURI: try #require(URL(string: "https://\(names)/wallet/response"))) == "x509_san_dns:" + names)
+        #expect(throws: SwitchbackError.self, "a host the certificate does not name") {
+            _ = try dns.clientID(responseURI: try #require(URL(string: "https://elsewhere.example.com/wallet/response")))
+        }
+        let development = try VerifierIdentity(keyPEM: authority.issuerKey.pemRepresentation, chainPEM: leaf, prefix: .redirectURI)
+        let local = try #require(URL(string: "http://127.0.0.1:8080/wallet/response"))
+        #expect(try development.clientID(responseURI: local) == "redirect_uri:http://127.0.0.1:8080/wallet/response")
+        let unsigned = try development.sign(["client_id": "x"])
+        let parts = unsigned.split(separator: ".", omittingEmptySubsequences: false)
+        #expect(parts.count == 3 && parts[2].isEmpty)
+        #expect(Base64URL.decode(parts[0]).flatMap(JSONReader.object)?["alg"] == "none")
+    }
+
     @Test("the request object: typ, x5c, signed by the certificate's key, x509_hash client_id, the query, nonce, state, the response key")
     func requestObject() throws {
         let (identity, authority) = try Self.identity()
         let request = try PresentationRequest(state: "state-1", nonce: "nonce-1", keyID: "k1")
         let responseURI = try #require(URL(string: "https://auth.example.com/wallet/response"))
-        let jwt = try identity.sign(try request.claims(clientID: identity.clientID, responseURI: responseURI, query: Self.query, walletNonce: "wn"))
+        let clientID = try identity.clientID(responseURI: responseURI)
+        let jwt = try identity.sign(try request.claims(clientID: clientID, responseURI: responseURI, query: Self.query, walletNonce: "wn"))
         let parts = jwt.split(separator: ".").map(String.init)
         let headerData = try #require(Base64URL.decode(parts[0]))
         let claimsData = try #require(Base64URL.decode(parts[1]))
@@ -52,9 +72,9 @@ struct PresentationRequestTests {
         let query = try JSONDecoder().decode(DCQLQuery.self, from: Data(sentQuery.description.utf8))
         #expect(query == Self.query)
 
-        let link = try #require(PresentationRequest.invocationURL(scheme: "openid4vp", clientID: identity.clientID, requestURI: responseURI))
+        let link = try #require(PresentationRequest.invocationURL(scheme: "openid4vp", clientID: clientID, requestURI: responseURI))
         let items = URLComponents(url: link, resolvingAgainstBaseURL: false)?.queryItems ?? []
-        #expect(link.scheme == "openid4vp" && items.first { $0.name == "client_id" }?.value == identity.clientID)
+        #expect(link.scheme == "openid4vp" && items.first { $0.name == "client_id" }?.value == clientID)
         #expect(items.first { $0.name == "request_uri_method" }?.value == "post")
     }
 
