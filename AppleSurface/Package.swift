@@ -61,6 +61,7 @@ let package = Package(
         .target(name: "SnippetBankIDNorwayApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
         .target(name: "SnippetMitIDSceneDelegate", dependencies: ["Switchback", "SwitchbackApple", "UIKit"], swiftSettings: strict),
         .target(name: "SnippetSingpassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
+        .target(name: "SnippetWalletApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
         .target(name: "SnippetUAEPassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit", "WebKit"], swiftSettings: strict),
         // Swift Testing's cross-import overlay for UIKit, which a test file importing both needs.
         .target(name: "_Testing_UIKit", swiftSettings: strict),
