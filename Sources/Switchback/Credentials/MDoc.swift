@@ -20,8 +20,8 @@ import Crypto
 ///   identifier, nonce, the thumbprint of the response encryption key, and the response URI.
 ///
 /// Only ES256 is taken, for both signatures (HAIP 1.0 §7 requires every party to take it); `deviceMac` is refused,
-/// since a redirect request offers no reader key to agree one with. A document with a `status` is refused,
-/// since nothing can be said of it here yet. The disclosed claims come back as
+/// since a redirect request offers no reader key to agree one with. A `status` is checked in its Token
+/// Status List when a checker is given, and refused otherwise. The disclosed claims come back as
 /// `{namespace: {element: value}}`, the shape OpenID4VP 1.0 §7.2's claims paths select from.
 @_spi(SwitchbackInternals) public struct MDocVerifier: Sendable {
     /// What the device signature must be over (OpenID4VP 1.0 §B.2.6.1, redirects).
@@ -53,11 +53,17 @@ import Crypto
     let issuers: any MDocIssuerKeys
     let clock: any WallClock
     let clockSkew: TimeInterval
+    /// Checks an MSO's `status` (a Token Status List reference); without one, an mdoc that has a status is
+    /// refused, since nothing can be said of it.
+    let statusLists: StatusListChecker?
 
-    public init(issuers: any MDocIssuerKeys, clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60) {
+    public init(
+        issuers: any MDocIssuerKeys, clock: any WallClock = SystemClock(), clockSkew: TimeInterval = 60, statusLists: StatusListChecker? = nil
+    ) {
         self.issuers = issuers
         self.clock = clock
         self.clockSkew = clockSkew
+        self.statusLists = statusLists
     }
 
     /// A base64url `DeviceResponse` is at most this long: a document with a portrait and its chain.
@@ -95,7 +101,7 @@ import Crypto
         let mso = try Self.decode(try Self.embedded(try Self.decode(payload, "the MSO"), "the MSO"), "the MSO")
         guard mso["version"]?.text == "1.0" else { throw Self.refused("its MSO version is not 1.0") }
         guard mso["docType"]?.text == docType else { throw Self.refused("its MSO is for another docType") }
-        guard mso["status"] == nil else { throw Self.refused("it has a status, which this verifier cannot check yet") }
+        if let status = mso["status"] { try await checkStatus(status) }
         try checkValidity(mso["validityInfo"])
         let digest = try Self.digest(mso["digestAlgorithm"]?.text)
         let claims = try Self.disclosed(issuerSigned["nameSpaces"], digests: mso["valueDigests"], digest: digest)
@@ -115,6 +121,21 @@ import Crypto
         try deviceSignature.verify(
             key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
         return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc", issuerChain: chain)
+    }
+
+    /// The MSO's `status` (ISO/IEC 18013-5 second edition, HAIP 1.0 §5.3.1): a Token Status List reference
+    /// `{"status_list": {"idx", "uri"}}`; only VALID passes. An identifier list is not read, so it is refused.
+    private func checkStatus(_ status: CBOR) async throws {
+        guard let reference = status["status_list"], let index = reference["idx"]?.int, index >= 0, let uri = reference["uri"]?.text else {
+            throw Self.refused("its status is not a status_list reference with idx and uri")
+        }
+        guard let statusLists else { throw Self.refused("it has a status this verifier is not set up to check") }
+        switch try await statusLists.status(uri: uri, index: index, issuer: nil) {
+        case StatusList.valid: return
+        case StatusList.invalid: throw Self.refused("the credential has been revoked")
+        case StatusList.suspended: throw Self.refused("the credential is suspended")
+        case let other: throw Self.refused("the credential's status is \(other), not valid")
+        }
     }
 
     /// `validityInfo` (§9.1.2.4): `validFrom` ≤ now ≤ `validUntil`, with the clock skew allowed.

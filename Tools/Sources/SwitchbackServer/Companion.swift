@@ -125,7 +125,9 @@ public final class Companion: Sendable {
                 transport: InstrumentedTransport(inner: transport, metrics: metrics),
                 clock: clock)
         }
-        let appleIdentity = try configuration.appleIdentity.map { try CompanionService.AppleIdentityVerifier($0, clock: clock) }
+        let appleIdentity = try configuration.appleIdentity.map {
+            try CompanionService.AppleIdentityVerifier($0, transport: InstrumentedTransport(inner: transport, metrics: metrics), clock: clock)
+        }
         let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
         let router = Router(context: CompanionContext.self)
         router.add(middleware: RequestLog(logger: logger))

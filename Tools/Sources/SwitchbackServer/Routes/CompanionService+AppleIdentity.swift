@@ -22,7 +22,7 @@ extension CompanionService {
         let documentTypes: Set<String>
         let merchantIdentifier: String
 
-        init(_ section: ServerConfiguration.AppleIdentity, clock: any WallClock) throws {
+        init(_ section: ServerConfiguration.AppleIdentity, transport: any HTTPTransport, clock: any WallClock) throws {
             func read(_ path: String) throws -> String {
                 do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
                     throw SwitchbackError(.invalidConfiguration, "appleIdentity: \(path) cannot be read")

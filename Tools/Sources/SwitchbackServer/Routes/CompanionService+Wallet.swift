@@ -48,7 +48,9 @@ extension CompanionService {
                 SDJWTVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
             }
             mdocSigners = try section.mdocTrustAnchorsFile.map { try X509DocumentSigners(anchorsPEM: try read($0), clock: clock) }
-            mdocs = mdocSigners.map { MDocVerifier(issuers: $0, clock: clock) }
+            mdocs = mdocSigners.map {
+                MDocVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
+            }
             try section.query.validate()
             query = section.query
             appLink = section.appLink

@@ -101,7 +101,10 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
 /// of the verifier's mdoc trust anchors (the IACA roots of the issuers it accepts), kept apart from the
 /// SD-JWT VC issuers' anchors: an mdoc names no issuer URL a certificate could be held to, so an anchor here
 /// vouches for every document type.
-package struct X509DocumentSigners: MDocIssuerKeys {
+///
+/// The same anchors sign the status lists of the documents (`CredentialIssuerKeys`, for ``StatusListChecker``):
+/// a status list token's `x5c` must be one certificate signed by an anchor, as a document signer's is.
+package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
     let anchors: [Certificate]
     let clock: any WallClock
 
@@ -115,6 +118,13 @@ package struct X509DocumentSigners: MDocIssuerKeys {
     package func authorities(of certificates: [Data]) async -> Set<Data> {
         guard certificates.count == 1 else { return [] }
         return await X509IssuerKeys.authorities(of: certificates, anchors: anchors, now: clock.now())
+    }
+
+    package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
+        var jwk = PublicJWK.ec(curve: "P-256", x963: try await documentSignerKey(certificates: certificates))
+        if let keyID { jwk["kid"] = .string(keyID) }
+        let document = JSONValue.object(["keys": .array([.object(jwk)])]).description
+        return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5chain"))
     }
 
     package func documentSignerKey(certificates: [Data]) async throws -> Data {

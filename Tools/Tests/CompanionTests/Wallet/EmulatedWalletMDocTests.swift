@@ -55,8 +55,8 @@ struct EmulatedWalletMDocTests {
     static let faults: [(EmulatedWallet.Fault, String)] = [
         (.wrongNonce, "devicesignature signature does not verify"), (.wrongAudience, "devicesignature signature does not verify"),
         (.tamperedDisclosure, "does not match its digest"), (.expired, "expired"), (.unknownIssuer, "anchor"), (.withheldClaim, "does not disclose"),
-        // ISO 18013-5 second edition's status is not read yet: refused unread rather than ignored.
-        (.revoked, "has a status"),
+        // ISO 18013-5 second edition's status: the issuer's Token Status List says INVALID.
+        (.revoked, "revoked"),
     ]
 
     @Test("each fault of the wallet's mdoc is refused for its own reason", arguments: 0..<7)

@@ -97,7 +97,7 @@ struct MDocVerifierTests {
         await Self.refused(fixture, .map(top), "exactly one document")
     }
 
-    @Test("the MSO, signed again by the issuer: another docType, a status, another digest algorithm, not yet valid")
+    @Test("the MSO, signed again by the issuer: another docType, a malformed status or one nobody can check, another digest algorithm, not yet valid")
     func mobileSecurityObject() async throws {
         let fixture = try Fixture()
         func set(_ key: String, _ value: CBOR) -> (inout [CBOR.Pair]) -> Void {
@@ -110,7 +110,9 @@ struct MDocVerifierTests {
             }
         }
         await Self.refused(fixture, try fixture.mso(set("docType", "org.iso.18013.5.1.mDL")), "another docType")
-        await Self.refused(fixture, try fixture.mso(set("status", .map([]))), "has a status")
+        await Self.refused(fixture, try fixture.mso(set("status", .map([]))), "not a status_list reference")
+        let reference = CBOR.map([.init("status_list", .map([.init("idx", .unsigned(1)), .init("uri", "https://pid-issuer.example.com/status/1")]))])
+        await Self.refused(fixture, try fixture.mso(set("status", reference)), "not set up to check")
         await Self.refused(fixture, try fixture.mso(set("digestAlgorithm", "MD5")), "digest algorithm")
         let future = EmulatedIssuer.tdate(Date() + 86400)
         await Self.refused(
