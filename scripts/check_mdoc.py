@@ -19,17 +19,15 @@ Prints one line per check; exits 1 on the first failure.
 usage: check_mdoc.py PATH/TO/switchback
 """
 
-import base64
 import datetime
 import hashlib
 import json
-import os
 import sys
 import tempfile
 
 import cbor2
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from joserfc import jwe
@@ -37,7 +35,7 @@ from joserfc.jwk import ECKey
 from pymdoccbor.mdoc.issuer import MdocCborIssuer
 from pymdoccbor.mdoc.verifier import MdocCbor
 
-from check_openid4vp import APP_LINK, Companion, b64url, certificate_pair, fail, pem_key, read_request, redeem
+from check_openid4vp import Companion, b64url, certificate_pair, fail, read_request, redeem, write_config
 
 DOCTYPE = "eu.europa.ec.eudi.pid.1"
 ASKED = ["given_name", "birth_date", "age_over_18"]
@@ -113,27 +111,9 @@ def main() -> None:
     directory = tempfile.mkdtemp(prefix="switchback-mdoc-")
     iaca_root, signer_der, signer_key = certificate_pair("Check PID IACA", "pid.example.com")
     _, stranger_der, stranger_key = certificate_pair("Check Stranger IACA", "pid.example.com")
-    _, verifier_leaf, verifier_key = certificate_pair("Check Verifier", "verifier.example.com")
-    files = {
-        "key.pem": pem_key(verifier_key).decode(),
-        "chain.pem": x509.load_der_x509_certificate(verifier_leaf).public_bytes(serialization.Encoding.PEM).decode(),
-        "iaca.pem": iaca_root,
-    }
-    for name, text in files.items():
-        with open(os.path.join(directory, name), "w") as handle:
-            handle.write(text)
-    config = {
-        "host": "127.0.0.1", "port": 0,
-        "wallet": {
-            "signingKeyFile": os.path.join(directory, "key.pem"), "certificateChainFile": os.path.join(directory, "chain.pem"),
-            "mdocTrustAnchorsFile": os.path.join(directory, "iaca.pem"), "appLink": APP_LINK,
-            "query": {"credentials": [{"id": "pid", "format": "mso_mdoc", "meta": {"doctype_value": DOCTYPE},
-                                       "claims": [{"path": [DOCTYPE, name], "intent_to_retain": False} for name in ASKED]}]},
-        },
-    }
-    config_path = os.path.join(directory, "config.json")
-    with open(config_path, "w") as handle:
-        json.dump(config, handle)
+    config_path = write_config(directory, "mdocTrustAnchorsFile", iaca_root, {
+        "credentials": [{"id": "pid", "format": "mso_mdoc", "meta": {"doctype_value": DOCTYPE},
+                         "claims": [{"path": [DOCTYPE, name], "intent_to_retain": False} for name in ASKED]}]})
 
     device_key = ec.generate_private_key(ec.SECP256R1())
     issued = issue(signer_der, signer_key, device_key)

@@ -181,15 +181,14 @@ def redeem(companion: Companion, redirect_uri: str):
     return status, json.loads(body)
 
 
-def main() -> None:
-    cli = sys.argv[1]
-    directory = tempfile.mkdtemp(prefix="switchback-openid4vp-")
-    issuer_root, issuer_leaf, issuer_key = certificate_pair("Check PID Issuer", "issuer.example.com")
+def write_config(directory: str, anchors_key: str, anchors_pem: str, query: dict) -> str:
+    """A companion configuration with a `wallet` section: a verifier key and certificate made here, the
+    issuers' roots under `anchors_key`, and `query`; returns its path."""
     _, verifier_leaf, verifier_key = certificate_pair("Check Verifier", "verifier.example.com")
     files = {
         "key.pem": pem_key(verifier_key).decode(),
         "chain.pem": x509.load_der_x509_certificate(verifier_leaf).public_bytes(serialization.Encoding.PEM).decode(),
-        "anchors.pem": issuer_root,
+        "anchors.pem": anchors_pem,
     }
     for name, text in files.items():
         with open(os.path.join(directory, name), "w") as handle:
@@ -198,14 +197,22 @@ def main() -> None:
         "host": "127.0.0.1", "port": 0,
         "wallet": {
             "signingKeyFile": os.path.join(directory, "key.pem"), "certificateChainFile": os.path.join(directory, "chain.pem"),
-            "issuerTrustAnchorsFile": os.path.join(directory, "anchors.pem"), "appLink": APP_LINK,
-            "query": {"credentials": [{"id": "pid", "format": "dc+sd-jwt", "meta": {"vct_values": ["urn:eudi:pid:1"]},
-                                       "claims": [{"path": ["given_name"]}, {"path": ["birthdate"]}]}]},
+            anchors_key: os.path.join(directory, "anchors.pem"), "appLink": APP_LINK, "query": query,
         },
     }
     config_path = os.path.join(directory, "config.json")
     with open(config_path, "w") as handle:
         json.dump(config, handle)
+    return config_path
+
+
+def main() -> None:
+    cli = sys.argv[1]
+    directory = tempfile.mkdtemp(prefix="switchback-openid4vp-")
+    issuer_root, issuer_leaf, issuer_key = certificate_pair("Check PID Issuer", "issuer.example.com")
+    config_path = write_config(directory, "issuerTrustAnchorsFile", issuer_root, {
+        "credentials": [{"id": "pid", "format": "dc+sd-jwt", "meta": {"vct_values": ["urn:eudi:pid:1"]},
+                         "claims": [{"path": ["given_name"]}, {"path": ["birthdate"]}]}]})
 
     issuer_jwk = JWK.from_pem(pem_key(issuer_key))
     holder_jwk = JWK.generate(kty="EC", crv="P-256")

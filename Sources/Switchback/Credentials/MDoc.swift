@@ -130,12 +130,7 @@ import Crypto
             throw Self.refused("its status is not a status_list reference with idx and uri")
         }
         guard let statusLists else { throw Self.refused("it has a status this verifier is not set up to check") }
-        switch try await statusLists.status(uri: uri, index: index, issuer: nil) {
-        case StatusList.valid: return
-        case StatusList.invalid: throw Self.refused("the credential has been revoked")
-        case StatusList.suspended: throw Self.refused("the credential is suspended")
-        case let other: throw Self.refused("the credential's status is \(other), not valid")
-        }
+        try StatusList.requireValid(try await statusLists.status(uri: uri, index: index, issuer: nil), Self.refused)
     }
 
     /// `validityInfo` (§9.1.2.4): `validFrom` ≤ now ≤ `validUntil`, with the clock skew allowed.

@@ -153,12 +153,7 @@ import Logging
             case .number(let idx)? = reference["idx"], let index = Int(exactly: idx), index >= 0, case .string(let uri)? = reference["uri"]
         else { throw Self.invalid("its status is not a status_list reference with idx and uri") }
         guard let statusLists else { throw Self.invalid("it has a status this verifier is not set up to check") }
-        switch try await statusLists.status(uri: uri, index: index, issuer: issuer) {
-        case StatusList.valid: return
-        case StatusList.invalid: throw Self.invalid("the credential has been revoked")
-        case StatusList.suspended: throw Self.invalid("the credential is suspended")
-        case let other: throw Self.invalid("the credential's status is \(other), not valid")
-        }
+        try StatusList.requireValid(try await statusLists.status(uri: uri, index: index, issuer: issuer), Self.invalid)
     }
 
     private func verifyKeyBinding(_ token: String, claims: [String: JSONValue], sdHash: String, expected: KeyBinding?, now: TimeInterval)

@@ -14,14 +14,29 @@ public import Foundation
 
     /// Reads `lst`; `limit` bounds the inflated size.
     public init(bits: Int, lst: String, limit: Int = 16 << 20) throws {
-        guard [1, 2, 4, 8].contains(bits) else { throw SwitchbackError(.presentationInvalid, "a status list's bits must be 1, 2, 4 or 8 (§4.2)") }
         guard let compressed = Base64URL.decode(lst) else { throw SwitchbackError(.presentationInvalid, "a status list's lst is not base64url") }
+        try self.init(bits: bits, compressed: compressed, limit: limit)
+    }
+
+    /// Reads a CWT status list's `lst`: the ZLIB bytes themselves (§4.3).
+    public init(bits: Int, compressed: Data, limit: Int = 16 << 20) throws {
+        guard [1, 2, 4, 8].contains(bits) else { throw SwitchbackError(.presentationInvalid, "a status list's bits must be 1, 2, 4 or 8 (§4.2)") }
         do {
             bytes = try Inflate.zlib(compressed, limit: limit)
         } catch {
             throw SwitchbackError(.presentationInvalid, "a status list's lst does not inflate: \(error.description)")
         }
         self.bits = bits
+    }
+
+    /// Throws `refuse`'s error unless `status` is VALID, naming what it is (§7.1).
+    static func requireValid(_ status: UInt8, _ refuse: (String) -> SwitchbackError) throws {
+        switch status {
+        case valid: return
+        case invalid: throw refuse("the credential has been revoked")
+        case suspended: throw refuse("the credential is suspended")
+        default: throw refuse("the credential's status is \(status), not valid")
+        }
     }
 
     /// The status at `index`, or nil past the end (§8.3 step 6: the token is then refused).
@@ -42,6 +57,9 @@ public import Foundation
 @_spi(SwitchbackInternals) public actor StatusListChecker {
     private let transport: any HTTPTransport
     private let issuers: any CredentialIssuerKeys
+    /// The keys of CWT status lists (an mdoc's, ISO/IEC 18013-5 second edition): their `x5chain` must lead
+    /// to these anchors. Without them only JWT status lists are asked for.
+    private let cwtSigners: (any MDocIssuerKeys)?
     private let clock: any WallClock
     private let maximumAge: TimeInterval
     /// By issuer and `uri`: a list is taken for the issuer whose keys verified it, never for another.
@@ -50,8 +68,11 @@ public import Foundation
     static let cacheLimit = 64
 
     public init(
-        transport: any HTTPTransport, issuers: any CredentialIssuerKeys, clock: any WallClock = SystemClock(), maximumAge: TimeInterval = 3600
+        transport: any HTTPTransport, issuers: any CredentialIssuerKeys, cwtSigners: (any MDocIssuerKeys)? = nil,
+        clock: any WallClock = SystemClock(),
+        maximumAge: TimeInterval = 3600
     ) {
+        self.cwtSigners = cwtSigners
         self.transport = transport
         self.issuers = issuers
         self.clock = clock
@@ -84,7 +105,8 @@ public import Foundation
         guard var url = URL(string: uri), url.scheme == "https" else { throw Self.refused("the status list's uri is not https") }
         var response = HTTPResponse(status: 0)
         for _ in 0...3 {
-            response = try await transport.send(HTTPRequest(method: .get, url: url, headers: ["Accept": "application/statuslist+jwt"]))
+            let accept = cwtSigners == nil ? "application/statuslist+jwt" : "application/statuslist+cwt, application/statuslist+jwt;q=0.5"
+            response = try await transport.send(HTTPRequest(method: .get, url: url, headers: ["Accept": accept]))
             guard (300..<400).contains(response.status) else { break }
             guard let location = response.headers.first(where: { $0.key.lowercased() == "location" })?.value,
                 let next = URL(string: location, relativeTo: url)?.absoluteURL, next.scheme == "https"
@@ -94,6 +116,8 @@ public import Foundation
         guard (200..<300).contains(response.status), response.body.count <= 4 << 20 else {
             throw Self.refused("the status list answered HTTP \(response.status)")
         }
+        let contentType = response.headers.first { $0.key.lowercased() == "content-type" }?.value.lowercased() ?? ""
+        if contentType.hasPrefix("application/statuslist+cwt") { return try await fetchedCWT(response.body, uri: uri, now: now) }
         let token = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let jws = try CompactJWS(token, malformed: .presentationInvalid)
         guard jws.header.typ == "statuslist+jwt" else { throw Self.refused("the status list token's typ is not statuslist+jwt") }
@@ -111,5 +135,38 @@ public import Foundation
         guard case .object(let object)? = claims["status_list"], case .number(let bits)? = object["bits"], case .string(let lst)? = object["lst"]
         else { throw Self.refused("the status list token has no status_list with bits and lst") }
         return (try StatusList(bits: Int(exactly: bits) ?? 0, lst: lst), until)
+    }
+
+    /// A CWT Status List Token (§5.2): COSE_Sign1 (ES256) with `typ` (16) `application/statuslist+cwt` (ISO/IEC
+    /// 18013-5's examples write `statuslist+cwt`), its `x5chain` (33) leading to the mdoc anchors; claims
+    /// `sub` (2) the credential's URI, `iat` (6), `exp` (4), `ttl` (65534) and `status_list` (65533) with
+    /// `bits` and `lst` as ZLIB bytes (§4.3). Labels as draft-ietf-oauth-status-list-20 §14.3 requests them.
+    private func fetchedCWT(_ body: Data, uri: String, now: TimeInterval) async throws -> (StatusList, TimeInterval) {
+        guard let signers = cwtSigners else { throw Self.refused("the status list is a CWT, which this verifier did not ask for") }
+        let token: COSESign1
+        do { token = try COSESign1(try CBOR.decode(body), "status list token") } catch let error as CBORError {
+            throw Self.refused("the CWT status list token is not CBOR (\(error))")
+        }
+        guard let type = token.protectedHeader[.int(16)]?.text, ["application/statuslist+cwt", "statuslist+cwt"].contains(type) else {
+            throw Self.refused("the CWT status list token's typ is not application/statuslist+cwt")
+        }
+        guard let payload = token.payload else { throw Self.refused("the CWT status list token has no payload") }
+        try token.verify(
+            key: try await signers.documentSignerKey(certificates: try MDocVerifier.certificates(token.header(33))), payload: payload,
+            "status list token")
+        let claims: CBOR
+        do { claims = try CBOR.decode(payload) } catch { throw Self.refused("the CWT status list token's claims are not CBOR") }
+        guard claims[.int(2)] == .text(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.2)") }
+        guard claims[.int(6)]?.int != nil else { throw Self.refused("the status list token has no iat") }
+        var until = now + maximumAge
+        if let exp = claims[.int(4)] {
+            guard let seconds = exp.int, Double(seconds) > now else { throw Self.refused("the status list token has expired") }
+            until = min(until, Double(seconds))
+        }
+        if let ttl = claims[.int(65534)]?.int, ttl > 0 { until = min(until, now + Double(ttl)) }
+        guard let list = claims[.int(65533)], let bits = list["bits"]?.int, let lst = list["lst"]?.bytes else {
+            throw Self.refused("the status list token has no status_list with bits and lst")
+        }
+        return (try StatusList(bits: bits, compressed: lst), until)
     }
 }

@@ -31,14 +31,9 @@ enum WalletScenario {
         let issuer = try EmulatedIssuer()
         let verifier = try EmulatedAuthority(name: "Example Verifier", dnsName: "api.example.com")
         let wallet = try EmulatedWallet(issuer: issuer)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-wallet-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: directory) }
-        func write(_ name: String, _ text: String) throws -> String {
-            let file = directory.appendingPathComponent(name)
-            try text.write(to: file, atomically: true, encoding: .utf8)
-            return file.path
-        }
+        let folder = try KeyFolder(prefix: "switchback-wallet")
+        defer { folder.remove() }
+        let write = folder.write
         var configuration = ServerConfiguration(
             port: 0, associations: [AppAssociation(appIDs: [ScenarioRunner.appID], paths: ["/wallet-return*"])])
         configuration.publicURL = Setup.companionURL

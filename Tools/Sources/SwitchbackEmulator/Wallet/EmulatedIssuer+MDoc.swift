@@ -77,8 +77,10 @@ extension EmulatedIssuer {
 /// COSE_Sign1 with ES256 (RFC 9052 §4.2, §4.4), for the emulated issuer and wallet.
 enum COSE {
     /// `[protected {1: -7}, unprotected, payload, r‖s]`; a nil `payload` in the structure when `detached`.
-    static func sign1(payload: Data, unprotected: [CBOR.Pair] = [], detached: Bool = false, with key: P256.Signing.PrivateKey) throws -> CBOR {
-        let protected = CBOR.map([.init(.int(1), .int(-7))]).encoded
+    static func sign1(
+        payload: Data, protected extra: [CBOR.Pair] = [], unprotected: [CBOR.Pair] = [], detached: Bool = false, with key: P256.Signing.PrivateKey
+    ) throws -> CBOR {
+        let protected = CBOR.map([.init(.int(1), .int(-7))] + extra).encoded
         let structure = CBOR.array([.text("Signature1"), .bytes(protected), .bytes(Data()), .bytes(payload)]).encoded
         let signature = try key.signature(for: structure).rawRepresentation
         return .array([.bytes(protected), .map(unprotected), detached ? .null : .bytes(payload), .bytes(signature)])

@@ -23,6 +23,22 @@ extension EmulatedIssuer {
         return try JWS.sign(header, payload, with: authority.key)
     }
 
+    /// The same list as a CWT Status List Token (draft-ietf-oauth-status-list-20 §5.2), as an mdoc issuer
+    /// publishes it (ISO/IEC 18013-5 second edition): COSE_Sign1 tagged 18, `typ` and `x5chain` protected,
+    /// claims `sub` (2), `iat` (6), `ttl` (65534) and `status_list` (65533) with `lst` as ZLIB bytes.
+    package func statusListCWT(revoked: Set<Int>, size: Int = 16, issuedAt: Date = Date()) throws -> Data {
+        var bytes = [UInt8](repeating: 0, count: (size + 7) / 8)
+        for index in revoked where index < size { bytes[index / 8] |= 1 << UInt8(index % 8) }
+        let claims = CBOR.map([
+            .init(.int(2), .text(statusListURI)), .init(.int(6), .int(Int(issuedAt.timeIntervalSince1970))), .init(.int(65534), .int(300)),
+            .init(.int(65533), .map([.init("bits", .int(1)), .init("lst", .bytes(Self.zlibStored(bytes)))])),
+        ])
+        let token = try COSE.sign1(
+            payload: claims.encoded,
+            protected: [.init(.int(16), "application/statuslist+cwt"), .init(.int(33), .bytes(authority.leaf))], with: authority.key)
+        return CBOR.tagged(18, token).encoded
+    }
+
     /// `bytes` in the ZLIB format (RFC 1950) with one stored DEFLATE block (RFC 1951 §3.2.4).
     static func zlibStored(_ bytes: [UInt8]) -> Data {
         var out = Data([0x78, 0x01, 0x01])
@@ -54,8 +70,14 @@ public struct StatusListHosting: HTTPTransport {
         self.next = next
     }
 
+    /// The list in the form the request's `Accept` prefers: CWT when it names it first, else JWT.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard request.method == .get, request.url.absoluteString == issuer.statusListURI else { return try await next.send(request) }
+        let accept = request.headers.first { $0.key.lowercased() == "accept" }?.value ?? ""
+        if accept.hasPrefix("application/statuslist+cwt") {
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/statuslist+cwt"], body: try issuer.statusListCWT(revoked: revoked))
+        }
         return HTTPResponse(
             status: 200, headers: ["Content-Type": "application/statuslist+jwt"], body: Data(try issuer.statusListToken(revoked: revoked).utf8))
     }

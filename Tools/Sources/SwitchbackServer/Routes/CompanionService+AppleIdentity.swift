@@ -32,8 +32,10 @@ extension CompanionService {
                 throw SwitchbackError(.invalidConfiguration, "appleIdentity.encryptionKeyFile is not a P-256 private key in PEM")
             }
             envelope = AppleIdentityEnvelope(key: key, merchantID: section.merchantIdentifier, teamID: section.teamIdentifier)
+            let signers = try X509DocumentSigners(anchorsPEM: try read(section.issuerTrustAnchorsFile), clock: clock)
             documents = MDocVerifier(
-                issuers: try X509DocumentSigners(anchorsPEM: try read(section.issuerTrustAnchorsFile), clock: clock), clock: clock)
+                issuers: signers, clock: clock,
+                statusLists: StatusListChecker(transport: transport, issuers: signers, cwtSigners: signers, clock: clock))
             documentTypes = Set(section.documentTypes)
             merchantIdentifier = section.merchantIdentifier
         }

@@ -49,7 +49,8 @@ extension CompanionService {
             }
             mdocSigners = try section.mdocTrustAnchorsFile.map { try X509DocumentSigners(anchorsPEM: try read($0), clock: clock) }
             mdocs = mdocSigners.map {
-                MDocVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
+                MDocVerifier(
+                    issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, cwtSigners: $0, clock: clock))
             }
             try section.query.validate()
             query = section.query

@@ -105,13 +105,13 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
 /// The same anchors sign the status lists of the documents (`CredentialIssuerKeys`, for ``StatusListChecker``):
 /// a status list token's `x5c` must be one certificate signed by an anchor, as a document signer's is.
 package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
-    let anchors: [Certificate]
-    let clock: any WallClock
+    /// The anchors and the clock, read as the SD-JWT VC issuers' are.
+    private let trust: X509IssuerKeys
+    var anchors: [Certificate] { trust.anchors }
+    var clock: any WallClock { trust.clock }
 
     package init(anchorsPEM: String, clock: any WallClock) throws {
-        anchors = try PEMDocument.parseMultiple(pemString: anchorsPEM).map { try Certificate(pemDocument: $0) }
-        guard !anchors.isEmpty else { throw SwitchbackError(.invalidConfiguration, "no trust anchor in the PEM") }
-        self.clock = clock
+        trust = try X509IssuerKeys(anchorsPEM: anchorsPEM, clock: clock)
     }
 
     /// The key identifiers of the IACA that signed a document signer (``X509IssuerKeys/authorities(of:)``).

@@ -119,14 +119,10 @@ struct AppleIdentityRoutesTests {
         _ issuer: EmulatedIssuer, key: P256.KeyAgreement.PrivateKey, change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in },
         _ body: (CompanionRig) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-apple-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        func write(_ name: String, _ text: String) throws -> String {
-            let file = directory.appendingPathComponent(name)
-            try text.write(to: file, atomically: true, encoding: .utf8)
-            return file.path
-        }
+        let folder = try KeyFolder(prefix: "switchback-apple")
+        defer { folder.remove() }
+        let directory = folder.url
+        let write = folder.write
         let section = ServerConfiguration.AppleIdentity(
             merchantIdentifier: merchant, teamIdentifier: teamID, encryptionKeyFile: try write("identity-access.pem", key.pemRepresentation),
             issuerTrustAnchorsFile: try write("iaca.pem", issuer.authority.rootPEM))

@@ -36,14 +36,10 @@ struct EmulatedWalletTests {
         change: @escaping (inout ServerConfiguration, URL) -> Void = { _, _ in }, _ body: (CompanionRig) async throws -> Void
     ) async throws {
         let verifier = try EmulatedAuthority(name: "Test Verifier", dnsName: "verifier.example.com")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-wallet-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        func write(_ name: String, _ text: String) throws -> String {
-            let file = directory.appendingPathComponent(name)
-            try text.write(to: file, atomically: true, encoding: .utf8)
-            return file.path
-        }
+        let folder = try KeyFolder(prefix: "switchback-wallet")
+        defer { folder.remove() }
+        let directory = folder.url
+        let write = folder.write
         let section = ServerConfiguration.Wallet(
             signingKeyFile: try write("key.pem", verifier.key.pemRepresentation), certificateChainFile: try write("chain.pem", try verifier.leafPEM),
             issuerTrustAnchorsFile: try write("anchors.pem", anchorsPEM), mdocTrustAnchorsFile: try write("iaca.pem", anchorsPEM), query: query,

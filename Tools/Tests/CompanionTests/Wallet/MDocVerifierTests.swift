@@ -198,3 +198,46 @@ extension MDocVerifierTests {
         #expect(CompanionService.loggable(String(repeating: "x", count: 500)).count == 200)
     }
 }
+
+/// The CWT form of the issuer's status list, as an mdoc's MSO refers to it (draft-ietf-oauth-status-list-20
+/// §5.2, ISO/IEC 18013-5 second edition).
+@Suite("CWT status lists")
+struct CWTStatusListTests {
+    /// Answers the issuer's list with `body` as `contentType`, whatever was asked.
+    struct Serving: HTTPTransport {
+        let contentType: String
+        let body: Data
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            HTTPResponse(status: 200, headers: ["Content-Type": contentType], body: body)
+        }
+    }
+
+    @Test("read and verified: the entry's status, INVALID where revoked; another sub, another signer, a changed byte are refused")
+    func cwt() async throws {
+        let issuer = try EmulatedIssuer()
+        let signers = try X509DocumentSigners(anchorsPEM: issuer.authority.rootPEM, clock: SystemClock())
+        let hosting = StatusListHosting(issuer, revoked: [3], next: URLSessionTransport())
+        let checker = StatusListChecker(transport: hosting, issuers: signers, cwtSigners: signers)
+        #expect(try await checker.status(uri: issuer.statusListURI, index: 3, issuer: nil) == StatusList.invalid)
+        #expect(try await checker.status(uri: issuer.statusListURI, index: 2, issuer: nil) == StatusList.valid)
+
+        let token = try issuer.statusListCWT(revoked: [3])
+        let stranger = try EmulatedIssuer(host: "pid-issuer.example.com")
+        var flipped = token
+        flipped[flipped.count - 70] ^= 1
+        for (body, why) in [(try stranger.statusListCWT(revoked: []), "another signer"), (flipped, "a changed byte")] {
+            let refusing = StatusListChecker(
+                transport: Serving(contentType: "application/statuslist+cwt", body: body), issuers: signers, cwtSigners: signers)
+            await #expect(throws: SwitchbackError.self, "\(why)") { _ = try await refusing.status(uri: issuer.statusListURI, index: 3, issuer: nil) }
+        }
+        let elsewhere = StatusListChecker(
+            transport: Serving(contentType: "application/statuslist+cwt", body: token), issuers: signers, cwtSigners: signers)
+        let sub = await #expect(throws: SwitchbackError.self) {
+            _ = try await elsewhere.status(uri: issuer.statusListURI + "0", index: 3, issuer: nil)
+        }
+        #expect(sub?.message.contains("sub") == true)
+        // A checker for SD-JWT VCs asks for JWT only and refuses a CWT.
+        let jwtOnly = StatusListChecker(transport: Serving(contentType: "application/statuslist+cwt", body: token), issuers: signers)
+        await #expect(throws: SwitchbackError.self) { _ = try await jwtOnly.status(uri: issuer.statusListURI, index: 3, issuer: nil) }
+    }
+}
