@@ -101,7 +101,6 @@ import Crypto
         let mso = try Self.decode(try Self.embedded(try Self.decode(payload, "the MSO"), "the MSO"), "the MSO")
         guard mso["version"]?.text == "1.0" else { throw Self.refused("its MSO version is not 1.0") }
         guard mso["docType"]?.text == docType else { throw Self.refused("its MSO is for another docType") }
-        if let status = mso["status"] { try await checkStatus(status) }
         try checkValidity(mso["validityInfo"])
         let digest = try Self.digest(mso["digestAlgorithm"]?.text)
         let claims = try Self.disclosed(issuerSigned["nameSpaces"], digests: mso["valueDigests"], digest: digest)
@@ -120,6 +119,8 @@ import Crypto
         let deviceAuthentication = CBOR.array([.text("DeviceAuthentication"), sessionTranscript, .text(docType), deviceNameSpaces])
         try deviceSignature.verify(
             key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
+        // Last, as for an SD-JWT VC: a credential its holder did not present here makes no one fetch anything.
+        if let status = mso["status"] { try await checkStatus(status) }
         return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc", issuerChain: chain)
     }
 
