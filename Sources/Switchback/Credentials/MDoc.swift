@@ -8,6 +8,10 @@ import Crypto
     /// first), once the chain leads to a trust anchor. Throws ``SwitchbackError/Code/presentationInvalid``
     /// otherwise.
     func documentSignerKey(certificates: [Data]) async throws -> Data
+
+    /// The key identifiers of the authorities (IACAs) on the validated path of `certificates`; empty when it
+    /// does not validate. An mdoc's status list must be signed under one of its own.
+    func authorities(of certificates: [Data]) async -> Set<Data>
 }
 
 /// Verifies an ISO/IEC 18013-5 mdoc presented through OpenID4VP 1.0 (`mso_mdoc`, Appendix B.2): the
@@ -120,18 +124,18 @@ import Crypto
         try deviceSignature.verify(
             key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
         // Last, as for an SD-JWT VC: a credential its holder did not present here makes no one fetch anything.
-        if let status = mso["status"] { try await checkStatus(status) }
+        if let status = mso["status"] { try await checkStatus(status, authorities: await issuers.authorities(of: chain)) }
         return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc", issuerChain: chain)
     }
 
     /// The MSO's `status` (ISO/IEC 18013-5 second edition, HAIP 1.0 §5.3.1): a Token Status List reference
     /// `{"status_list": {"idx", "uri"}}`; only VALID passes. An identifier list is not read, so it is refused.
-    private func checkStatus(_ status: CBOR) async throws {
+    private func checkStatus(_ status: CBOR, authorities: Set<Data>) async throws {
         guard let reference = status["status_list"], let index = reference["idx"]?.int, index >= 0, let uri = reference["uri"]?.text else {
             throw Self.refused("its status is not a status_list reference with idx and uri")
         }
         guard let statusLists else { throw Self.refused("it has a status this verifier is not set up to check") }
-        try StatusList.requireValid(try await statusLists.status(uri: uri, index: index, issuer: nil), Self.refused)
+        try StatusList.requireValid(try await statusLists.status(uri: uri, index: index, issuer: nil, authorities: authorities), Self.refused)
     }
 
     /// `validityInfo` (§9.1.2.4): `validFrom` ≤ now ≤ `validUntil`, with the clock skew allowed.

@@ -48,8 +48,9 @@ public import Foundation
 }
 
 /// Checks a credential's status (draft-ietf-oauth-status-list-20 §8.3): the Status List Token at the
-/// credential's `uri` is fetched (§8.1, `Accept: application/statuslist+jwt`, https, up to three https
-/// redirects), its `typ` must be `statuslist+jwt` and its signature by keys of the credential's own issuer
+/// credential's `uri` is fetched (§8.1, `Accept: application/statuslist+jwt`, and `+cwt` first for an mdoc's;
+/// https, up to three https redirects), its `typ` must be `statuslist+jwt` (or the CWT's) and its signature by
+/// keys of the credential's own issuer
 /// (as `CredentialIssuerKeys` gives them; §11.3's first way), its `sub` the `uri`, its `exp` in the future;
 /// then the index must be inside the list. A token is kept until its `exp`, its `ttl` or `maximumAge`,
 /// whichever is first (§8.2). Any failure means nothing is known of the status, and the credential is
@@ -84,14 +85,19 @@ public import Foundation
     }
 
     /// The status of entry `index` of the list at `uri`, for a credential of `issuer`.
-    public func status(uri: String, index: Int, issuer: String?) async throws -> UInt8 {
+    ///
+    /// For an mdoc, `issuer` is nil and `authorities` names the authorities (IACA key identifiers) that issued
+    /// the credential: the list must be signed under one of them (ISO/IEC 18013-5 second edition §12.3.6.2),
+    /// not merely under some anchor.
+    public func status(uri: String, index: Int, issuer: String?, authorities: Set<Data>? = nil) async throws -> UInt8 {
         let now = clock.now().timeIntervalSince1970
         let list: StatusList
-        let cacheKey = (issuer ?? "") + " " + uri
+        let authorityKey = authorities.map { $0.map(Base64URL.encode).sorted().joined(separator: ",") } ?? ""
+        let cacheKey = (issuer ?? "") + " " + authorityKey + " " + uri
         if let kept = cache[cacheKey], kept.until > now {
             list = kept.list
         } else {
-            let (fetched, until) = try await fetch(uri, issuer: issuer, now: now)
+            let (fetched, until) = try await fetch(uri, issuer: issuer, authorities: authorities, now: now)
             cache = cache.filter { $0.value.until > now }
             if cache.count >= Self.cacheLimit, let oldest = cache.min(by: { $0.value.until < $1.value.until })?.key { cache[oldest] = nil }
             cache[cacheKey] = (fetched, until)
@@ -101,7 +107,7 @@ public import Foundation
         return status
     }
 
-    private func fetch(_ uri: String, issuer: String?, now: TimeInterval) async throws -> (StatusList, TimeInterval) {
+    private func fetch(_ uri: String, issuer: String?, authorities: Set<Data>?, now: TimeInterval) async throws -> (StatusList, TimeInterval) {
         guard var url = URL(string: uri), url.scheme == "https" else { throw Self.refused("the status list's uri is not https") }
         var response = HTTPResponse(status: 0)
         for _ in 0...3 {
@@ -117,12 +123,17 @@ public import Foundation
             throw Self.refused("the status list answered HTTP \(response.status)")
         }
         let contentType = response.headers.first { $0.key.lowercased() == "content-type" }?.value.lowercased() ?? ""
-        if contentType.hasPrefix("application/statuslist+cwt") { return try await fetchedCWT(response.body, uri: uri, now: now) }
+        if contentType.hasPrefix("application/statuslist+cwt") {
+            // A CWT list is an mdoc's: it never speaks for a credential that names an issuer URL.
+            guard issuer == nil, let authorities else { throw Self.refused("a CWT status list answers only for an mdoc") }
+            return try await fetchedCWT(response.body, uri: uri, authorities: authorities, now: now)
+        }
         let token = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let jws = try CompactJWS(token, malformed: .presentationInvalid)
         guard jws.header.typ == "statuslist+jwt" else { throw Self.refused("the status list token's typ is not statuslist+jwt") }
         guard SigningAlgorithms.asymmetric.contains(jws.header.alg) else { throw Self.refused("the status list token's alg is not allowed") }
         try await issuers.keys(issuer: issuer, certificates: jws.header.x5c, keyID: jws.header.kid).verify(jws)
+        if let authorities { try await requireAuthority(authorities, chain: jws.header.x5c) }
         guard let claims = JSONReader.object(jws.payload) else { throw Self.refused("the status list token's payload is not a JSON object") }
         guard claims["sub"] == .string(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.1)") }
         guard case .number = claims["iat"] else { throw Self.refused("the status list token has no iat") }
@@ -141,7 +152,14 @@ public import Foundation
     /// 18013-5's examples write `statuslist+cwt`), its `x5chain` (33) leading to the mdoc anchors; claims
     /// `sub` (2) the credential's URI, `iat` (6), `exp` (4), `ttl` (65534) and `status_list` (65533) with
     /// `bits` and `lst` as ZLIB bytes (§4.3). Labels as draft-ietf-oauth-status-list-20 §14.3 requests them.
-    private func fetchedCWT(_ body: Data, uri: String, now: TimeInterval) async throws -> (StatusList, TimeInterval) {
+    /// The list's signer must be under one of the credential's own authorities.
+    private func requireAuthority(_ authorities: Set<Data>, chain: [Data]) async throws {
+        guard let signers = cwtSigners, !authorities.isDisjoint(with: await signers.authorities(of: chain)) else {
+            throw Self.refused("the status list is not signed under the authority that issued the credential")
+        }
+    }
+
+    private func fetchedCWT(_ body: Data, uri: String, authorities: Set<Data>, now: TimeInterval) async throws -> (StatusList, TimeInterval) {
         guard let signers = cwtSigners else { throw Self.refused("the status list is a CWT, which this verifier did not ask for") }
         let token: COSESign1
         do { token = try COSESign1(try CBOR.decode(body), "status list token") } catch let error as CBORError {
@@ -151,18 +169,19 @@ public import Foundation
             throw Self.refused("the CWT status list token's typ is not application/statuslist+cwt")
         }
         guard let payload = token.payload else { throw Self.refused("the CWT status list token has no payload") }
-        try token.verify(
-            key: try await signers.documentSignerKey(certificates: try MDocVerifier.certificates(token.header(33))), payload: payload,
-            "status list token")
+        let chain = try MDocVerifier.certificates(token.header(33))
+        try token.verify(key: try await signers.documentSignerKey(certificates: chain), payload: payload, "status list token")
+        try await requireAuthority(authorities, chain: chain)
         let claims: CBOR
         do { claims = try CBOR.decode(payload) } catch { throw Self.refused("the CWT status list token's claims are not CBOR") }
         guard claims[.int(2)] == .text(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.2)") }
-        guard claims[.int(6)]?.int != nil else { throw Self.refused("the status list token has no iat") }
-        var until = now + maximumAge
-        if let exp = claims[.int(4)] {
-            guard let seconds = exp.int, Double(seconds) > now else { throw Self.refused("the status list token has expired") }
-            until = min(until, Double(seconds))
+        guard let issuedAt = claims[.int(6)]?.int, Double(issuedAt) <= now + 60 else {
+            throw Self.refused("the status list token has no iat, or one to come")
         }
+        // ISO/IEC 18013-5 second edition §12.3.6.3: an mdoc's list carries its exp, so an old one is not taken forever.
+        guard let exp = claims[.int(4)]?.int else { throw Self.refused("the CWT status list token has no exp") }
+        guard Double(exp) > now else { throw Self.refused("the status list token has expired") }
+        var until = min(now + maximumAge, Double(exp))
         if let ttl = claims[.int(65534)]?.int, ttl > 0 { until = min(until, now + Double(ttl)) }
         guard let list = claims[.int(65533)], let bits = list["bits"]?.int, let lst = list["lst"]?.bytes else {
             throw Self.refused("the status list token has no status_list with bits and lst")

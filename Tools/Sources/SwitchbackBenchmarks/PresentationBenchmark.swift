@@ -54,6 +54,7 @@ enum PresentationBenchmark {
     struct GivenSigner: MDocIssuerKeys {
         let key: Data
         func documentSignerKey(certificates: [Data]) async throws -> Data { key }
+        func authorities(of certificates: [Data]) async -> Set<Data> { [] }
     }
 
     /// The mdoc rows: `MDocVerifier` against the two raw ES256 checks of its `Sig_structure`s.

@@ -25,12 +25,13 @@ extension EmulatedIssuer {
 
     /// The same list as a CWT Status List Token (draft-ietf-oauth-status-list-20 §5.2), as an mdoc issuer
     /// publishes it (ISO/IEC 18013-5 second edition): COSE_Sign1 tagged 18, `typ` and `x5chain` protected,
-    /// claims `sub` (2), `iat` (6), `ttl` (65534) and `status_list` (65533) with `lst` as ZLIB bytes.
+    /// claims `sub` (2), `iat` (6), `exp` (4), `ttl` (65534) and `status_list` (65533) with `lst` as ZLIB bytes.
     package func statusListCWT(revoked: Set<Int>, size: Int = 16, issuedAt: Date = Date()) throws -> Data {
         var bytes = [UInt8](repeating: 0, count: (size + 7) / 8)
         for index in revoked where index < size { bytes[index / 8] |= 1 << UInt8(index % 8) }
         let claims = CBOR.map([
-            .init(.int(2), .text(statusListURI)), .init(.int(6), .int(Int(issuedAt.timeIntervalSince1970))), .init(.int(65534), .int(300)),
+            .init(.int(2), .text(statusListURI)), .init(.int(6), .int(Int(issuedAt.timeIntervalSince1970))),
+            .init(.int(4), .int(Int(issuedAt.timeIntervalSince1970) + 86400)), .init(.int(65534), .int(300)),
             .init(.int(65533), .map([.init("bits", .int(1)), .init("lst", .bytes(Self.zlibStored(bytes)))])),
         ])
         let token = try COSE.sign1(

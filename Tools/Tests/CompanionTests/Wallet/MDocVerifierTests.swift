@@ -212,14 +212,22 @@ struct CWTStatusListTests {
         }
     }
 
-    @Test("read and verified: the entry's status, INVALID where revoked; another sub, another signer, a changed byte are refused")
+    @Test(
+        "read and verified: the entry's status, INVALID where revoked; another authority, sub or signer, a changed byte, an SD-JWT VC's issuer are refused"
+    )
     func cwt() async throws {
         let issuer = try EmulatedIssuer()
         let signers = try X509DocumentSigners(anchorsPEM: issuer.authority.rootPEM, clock: SystemClock())
         let hosting = StatusListHosting(issuer, revoked: [3], next: URLSessionTransport())
         let checker = StatusListChecker(transport: hosting, issuers: signers, cwtSigners: signers)
-        #expect(try await checker.status(uri: issuer.statusListURI, index: 3, issuer: nil) == StatusList.invalid)
-        #expect(try await checker.status(uri: issuer.statusListURI, index: 2, issuer: nil) == StatusList.valid)
+        let own: Set<Data> = [issuer.authority.rootKeyIdentifier]
+        #expect(try await checker.status(uri: issuer.statusListURI, index: 3, issuer: nil, authorities: own) == StatusList.invalid)
+        #expect(try await checker.status(uri: issuer.statusListURI, index: 2, issuer: nil, authorities: own) == StatusList.valid)
+        // Signed under an anchor, but not the one that issued this credential (ISO/IEC 18013-5 §12.3.6.2).
+        let foreign = await #expect(throws: SwitchbackError.self) {
+            _ = try await checker.status(uri: issuer.statusListURI, index: 3, issuer: nil, authorities: [Data(repeating: 9, count: 20)])
+        }
+        #expect(foreign?.message.contains("authority that issued") == true)
 
         let token = try issuer.statusListCWT(revoked: [3])
         let stranger = try EmulatedIssuer(host: "pid-issuer.example.com")
@@ -228,16 +236,23 @@ struct CWTStatusListTests {
         for (body, why) in [(try stranger.statusListCWT(revoked: []), "another signer"), (flipped, "a changed byte")] {
             let refusing = StatusListChecker(
                 transport: Serving(contentType: "application/statuslist+cwt", body: body), issuers: signers, cwtSigners: signers)
-            await #expect(throws: SwitchbackError.self, "\(why)") { _ = try await refusing.status(uri: issuer.statusListURI, index: 3, issuer: nil) }
+            await #expect(throws: SwitchbackError.self, "\(why)") {
+                _ = try await refusing.status(uri: issuer.statusListURI, index: 3, issuer: nil, authorities: own)
+            }
         }
         let elsewhere = StatusListChecker(
             transport: Serving(contentType: "application/statuslist+cwt", body: token), issuers: signers, cwtSigners: signers)
         let sub = await #expect(throws: SwitchbackError.self) {
-            _ = try await elsewhere.status(uri: issuer.statusListURI + "0", index: 3, issuer: nil)
+            _ = try await elsewhere.status(uri: issuer.statusListURI + "0", index: 3, issuer: nil, authorities: own)
         }
-        #expect(sub?.message.contains("sub") == true)
-        // A checker for SD-JWT VCs asks for JWT only and refuses a CWT.
+        #expect(sub?.message.contains("sub") == true, "\(sub?.message ?? "")")
+        // A checker for SD-JWT VCs asks for JWT only and refuses a CWT; a CWT never answers for a credential with an issuer URL.
         let jwtOnly = StatusListChecker(transport: Serving(contentType: "application/statuslist+cwt", body: token), issuers: signers)
-        await #expect(throws: SwitchbackError.self) { _ = try await jwtOnly.status(uri: issuer.statusListURI, index: 3, issuer: nil) }
+        await #expect(throws: SwitchbackError.self) {
+            _ = try await jwtOnly.status(uri: issuer.statusListURI, index: 3, issuer: nil, authorities: own)
+        }
+        await #expect(throws: SwitchbackError.self) {
+            _ = try await elsewhere.status(uri: issuer.statusListURI, index: 3, issuer: issuer.issuer, authorities: own)
+        }
     }
 }
