@@ -4,14 +4,23 @@ import Crypto
 /// Where an mdoc's document signer key comes from: the `x5chain` of its `issuerAuth` (ISO/IEC 18013-5
 /// §9.1.2.4), validated to one of the verifier's trust anchors (IACA roots, §9.3.3).
 @_spi(SwitchbackInternals) public protocol MDocIssuerKeys: Sendable {
-    /// The P-256 key (X9.63 form) of the document signer certificate that heads `certificates` (DER, leaf
-    /// first), once the chain leads to a trust anchor. Throws ``SwitchbackError/Code/presentationInvalid``
-    /// otherwise.
-    func documentSignerKey(certificates: [Data]) async throws -> Data
+    /// The document signer that heads `certificates` (DER, leaf first), once the chain leads to a trust
+    /// anchor. Throws ``SwitchbackError/Code/presentationInvalid`` otherwise.
+    func documentSigner(certificates: [Data]) async throws -> MDocSigner
+}
 
-    /// The key identifiers of the authorities (IACAs) on the validated path of `certificates`; empty when it
-    /// does not validate. An mdoc's status list must be signed under one of its own.
-    func authorities(of certificates: [Data]) async -> Set<Data>
+/// A document signer whose chain was validated: its key, and the authorities it was validated under.
+@_spi(SwitchbackInternals) public struct MDocSigner: Sendable {
+    /// The P-256 key, X9.63 form.
+    public var key: Data
+    /// The key identifiers of the issuing certificates on its validated path (the IACA): what a query's
+    /// `trusted_authorities` names, and what the mdoc's status list must be signed under.
+    public var authorities: Set<Data>
+
+    public init(key: Data, authorities: Set<Data>) {
+        self.key = key
+        self.authorities = authorities
+    }
 }
 
 /// Verifies an ISO/IEC 18013-5 mdoc presented through OpenID4VP 1.0 (`mso_mdoc`, Appendix B.2): the
@@ -99,9 +108,9 @@ import Crypto
         // Issuer data authentication (ISO/IEC 18013-5 §9.3.1): the MSO's signature, then what it says.
         let issuerAuth = try COSESign1(issuerSigned["issuerAuth"], "issuerAuth")
         let chain = try Self.certificates(issuerAuth.header(33))
-        let signerKey = try await issuers.documentSignerKey(certificates: chain)
+        let signer = try await issuers.documentSigner(certificates: chain)
         guard let payload = issuerAuth.payload else { throw Self.refused("its issuerAuth has no payload") }
-        try issuerAuth.verify(key: signerKey, payload: payload, "issuerAuth")
+        try issuerAuth.verify(key: signer.key, payload: payload, "issuerAuth")
         let mso = try Self.decode(try Self.embedded(try Self.decode(payload, "the MSO"), "the MSO"), "the MSO")
         guard mso["version"]?.text == "1.0" else { throw Self.refused("its MSO version is not 1.0") }
         guard mso["docType"]?.text == docType else { throw Self.refused("its MSO is for another docType") }
@@ -124,8 +133,9 @@ import Crypto
         try deviceSignature.verify(
             key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
         // Last, as for an SD-JWT VC: a credential its holder did not present here makes no one fetch anything.
-        if let status = mso["status"] { try await checkStatus(status, authorities: await issuers.authorities(of: chain)) }
-        return VerifiedPresentation(claims: claims, type: docType, keyBound: true, format: "mso_mdoc", issuerChain: chain)
+        if let status = mso["status"] { try await checkStatus(status, authorities: signer.authorities) }
+        return VerifiedPresentation(
+            claims: claims, type: docType, keyBound: true, format: "mso_mdoc", issuerChain: chain, issuerAuthorities: signer.authorities)
     }
 
     /// The MSO's `status` (ISO/IEC 18013-5 second edition, HAIP 1.0 §5.3.1): a Token Status List reference
@@ -164,7 +174,8 @@ import Crypto
                 guard let id = item["digestID"], case .unsigned = id, let element = item["elementIdentifier"]?.text,
                     let value = item["elementValue"], let random = item["random"]?.bytes, random.count >= 16
                 else { throw refused("an IssuerSignedItem lacks digestID, random (16+ bytes), elementIdentifier or elementValue") }
-                guard let expected = known[id]?.bytes, ConstantTime.equals(Array(expected), Array(digest(wrapped.encoded))) else {
+                // Digests are public (they are in the signed MSO): a plain comparison.
+                guard known[id]?.bytes == digest(wrapped.encoded) else {
                     throw refused("\(name.prefix(60)) \(element.prefix(40)) does not match its digest in the MSO")
                 }
                 guard elements[element] == nil else { throw refused("\(element.prefix(40)) is disclosed twice") }

@@ -133,7 +133,7 @@ public import Foundation
         guard jws.header.typ == "statuslist+jwt" else { throw Self.refused("the status list token's typ is not statuslist+jwt") }
         guard SigningAlgorithms.asymmetric.contains(jws.header.alg) else { throw Self.refused("the status list token's alg is not allowed") }
         try await issuers.keys(issuer: issuer, certificates: jws.header.x5c, keyID: jws.header.kid).verify(jws)
-        if let authorities { try await requireAuthority(authorities, chain: jws.header.x5c) }
+        if let authorities { _ = try await requireAuthority(authorities, chain: jws.header.x5c) }
         guard let claims = JSONReader.object(jws.payload) else { throw Self.refused("the status list token's payload is not a JSON object") }
         guard claims["sub"] == .string(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.1)") }
         guard case .number = claims["iat"] else { throw Self.refused("the status list token has no iat") }
@@ -152,15 +152,18 @@ public import Foundation
     /// 18013-5's examples write `statuslist+cwt`), its `x5chain` (33) leading to the mdoc anchors; claims
     /// `sub` (2) the credential's URI, `iat` (6), `exp` (4), `ttl` (65534) and `status_list` (65533) with
     /// `bits` and `lst` as ZLIB bytes (§4.3). Labels as draft-ietf-oauth-status-list-20 §14.3 requests them.
-    /// The list's signer must be under one of the credential's own authorities.
-    private func requireAuthority(_ authorities: Set<Data>, chain: [Data]) async throws {
-        guard let signers = cwtSigners, !authorities.isDisjoint(with: await signers.authorities(of: chain)) else {
+    /// The list's signer, which must be under one of the credential's own authorities.
+    private func requireAuthority(_ authorities: Set<Data>, chain: [Data]) async throws -> MDocSigner {
+        guard let signers = cwtSigners else { throw Self.refused("this verifier has no mdoc authorities to hold the status list to") }
+        let signer = try await signers.documentSigner(certificates: chain)
+        guard !authorities.isDisjoint(with: signer.authorities) else {
             throw Self.refused("the status list is not signed under the authority that issued the credential")
         }
+        return signer
     }
 
     private func fetchedCWT(_ body: Data, uri: String, authorities: Set<Data>, now: TimeInterval) async throws -> (StatusList, TimeInterval) {
-        guard let signers = cwtSigners else { throw Self.refused("the status list is a CWT, which this verifier did not ask for") }
+        guard cwtSigners != nil else { throw Self.refused("the status list is a CWT, which this verifier did not ask for") }
         let token: COSESign1
         do { token = try COSESign1(try CBOR.decode(body), "status list token") } catch let error as CBORError {
             throw Self.refused("the CWT status list token is not CBOR (\(error))")
@@ -170,8 +173,7 @@ public import Foundation
         }
         guard let payload = token.payload else { throw Self.refused("the CWT status list token has no payload") }
         let chain = try MDocVerifier.certificates(token.header(33))
-        try token.verify(key: try await signers.documentSignerKey(certificates: chain), payload: payload, "status list token")
-        try await requireAuthority(authorities, chain: chain)
+        try token.verify(key: try await requireAuthority(authorities, chain: chain).key, payload: payload, "status list token")
         let claims: CBOR
         do { claims = try CBOR.decode(payload) } catch { throw Self.refused("the CWT status list token's claims are not CBOR") }
         guard claims[.int(2)] == .text(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.2)") }

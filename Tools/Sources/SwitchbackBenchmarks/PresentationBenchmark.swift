@@ -53,8 +53,7 @@ enum PresentationBenchmark {
     /// An mdoc's document signer, given.
     struct GivenSigner: MDocIssuerKeys {
         let key: Data
-        func documentSignerKey(certificates: [Data]) async throws -> Data { key }
-        func authorities(of certificates: [Data]) async -> Set<Data> { [] }
+        func documentSigner(certificates: [Data]) async throws -> MDocSigner { MDocSigner(key: key, authorities: []) }
     }
 
     /// The mdoc rows: `MDocVerifier` against the two raw ES256 checks of its `Sig_structure`s.

@@ -21,9 +21,8 @@ extension CompanionService {
         let presentations: SDJWTVerifier?
         /// For `mso_mdoc` credential queries.
         let mdocs: MDocVerifier?
-        /// The trust anchors of each format, for `trusted_authorities`.
+        /// The SD-JWT VC issuers' anchors, for `trusted_authorities` (an mdoc's come with its verification).
         let issuerKeys: X509IssuerKeys?
-        let mdocSigners: X509DocumentSigners?
         let query: DCQLQuery
         let appLink: String
         let scheme: String
@@ -47,10 +46,11 @@ extension CompanionService {
             presentations = issuerKeys.map {
                 SDJWTVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
             }
-            mdocSigners = try section.mdocTrustAnchorsFile.map { try X509DocumentSigners(anchorsPEM: try read($0), clock: clock) }
-            mdocs = mdocSigners.map {
-                MDocVerifier(
-                    issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, cwtSigners: $0, clock: clock))
+            mdocs = try section.mdocTrustAnchorsFile.map {
+                let signers = try X509DocumentSigners(anchorsPEM: try read($0), clock: clock)
+                return MDocVerifier(
+                    issuers: signers, clock: clock,
+                    statusLists: StatusListChecker(transport: transport, issuers: signers, cwtSigners: signers, clock: clock))
             }
             try section.query.validate()
             query = section.query
@@ -204,15 +204,12 @@ extension CompanionService {
                         }
                     }
                 }
-                // trusted_authorities: the issuers on each credential's validated path, only where a query names some.
-                for credential in wallet.query.credentials where credential.trustedAuthorities != nil {
+                // trusted_authorities: an SD-JWT VC's issuers on its validated path, only where a query names some
+                // (the key source answers keys, not paths; an mdoc's authorities come with its verification).
+                for credential in wallet.query.credentials where credential.trustedAuthorities != nil && credential.format == "dc+sd-jwt" {
                     for index in verified[credential.id]?.indices ?? 0..<0 {
-                        guard let presentation = verified[credential.id]?[index] else { continue }
-                        let authorities =
-                            credential.format == "mso_mdoc"
-                            ? await wallet.mdocSigners?.authorities(of: presentation.issuerChain) ?? []
-                            : await wallet.issuerKeys?.authorities(of: presentation.issuerChain) ?? []
-                        verified[credential.id]?[index].issuerAuthorities = authorities
+                        guard let chain = verified[credential.id]?[index].issuerChain else { continue }
+                        verified[credential.id]?[index].issuerAuthorities = await wallet.issuerKeys?.authorities(of: chain) ?? []
                     }
                 }
                 try wallet.query.check(verified)

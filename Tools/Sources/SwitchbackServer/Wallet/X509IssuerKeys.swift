@@ -61,12 +61,13 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
     /// writes and nothing checks: another issuer under the same anchor could claim any authority's. Empty
     /// when the chain does not validate.
     package func authorities(of certificates: [Data]) async -> Set<Data> {
-        await Self.authorities(of: certificates, anchors: anchors, now: clock.now())
+        guard let path = try? await Self.validatedChain(certificates, anchors: anchors, now: clock.now()) else { return [] }
+        return Self.authorities(on: path)
     }
 
-    static func authorities(of certificates: [Data], anchors: [Certificate], now: Date) async -> Set<Data> {
-        guard let path = try? await validatedChain(certificates, anchors: anchors, now: now) else { return [] }
-        return Set(path.dropFirst().compactMap { (try? $0.extensions.subjectKeyIdentifier)??.keyIdentifier }.map { Data($0) })
+    /// The Subject Key Identifiers of a validated path's issuing certificates (all but the leaf).
+    static func authorities(on path: [Certificate]) -> Set<Data> {
+        Set(path.dropFirst().compactMap { (try? $0.extensions.subjectKeyIdentifier)??.keyIdentifier }.map { Data($0) })
     }
 
     /// The chain (`x5c` or `x5chain`, leaf first, DER) read, led to one of `anchors` under RFC 5280's rules
@@ -114,20 +115,16 @@ package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
         trust = try X509IssuerKeys(anchorsPEM: anchorsPEM, clock: clock)
     }
 
-    /// The key identifiers of the IACA that signed a document signer (``X509IssuerKeys/authorities(of:)``).
-    package func authorities(of certificates: [Data]) async -> Set<Data> {
-        guard certificates.count == 1 else { return [] }
-        return await X509IssuerKeys.authorities(of: certificates, anchors: anchors, now: clock.now())
-    }
-
     package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
-        var jwk = PublicJWK.ec(curve: "P-256", x963: try await documentSignerKey(certificates: certificates))
+        var jwk = PublicJWK.ec(curve: "P-256", x963: try await documentSigner(certificates: certificates).key)
         if let keyID { jwk["kid"] = .string(keyID) }
         let document = JSONValue.object(["keys": .array([.object(jwk)])]).description
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5chain"))
     }
 
-    package func documentSignerKey(certificates: [Data]) async throws -> Data {
+    /// Its key and the key identifier of the IACA that signed it (``X509IssuerKeys/authorities(on:)``), from
+    /// one validation.
+    package func documentSigner(certificates: [Data]) async throws -> MDocSigner {
         // ISO/IEC 18013-5 Annex B: the IACA root signs the document signer certificate itself; an
         // intermediate would let a CA under the root (for another purpose) sign documents.
         guard certificates.count == 1 else {
@@ -138,6 +135,6 @@ package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
         guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
             throw SwitchbackError(.presentationInvalid, "the mdoc is refused: its document signer key is not P-256")
         }
-        return key.x963Representation
+        return MDocSigner(key: key.x963Representation, authorities: X509IssuerKeys.authorities(on: chain))
     }
 }

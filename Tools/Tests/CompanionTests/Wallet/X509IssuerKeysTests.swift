@@ -91,13 +91,14 @@ struct X509IssuerKeysTests {
     func documentSigners() async throws {
         let issuer = try EmulatedAuthority(name: "IACA", dnsName: "pid.example.com")
         let signers = try X509DocumentSigners(anchorsPEM: issuer.rootPEM, clock: SystemClock())
-        #expect(try await signers.documentSignerKey(certificates: [issuer.leaf]) == issuer.key.publicKey.x963Representation)
+        let signer = try await signers.documentSigner(certificates: [issuer.leaf])
+        #expect(signer.key == issuer.key.publicKey.x963Representation && signer.authorities == [issuer.rootKeyIdentifier])
         let chained = await #expect(throws: SwitchbackError.self) {
-            _ = try await signers.documentSignerKey(certificates: [issuer.leaf, issuer.leaf])
+            _ = try await signers.documentSigner(certificates: [issuer.leaf, issuer.leaf])
         }
         #expect(chained?.message.contains("alone") == true)
         let stranger = try EmulatedAuthority(name: "Another IACA", dnsName: "pid.example.com")
-        await #expect(throws: SwitchbackError.self) { _ = try await signers.documentSignerKey(certificates: [stranger.leaf]) }
+        await #expect(throws: SwitchbackError.self) { _ = try await signers.documentSigner(certificates: [stranger.leaf]) }
     }
 
     @Test("a chain carrying a certificate that certifies nothing in it is refused: it would name an authority for trusted_authorities")
