@@ -57,9 +57,7 @@ extension CompanionService {
     func startAppleIdentity(_ request: Request) async throws -> Response {
         let verifier = try requireAppleIdentity()
         let body = try await decode(CompanionAPI.WalletStart.self, from: request)
-        guard body.binding.utf8.count >= 22, Secrets.isPlausible(body.binding) else {
-            throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
-        }
+        try Self.requireBinding(body.binding)
         let nonce = Data(entropy.randomBytes(count: 32))
         let record = AppleIdentityRecord(bindingDigest: Secrets.digest(body.binding), nonce: nonce, attestedKey: Self.assertingKey)
         let id = try await store.issue(
@@ -77,11 +75,7 @@ extension CompanionService {
     /// log by its reason.
     func verifyAppleIdentity(_ request: Request) async throws -> Response {
         let verifier = try requireAppleIdentity()
-        var request = request
-        let bytes = Data(try await Self.collectBody(of: &request, limit: Self.maximumAppleIdentityBody).readableBytesView)
-        guard let body = try? JSONDecoder().decode(CompanionAPI.AppleIdentityVerify.self, from: bytes) else {
-            throw CompanionError(.invalidRequest, "send request_id, binding and encrypted_data")
-        }
+        let body = try await decode(CompanionAPI.AppleIdentityVerify.self, from: request, limit: Self.maximumAppleIdentityBody)
         let unknown = CompanionError(.invalidGrant, "this Verify with Wallet request has expired or was already answered")
         guard Secrets.isIssued(body.requestID),
             let pending = try await store.lookUp(.appleIdentityRequest, secret: body.requestID, as: AppleIdentityRecord.self, now: clock.now())

@@ -13,9 +13,7 @@ extension CompanionService {
         guard exchange.redirectURIs.contains(body.redirectURI), let redirectURI = URL(string: body.redirectURI) else {
             throw CompanionError(.notAllowed, "the redirect_uri is not one of this server's exchange redirect URIs")
         }
-        guard body.binding.utf8.count >= 22, Secrets.isPlausible(body.binding) else {
-            throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
-        }
+        try Self.requireBinding(body.binding)
         let session = try await startAuthorization(
             redirectURI: redirectURI, purpose: .exchange(bindingDigest: Secrets.digest(body.binding), attestedKey: Self.assertingKey),
             options: try options(acrValues: body.acrValues, loginHint: body.loginHint, uiLocales: body.uiLocales, parameters: body.parameters)

@@ -92,9 +92,7 @@ extension CompanionService {
     func startPresentation(_ request: Request) async throws -> Response {
         let wallet = try requireWallet()
         let body = try await decode(CompanionAPI.WalletStart.self, from: request)
-        guard body.binding.utf8.count >= 22, Secrets.isPlausible(body.binding) else {
-            throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
-        }
+        try Self.requireBinding(body.binding)
         let key = P256.KeyAgreement.PrivateKey()
         let record = PresentationRequestRecord(
             bindingDigest: Secrets.digest(body.binding), nonce: Base64URL.encode(entropy.randomBytes(count: 32)),

@@ -74,9 +74,16 @@ struct CompanionService: Sendable {
         return Data(try await Self.collectBody(of: &request, limit: limit).readableBytesView)
     }
 
-    /// Reads a bounded JSON body into `type`.
-    func decode<Body: Decodable>(_ type: Body.Type, from request: Request) async throws -> Body {
-        let body = try await boundedBody(of: request)
+    /// A start's `binding`: the app's random secret, which only its own later request repeats.
+    static func requireBinding(_ binding: String) throws {
+        guard binding.utf8.count >= 22, Secrets.isPlausible(binding) else {
+            throw CompanionError(.invalidRequest, "binding must be a random secret of at least 128 bits (22+ printable characters)")
+        }
+    }
+
+    /// Reads a JSON body of at most `limit` bytes into `type`.
+    func decode<Body: Decodable>(_ type: Body.Type, from request: Request, limit: Int = maximumBody) async throws -> Body {
+        let body = try await boundedBody(of: request, limit: limit)
         do {
             return try JSONDecoder().decode(type, from: body)
         } catch DecodingError.keyNotFound(let key, _) {
