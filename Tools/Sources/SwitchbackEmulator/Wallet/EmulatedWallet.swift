@@ -88,7 +88,7 @@ public struct EmulatedWallet: Sendable {
         case tamperedDisclosure = "tampered-disclosure"
         /// The credential is past its `exp`.
         case expired
-        /// The credential is revoked in its issuer's status list (an mdoc's status is refused unread).
+        /// The credential is revoked in its issuer's status list.
         case revoked
         /// The credential comes from an issuer under no trust anchor of the verifier (the same name, another authority).
         case unknownIssuer = "unknown-issuer"
@@ -110,7 +110,7 @@ public struct EmulatedWallet: Sendable {
         do {
             let request = try await fetchRequest(link, transport: transport)
             answer.steps.append(
-                "reads the verifier's signed request (\(request.clientID.prefix(20))…): it asks for \(request.asks.map(\.summary).joined(separator: "; "))"
+                "reads the verifier's request (\(request.clientID.prefix(20))…): it asks for \(request.asks.map(\.summary).joined(separator: "; "))"
             )
             switch decision {
             case .ignore:
@@ -127,16 +127,11 @@ public struct EmulatedWallet: Sendable {
             let nonce = fault == .wrongNonce ? "another-request-nonce" : request.nonce
             var vpToken: [String: JSONValue] = [:]
             var disclosed: [String] = []
+            let held = credentials(for: fault)
             for ask in request.asks {
                 switch (ask.format, ask.type) {
                 case ("dc+sd-jwt", Self.pidType):
-                    let held: EmulatedIssuer.Credential
-                    switch fault {
-                    case .expired?: held = expired
-                    case .unknownIssuer?: held = untrusted
-                    case .revoked?: held = revoked
-                    default: held = credential
-                    }
+                    let held = held.sdJWT
                     var names = ask.claims.compactMap(\.first).filter { held.disclosures[$0] != nil }
                     if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
                     var disclosures = names.compactMap { held.disclosures[$0] }
@@ -148,13 +143,7 @@ public struct EmulatedWallet: Sendable {
                     vpToken[ask.id] = .array([.string(try present(held.jwt, disclosures: disclosures, audience: audience, nonce: nonce))])
                     disclosed.append("\(names.joined(separator: ", ")) (SD-JWT VC)")
                 case ("mso_mdoc", Self.pidDocType):
-                    let held =
-                        switch fault {
-                        case .expired?: expiredMDoc
-                        case .unknownIssuer?: untrustedMDoc
-                        case .revoked?: revokedMDoc
-                        default: mdoc
-                        }
+                    let held = held.mdoc
                     var names = ask.claims.filter { $0.count == 2 && $0[0] == held.nameSpace && held.items[$0[1]] != nil }.map { $0[1] }
                     if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
                     let transcript = Self.sessionTranscript(
@@ -184,6 +173,16 @@ public struct EmulatedWallet: Sendable {
             answer.next = nil
         }
         return answer
+    }
+
+    /// The PID the wallet presents, in both formats: the one a fault calls for (expired, untrusted, revoked).
+    private func credentials(for fault: Fault?) -> (sdJWT: EmulatedIssuer.Credential, mdoc: EmulatedIssuer.MDocCredential) {
+        switch fault {
+        case .expired?: (expired, expiredMDoc)
+        case .unknownIssuer?: (untrusted, untrustedMDoc)
+        case .revoked?: (revoked, revokedMDoc)
+        default: (credential, mdoc)
+        }
     }
 
     /// The PID with the claims `names` disclosed and a Key Binding JWT for `audience` and `nonce`.
