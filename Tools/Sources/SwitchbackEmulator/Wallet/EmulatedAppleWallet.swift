@@ -37,7 +37,8 @@ public struct EmulatedAppleWallet: IdentityDocumentProvider {
             docType: Self.docType, nameSpace: Self.nameSpace,
             elements: [
                 "given_name": "Erika", "family_name": "Mustermann", "birth_date": .tagged(1004, "1984-01-26"), "age_over_21": .bool(true),
-                "age_in_years": .unsigned(42), "document_number": "D1234567", "issuing_authority": "Emulated DMV", "sex": .unsigned(2),
+                "age_in_years": .unsigned(42), "document_number": "D1234567", "issuing_authority": "Emulated DMV", "issuing_country": "US",
+                "sex": .unsigned(2),
                 "portrait": .bytes(portrait),
             ], holder: wallet.holder.publicKey, validFrom: now - 86400, validUntil: now + 365 * 86400)
         self.merchantKey = merchantKey
@@ -45,23 +46,34 @@ public struct EmulatedAppleWallet: IdentityDocumentProvider {
         self.decision = decision
     }
 
-    /// The ISO 18013-5 element a PassKit element comes back as (Apple's `PKIdentityDriversLicenseDescriptor` page).
-    static func identifier(_ element: IdentityDocumentRequest.Element) -> String {
+    /// The ISO 18013-5 elements a PassKit element comes back as, from the table on Apple's
+    /// `PKIdentityDriversLicenseDescriptor` page (developer.apple.com/documentation/passkit/pkidentitydriverslicensedescriptor;
+    /// its AAMVA-namespace elements are not held here). `sex` (iOS 17.2) is not in that table; ISO 18013-5
+    /// names the element `sex`.
+    static func identifiers(_ element: IdentityDocumentRequest.Element) -> [String] {
         switch element {
-        case .givenName: "given_name"
-        case .familyName: "family_name"
-        case .portrait: "portrait"
-        case .address: "resident_address"
-        case .dateOfBirth: "birth_date"
-        case .documentNumber: "document_number"
-        case .documentIssueDate: "issue_date"
-        case .documentExpirationDate: "expiry_date"
-        case .drivingPrivileges: "driving_privileges"
-        case .issuingAuthority: "issuing_authority"
-        case .age: "age_in_years"
-        case .ageAtLeast(let years): "age_over_\(years)"
-        case .sex: "sex"
+        case .givenName: ["given_name"]
+        case .familyName: ["family_name"]
+        case .portrait: ["portrait"]
+        case .address: ["resident_address", "resident_city", "resident_country", "resident_postal_code"]
+        case .dateOfBirth: ["birth_date"]
+        case .documentNumber: ["document_number"]
+        case .documentIssueDate: ["document_issue_date"]
+        case .documentExpirationDate: ["expiry_date"]
+        case .drivingPrivileges: ["driving_privileges"]
+        case .issuingAuthority: ["issuing_authority", "issuing_jurisdiction", "issuing_country", "un_distinguishing_sign"]
+        case .age: ["age_in_years"]
+        case .ageAtLeast(let years): ["age_over_\(years)"]
+        case .sex: ["sex"]
         }
+    }
+
+    /// What the license discloses for `element`: the elements it holds of those above; for `ageAtLeast(NN)`
+    /// without an `age_over_NN`, `age_in_years`, as Apple's page says the framework falls back.
+    func disclosed(_ element: IdentityDocumentRequest.Element) -> [String] {
+        let held = Self.identifiers(element).filter { license.items[$0] != nil }
+        if case .ageAtLeast = element, held.isEmpty { return Self.identifiers(.age).filter { license.items[$0] != nil } }
+        return held
     }
 
     public func requestDocument(_ request: IdentityDocumentRequest, merchantIdentifier: String, nonce: Data) async throws -> Data {
@@ -72,7 +84,7 @@ public struct EmulatedAppleWallet: IdentityDocumentProvider {
         let transcript = CBOR.array([
             .null, .null, .array(["AppleIdentityPresentment_1.0", .bytes(nonce), .text(merchantIdentifier), .text(teamID), .bytes(pkRHash)]),
         ])
-        let elements = request.fields.map { Self.identifier($0.element) }.filter { license.items[$0] != nil }
+        let elements = request.fields.flatMap { disclosed($0.element) }
         guard let encoded = Base64URL.decode(try wallet.presentMDoc(license, elements: elements, transcript: transcript)) else {
             throw IdentityDocumentFailure.unknown.error
         }

@@ -153,6 +153,17 @@ struct AppleIdentityRoutesTests {
             }
             #expect(Set(elements.keys) == ["given_name", "age_over_21", "portrait"])
             #expect(elements["given_name"] == "Erika" && elements["age_over_21"] == .bool(true))
+
+            // Apple's table: issuingAuthority comes back as every issuing element the license holds; an age
+            // threshold the license has no age_over_NN for falls back to age_in_years.
+            let other = IdentityDocumentRequest(fields: [.init(.issuingAuthority), .init(.ageAtLeast(65))])
+            guard case .presentation(let second) = try await Self.coordinator(rig, wallet: wallet).signIn(.verifyWithWallet(other)),
+                case .object(let answered)? = second.claims("identity")?[EmulatedAppleWallet.nameSpace]
+            else {
+                Issue.record("no second presentation")
+                return
+            }
+            #expect(Set(answered.keys) == ["issuing_authority", "issuing_country", "age_in_years"])
         }
     }
 
