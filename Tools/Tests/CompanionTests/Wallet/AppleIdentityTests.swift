@@ -277,4 +277,21 @@ struct AppleIdentityRoutesTests {
             #expect(Base64URL.decode(portrait)?.count == 30_000)
         }
     }
+
+    @Test("a flood from one address: start and verify answer 429 with Retry-After past the per-address limit, which they share")
+    func flood() async throws {
+        let issuer = try EmulatedIssuer()
+        try await Self.with(
+            issuer, key: P256.KeyAgreement.PrivateKey(), change: { configuration, _ in configuration.limits.startsPerMinutePerAddress = 2 }
+        ) {
+            rig in
+            for _ in 0..<2 { #expect(try await rig.post("/wallet/apple/start", ["binding": CompanionRig.binding]).response.status == 200) }
+            let started = try await rig.post("/wallet/apple/start", ["binding": CompanionRig.binding])
+            #expect(started.response.status == 429 && Int(started.response.headers["retry-after"] ?? "") ?? 0 >= 1)
+            let verify = try await rig.post("/wallet/apple/verify", ["request_id": "x", "binding": CompanionRig.binding, "encrypted_data": "AA"])
+            #expect(verify.response.status == 429, "the verify route counts too")
+            rig.clock.advance(by: 61)
+            #expect(try await rig.post("/wallet/apple/start", ["binding": CompanionRig.binding]).response.status == 200, "a minute later")
+        }
+    }
 }
