@@ -35,23 +35,72 @@ public import Foundation
     }
 
     @_spi(SwitchbackInternals) public static func decode(bytes input: some Collection<UInt8>) -> Data? {
-        guard input.count % 4 != 1 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(input.count * 3 / 4)
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in input {
-            guard let value = value(of: byte) else { return nil }
-            buffer = (buffer &<< 6 | UInt32(value)) & 0xFFFF
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-            }
-        }
-        guard buffer & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return Data(output)
+        // Tokens arrive as contiguous UTF-8: decode straight from their storage, four characters at a time.
+        if let decoded = input.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
+        return Array(input).withUnsafeBufferPointer { decode(buffer: $0) }
     }
+
+    @_spi(SwitchbackInternals) public static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> Data? {
+        let count = input.count
+        guard count % 4 != 1 else { return nil }
+        let whole = count / 4 * 4
+        let tail = count - whole
+        let outputCount = whole / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+            var read = 0
+            var written = 0
+            while read < whole {
+                let a = sextets[Int(input[read])]
+                let b = sextets[Int(input[read + 1])]
+                let c = sextets[Int(input[read + 2])]
+                let d = sextets[Int(input[read + 3])]
+                // An invalid character maps to 0xFF, which sets a bit no valid sextet has.
+                guard (a | b | c | d) & 0xC0 == 0 else {
+                    valid = false
+                    break
+                }
+                let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                out[written] = UInt8(truncatingIfNeeded: group >> 16)
+                out[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                out[written + 2] = UInt8(truncatingIfNeeded: group)
+                read += 4
+                written += 3
+            }
+            if valid, tail > 0 {
+                var group: UInt32 = 0
+                for index in 0..<tail {
+                    let value = sextets[Int(input[whole + index])]
+                    guard value & 0xC0 == 0 else {
+                        valid = false
+                        break
+                    }
+                    group = group << 6 | UInt32(value)
+                }
+                if valid {
+                    // Two characters carry one byte and four spare bits, three carry two bytes and two spare
+                    // bits; the spare bits must be zero so that one value has exactly one encoding.
+                    let spare = tail == 2 ? 4 : 2
+                    if group & ((1 << UInt32(spare)) - 1) != 0 {
+                        valid = false
+                    } else {
+                        group >>= UInt32(spare)
+                        if tail == 3 {
+                            out[written] = UInt8(truncatingIfNeeded: group >> 8)
+                            out[written + 1] = UInt8(truncatingIfNeeded: group)
+                        } else {
+                            out[written] = UInt8(truncatingIfNeeded: group)
+                        }
+                    }
+                }
+            }
+            initialized = valid ? outputCount : 0
+        }
+        return valid ? Data(output) : nil
+    }
+
+    /// Each byte's value in the alphabet, or 0xFF for a byte outside it.
+    private static let sextets: [UInt8] = (0...255).map { value(of: UInt8($0)) ?? 0xFF }
 
     private static func value(of byte: UInt8) -> UInt8? {
         switch byte {

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 import Crypto
+import _CryptoExtras
 import JWTKit
 
 /// A provider's signing keys, fetched once and refetched only when a token names a key it lacks.
@@ -86,10 +87,13 @@ public actor JWKSCache {
         candidates.contains { $0.verifies(jws) }
     }
 
-    /// How a candidate key checks a signature: ES256 straight through swift-crypto with the key parsed once
-    /// (the common case, without jwt-kit's generic path and its copies), anything else through jwt-kit.
+    /// How a candidate key checks a signature: ES256 and RS256 straight through swift-crypto with the key
+    /// parsed once (the common cases, without jwt-kit's generic path and its copies), anything else through
+    /// jwt-kit. jwt-kit still decides whether a key fits an algorithm before either direct path is taken.
     enum Verifier: Sendable {
         case p256(P256.Signing.PublicKey)
+        /// RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 §3.3), a modulus of 2048 bits or more.
+        case rs256(_RSA.Signing.PublicKey)
         case jwtKit(any JWTAlgorithm)
 
         func verifies(_ jws: CompactJWS) -> Bool {
@@ -99,6 +103,11 @@ public actor JWKSCache {
                     return false
                 }
                 return key.isValidSignature(signature, for: SHA256.hash(data: jws.signingInput))
+            case .rs256(let key):
+                // BoringSSL refuses a signature whose length is not the modulus's.
+                return key.isValidSignature(
+                    _RSA.Signing.RSASignature(rawRepresentation: jws.signature), for: SHA256.hash(data: jws.signingInput),
+                    padding: .insecurePKCS1v1_5)
             case .jwtKit(let algorithm):
                 return (try? algorithm.verify(jws.signature, signs: jws.signingInput)) == true
             }
@@ -123,6 +132,12 @@ public actor JWKSCache {
                 let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
             else { return nil }
             return .p256(key)
+        }
+
+        /// An RS256 verifier for an RSA public key's modulus and exponent, or nil when swift-crypto refuses
+        /// them (a modulus under 2048 bits among others).
+        static func rs256(n: Data, e: Data) -> Verifier? {
+            (try? _RSA.Signing.PublicKey(n: n, e: e)).map { .rs256($0) }
         }
     }
 
@@ -240,6 +255,11 @@ public actor JWKSCache {
     private static func verifier(for jwk: JWK, alg: String) async -> Verifier? {
         guard let algorithm = await jwtKitVerifier(for: jwk, alg: alg) else { return nil }
         if alg == "ES256", jwk.curve == .ecdsa(.p256), let x = jwk.x, let y = jwk.y, let direct = Verifier.es256(x: x, y: y) { return direct }
+        if alg == "RS256", let modulus = jwk.modulus.flatMap({ Base64URL.decode($0) }), let exponent = jwk.exponent.flatMap({ Base64URL.decode($0) }),
+            let direct = Verifier.rs256(n: modulus, e: exponent)
+        {
+            return direct
+        }
         return .jwtKit(algorithm)
     }
 
