@@ -7,19 +7,35 @@ public import Foundation
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     @_spi(SwitchbackInternals) public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var output: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in bytes {
-            buffer = (buffer &<< 8 | UInt32(byte)) & 0xFFFF
-            bits += 8
-            while bits >= 6 {
-                bits -= 6
-                output.append(alphabet[Int((buffer >> UInt32(bits)) & 0x3F)])
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    /// Three bytes to four characters at a time, into a string of the exact length.
+    @_spi(SwitchbackInternals) public static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        let whole = input.count / 3 * 3
+        let tail = input.count - whole
+        let length = whole / 3 * 4 + (tail == 0 ? 0 : tail + 1)
+        return String(unsafeUninitializedCapacity: length) { out in
+            var read = 0
+            var written = 0
+            while read < whole {
+                let group = UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2])
+                out[written] = alphabet[Int(group >> 18)]
+                out[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                out[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                out[written + 3] = alphabet[Int(group & 0x3F)]
+                read += 3
+                written += 4
             }
+            if tail > 0 {
+                let group = UInt32(input[whole]) << 16 | (tail == 2 ? UInt32(input[whole + 1]) << 8 : 0)
+                out[written] = alphabet[Int(group >> 18)]
+                out[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                if tail == 2 { out[written + 2] = alphabet[Int(group >> 6 & 0x3F)] }
+            }
+            return length
         }
-        if bits > 0 { output.append(alphabet[Int((buffer &<< UInt32(6 - bits)) & 0x3F)]) }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Whether every character of `text` is in the base64url alphabet (no padding): the shape of the

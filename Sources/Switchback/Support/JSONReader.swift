@@ -341,16 +341,16 @@ public import Foundation
 /// A JSON object's members read with the types `decodeIfPresent` gives them: absent or `null` is nil, a
 /// value of another type is ``Mismatch``. Claims and headers read through ``JSONReader`` keep the verdicts
 /// their `Decodable` types gave.
-struct JSONMembers {
-    struct Mismatch: Error {}
+@_spi(SwitchbackInternals) public struct JSONMembers {
+    public struct Mismatch: Error { public init() {} }
 
-    let values: [String: JSONValue]
+    public let values: [String: JSONValue]
 
-    init(_ values: [String: JSONValue]) { self.values = values }
+    public init(_ values: [String: JSONValue]) { self.values = values }
 
-    func contains(_ name: String) -> Bool { values[name] != nil }
+    public func contains(_ name: String) -> Bool { values[name] != nil }
 
-    func string(_ name: String) throws -> String? {
+    public func string(_ name: String) throws -> String? {
         switch values[name] {
         case nil, .null?: nil
         case .string(let value)?: value
@@ -358,7 +358,7 @@ struct JSONMembers {
         }
     }
 
-    func number(_ name: String) throws -> Double? {
+    public func number(_ name: String) throws -> Double? {
         switch values[name] {
         case nil, .null?: nil
         case .number(let value)?: value
@@ -366,7 +366,7 @@ struct JSONMembers {
         }
     }
 
-    func strings(_ name: String) throws -> [String]? {
+    public func strings(_ name: String) throws -> [String]? {
         switch values[name] {
         case nil, .null?: return nil
         case .array(let elements)?:
@@ -379,7 +379,7 @@ struct JSONMembers {
     }
 
     /// A string or an array of strings (`aud`), as an array.
-    func stringOrStrings(_ name: String) throws -> [String]? {
+    public func stringOrStrings(_ name: String) throws -> [String]? {
         if case .string(let single)? = values[name] { return [single] }
         return try strings(name)
     }

@@ -63,6 +63,19 @@ struct Base64URLTests {
         #expect(accepted > 5_000 && accepted < 15_000, "accepted \(accepted)")
     }
 
+    @Test("encodes as Foundation's base64 does, with the URL-safe alphabet and no padding, for every length up to 300")
+    func encodesAsFoundation() {
+        var generator = JSONReaderTests.Generator(state: 0xB64_E4C0DE)
+        for length in 0...300 {
+            let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            let reference = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == reference)
+            #expect(Base64URL.encode(Data(bytes)) == reference)
+            #expect(Base64URL.encode(bytes.lazy.map { $0 }) == reference)
+        }
+    }
+
     private static func strictReference(_ bytes: [UInt8]) -> Data? {
         guard bytes.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") }) else { return nil }
         var standard = bytes.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: "+") : $0 == UInt8(ascii: "_") ? UInt8(ascii: "/") : $0 }

@@ -27,12 +27,12 @@ enum CompanionBenchmark {
         let emulator = try await Emulator.start(configuration: emulatorConfiguration, logger: quiet)
         let token = try await accessToken(emulator)
         print("\nSession hand-off issue+redeem pairs at \(connections) connections from a second process, \(seconds) s per row")
-        print(pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + "of ceiling")
+        print(pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + pad("of ceiling", 12) + "CPU µs/pair: server, load")
 
         let ceiling = try await measureCeiling(seconds: seconds, logger: quiet)
         print(
             pad("trivial route (ceiling)", 36) + pad(String(format: "%.0f", ceiling.rate), 12) + pad(ms(ceiling.p50), 10) + pad(ms(ceiling.p99), 10)
-                + "100%")
+                + pad("100%", 12) + cpu(ceiling))
         var rows: [(String, any CompanionStore, ServerConfiguration.TokenValidation, PostgresCompanionStore?, Bool)] = [
             ("memory store, JWT validation", InMemoryCompanionStore(), .jwt, nil, false),
             ("same, Prometheus metrics on", InMemoryCompanionStore(), .jwt, nil, true),
@@ -43,7 +43,7 @@ enum CompanionBenchmark {
             try await postgres.start()
             rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres, false))
         }
-        var memory: (rate: Double, p50: Double, p99: Double)?
+        var memory: LoadResult?
         for (name, store, validation, owned, measured) in rows {
             let companion = try await Companion.start(
                 ServerConfiguration(
@@ -58,7 +58,7 @@ enum CompanionBenchmark {
             if memory == nil { memory = result }
             print(
                 pad(name, 36) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10)
-                    + String(format: "%.0f%%", result.rate / ceiling.rate * 100))
+                    + pad(String(format: "%.0f%%", result.rate / ceiling.rate * 100), 12) + cpu(result))
             await companion.stop()
             await owned?.stop()
         }
@@ -72,7 +72,22 @@ enum CompanionBenchmark {
         await emulator.stop()
     }
 
-    private static func measureCeiling(seconds: Double, logger: Logger) async throws -> (rate: Double, p50: Double, p99: Double) {
+    /// One row's figures: pairs per second, the median and 99th-percentile pair latency (s), and the CPU time
+    /// per pair (s) of this process (the server) and of the load generator. The two share the machine's cores,
+    /// so a pair's cost to the load generator lowers the row's rate as well.
+    struct LoadResult {
+        let rate: Double
+        let p50: Double
+        let p99: Double
+        let serverCPU: Double
+        let loadCPU: Double
+    }
+
+    private static func cpu(_ result: LoadResult) -> String {
+        String(format: "%.0f, %.0f", result.serverCPU * 1e6, result.loadCPU * 1e6)
+    }
+
+    private static func measureCeiling(seconds: Double, logger: Logger) async throws -> LoadResult {
         let router = Router()
         router.get("/ping") { _, _ in "ok" }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -92,19 +107,21 @@ enum CompanionBenchmark {
     }
 
     /// Runs the load generator in a child process against `port` and reads its figures.
-    private static func load(kind: String, port: Int, token: String, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double) {
+    private static func load(kind: String, port: Int, token: String, seconds: Double) async throws -> LoadResult {
+        let serverStart = HandOffBenchmark.processCPUSeconds()
         let outcome = try await ChildProcess.run(
             ProcessInfo.processInfo.arguments[0], ["companion-load", kind, String(port), token, String(seconds)])
         guard outcome.status == 0, let line = outcome.stdout.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }) else {
             throw BenchmarkFailure("the load generator failed (\(outcome.status)): \(outcome.stderr.prefix(300))")
         }
+        let serverCPU = HandOffBenchmark.processCPUSeconds() - serverStart
         let figures = line.split(separator: " ").dropFirst().compactMap { Double($0) }
-        guard figures.count == 3 else { throw BenchmarkFailure("unexpected load output: \(line)") }
-        return (figures[0], figures[1], figures[2])
+        guard figures.count == 5, figures[4] > 0 else { throw BenchmarkFailure("unexpected load output: \(line)") }
+        return LoadResult(rate: figures[0], p50: figures[1], p99: figures[2], serverCPU: serverCPU / figures[4], loadCPU: figures[3] / figures[4])
     }
 
     /// The child's side: `companion-load KIND PORT TOKEN SECONDS` drives 64 keep-alive connections and
-    /// prints `RESULT pairs/s p50 p99` (seconds).
+    /// prints `RESULT pairs/s p50 p99 cpu pairs` (seconds; `cpu` is the generator's own CPU time).
     static func generateLoad(_ arguments: [String]) async throws {
         guard arguments.count == 4, let port = Int(arguments[1]), let seconds = Double(arguments[3]) else {
             throw BenchmarkFailure("usage: companion-load ping|handoff PORT TOKEN SECONDS")
@@ -113,6 +130,7 @@ enum CompanionBenchmark {
         let token = arguments[2]
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let start = ContinuousClock.now
+        let cpuStart = HandOffBenchmark.processCPUSeconds()
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
             for _ in 0..<connections {
                 group.addTask {
@@ -136,7 +154,8 @@ enum CompanionBenchmark {
         let elapsed = (ContinuousClock.now - start).seconds
         guard !latencies.isEmpty else { throw BenchmarkFailure("no pair completed") }
         let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
-        print("RESULT \(Double(latencies.count) / elapsed) \(latencies[latencies.count / 2]) \(p99)")
+        let cpu = HandOffBenchmark.processCPUSeconds() - cpuStart
+        print("RESULT \(Double(latencies.count) / elapsed) \(latencies[latencies.count / 2]) \(p99) \(cpu) \(latencies.count)")
     }
 
     /// Issue, then the interstitial's confirmation (a same-origin POST); the page's GET is not measured.
@@ -146,8 +165,9 @@ enum CompanionBenchmark {
                 "/handoff", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
                 body: ByteBuffer(string: "{}")))
         guard issued.status == .created, let body = issued.body,
-            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
-            let code = object["handoffotp"] as? String
+            // The generator's own reading of the answer is part of each pair's CPU on these shared cores: the
+            // token reader, not JSONSerialization.
+            case .string(let code)? = JSONReader.object(Data(body.readableBytesView))?["handoffotp"]
         else {
             throw BenchmarkFailure("issue answered \(issued.status.code)")
         }

@@ -398,6 +398,30 @@ struct SessionRecord: Codable, Sendable, Equatable {
     var signedInAt: Date? = nil
 }
 
+extension SessionRecord: FlatRecord {
+    func json() -> Data {
+        var writer = JSONObjectWriter()
+        writer.add("acr", acr)
+        writer.add("createdAt", createdAt.timeIntervalSince1970)
+        writer.add("expiresAt", expiresAt.timeIntervalSince1970)
+        writer.add("issuer", issuer)
+        writer.add("sessionID", sessionID)
+        writer.add("signedInAt", signedInAt?.timeIntervalSince1970)
+        writer.add("subject", subject)
+        return writer.data()
+    }
+
+    init(json members: JSONMembers) throws {
+        guard let subject = try members.string("subject"), let createdAt = try members.number("createdAt"),
+            let expiresAt = try members.number("expiresAt")
+        else { throw JSONMembers.Mismatch() }
+        self.init(
+            subject: subject, acr: try members.string("acr"), createdAt: Date(timeIntervalSince1970: createdAt),
+            expiresAt: Date(timeIntervalSince1970: expiresAt), issuer: try members.string("issuer"), sessionID: try members.string("sessionID"),
+            signedInAt: try members.number("signedInAt").map(Date.init(timeIntervalSince1970:)))
+    }
+}
+
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (header whitespace, RFC 9110 §5.6.3), in plain Swift:
     /// Foundation's `trimmingCharacters` goes through NSString on Linux.

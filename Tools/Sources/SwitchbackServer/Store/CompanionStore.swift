@@ -162,19 +162,67 @@ extension CompanionStore {
     }
 }
 
+/// A record written and read on every hand-off (its grant, the session it buys), in the JSON that
+/// `JSONEncoder` and `JSONDecoder` wrote and read before: written by ``JSONObjectWriter`` and read by
+/// ``JSONReader``, which cost a fraction of Foundation's coders (BENCHMARKS.md). A record stored by either
+/// way opens the other way, so instances of the previous version and records already stored keep working;
+/// `CompanionStoreTests` holds both directions to that.
+protocol FlatRecord: Codable {
+    func json() -> Data
+    init(json members: JSONMembers) throws
+}
+
+extension HandOffGrant: FlatRecord {
+    func json() -> Data {
+        var writer = JSONObjectWriter()
+        writer.add("clientID", clientID)
+        writer.add("displayName", displayName)
+        writer.add("expiresAt", expiresAt.timeIntervalSince1970)
+        writer.add("issuedAt", issuedAt.timeIntervalSince1970)
+        writer.add("subject", subject)
+        writer.add("tokenExpiresAt", tokenExpiresAt?.timeIntervalSince1970)
+        return writer.data()
+    }
+
+    init(json members: JSONMembers) throws {
+        guard let subject = try members.string("subject"), let clientID = try members.string("clientID"),
+            let issuedAt = try members.number("issuedAt"), let expiresAt = try members.number("expiresAt")
+        else { throw JSONMembers.Mismatch() }
+        self.init(
+            subject: subject, clientID: clientID, issuedAt: Date(timeIntervalSince1970: issuedAt), expiresAt: Date(timeIntervalSince1970: expiresAt),
+            displayName: try members.string("displayName"),
+            tokenExpiresAt: try members.number("tokenExpiresAt").map(Date.init(timeIntervalSince1970:)))
+    }
+}
+
 /// The sealing of stored values: AES-256-GCM under a key derived with HKDF-SHA256 from the record's own
 /// secret (salted, and bound to the record kind), with the kind and digest as associated data so that a
 /// value moved to another row does not open.
 enum RecordSealing {
     private static let salt = Data("switchback companion record v1".utf8)
 
+    /// HKDF-SHA256 (RFC 5869) of the secret, `salt` and the kind, 32 bytes: the same key as swift-crypto's
+    /// `HKDF<SHA256>.deriveKey`, which a test holds it to. Two HMACs, as HKDF's extract and one block of
+    /// expand are; the extract's HMAC keyed with the constant salt is made once and copied (its hash states
+    /// are copied on write), which halves what a derivation cost when `deriveKey` keyed it per call (7% of
+    /// the server's time in a hand-off pair, BENCHMARKS.md).
     static func key(for secret: String, kind: RecordKind) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(kind.rawValue.utf8), outputByteCount: 32)
+        var extract = extractor
+        var secret = secret
+        secret.withUTF8 { extract.update(data: UnsafeRawBufferPointer($0)) }
+        var expand = HMAC<SHA256>(key: SymmetricKey(data: extract.finalize()))
+        expand.update(data: infos[kind] ?? Data(kind.rawValue.utf8) + [1])
+        return SymmetricKey(data: expand.finalize())
     }
 
+    /// HMAC-SHA256 keyed with the salt, before any input: HKDF's extract step starts from here.
+    private static let extractor = HMAC<SHA256>(key: SymmetricKey(data: salt))
+
+    /// Each kind's expand input for the first (and only) output block: the info, then the counter 1.
+    private static let infos = Dictionary(uniqueKeysWithValues: RecordKind.allCases.map { ($0, Data($0.rawValue.utf8) + [1]) })
+
     static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {
-        let plain = try Secrets.encoder.encode(value)
+        let plain = try (value as? any FlatRecord)?.json() ?? Secrets.encoder.encode(value)
         do {
             guard let combined = try AES.GCM.seal(plain, using: key, authenticating: associatedData(kind, digest)).combined else {
                 throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed")
@@ -193,6 +241,12 @@ enum RecordSealing {
             plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: data), using: key, authenticating: associatedData(kind, digest))
         } catch {
             throw SwitchbackError(.storeFailed, "a stored \(kind.rawValue) record could not be opened (written by another version, or altered)")
+        }
+        if let flat = type as? any FlatRecord.Type {
+            guard let members = JSONReader.object(plain), let value = try? flat.init(json: JSONMembers(members)) as? Value else {
+                throw SwitchbackError(.storeFailed, "a stored \(type) record could not be read")
+            }
+            return value
         }
         return try Secrets.decode(type, from: plain)
     }
@@ -231,7 +285,9 @@ enum Secrets {
     }
 
     static func digest(_ secret: String) -> String {
-        Base64URL.encode(Array(SHA256.hash(data: Data(secret.utf8))))
+        var secret = secret
+        let digest = secret.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        return digest.withUnsafeBytes { Base64URL.encode(buffer: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// A secret this server issued: 43 base64url characters (32 bytes).

@@ -97,6 +97,62 @@ struct CompanionStoreTests {
             #expect(try await store.read(.handOffCode, digest: Secrets.digest(code), now: Self.now) != nil)
         }
     }
+
+    /// Grants and sessions are written by `JSONObjectWriter` and read by `JSONReader` now; records written by
+    /// the previous version (Foundation's coders) must still open, and its instances must open the new ones.
+    @Test("hand-off grants and sessions read and write the same JSON as Foundation's coders, both ways")
+    func flatRecordsMatchFoundation() throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        let names = ["alice", "", "Ünïcødé \u{1F600}", "quote \" back \\ slash / tab \t nul \u{0}", String(repeating: "x", count: 300)]
+        let times = [0, 1_764_150_000, 1_764_150_000.123_456, 4_102_444_800.5, 1e-3]
+        for (index, name) in names.enumerated() {
+            for (offset, time) in times.enumerated() {
+                let at = Date(timeIntervalSince1970: time)
+                let grants = [
+                    HandOffGrant(subject: name, clientID: "app", issuedAt: at, expiresAt: at.addingTimeInterval(60)),
+                    HandOffGrant(
+                        subject: "s\(index)", clientID: name, issuedAt: at, expiresAt: at, displayName: name,
+                        tokenExpiresAt: at.addingTimeInterval(0.25)),
+                ]
+                for grant in grants {
+                    #expect(try decoder.decode(HandOffGrant.self, from: grant.json()) == grant)
+                    #expect(try HandOffGrant(json: JSONMembers(#require(JSONReader.object(Secrets.encoder.encode(grant))))) == grant)
+                }
+                let sessions = [
+                    SessionRecord(subject: name, acr: nil, createdAt: at, expiresAt: at.addingTimeInterval(3600)),
+                    SessionRecord(
+                        subject: name, acr: "urn:acr:\(offset)", createdAt: at, expiresAt: at, issuer: "https://id.example/\(name)", sessionID: name,
+                        signedInAt: at.addingTimeInterval(-1.5)),
+                ]
+                for session in sessions {
+                    #expect(try decoder.decode(SessionRecord.self, from: session.json()) == session)
+                    #expect(try SessionRecord(json: JSONMembers(#require(JSONReader.object(Secrets.encoder.encode(session))))) == session)
+                }
+            }
+        }
+        // A record missing what it must have, or with a member of the wrong type, does not open.
+        #expect(throws: (any Error).self) { try HandOffGrant(json: JSONMembers(["subject": "a", "clientID": "b", "issuedAt": .number(1)])) }
+        #expect(throws: (any Error).self) {
+            try SessionRecord(json: JSONMembers(["subject": .number(1), "createdAt": .number(1), "expiresAt": .number(2)]))
+        }
+    }
+
+    /// Records already stored (and instances still running the previous version) must keep opening: the
+    /// derivation is written out by hand for speed, and must stay exactly HKDF-SHA256 as swift-crypto gives it.
+    @Test("a record key is exactly HKDF-SHA256 of the secret, the salt and the kind, for every kind and secrets of every shape")
+    func recordKeyIsHKDF() {
+        let salt = Data("switchback companion record v1".utf8)
+        var secrets = ["", "a", String(repeating: "x", count: 64), String(repeating: "y", count: 65), "é ü \u{1F600}"]
+        secrets += (0..<40).map { Base64URL.encode((0..<(1 + $0 * 7)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }) }
+        for kind in RecordKind.allCases {
+            for secret in secrets {
+                let expected = HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(kind.rawValue.utf8), outputByteCount: 32)
+                #expect(RecordSealing.key(for: secret, kind: kind) == expected, "\(kind) \(secret.prefix(12))")
+            }
+        }
+    }
 }
 
 @Suite("PostgresCompanionStore configuration")

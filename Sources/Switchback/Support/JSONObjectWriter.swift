@@ -1,0 +1,80 @@
+public import Foundation
+
+/// Writes one flat JSON object (RFC 8259) member by member: strings, numbers, booleans; a nil value is left
+/// out, as `encodeIfPresent` leaves it out. For the small records and answers written on every request
+/// (the companion's hand-off grants and sessions), where Foundation's `JSONEncoder` cost several times the
+/// rest of the encoding. What it writes, `JSONDecoder` and ``JSONReader`` read to the same values
+/// (`JSONObjectWriterTests` and the companion's record tests hold it to that).
+@_spi(SwitchbackInternals) public struct JSONObjectWriter {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+
+    public init() { bytes.reserveCapacity(256) }
+
+    public mutating func add(_ name: String, _ value: String?) {
+        guard let value else { return }
+        begin(name)
+        Self.append(string: value, to: &bytes)
+    }
+
+    /// A finite number; JSON has no other kind, so a NaN or an infinity is written as `null`, which a reader
+    /// of a required number refuses.
+    public mutating func add(_ name: String, _ value: Double?) {
+        guard let value else { return }
+        begin(name)
+        guard value.isFinite else {
+            bytes += Array("null".utf8)
+            return
+        }
+        // Swift's shortest text that reads back to the same Double ("1.5", "1e-07", "1e+16"), which is
+        // JSON's number grammar; a whole number loses its ".0".
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes += Array(text.utf8)
+    }
+
+    public mutating func add(_ name: String, _ value: Int?) {
+        guard let value else { return }
+        begin(name)
+        bytes += Array(String(value).utf8)
+    }
+
+    public mutating func add(_ name: String, _ value: Bool?) {
+        guard let value else { return }
+        begin(name)
+        bytes += Array((value ? "true" : "false").utf8)
+    }
+
+    /// The object written so far, closed.
+    public func data() -> Data {
+        var closed = bytes
+        closed.append(UInt8(ascii: "}"))
+        return Data(closed)
+    }
+
+    private mutating func begin(_ name: String) {
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        Self.append(string: name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`, everything else as UTF-8.
+    private static func append(string: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0..<0x20:
+                bytes += Array("\\u00".utf8)
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0xF)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+}
