@@ -83,9 +83,14 @@ enum Replies {
 
     /// A JSON answer of the companion's API (``CompanionAPI``).
     static func json(_ answer: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(answer)) ?? Data("{}".utf8)
+        let data: Data
+        if let flat = answer as? any FlatJSON {
+            data = flat.json()
+        } else {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            data = (try? encoder.encode(answer)) ?? Data("{}".utf8)
+        }
         var headers = noStore
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -84,6 +84,12 @@ struct CompanionService: Sendable {
     /// Reads a JSON body of at most `limit` bytes into `type`.
     func decode<Body: Decodable>(_ type: Body.Type, from request: Request, limit: Int = maximumBody) async throws -> Body {
         let body = try await boundedBody(of: request, limit: limit)
+        if let flat = type as? any FlatJSON.Type {
+            guard let members = JSONReader.object(body), let value = try? flat.init(json: JSONMembers(members)) as? Body else {
+                throw CompanionError(.invalidRequest, "the body is not the JSON object this route takes")
+            }
+            return value
+        }
         do {
             return try JSONDecoder().decode(type, from: body)
         } catch DecodingError.keyNotFound(let key, _) {
@@ -398,7 +404,33 @@ struct SessionRecord: Codable, Sendable, Equatable {
     var signedInAt: Date? = nil
 }
 
-extension SessionRecord: FlatRecord {
+extension CompanionAPI.HandOffRequest: FlatJSON {
+    func json() -> Data {
+        var writer = JSONObjectWriter()
+        writer.add("goto", goto)
+        return writer.data()
+    }
+
+    init(json members: JSONMembers) throws { self.init(goto: try members.string("goto")) }
+}
+
+extension CompanionAPI.HandOffIssued: FlatJSON {
+    func json() -> Data {
+        var writer = JSONObjectWriter()
+        writer.add("expires_in", expiresIn)
+        writer.add("handoffotp", handoffotp)
+        writer.add("redeem_url", redeemURL)
+        return writer.data()
+    }
+
+    init(json members: JSONMembers) throws {
+        guard let code = try members.string("handoffotp"), let expiresIn = try members.number("expires_in"), let whole = Int(exactly: expiresIn)
+        else { throw JSONMembers.Mismatch() }
+        self.init(handoffotp: code, expiresIn: whole, redeemURL: try members.string("redeem_url"))
+    }
+}
+
+extension SessionRecord: FlatJSON {
     func json() -> Data {
         var writer = JSONObjectWriter()
         writer.add("acr", acr)

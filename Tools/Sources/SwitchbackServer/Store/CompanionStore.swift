@@ -162,17 +162,17 @@ extension CompanionStore {
     }
 }
 
-/// A record written and read on every hand-off (its grant, the session it buys), in the JSON that
-/// `JSONEncoder` and `JSONDecoder` wrote and read before: written by ``JSONObjectWriter`` and read by
-/// ``JSONReader``, which cost a fraction of Foundation's coders (BENCHMARKS.md). A record stored by either
-/// way opens the other way, so instances of the previous version and records already stored keep working;
-/// `CompanionStoreTests` holds both directions to that.
-protocol FlatRecord: Codable {
+/// A flat JSON object written or read on every hand-off: its request and answer, its grant and the session
+/// it buys. It is written by ``JSONObjectWriter`` and read by ``JSONReader``, which cost a fraction of
+/// Foundation's coders (BENCHMARKS.md), in the JSON `JSONEncoder` and `JSONDecoder` wrote and read before:
+/// a record stored either way opens the other way, so instances of the previous version and records
+/// already stored keep working (`CompanionStoreTests` holds both directions to that).
+protocol FlatJSON: Codable {
     func json() -> Data
     init(json members: JSONMembers) throws
 }
 
-extension HandOffGrant: FlatRecord {
+extension HandOffGrant: FlatJSON {
     func json() -> Data {
         var writer = JSONObjectWriter()
         writer.add("clientID", clientID)
@@ -204,15 +204,37 @@ enum RecordSealing {
     /// HKDF-SHA256 (RFC 5869) of the secret, `salt` and the kind, 32 bytes: the same key as swift-crypto's
     /// `HKDF<SHA256>.deriveKey`, which a test holds it to. Two HMACs, as HKDF's extract and one block of
     /// expand are; the extract's HMAC keyed with the constant salt is made once and copied (its hash states
-    /// are copied on write), which halves what a derivation cost when `deriveKey` keyed it per call (7% of
-    /// the server's time in a hand-off pair, BENCHMARKS.md).
+    /// are copied on write), and the expand's HMAC is written over SHA-256 below: `deriveKey` was 7% of the
+    /// server's time in a hand-off pair (BENCHMARKS.md).
     static func key(for secret: String, kind: RecordKind) -> SymmetricKey {
         var extract = extractor
         var secret = secret
         secret.withUTF8 { extract.update(data: UnsafeRawBufferPointer($0)) }
-        var expand = HMAC<SHA256>(key: SymmetricKey(data: extract.finalize()))
-        expand.update(data: infos[kind] ?? Data(kind.rawValue.utf8) + [1])
-        return SymmetricKey(data: expand.finalize())
+        let pseudoRandomKey = extract.finalize()
+        let info = infos[kind] ?? Data(kind.rawValue.utf8) + [1]
+        return pseudoRandomKey.withUnsafeBytes { SymmetricKey(data: hmacSHA256(key: $0, message: info)) }
+    }
+
+    /// HMAC-SHA256 (RFC 2104) for a key of at most one block, written over SHA-256 directly: swift-crypto's
+    /// `HMAC(key:)` pads and masks the key byte by byte through generic code, which was most of what a
+    /// derivation cost.
+    private static func hmacSHA256(key: UnsafeRawBufferPointer, message: Data) -> SHA256Digest {
+        precondition(key.count <= 64, "an HKDF pseudorandom key is one SHA-256 output")
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { pad in
+            func mask(_ value: UInt8) {
+                for index in 0..<64 { pad[index] = (index < key.count ? key[index] : 0) ^ value }
+            }
+            mask(0x36)
+            var inner = SHA256()
+            inner.update(bufferPointer: UnsafeRawBufferPointer(pad))
+            inner.update(data: message)
+            let innerDigest = inner.finalize()
+            mask(0x5C)
+            var outer = SHA256()
+            outer.update(bufferPointer: UnsafeRawBufferPointer(pad))
+            innerDigest.withUnsafeBytes { outer.update(bufferPointer: $0) }
+            return outer.finalize()
+        }
     }
 
     /// HMAC-SHA256 keyed with the salt, before any input: HKDF's extract step starts from here.
@@ -222,7 +244,7 @@ enum RecordSealing {
     private static let infos = Dictionary(uniqueKeysWithValues: RecordKind.allCases.map { ($0, Data($0.rawValue.utf8) + [1]) })
 
     static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {
-        let plain = try (value as? any FlatRecord)?.json() ?? Secrets.encoder.encode(value)
+        let plain = try (value as? any FlatJSON)?.json() ?? Secrets.encoder.encode(value)
         do {
             guard let combined = try AES.GCM.seal(plain, using: key, authenticating: associatedData(kind, digest)).combined else {
                 throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed")
@@ -242,7 +264,7 @@ enum RecordSealing {
         } catch {
             throw SwitchbackError(.storeFailed, "a stored \(kind.rawValue) record could not be opened (written by another version, or altered)")
         }
-        if let flat = type as? any FlatRecord.Type {
+        if let flat = type as? any FlatJSON.Type {
             guard let members = JSONReader.object(plain), let value = try? flat.init(json: JSONMembers(members)) as? Value else {
                 throw SwitchbackError(.storeFailed, "a stored \(type) record could not be read")
             }

@@ -100,7 +100,7 @@ struct CompanionStoreTests {
 
     /// Grants and sessions are written by `JSONObjectWriter` and read by `JSONReader` now; records written by
     /// the previous version (Foundation's coders) must still open, and its instances must open the new ones.
-    @Test("hand-off grants and sessions read and write the same JSON as Foundation's coders, both ways")
+    @Test("hand-off grants, sessions, requests and answers read and write the same JSON as Foundation's coders, both ways")
     func flatRecordsMatchFoundation() throws {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
@@ -130,6 +130,15 @@ struct CompanionStoreTests {
                     #expect(try SessionRecord(json: JSONMembers(#require(JSONReader.object(Secrets.encoder.encode(session))))) == session)
                 }
             }
+        }
+        // The hand-off route's request and answer, which the app reads with Foundation's decoder.
+        for goto in [nil, "https://web.example.com/app?x=1&y=%2F", "\u{1F600}\"\\"] {
+            let request = CompanionAPI.HandOffRequest(goto: goto)
+            #expect(try JSONDecoder().decode(CompanionAPI.HandOffRequest.self, from: request.json()) == request)
+            #expect(try CompanionAPI.HandOffRequest(json: JSONMembers(#require(JSONReader.object(JSONEncoder().encode(request))))) == request)
+            let answer = CompanionAPI.HandOffIssued(handoffotp: "code-\(goto?.count ?? 0)", expiresIn: 60, redeemURL: goto)
+            #expect(try JSONDecoder().decode(CompanionAPI.HandOffIssued.self, from: answer.json()) == answer)
+            #expect(try CompanionAPI.HandOffIssued(json: JSONMembers(#require(JSONReader.object(JSONEncoder().encode(answer))))) == answer)
         }
         // A record missing what it must have, or with a member of the wrong type, does not open.
         #expect(throws: (any Error).self) { try HandOffGrant(json: JSONMembers(["subject": "a", "clientID": "b", "issuedAt": .number(1)])) }
