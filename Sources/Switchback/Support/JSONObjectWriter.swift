@@ -16,13 +16,14 @@ public import Foundation
         Self.append(string: value, to: &bytes)
     }
 
-    /// A finite number; JSON has no other kind, so a NaN or an infinity is written as `null`, which a reader
-    /// of a required number refuses.
+    /// A finite number. JSON has no other kind: a NaN or an infinity is written as a string, which every
+    /// reader of a number refuses, so a record holding one fails to open rather than losing the member
+    /// (`null` would read as absent, and an optional expiry would silently go).
     public mutating func add(_ name: String, _ value: Double?) {
         guard let value else { return }
         begin(name)
         guard value.isFinite else {
-            bytes += Array("null".utf8)
+            Self.append(string: value.description, to: &bytes)
             return
         }
         // Swift's shortest text that reads back to the same Double ("1.5", "1e-07", "1e+16"), which is

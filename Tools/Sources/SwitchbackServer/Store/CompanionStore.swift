@@ -232,6 +232,7 @@ enum RecordSealing {
             mask(0x5C)
             var outer = SHA256()
             outer.update(bufferPointer: UnsafeRawBufferPointer(pad))
+            pad.update(repeating: 0)
             innerDigest.withUnsafeBytes { outer.update(bufferPointer: $0) }
             return outer.finalize()
         }
@@ -308,8 +309,7 @@ enum Secrets {
 
     static func digest(_ secret: String) -> String {
         var secret = secret
-        let digest = secret.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
-        return digest.withUnsafeBytes { Base64URL.encode(buffer: $0.assumingMemoryBound(to: UInt8.self)) }
+        return Base64URL.encode(secret.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) })
     }
 
     /// A secret this server issued: 43 base64url characters (32 bytes).
