@@ -39,7 +39,7 @@ enum CompanionBenchmark {
             ("memory store, introspection", InMemoryCompanionStore(), .introspection, nil, false),
         ]
         if let url = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_URL"] {
-            let postgres = try PostgresCompanionStore(url: url, table: "bench_records", logger: quiet)
+            let postgres = try PostgresCompanionStore(url: url, schema: "bench", logger: quiet)
             try await postgres.start()
             rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres, false))
         }

@@ -4,7 +4,7 @@ import Testing
 package import SwitchbackServer
 
 /// The two companion stores the same tests run against. PostgreSQL is the server scripts/test.sh starts
-/// (`SWITCHBACK_TEST_POSTGRES_URL`); each test gets a table of its own. Outside CI, without that server, the
+/// (`SWITCHBACK_TEST_POSTGRES_URL`); each test gets a schema of its own. Outside CI, without that server, the
 /// PostgreSQL cases are skipped; under `CI=true` they fail instead.
 package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
@@ -32,16 +32,16 @@ package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
             guard let url = Self.postgresURL else {
                 throw PostgresMissing(description: "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset; scripts/test.sh must start PostgreSQL")
             }
-            let table = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            let store = try PostgresCompanionStore(url: url, table: table)
+            let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let store = try PostgresCompanionStore(url: url, schema: schema)
             try await store.start()
             var others: [PostgresCompanionStore] = []
             do {
-                // A second pool on the same table stands for a second server instance.
+                // A second pool on the same schema stands for a second server instance.
                 let result = try await body(
                     store,
                     {
-                        let other = try PostgresCompanionStore(url: url, table: table)
+                        let other = try PostgresCompanionStore(url: url, schema: schema)
                         try await other.start()
                         others.append(other)
                         return other

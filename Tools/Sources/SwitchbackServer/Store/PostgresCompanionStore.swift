@@ -6,28 +6,41 @@ import PostgresNIO
 
 /// The companion's records in PostgreSQL, for several server instances behind a load balancer.
 ///
-/// One table holds every kind. ``take(_:digest:now:)`` is one `DELETE … RETURNING` statement, so the
-/// row lock makes it atomic across connections and instances. ``start()`` creates the table when it is
-/// missing (instances starting together may both try) and ``stop()`` closes the pool.
+/// One table, `switchback_records`, holds every kind. ``take(_:digest:now:)`` is one `DELETE … RETURNING`
+/// statement, so the row lock makes it atomic across connections and instances. ``start()`` creates the
+/// table when it is missing (instances starting together may both try) and ``stop()`` closes the pool.
+///
+/// The four statements a request runs (insert, take, read, replace) are prepared once per connection
+/// (`PostgresPreparedStatement`), so the server parses and plans them once rather than on every request;
+/// their text is therefore fixed, and the table is named without a schema. A deployment or a test that
+/// keeps its records apart in a shared database gives `schema`, which the connections search.
 ///
 /// ```swift
 /// let store = try PostgresCompanionStore(url: "postgres://switchback@127.0.0.1:5432/switchback")
 /// try await store.start()
 /// ```
 public final class PostgresCompanionStore: CompanionStore {
-    public let table: String
+    /// The schema that holds the table, or nil for the role's own `search_path` (`public`, usually).
+    public let schema: String?
+    /// The table every record lives in.
+    public static let table = "switchback_records"
     private let client: PostgresClient
     private let logger: Logger
     private let runner = RunTask()
 
-    /// `url` is `postgres://user[:password]@host[:port]/database`; TLS is off unless `?sslmode=require`.
-    /// `table` must be a plain lower-case SQL identifier.
-    public init(url: String, table: String = "switchback_records", logger: Logger = Logger(label: "switchback.server.postgres")) throws {
-        guard Self.isIdentifier(table) else {
-            throw SwitchbackError(.invalidConfiguration, "the table name must match [a-z_][a-z0-9_]{0,62}")
+    /// `url` is `postgres://user[:password]@host[:port]/database`; `sslmode` there means what it means to
+    /// libpq. `schema`, when given, must be a plain lower-case SQL identifier of at most 36 characters; it is
+    /// created when missing and is the only schema the connections search.
+    public init(url: String, schema: String? = nil, logger: Logger = Logger(label: "switchback.server.postgres")) throws {
+        if let schema {
+            guard Self.isIdentifier(schema), schema.utf8.count <= 36, !schema.hasPrefix("pg_") else {
+                throw SwitchbackError(.invalidConfiguration, "the schema name must match [a-z_][a-z0-9_]{0,35} and not begin with pg_")
+            }
         }
-        self.table = table
-        self.client = PostgresClient(configuration: try Self.configuration(url), backgroundLogger: logger)
+        self.schema = schema
+        var configuration = try Self.configuration(url)
+        if let schema { configuration.options.additionalStartupParameters.append(("search_path", schema)) }
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
     }
 
@@ -52,7 +65,8 @@ public final class PostgresCompanionStore: CompanionStore {
     /// other instance created it, so the statement is tried again. No lock is held across statements, so
     /// a start that times out leaves nothing behind that blocks the next one.
     private func createSchema() async throws {
-        let statements: [PostgresQuery] = [
+        let table = Self.table
+        var statements: [PostgresQuery] = [
             """
             CREATE TABLE IF NOT EXISTS \(unescaped: table) (
                 kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
@@ -60,12 +74,15 @@ public final class PostgresCompanionStore: CompanionStore {
             """,
             "CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expires_at)",
         ]
+        if let schema { statements.insert("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", at: 0) }
         for statement in statements {
             for attempt in 1...3 {
                 do {
                     try await client.query(statement, logger: logger)
                     break
-                } catch let error as PSQLError where attempt < 3 && ["23505", "42P07", "42710"].contains(error.serverInfo?[.sqlState] ?? "") {
+                } catch let error as PSQLError
+                    where attempt < 3 && ["23505", "42P06", "42P07", "42710"].contains(error.serverInfo?[.sqlState] ?? "")
+                {
                     continue
                 }
             }
@@ -78,40 +95,32 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     public func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
-        let inserted = try await count(
-            """
-            INSERT INTO \(unescaped: table) (kind, digest, value, expires_at) VALUES (\(kind.rawValue), \(digest), \(value), \(expiresAt))
-            ON CONFLICT DO NOTHING RETURNING 1
-            """)
+        let inserted = try await rows(of: Statements.Insert(kind: kind.rawValue, digest: digest, value: value, expiresAt: expiresAt))
         guard inserted == 1 else { throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record with this key already exists") }
     }
 
     public func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? {
-        try await value("DELETE FROM \(unescaped: table) WHERE kind = \(kind.rawValue) AND digest = \(digest) RETURNING value, expires_at", now: now)
+        try await value(of: Statements.Take(kind: kind.rawValue, digest: digest), now: now)
     }
 
     public func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? {
-        try await value("SELECT value, expires_at FROM \(unescaped: table) WHERE kind = \(kind.rawValue) AND digest = \(digest)", now: now)
+        try await value(of: Statements.Read(kind: kind.rawValue, digest: digest), now: now)
     }
 
     @discardableResult
     public func purge(now: Date) async throws -> Int {
-        try await count("DELETE FROM \(unescaped: table) WHERE expires_at <= \(now) RETURNING 1")
+        try await count("DELETE FROM \(unescaped: Self.table) WHERE expires_at <= \(now) RETURNING 1")
     }
 
     public func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
-        try await count(
-            """
-            UPDATE \(unescaped: table) SET value = \(value), expires_at = \(expiresAt)
-            WHERE kind = \(kind.rawValue) AND digest = \(digest) AND expires_at > \(now) RETURNING 1
-            """) == 1
+        try await rows(of: Statements.Replace(kind: kind.rawValue, digest: digest, value: value, expiresAt: expiresAt, now: now)) == 1
     }
 
     public func count(_ kind: RecordKind, now: Date) async throws -> Int {
         do {
             var total = 0
             for try await (count) in try await client.query(
-                "SELECT count(*) FROM \(unescaped: table) WHERE kind = \(kind.rawValue) AND expires_at > \(now)", logger: logger
+                "SELECT count(*) FROM \(unescaped: Self.table) WHERE kind = \(kind.rawValue) AND expires_at > \(now)", logger: logger
             ).decode(Int.self) {
                 total = count
             }
@@ -121,8 +130,9 @@ public final class PostgresCompanionStore: CompanionStore {
         }
     }
 
-    /// The `LISTEN`/`NOTIFY` channel of this table.
-    var channel: String { table + "_changes" }
+    /// The `LISTEN`/`NOTIFY` channel of this table: channels are the database's, not a schema's, so a
+    /// schema names its own.
+    var channel: String { (schema.map { $0 + "_" } ?? "") + Self.table + "_changes" }
 
     public func announce(_ kind: RecordKind, digest: String) async throws {
         _ = try await count("SELECT pg_notify(\(channel), \(kind.rawValue + " " + digest))")
@@ -143,13 +153,24 @@ public final class PostgresCompanionStore: CompanionStore {
 
     // MARK: Queries
 
-    private func value(_ query: PostgresQuery, now: Date) async throws -> Data? {
+    private func value<Statement: PostgresPreparedStatement>(of statement: Statement, now: Date) async throws -> Data?
+    where Statement.Row == (Data, Date) {
         do {
             var found: Data?
-            for try await (value, expiresAt) in try await client.query(query, logger: logger).decode((Data, Date).self) where expiresAt > now {
+            for try await (value, expiresAt) in try await client.execute(statement, logger: logger) where expiresAt > now {
                 found = value
             }
             return found
+        } catch {
+            throw SwitchbackError(.storeFailed, "PostgreSQL query failed: \(Self.describe(error))")
+        }
+    }
+
+    private func rows<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> Int {
+        do {
+            var rows = 0
+            for try await _ in try await client.execute(statement, logger: logger) { rows += 1 }
+            return rows
         } catch {
             throw SwitchbackError(.storeFailed, "PostgreSQL query failed: \(Self.describe(error))")
         }
@@ -232,6 +253,90 @@ public final class PostgresCompanionStore: CompanionStore {
         }
         if let rootCertificate { configuration.trustRoots = .file(rootCertificate) }
         return configuration
+    }
+}
+
+/// The statements a request runs, prepared once per connection. Their text names the table without a
+/// schema: the connection's `search_path` finds it. Each has a short name of its own: PostgreSQL cuts a
+/// statement name to 63 bytes, and PostgresNIO's default (the type's full name) made all four the same
+/// name there, so the second to be prepared on a connection failed with "already exists".
+private enum Statements {
+    struct Insert: PostgresPreparedStatement {
+        static let name = "switchback_insert"
+        static let sql = """
+            INSERT INTO switchback_records (kind, digest, value, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1
+            """
+        let kind: String
+        let digest: String
+        let value: Data
+        let expiresAt: Date
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(kind)
+            bindings.append(digest)
+            try bindings.append(value)
+            bindings.append(expiresAt)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+    }
+
+    struct Take: PostgresPreparedStatement {
+        static let name = "switchback_take"
+        static let sql = "DELETE FROM switchback_records WHERE kind = $1 AND digest = $2 RETURNING value, expires_at"
+        let kind: String
+        let digest: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(kind)
+            bindings.append(digest)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> (Data, Date) { try row.decode((Data, Date).self) }
+    }
+
+    struct Read: PostgresPreparedStatement {
+        static let name = "switchback_read"
+        static let sql = "SELECT value, expires_at FROM switchback_records WHERE kind = $1 AND digest = $2"
+        let kind: String
+        let digest: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(kind)
+            bindings.append(digest)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> (Data, Date) { try row.decode((Data, Date).self) }
+    }
+
+    struct Replace: PostgresPreparedStatement {
+        static let name = "switchback_replace"
+        static let sql = """
+            UPDATE switchback_records SET value = $3, expires_at = $4 WHERE kind = $1 AND digest = $2 AND expires_at > $5 RETURNING 1
+            """
+        let kind: String
+        let digest: String
+        let value: Data
+        let expiresAt: Date
+        let now: Date
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 5)
+            bindings.append(kind)
+            bindings.append(digest)
+            try bindings.append(value)
+            bindings.append(expiresAt)
+            bindings.append(now)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
     }
 }
 

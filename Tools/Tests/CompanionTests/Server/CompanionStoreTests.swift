@@ -166,9 +166,15 @@ struct CompanionStoreTests {
 
 @Suite("PostgresCompanionStore configuration")
 struct PostgresCompanionStoreConfigurationTests {
-    @Test("a table name that is not a plain identifier and a URL that is not postgres:// are refused")
+    @Test(
+        "a schema name that is not a plain identifier (or is PostgreSQL's, or too long for its channel) and a URL that is not postgres:// are refused"
+    )
     func refusesBadConfiguration() {
-        #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://u@127.0.0.1/db", table: "x; DROP TABLE y") }
+        #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://u@127.0.0.1/db", schema: "x; DROP TABLE y") }
+        #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://u@127.0.0.1/db", schema: "pg_catalog") }
+        #expect(throws: SwitchbackError.self) {
+            try PostgresCompanionStore(url: "postgres://u@127.0.0.1/db", schema: String(repeating: "a", count: 37))
+        }
         #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "mysql://u@127.0.0.1/db") }
         #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://127.0.0.1/db") }
     }
@@ -264,7 +270,7 @@ struct PostgresTLSTests {
         func store(_ host: String, _ query: String) throws -> PostgresCompanionStore {
             try PostgresCompanionStore(
                 url: "postgres://switchback@\(host):\(port)/switchback?\(query)",
-                table: "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))
+                schema: "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))
         }
         let verified = try store("localhost", "sslmode=verify-full&sslrootcert=\(ca)")
         try await verified.start(timeout: .seconds(20))
