@@ -283,36 +283,24 @@ private enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
     }
 
-    struct Take: PostgresPreparedStatement {
+    /// A statement that finds one record by its kind and digest and answers its value and expiry.
+    protocol ByKey: PostgresPreparedStatement where Row == (Data, Date) {
+        var kind: String { get }
+        var digest: String { get }
+    }
+
+    struct Take: ByKey {
         static let name = "switchback_take"
         static let sql = "DELETE FROM switchback_records WHERE kind = $1 AND digest = $2 RETURNING value, expires_at"
         let kind: String
         let digest: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(kind)
-            bindings.append(digest)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> (Data, Date) { try row.decode((Data, Date).self) }
     }
 
-    struct Read: PostgresPreparedStatement {
+    struct Read: ByKey {
         static let name = "switchback_read"
         static let sql = "SELECT value, expires_at FROM switchback_records WHERE kind = $1 AND digest = $2"
         let kind: String
         let digest: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(kind)
-            bindings.append(digest)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> (Data, Date) { try row.decode((Data, Date).self) }
     }
 
     struct Replace: PostgresPreparedStatement {
@@ -338,6 +326,17 @@ private enum Statements {
 
         func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
     }
+}
+
+extension Statements.ByKey {
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(kind)
+        bindings.append(digest)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> (Data, Date) { try row.decode((Data, Date).self) }
 }
 
 /// The task running the connection pool, started once and cancelled on stop.

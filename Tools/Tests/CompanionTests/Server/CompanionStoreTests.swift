@@ -89,12 +89,15 @@ struct CompanionStoreTests {
         }
     }
 
-    @Test("replace changes a live record of its kind in place and nothing else: not a missing, expired or other-kind one", arguments: StoreKind.available)
+    @Test(
+        "replace changes a live record of its kind in place and nothing else: not a missing, expired or other-kind one",
+        arguments: StoreKind.available)
     func replaceInPlace(kind: StoreKind) async throws {
         try await kind.with { store, shared in
             let digest = Secrets.digest("flow-0123456789abcdef")
             let later = Self.now.addingTimeInterval(60)
-            #expect(try await !store.replace(.completion, digest: digest, value: Data("new".utf8), expiresAt: later, now: Self.now), "nothing to replace")
+            #expect(
+                try await !store.replace(.completion, digest: digest, value: Data("new".utf8), expiresAt: later, now: Self.now), "nothing to replace")
             try await store.insert(.completion, digest: digest, value: Data("old".utf8), expiresAt: later)
             #expect(try await !store.replace(.authorization, digest: digest, value: Data("x".utf8), expiresAt: later, now: Self.now), "another kind")
             #expect(try await store.replace(.completion, digest: digest, value: Data("new".utf8), expiresAt: later, now: Self.now))
