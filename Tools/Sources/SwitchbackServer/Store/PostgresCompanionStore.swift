@@ -261,7 +261,17 @@ public final class PostgresCompanionStore: CompanionStore {
 /// statement name to 63 bytes, and PostgresNIO's default (the type's full name) made all four the same
 /// name there, so the second to be prepared on a connection failed with "already exists".
 private enum Statements {
-    struct Insert: PostgresPreparedStatement {
+    /// A statement that writes one record's value and expiry, and answers a row when it did.
+    protocol Write: PostgresPreparedStatement where Row == Int {
+        var kind: String { get }
+        var digest: String { get }
+        var value: Data { get }
+        var expiresAt: Date { get }
+        /// The time a record must outlive to be written, for a statement that changes a live one.
+        var now: Date? { get }
+    }
+
+    struct Insert: Write {
         static let name = "switchback_insert"
         static let sql = """
             INSERT INTO switchback_records (kind, digest, value, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1
@@ -270,17 +280,19 @@ private enum Statements {
         let digest: String
         let value: Data
         let expiresAt: Date
+        var now: Date? { nil }
+    }
 
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(kind)
-            bindings.append(digest)
-            try bindings.append(value)
-            bindings.append(expiresAt)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+    struct Replace: Write {
+        static let name = "switchback_replace"
+        static let sql = """
+            UPDATE switchback_records SET value = $3, expires_at = $4 WHERE kind = $1 AND digest = $2 AND expires_at > $5 RETURNING 1
+            """
+        let kind: String
+        let digest: String
+        let value: Data
+        let expiresAt: Date
+        let now: Date?
     }
 
     /// A statement that finds one record by its kind and digest and answers its value and expiry.
@@ -302,30 +314,20 @@ private enum Statements {
         let kind: String
         let digest: String
     }
+}
 
-    struct Replace: PostgresPreparedStatement {
-        static let name = "switchback_replace"
-        static let sql = """
-            UPDATE switchback_records SET value = $3, expires_at = $4 WHERE kind = $1 AND digest = $2 AND expires_at > $5 RETURNING 1
-            """
-        let kind: String
-        let digest: String
-        let value: Data
-        let expiresAt: Date
-        let now: Date
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 5)
-            bindings.append(kind)
-            bindings.append(digest)
-            try bindings.append(value)
-            bindings.append(expiresAt)
-            bindings.append(now)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+extension Statements.Write {
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(kind)
+        bindings.append(digest)
+        try bindings.append(value)
+        bindings.append(expiresAt)
+        if let now { bindings.append(now) }
+        return bindings
     }
+
+    func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
 }
 
 extension Statements.ByKey {
