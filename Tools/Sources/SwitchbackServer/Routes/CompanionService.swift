@@ -85,7 +85,7 @@ struct CompanionService: Sendable {
     func decode<Body: Decodable>(_ type: Body.Type, from request: Request, limit: Int = maximumBody) async throws -> Body {
         let body = try await boundedBody(of: request, limit: limit)
         if let flat = type as? any FlatJSON.Type {
-            guard let members = JSONReader.object(body), let value = try? flat.init(json: JSONMembers(members)) as? Body else {
+            guard let value = flat.read(body) as? Body else {
                 throw CompanionError(.invalidRequest, "the body is not the JSON object this route takes")
             }
             return value

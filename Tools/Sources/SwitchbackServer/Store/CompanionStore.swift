@@ -172,6 +172,14 @@ protocol FlatJSON: Codable {
     init(json members: JSONMembers) throws
 }
 
+extension FlatJSON {
+    /// The value `data` holds, or nil when it is not one JSON object of this type's members.
+    static func read(_ data: Data) -> Self? {
+        guard let members = JSONReader.object(data) else { return nil }
+        return try? Self(json: JSONMembers(members))
+    }
+}
+
 extension HandOffGrant: FlatJSON {
     func json() -> Data {
         var writer = JSONObjectWriter()
@@ -266,7 +274,7 @@ enum RecordSealing {
             throw SwitchbackError(.storeFailed, "a stored \(kind.rawValue) record could not be opened (written by another version, or altered)")
         }
         if let flat = type as? any FlatJSON.Type {
-            guard let members = JSONReader.object(plain), let value = try? flat.init(json: JSONMembers(members)) as? Value else {
+            guard let value = flat.read(plain) as? Value else {
                 throw SwitchbackError(.storeFailed, "a stored \(type) record could not be read")
             }
             return value

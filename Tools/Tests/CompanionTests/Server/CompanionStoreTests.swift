@@ -137,7 +137,7 @@ struct CompanionStoreTests {
                 ]
                 for grant in grants {
                     #expect(try decoder.decode(HandOffGrant.self, from: grant.json()) == grant)
-                    #expect(try HandOffGrant(json: JSONMembers(#require(JSONReader.object(Secrets.encoder.encode(grant))))) == grant)
+                    #expect(HandOffGrant.read(try Secrets.encoder.encode(grant)) == grant)
                 }
                 let sessions = [
                     SessionRecord(subject: name, acr: nil, createdAt: at, expiresAt: at.addingTimeInterval(3600)),
@@ -147,7 +147,7 @@ struct CompanionStoreTests {
                 ]
                 for session in sessions {
                     #expect(try decoder.decode(SessionRecord.self, from: session.json()) == session)
-                    #expect(try SessionRecord(json: JSONMembers(#require(JSONReader.object(Secrets.encoder.encode(session))))) == session)
+                    #expect(SessionRecord.read(try Secrets.encoder.encode(session)) == session)
                 }
             }
         }
@@ -155,10 +155,10 @@ struct CompanionStoreTests {
         for goto in [nil, "https://web.example.com/app?x=1&y=%2F", "\u{1F600}\"\\"] {
             let request = CompanionAPI.HandOffRequest(goto: goto)
             #expect(try JSONDecoder().decode(CompanionAPI.HandOffRequest.self, from: request.json()) == request)
-            #expect(try CompanionAPI.HandOffRequest(json: JSONMembers(#require(JSONReader.object(JSONEncoder().encode(request))))) == request)
+            #expect(CompanionAPI.HandOffRequest.read(try JSONEncoder().encode(request)) == request)
             let answer = CompanionAPI.HandOffIssued(handoffotp: "code-\(goto?.count ?? 0)", expiresIn: 60, redeemURL: goto)
             #expect(try JSONDecoder().decode(CompanionAPI.HandOffIssued.self, from: answer.json()) == answer)
-            #expect(try CompanionAPI.HandOffIssued(json: JSONMembers(#require(JSONReader.object(JSONEncoder().encode(answer))))) == answer)
+            #expect(CompanionAPI.HandOffIssued.read(try JSONEncoder().encode(answer)) == answer)
         }
         // A record missing what it must have, or with a member of the wrong type, does not open.
         #expect(throws: (any Error).self) { try HandOffGrant(json: JSONMembers(["subject": "a", "clientID": "b", "issuedAt": .number(1)])) }
