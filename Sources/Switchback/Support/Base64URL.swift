@@ -83,32 +83,19 @@ public import Foundation
                 read += 4
                 written += 3
             }
+            // The last two or three characters carry one or two bytes and four or two spare bits, which must
+            // be zero so that one value has exactly one encoding.
             if valid, tail > 0 {
                 var group: UInt32 = 0
-                for index in 0..<tail {
-                    let value = sextets[Int(input[whole + index])]
-                    guard value & 0xC0 == 0 else {
-                        valid = false
-                        break
-                    }
-                    group = group << 6 | UInt32(value)
+                var seen: UInt8 = 0
+                for index in whole..<count {
+                    let value = sextets[Int(input[index])]
+                    seen |= value
+                    group = group << 6 | UInt32(value & 0x3F)
                 }
-                if valid {
-                    // Two characters carry one byte and four spare bits, three carry two bytes and two spare
-                    // bits; the spare bits must be zero so that one value has exactly one encoding.
-                    let spare = tail == 2 ? 4 : 2
-                    if group & ((1 << UInt32(spare)) - 1) != 0 {
-                        valid = false
-                    } else {
-                        group >>= UInt32(spare)
-                        if tail == 3 {
-                            out[written] = UInt8(truncatingIfNeeded: group >> 8)
-                            out[written + 1] = UInt8(truncatingIfNeeded: group)
-                        } else {
-                            out[written] = UInt8(truncatingIfNeeded: group)
-                        }
-                    }
-                }
+                let spare = UInt32(tail * 6 - (tail - 1) * 8)
+                valid = seen & 0xC0 == 0 && group & ((1 << spare) - 1) == 0
+                for byte in 0..<(tail - 1) { out[written + byte] = UInt8(truncatingIfNeeded: group >> (spare + UInt32(8 * (tail - 2 - byte)))) }
             }
             initialized = valid ? outputCount : 0
         }
