@@ -55,6 +55,25 @@ struct HandOffRoutesTests {
         }
     }
 
+    /// The body is read by the token reader: a member named twice is refused (Foundation's decoder kept the
+    /// first, which an allow-list check and a later reader could see differently), as is a goto of another type.
+    @Test("a body naming goto twice, a goto that is not a string, or a body that is not an object gets invalid_request and no code")
+    func malformedBodies() async throws {
+        try await CompanionRig.with(returns: .tokens) { rig in
+            let token = try await rig.accessToken()
+            let goto = CompanionRig.webApp + "/orders"
+            for body in [#"{"goto":"\#(goto)","goto":"https://evil.example/"}"#, #"{"goto":5}"#, #"["goto"]"#, #"{"goto":"\#(goto)""#] {
+                let refused = try await rig.post("/handoff", body: Data(body.utf8), headers: ["Authorization": "Bearer \(token)"])
+                #expect(refused.response.status == 400, "\(body)")
+                #expect(refused.json["error"] as? String == "invalid_request", "\(body)")
+                #expect(refused.json["handoffotp"] == nil)
+            }
+            let accepted = try await rig.post("/handoff", body: Data(#"{"goto":"\#(goto)"}"#.utf8), headers: ["Authorization": "Bearer \(token)"])
+            #expect(accepted.response.status == 201)
+            #expect((accepted.json["redeem_url"] as? String)?.contains("goto=") == true)
+        }
+    }
+
     @Test("an expired code is refused")
     func expired() async throws {
         try await CompanionRig.with(returns: .tokens) { rig in
