@@ -62,8 +62,11 @@ public import Foundation
         let whole = count / 4 * 4
         let tail = count - whole
         let outputCount = whole / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        // Written straight into the storage the answer keeps (not an array copied into a `Data`): a token's
+        // three parts are decoded on every validation.
+        let out = UnsafeMutablePointer<UInt8>.allocate(capacity: max(outputCount, 1))
         var valid = true
-        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+        sextets.withUnsafeBufferPointer { sextets in
             var read = 0
             var written = 0
             while read < whole {
@@ -97,9 +100,12 @@ public import Foundation
                 valid = seen & 0xC0 == 0 && group & ((1 << spare) - 1) == 0
                 for byte in 0..<(tail - 1) { out[written + byte] = UInt8(truncatingIfNeeded: group >> (spare + UInt32(8 * (tail - 2 - byte)))) }
             }
-            initialized = valid ? outputCount : 0
         }
-        return valid ? Data(output) : nil
+        guard valid else {
+            out.deallocate()
+            return nil
+        }
+        return Data(bytesNoCopy: out, count: outputCount, deallocator: .custom { bytes, _ in bytes.deallocate() })
     }
 
     /// Each byte's value in the alphabet, or 0xFF for a byte outside it.

@@ -36,6 +36,21 @@ public import Foundation
         }
     }
 
+    /// The members of the object `bytes` holds, with the verdicts of ``object(_:)``, kept as a list rather
+    /// than a dictionary: a token's header and claims are a few names each read once or twice, and
+    /// comparing short names costs less than hashing every one of them twice (BENCHMARKS.md).
+    public static func members(_ bytes: Data) -> JSONMembers? {
+        bytes.withUnsafeBytes { buffer in
+            var reader = Reader(buffer)
+            reader.skipSpace()
+            guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "{") else { return nil }
+            var list = JSONMembers.Builder()
+            guard reader.members({ list.add($0, $1) }) else { return nil }
+            reader.skipSpace()
+            return reader.index == buffer.count ? list.members : nil
+        }
+    }
+
     /// The value `bytes` hold, or nil when they are not exactly one JSON value.
     public static func value(_ bytes: Data) -> JSONValue? {
         bytes.withUnsafeBytes { buffer in
@@ -90,29 +105,36 @@ public import Foundation
         }
 
         mutating func object() -> JSONValue? {
+            // The document's own object gets room for a token's claims from the start (growing a dictionary
+            // rehashes every member); nested ones grow as they go, so that many small objects cost little.
+            var members: [String: JSONValue] = depth == 0 ? .init(minimumCapacity: 12) : [:]
+            let refusing = refusingDuplicates
+            guard self.members({ members.updateValue($1, forKey: $0) == nil || !refusing }) else { return nil }
+            return .object(members)
+        }
+
+        /// Reads the object at `index` (its `{` included), handing each member to `add`, which answers false
+        /// to refuse it (a name given twice). False when the object is malformed or a member was refused.
+        mutating func members(_ add: (String, JSONValue) -> Bool) -> Bool {
             depth += 1
             defer { depth -= 1 }
-            guard depth <= JSONReader.maximumDepth else { return nil }
+            guard depth <= JSONReader.maximumDepth else { return false }
             index += 1
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object([:])
+                return true
             }
-            // The document's own object gets room for a token's claims from the start (growing a dictionary
-            // rehashes every member); nested ones grow as they go, so that many small objects cost little.
-            var members: [String: JSONValue] = depth == 1 ? .init(minimumCapacity: 12) : [:]
             while true {
                 skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let name = string() else { return nil }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let name = string() else { return false }
                 skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
                 index += 1
                 skipSpace()
-                guard let value = value() else { return nil }
-                guard members.updateValue(value, forKey: name) == nil || !refusingDuplicates else { return nil }
+                guard let value = value(), add(name, value) else { return false }
                 skipSpace()
-                guard index < bytes.count else { return nil }
+                guard index < bytes.count else { return false }
                 switch bytes[index] {
                 case UInt8(ascii: ","):
                     index += 1
@@ -120,12 +142,12 @@ public import Foundation
                     skipSpace()
                     if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                         index += 1
-                        return .object(members)
+                        return true
                     }
                 case UInt8(ascii: "}"):
                     index += 1
-                    return .object(members)
-                default: return nil
+                    return true
+                default: return false
                 }
             }
         }
@@ -344,14 +366,57 @@ public import Foundation
 @_spi(SwitchbackInternals) public struct JSONMembers {
     public struct Mismatch: Error { public init() {} }
 
-    public let values: [String: JSONValue]
+    /// A short object's members in order, looked up by comparing names; nil when ``index`` holds them.
+    private let list: [(name: String, value: JSONValue)]
+    /// A longer object's members by name, so that a document of many members is not read in quadratic time.
+    private let index: [String: JSONValue]?
+    /// Up to this many members are kept as a list.
+    static let listLimit = 16
 
-    public init(_ values: [String: JSONValue]) { self.values = values }
+    public init(_ values: [String: JSONValue]) {
+        list = []
+        index = values
+    }
 
-    public func contains(_ name: String) -> Bool { values[name] != nil }
+    /// Every member by name.
+    public var values: [String: JSONValue] { index ?? Dictionary(uniqueKeysWithValues: list) }
+
+    public subscript(_ name: String) -> JSONValue? {
+        if let index { return index[name] }
+        for member in list where member.name == name { return member.value }
+        return nil
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// Collects members as ``JSONReader/members(_:)`` reads them, refusing a name given twice.
+    struct Builder {
+        private var list: [(name: String, value: JSONValue)] = []
+        private var index: [String: JSONValue]?
+
+        init() { list.reserveCapacity(JSONMembers.listLimit) }
+
+        mutating func add(_ name: String, _ value: JSONValue) -> Bool {
+            if index != nil { return index!.updateValue(value, forKey: name) == nil }
+            for member in list where member.name == name { return false }
+            list.append((name, value))
+            if list.count > JSONMembers.listLimit {
+                index = Dictionary(uniqueKeysWithValues: list)
+                list = []
+            }
+            return true
+        }
+
+        var members: JSONMembers { JSONMembers(list: list, index: index) }
+    }
+
+    private init(list: [(name: String, value: JSONValue)], index: [String: JSONValue]?) {
+        self.list = list
+        self.index = index
+    }
 
     public func string(_ name: String) throws -> String? {
-        switch values[name] {
+        switch self[name] {
         case nil, .null?: nil
         case .string(let value)?: value
         default: throw Mismatch()
@@ -359,7 +424,7 @@ public import Foundation
     }
 
     public func number(_ name: String) throws -> Double? {
-        switch values[name] {
+        switch self[name] {
         case nil, .null?: nil
         case .number(let value)?: value
         default: throw Mismatch()
@@ -367,7 +432,7 @@ public import Foundation
     }
 
     public func strings(_ name: String) throws -> [String]? {
-        switch values[name] {
+        switch self[name] {
         case nil, .null?: return nil
         case .array(let elements)?:
             return try elements.map {
@@ -380,7 +445,7 @@ public import Foundation
 
     /// A string or an array of strings (`aud`), as an array.
     public func stringOrStrings(_ name: String) throws -> [String]? {
-        if case .string(let single)? = values[name] { return [single] }
+        if case .string(let single)? = self[name] { return [single] }
         return try strings(name)
     }
 }

@@ -68,6 +68,34 @@ struct KeyRotationTests {
         #expect(provider.jwksFetches == 3)
     }
 
+    @Test(
+        "a key already in use: a forged signature naming it is refused at once (no refetch, even with the interval over), a kid-less forgery refetches once, and the key still verifies"
+    )
+    func knownKeyForgeries() async throws {
+        let provider = try await StubProvider()
+        let validator = provider.validator(refetchInterval: 60)
+        _ = try await validator.validate(try await provider.signer.sign(provider.validClaims()), expectations: .init(nonce: nil))
+        _ = try await validator.validate(try await provider.signer.sign(provider.validClaims(), includeKeyID: false), expectations: .init(nonce: nil))
+        #expect(provider.jwksFetches == 1)
+        let genuine = try await provider.signer.sign(provider.validClaims())
+        let parts = genuine.split(separator: ".")
+        var signature = try #require(Base64URL.decode(parts[2]))
+        signature[signature.count - 1] ^= 1
+        let named = "\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))"
+        for _ in 0..<3 {
+            provider.clock.advance(by: 61)
+            await expectCode(.signatureInvalid) { try await validator.validate(named, expectations: .init(nonce: nil)) }
+        }
+        #expect(provider.jwksFetches == 1, "a token naming a known key never refetches")
+        let unnamed = try await provider.signer.sign(provider.validClaims(), includeKeyID: false).split(separator: ".")
+        let forged = "\(unnamed[0]).\(unnamed[1]).\(Base64URL.encode(signature))"
+        await expectCode(.signatureInvalid) { try await validator.validate(forged, expectations: .init(nonce: nil)) }
+        #expect(provider.jwksFetches == 2, "no key verified a token without kid: the keys may have rotated")
+        await expectCode(.signatureInvalid) { try await validator.validate(forged, expectations: .init(nonce: nil)) }
+        #expect(provider.jwksFetches == 2, "within the interval")
+        #expect(try await validator.validate(genuine, expectations: .init(nonce: nil)).keyID == "key-1")
+    }
+
     @Test("concurrent validations naming an unknown kid share one refetch")
     func concurrentRefetchIsCoalesced() async throws {
         let provider = try await StubProvider()

@@ -127,6 +127,9 @@ struct JSONReaderTests {
             let data = Data(bytes)
             let foundation = try? JSONDecoder().decode([String: JSONValue].self, from: data)
             let reader = JSONReader.object(data)
+            if JSONReader.members(data)?.values != reader {
+                disagreements.append("members and object differ: \(String(decoding: bytes, as: UTF8.self))")
+            }
             switch (foundation, reader) {
             case (let expected?, let read?):
                 accepted += 1
@@ -158,6 +161,35 @@ struct JSONReaderTests {
         #expect(
             accepted > 15000 && refused > 15000 && duplicates > 1000,
             "accepted \(accepted), refused \(refused), duplicates \(duplicates), not UTF-8 \(notUTF8), zeros \(zeroExponents)")
+    }
+
+    @Test(
+        "an object's members read as a list (up to 16) or by name (more): the verdict and values of object(), a name twice refused in either, every member found"
+    )
+    func membersAgreeWithObject() throws {
+        var g = Generator(state: 0x4D45_4D42_4552)
+        var (accepted, repeats, long) = (0, 0, 0)
+        for _ in 0..<4000 {
+            let count = g.below(40)
+            let names = (0..<count).map { _ in "k\(g.below(g.chance(50) ? 60 : 400))" }
+            let values = ["1", "\"v\"", "null", "[1,{\"k1\":2}]", "{\"k2\":true}"]
+            let data = Data("{\(names.map { "\"\($0)\":\(g.pick(values))" }.joined(separator: ","))}".utf8)
+            let object = JSONReader.object(data)
+            let members = JSONReader.members(data)
+            #expect(members?.values == object, "\(String(decoding: data, as: UTF8.self))")
+            #expect((members == nil) == (Set(names).count != names.count), "refused exactly when a name repeats")
+            if let members, let object {
+                accepted += 1
+                if count > JSONMembers.listLimit { long += 1 }
+                for (name, value) in object { #expect(members[name] == value) }
+                #expect(members["absent"] == nil)
+            } else {
+                repeats += 1
+            }
+        }
+        #expect(accepted > 1000 && repeats > 1000 && long > 300, "accepted \(accepted), repeats \(repeats), longer than a list \(long)")
+        #expect(JSONReader.members(Data("[1]".utf8)) == nil && JSONReader.members(Data(" {} ".utf8))?.values == [:])
+        #expect(JSONReader.members(Data("{\"a\":1} x".utf8)) == nil && JSONReader.members(Data("{\"a\":1,}".utf8))?.values == ["a": .number(1)])
     }
 
     @Test("claims read through the reader type as the Decodable claims do: the same claims or the same refusal")

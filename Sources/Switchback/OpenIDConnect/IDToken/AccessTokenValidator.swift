@@ -35,7 +35,7 @@ public import Foundation
             authorizedParty = try members.string("azp")
             scope = try members.string("scope")
             if members.contains("cnf") {
-                if case .object(let confirmation)? = members.values["cnf"], case .string(let jkt)? = confirmation["jkt"] {
+                if case .object(let confirmation)? = members["cnf"], case .string(let jkt)? = confirmation["jkt"] {
                     confirmationThumbprint = jkt
                 } else {
                     confirmationThumbprint = ""
@@ -102,8 +102,8 @@ public import Foundation
         }
         try await keys.verify(jws)
         // One read of the payload for both.
-        guard let object = JSONReader.object(jws.payload), let registered = try? Registered(JSONMembers(object)),
-            let claims = try? Claims(JSONMembers(object))
+        guard let members = JSONReader.members(jws.payload), let registered = try? Registered(members),
+            let claims = try? Claims(members)
         else {
             throw SwitchbackError(.idTokenMalformed, "the access token lacks sub or exp, or its claims have the wrong types")
         }

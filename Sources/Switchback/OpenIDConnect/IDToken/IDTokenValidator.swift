@@ -70,14 +70,16 @@ public struct IDTokenValidator: Sendable {
     /// Decrypts the token when it is a JWE, then verifies the signature and every claim of the signed
     /// token inside, returning it validated (its ``IDToken/rawValue`` is the signed token).
     public func validate(_ token: String, expectations: Expectations) async throws -> IDToken {
-        let token = try signedToken(token, malformed: .idTokenMalformed, requireEncryption: !decryptionKeys.isEmpty)
-        let jws = try CompactJWS(token, malformed: .idTokenMalformed)
+        // A client without decryption keys reads the token once; a JWE goes on to `signedToken`'s refusal.
+        let plain = decryptionKeys.isEmpty ? try CompactJWS.unlessEncrypted(token, malformed: .idTokenMalformed) : nil
+        let token = plain == nil ? try signedToken(token, malformed: .idTokenMalformed, requireEncryption: !decryptionKeys.isEmpty) : token
+        let jws = try plain ?? CompactJWS(token, malformed: .idTokenMalformed)
         try Self.checkExplicitType(jws.header.typ)
         try await verifySignature(jws, allowed: allowedAlgorithms)
         let claims: IDTokenClaims
         do {
-            guard let members = JSONReader.object(jws.payload) else { throw JSONMembers.Mismatch() }
-            claims = try IDTokenClaims(JSONMembers(members))
+            guard let members = JSONReader.members(jws.payload) else { throw JSONMembers.Mismatch() }
+            claims = try IDTokenClaims(members)
         } catch {
             throw SwitchbackError(.idTokenMalformed, "the ID token's claims are not a JSON object of the registered types")
         }

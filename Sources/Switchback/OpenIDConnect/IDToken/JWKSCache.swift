@@ -33,8 +33,11 @@ public actor JWKSCache {
     private var lastMissRefetch: Date?
     private var inFlight: (number: Int, task: Task<[Key], any Error>)?
     private var verifiers: [String: [Verifier]] = [:]
-    /// The last answer of `candidates`, for the keys of `generation`.
-    private var lastCandidates: (kid: String?, alg: String, generation: Int, verifiers: [Verifier])?
+    /// The last answer of `candidates`, for the keys of `generation`, readable without a hop onto the actor:
+    /// a provider's tokens name the same key one after the other, so most checks find their key here and
+    /// verify on the caller's own thread, and concurrent checks run side by side rather than one at a time
+    /// on the actor. Written only for the current generation, and cleared when the keys are replaced.
+    private nonisolated let recent = LockedValue<Recent?>(nil)
     /// The number of the fetch whose keys are in `keys` (0 for a fixed set).
     private var generation = 0
     /// How many times the JWKS was fetched (for tests and diagnostics).
@@ -66,13 +69,28 @@ public actor JWKSCache {
     /// (the documented choice for "kid absent, several keys"). When no candidate exists, or a token
     /// without `kid` verifies with none of them, the provider may have rotated its keys: the set is
     /// refetched once, within the rate limit, and the check repeated.
-    func verify(_ jws: CompactJWS) async throws {
+    nonisolated func verify(_ jws: CompactJWS) async throws {
+        let kid = jws.header.kid
+        let alg = jws.header.alg
+        guard let last = recent.withLock({ $0 }), last.kid == kid, last.alg == alg else {
+            return try await verifyOnActor(jws, failed: nil)
+        }
+        if Self.anyVerifies(last.verifiers, jws) { return }
+        // What the actor would conclude from the same candidates: a token naming its key is refused at once;
+        // one without a kid may need the refetch, and the candidates already tried are not tried again.
+        guard kid == nil else { throw SwitchbackError(.signatureInvalid, "the \(alg) signature does not verify") }
+        try await verifyOnActor(jws, failed: last.generation)
+    }
+
+    /// The check with the actor's state: the first fetch, new candidates, the refetch. `failed` is the
+    /// generation whose candidates already refused this token.
+    private func verifyOnActor(_ jws: CompactJWS, failed: Int?) async throws {
         let kid = jws.header.kid
         let alg = jws.header.alg
         if lastFetch == nil { try await refetch() }
         let seen = generation
         var found = try await candidates(kid: kid, alg: alg)
-        if Self.anyVerifies(found, jws) { return }
+        if failed != seen, Self.anyVerifies(found, jws) { return }
         if found.isEmpty || kid == nil, try await refresh(after: seen) {
             found = try await candidates(kid: kid, alg: alg)
             if Self.anyVerifies(found, jws) { return }
@@ -90,6 +108,14 @@ public actor JWKSCache {
     /// How a candidate key checks a signature: ES256 and RS256 straight through swift-crypto with the key
     /// parsed once (the common cases, without jwt-kit's generic path and its copies), anything else through
     /// jwt-kit. jwt-kit still decides whether a key fits an algorithm before either direct path is taken.
+    /// One `candidates` answer and the generation of keys it was computed from.
+    struct Recent: Sendable {
+        let kid: String?
+        let alg: String
+        let generation: Int
+        let verifiers: [Verifier]
+    }
+
     enum Verifier: Sendable {
         case p256(P256.Signing.PublicKey)
         /// RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 §3.3), a modulus of 2048 bits or more.
@@ -102,11 +128,11 @@ public actor JWKSCache {
                 guard jws.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature) else {
                     return false
                 }
-                return key.isValidSignature(signature, for: SHA256.hash(data: jws.signingInput))
+                return key.isValidSignature(signature, for: jws.signingInputDigest())
             case .rs256(let key):
                 // BoringSSL refuses a signature whose length is not the modulus's.
                 return key.isValidSignature(
-                    _RSA.Signing.RSASignature(rawRepresentation: jws.signature), for: SHA256.hash(data: jws.signingInput),
+                    _RSA.Signing.RSASignature(rawRepresentation: jws.signature), for: jws.signingInputDigest(),
                     padding: .insecurePKCS1v1_5)
             case .jwtKit(let algorithm):
                 return (try? algorithm.verify(jws.signature, signs: jws.signingInput)) == true
@@ -154,6 +180,13 @@ public actor JWKSCache {
         return false
     }
 
+    /// Keeps `answer` for the lock-free path; only the actor writes it, between two suspension points, so
+    /// an answer from replaced keys is never kept.
+    private func remember(_ answer: Recent) {
+        guard answer.generation == generation else { return }
+        recent.withLock { $0 = answer }
+    }
+
     private func canRefetch() -> Bool {
         guard case .remote = source else { return false }
         guard let lastMissRefetch else { return true }
@@ -162,10 +195,9 @@ public actor JWKSCache {
 
     private func candidates(kid: String?, alg: String) async throws -> [Verifier] {
         // A provider's tokens name the same key one after the other: compare with the last answer first.
-        if let last = lastCandidates, last.kid == kid, last.alg == alg, last.generation == generation { return last.verifiers }
         let cacheKey = "\(kid ?? "\u{0}")\u{1}\(alg)"
         if let cached = verifiers[cacheKey] {
-            lastCandidates = (kid, alg, generation, cached)
+            remember(Recent(kid: kid, alg: alg, generation: generation, verifiers: cached))
             return cached
         }
         let current = keys
@@ -176,7 +208,10 @@ public actor JWKSCache {
         }
         // Empty results are not kept, so random kids cannot grow the cache; results computed from keys
         // replaced meanwhile are not kept either.
-        if !result.isEmpty, seen == generation { verifiers[cacheKey] = result }
+        if !result.isEmpty, seen == generation {
+            verifiers[cacheKey] = result
+            remember(Recent(kid: kid, alg: alg, generation: seen, verifiers: result))
+        }
         return result
     }
 
@@ -215,6 +250,7 @@ public actor JWKSCache {
             keys = fetched
             generation = number
             verifiers.removeAll()
+            recent.withLock { $0 = nil }
         }
     }
 
