@@ -57,14 +57,31 @@ public import Foundation
     }
 
     @_spi(SwitchbackInternals) public static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> Data? {
-        let count = input.count
-        guard count % 4 != 1 else { return nil }
-        let whole = count / 4 * 4
-        let tail = count - whole
-        let outputCount = whole / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        guard let outputCount = decodedCount(input.count) else { return nil }
         // Written straight into the storage the answer keeps (not an array copied into a `Data`): a token's
         // three parts are decoded on every validation.
         let out = UnsafeMutablePointer<UInt8>.allocate(capacity: max(outputCount, 1))
+        guard decode(input, into: out) else {
+            out.deallocate()
+            return nil
+        }
+        return Data(bytesNoCopy: out, count: outputCount, deallocator: .custom { bytes, _ in bytes.deallocate() })
+    }
+
+    /// How many bytes `count` characters decode to, or nil for a length no encoding has.
+    static func decodedCount(_ count: Int) -> Int? {
+        guard count % 4 != 1 else { return nil }
+        let tail = count % 4
+        return count / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+    }
+
+    /// Decodes `input` into `out`, which has room for ``decodedCount(_:)`` bytes; false when `input` is not
+    /// base64url, strictly read.
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Bool {
+        let count = input.count
+        let whole = count / 4 * 4
+        let tail = count - whole
+        guard tail != 1 else { return false }
         var valid = true
         sextets.withUnsafeBufferPointer { sextets in
             var read = 0
@@ -101,11 +118,7 @@ public import Foundation
                 for byte in 0..<(tail - 1) { out[written + byte] = UInt8(truncatingIfNeeded: group >> (spare + UInt32(8 * (tail - 2 - byte)))) }
             }
         }
-        guard valid else {
-            out.deallocate()
-            return nil
-        }
-        return Data(bytesNoCopy: out, count: outputCount, deallocator: .custom { bytes, _ in bytes.deallocate() })
+        return valid
     }
 
     /// Each byte's value in the alphabet, or 0xFF for a byte outside it.

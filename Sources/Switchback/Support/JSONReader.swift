@@ -40,15 +40,18 @@ public import Foundation
     /// than a dictionary: a token's header and claims are a few names each read once or twice, and
     /// comparing short names costs less than hashing every one of them twice (BENCHMARKS.md).
     public static func members(_ bytes: Data) -> JSONMembers? {
-        bytes.withUnsafeBytes { buffer in
-            var reader = Reader(buffer)
-            reader.skipSpace()
-            guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "{") else { return nil }
-            var list = JSONMembers.Builder()
-            guard reader.members({ list.add($0, $1) }) else { return nil }
-            reader.skipSpace()
-            return reader.index == buffer.count ? list.members : nil
-        }
+        bytes.withUnsafeBytes { members(buffer: $0) }
+    }
+
+    /// ``members(_:)`` of bytes in memory the caller holds.
+    static func members(buffer: UnsafeRawBufferPointer) -> JSONMembers? {
+        var reader = Reader(buffer)
+        reader.skipSpace()
+        guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "{") else { return nil }
+        var list = JSONMembers.Builder()
+        guard reader.members({ list.add($0, $1) }) else { return nil }
+        reader.skipSpace()
+        return reader.index == buffer.count ? list.members : nil
     }
 
     /// The value `bytes` hold, or nil when they are not exactly one JSON value.
@@ -367,7 +370,7 @@ public import Foundation
     public struct Mismatch: Error { public init() {} }
 
     /// A short object's members in order, looked up by comparing names; nil when ``index`` holds them.
-    private let list: [(name: String, value: JSONValue)]
+    private let list: [Member]
     /// A longer object's members by name, so that a document of many members is not read in quadratic time.
     private let index: [String: JSONValue]?
     /// Up to this many members are kept as a list.
@@ -379,11 +382,23 @@ public import Foundation
     }
 
     /// Every member by name.
-    public var values: [String: JSONValue] { index ?? Dictionary(uniqueKeysWithValues: list) }
+    public var values: [String: JSONValue] { index ?? Dictionary(uniqueKeysWithValues: list.map { ($0.name, $0.value) }) }
 
+    /// One member of a list. A struct rather than a tuple: an array of tuples is destroyed element by
+    /// element through the runtime's generic path, which showed in the profile.
+    struct Member {
+        let name: String
+        let value: JSONValue
+    }
+
+    /// The member named `name`. Looked up with the dictionary's equality (canonical equivalence); in a list,
+    /// names of another UTF-8 length are passed over first, which only a name with a canonical equivalent
+    /// of another length could tell apart: the ASCII ones are `K`, `;` and `` ` ``, and no claim or header
+    /// name is looked up with them.
     public subscript(_ name: String) -> JSONValue? {
         if let index { return index[name] }
-        for member in list where member.name == name { return member.value }
+        let length = name.utf8.count
+        for member in list where member.name.utf8.count == length && member.name == name { return member.value }
         return nil
     }
 
@@ -391,7 +406,7 @@ public import Foundation
 
     /// Collects members as ``JSONReader/members(_:)`` reads them, refusing a name given twice.
     struct Builder {
-        private var list: [(name: String, value: JSONValue)] = []
+        private var list: [Member] = []
         private var index: [String: JSONValue]?
 
         init() { list.reserveCapacity(JSONMembers.listLimit) }
@@ -399,9 +414,9 @@ public import Foundation
         mutating func add(_ name: String, _ value: JSONValue) -> Bool {
             if index != nil { return index!.updateValue(value, forKey: name) == nil }
             for member in list where member.name == name { return false }
-            list.append((name, value))
+            list.append(Member(name: name, value: value))
             if list.count > JSONMembers.listLimit {
-                index = Dictionary(uniqueKeysWithValues: list)
+                index = Dictionary(uniqueKeysWithValues: list.map { ($0.name, $0.value) })
                 list = []
             }
             return true
@@ -410,7 +425,7 @@ public import Foundation
         var members: JSONMembers { JSONMembers(list: list, index: index) }
     }
 
-    private init(list: [(name: String, value: JSONValue)], index: [String: JSONValue]?) {
+    private init(list: [Member], index: [String: JSONValue]?) {
         self.list = list
         self.index = index
     }
