@@ -75,8 +75,9 @@ struct Benchmarks {
         let raw = try rawVerifier(algorithm, signer: signer, token: token)
         guard raw() else { throw BenchmarkError(description: "raw verification of the benchmark token failed") }
 
-        let validations = try await rate { _ = try await validator.validate(token, expectations: expectations) }
-        let verifications = try await rate { if !raw() { throw BenchmarkError(description: "raw verification failed") } }
+        let (validations, verifications) = try await alternating(
+            { _ = try await validator.validate(token, expectations: expectations) },
+            { if !raw() { throw BenchmarkError(description: "raw verification failed") } })
         return ("\(algorithm.rawValue)\(algorithm == .rs256 ? "-2048" : "")", validations, verifications)
     }
 
@@ -131,6 +132,35 @@ struct Benchmarks {
             let ecdsaSignature = try P256.Signing.ECDSASignature(rawRepresentation: signature)
             return { key.isValidSignature(ecdsaSignature, for: signingInput) }
         }
+    }
+
+    /// The rates of `first` and `second` measured in turns, six slices each over `seconds` in all per
+    /// operation: a ratio of two rates taken one after the other moved by a few percent from run to run on
+    /// this shared machine, as its speed drifted between the two.
+    static func alternating(_ first: () async throws -> Void, _ second: () async throws -> Void) async throws -> (Double, Double) {
+        let clock = ContinuousClock()
+        let slice = Duration.milliseconds(Int(seconds * 1000 / 6))
+        var counts = (0, 0)
+        var elapsed = (Duration.zero, Duration.zero)
+        for _ in 0..<6 {
+            for turn in 0..<2 {
+                let start = clock.now
+                var count = 0
+                while clock.now - start < slice {
+                    for _ in 0..<50 { try await turn == 0 ? first() : second() }
+                    count += 50
+                }
+                if turn == 0 {
+                    counts.0 += count
+                    elapsed.0 += clock.now - start
+                } else {
+                    counts.1 += count
+                    elapsed.1 += clock.now - start
+                }
+            }
+        }
+        func inSeconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+        return (Double(counts.0) / inSeconds(elapsed.0), Double(counts.1) / inSeconds(elapsed.1))
     }
 
     /// Operations per second over `seconds`.

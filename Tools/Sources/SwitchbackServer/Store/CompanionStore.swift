@@ -175,8 +175,8 @@ protocol FlatJSON: Codable {
 extension FlatJSON {
     /// The value `data` holds, or nil when it is not one JSON object of this type's members.
     static func read(_ data: Data) -> Self? {
-        guard let members = JSONReader.object(data) else { return nil }
-        return try? Self(json: JSONMembers(members))
+        guard let members = JSONReader.members(data) else { return nil }
+        return try? Self(json: members)
     }
 }
 
