@@ -75,7 +75,10 @@ public struct IDTokenValidator: Sendable {
         let token = plain == nil ? try signedToken(token, malformed: .idTokenMalformed, requireEncryption: !decryptionKeys.isEmpty) : token
         let jws = try plain ?? CompactJWS(token, malformed: .idTokenMalformed)
         try Self.checkExplicitType(jws.header.typ)
-        try await verifySignature(jws, allowed: allowedAlgorithms)
+        try checkAlgorithm(jws.header.alg, allowed: allowedAlgorithms)
+        // A token signed by the key the last one named is decided without a suspension point.
+        let verdict = try keys.verifyWithRecentKeys(jws)
+        if case .verified = verdict {} else { try await keys.verify(jws, after: verdict) }
         let claims: IDTokenClaims
         do {
             guard let members = JSONReader.members(jws.payload) else { throw JSONMembers.Mismatch() }
@@ -134,12 +137,15 @@ public struct IDTokenValidator: Sendable {
     }
 
     func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {
-        let alg = jws.header.alg
+        try checkAlgorithm(jws.header.alg, allowed: allowed)
+        try await keys.verify(jws)
+    }
+
+    private func checkAlgorithm(_ alg: String, allowed: Set<String>) throws {
         guard allowed.contains(alg) else {
             throw SwitchbackError(
                 .unsupportedAlgorithm, "alg \"\(alg.prefix(20))\" is not allowed (allowed: \(allowed.sorted().joined(separator: ", ")))")
         }
-        try await keys.verify(jws)
     }
 
     private func checkClaims(_ claims: IDTokenClaims, algorithm: String, expectations: Expectations) throws {

@@ -70,16 +70,38 @@ public actor JWKSCache {
     /// without `kid` verifies with none of them, the provider may have rotated its keys: the set is
     /// refetched once, within the rate limit, and the check repeated.
     nonisolated func verify(_ jws: CompactJWS) async throws {
+        try await verify(jws, after: verifyWithRecentKeys(jws))
+    }
+
+    /// What the last candidates for the token's `kid` and `alg` say, without waiting: the common case
+    /// of a token signed by the key the previous one named, decided on the caller's thread.
+    enum QuickVerdict {
+        case verified
+        /// No candidates for this `kid` and `alg` yet: the actor decides.
+        case unknown
+        /// The candidates of this generation refused a token without `kid`: the keys may have rotated.
+        case refused(generation: Int)
+    }
+
+    /// ``verify(_:)``'s first step, synchronous; a token naming a key that refuses it is refused here.
+    nonisolated func verifyWithRecentKeys(_ jws: CompactJWS) throws -> QuickVerdict {
         let kid = jws.header.kid
         let alg = jws.header.alg
-        guard let last = recent.withLock({ $0 }), last.kid == kid, last.alg == alg else {
-            return try await verifyOnActor(jws, failed: nil)
-        }
-        if Self.anyVerifies(last.verifiers, jws) { return }
+        guard let last = recent.withLock({ $0 }), last.kid == kid, last.alg == alg else { return .unknown }
+        if Self.anyVerifies(last.verifiers, jws) { return .verified }
         // What the actor would conclude from the same candidates: a token naming its key is refused at once;
         // one without a kid may need the refetch, and the candidates already tried are not tried again.
         guard kid == nil else { throw SwitchbackError(.signatureInvalid, "the \(alg) signature does not verify") }
-        try await verifyOnActor(jws, failed: last.generation)
+        return .refused(generation: last.generation)
+    }
+
+    /// ``verify(_:)`` after ``verifyWithRecentKeys(_:)`` answered `verdict`.
+    nonisolated func verify(_ jws: CompactJWS, after verdict: QuickVerdict) async throws {
+        switch verdict {
+        case .verified: return
+        case .unknown: try await verifyOnActor(jws, failed: nil)
+        case .refused(let generation): try await verifyOnActor(jws, failed: generation)
+        }
     }
 
     /// The check with the actor's state: the first fetch, new candidates, the refetch. `failed` is the
