@@ -77,8 +77,7 @@ public struct IDTokenValidator: Sendable {
         try Self.checkExplicitType(jws.header.typ)
         try checkAlgorithm(jws.header.alg, allowed: allowedAlgorithms)
         // A token signed by the key the last one named is decided without a suspension point.
-        let verdict = try keys.verifyWithRecentKeys(jws)
-        if case .verified = verdict {} else { try await keys.verify(jws, after: verdict) }
+        if let pending = try keys.verifyWithRecentKeys(jws) { try await keys.verify(jws, pending: pending) }
         let claims: IDTokenClaims
         do {
             guard let members = JSONReader.members(jws.payload) else { throw JSONMembers.Mismatch() }

@@ -70,35 +70,35 @@ public actor JWKSCache {
     /// without `kid` verifies with none of them, the provider may have rotated its keys: the set is
     /// refetched once, within the rate limit, and the check repeated.
     nonisolated func verify(_ jws: CompactJWS) async throws {
-        try await verify(jws, after: verifyWithRecentKeys(jws))
+        if let pending = try verifyWithRecentKeys(jws) { try await verify(jws, pending: pending) }
     }
 
-    /// What the last candidates for the token's `kid` and `alg` say, without waiting: the common case
-    /// of a token signed by the key the previous one named, decided on the caller's thread.
-    enum QuickVerdict {
-        case verified
+    /// What is left to decide after ``verifyWithRecentKeys(_:)``; there is no case for a verified token, so
+    /// no caller can hand one in.
+    enum Pending {
         /// No candidates for this `kid` and `alg` yet: the actor decides.
         case unknown
         /// The candidates of this generation refused a token without `kid`: the keys may have rotated.
         case refused(generation: Int)
     }
 
-    /// ``verify(_:)``'s first step, synchronous; a token naming a key that refuses it is refused here.
-    nonisolated func verifyWithRecentKeys(_ jws: CompactJWS) throws -> QuickVerdict {
+    /// ``verify(_:)``'s first step, synchronous: nil when the last candidates for the token's `kid` and
+    /// `alg` verify it (the common case of a token signed by the key the previous one named, decided on the
+    /// caller's thread), what is left otherwise. A token naming a key that refuses it is refused here.
+    nonisolated func verifyWithRecentKeys(_ jws: CompactJWS) throws -> Pending? {
         let kid = jws.header.kid
         let alg = jws.header.alg
         guard let last = recent.withLock({ $0 }), last.kid == kid, last.alg == alg else { return .unknown }
-        if Self.anyVerifies(last.verifiers, jws) { return .verified }
+        if Self.anyVerifies(last.verifiers, jws) { return nil }
         // What the actor would conclude from the same candidates: a token naming its key is refused at once;
         // one without a kid may need the refetch, and the candidates already tried are not tried again.
         guard kid == nil else { throw SwitchbackError(.signatureInvalid, "the \(alg) signature does not verify") }
         return .refused(generation: last.generation)
     }
 
-    /// ``verify(_:)`` after ``verifyWithRecentKeys(_:)`` answered `verdict`.
-    nonisolated func verify(_ jws: CompactJWS, after verdict: QuickVerdict) async throws {
-        switch verdict {
-        case .verified: return
+    /// ``verify(_:)`` after ``verifyWithRecentKeys(_:)`` left `pending`.
+    nonisolated func verify(_ jws: CompactJWS, pending: Pending) async throws {
+        switch pending {
         case .unknown: try await verifyOnActor(jws, failed: nil)
         case .refused(let generation): try await verifyOnActor(jws, failed: generation)
         }
