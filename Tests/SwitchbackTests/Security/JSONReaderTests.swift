@@ -189,6 +189,11 @@ struct JSONReaderTests {
         }
         #expect(accepted > 1000 && repeats > 1000 && long > 300, "accepted \(accepted), repeats \(repeats), longer than a list \(long)")
         #expect(JSONReader.members(Data("[1]".utf8)) == nil && JSONReader.members(Data(" {} ".utf8))?.values == [:])
+        // A name written with an escape, or in a canonically equal form, is the same name as a plain one.
+        #expect(JSONReader.members(Data(#"{"iss":1,"\u0069ss":2}"#.utf8)) == nil)
+        #expect(JSONReader.members(Data(#"{"\u0069ss":"x"}"#.utf8))?["iss"] == .string("x"))
+        #expect(JSONReader.members(Data(#"{"K":1,"\u212A":2}"#.utf8)) == nil)
+        #expect(JSONReader.members(Data(#"{"a_name_of_17_bytes":1,"a_name_of_17_bytes":2}"#.utf8)) == nil)
         #expect(JSONReader.members(Data("{\"a\":1} x".utf8)) == nil && JSONReader.members(Data("{\"a\":1,}".utf8))?.values == ["a": .number(1)])
     }
 
