@@ -126,7 +126,8 @@ public struct IDTokenValidator: Sendable {
     /// `…+jwt`, with or without `application/`) is never accepted as an ID token. OpenID Connect sets no
     /// `typ` for ID tokens; absent or `JWT` is accepted.
     static func checkExplicitType(_ typ: String?) throws {
-        guard let typ else { return }
+        // Absent or `JWT`, as providers write it, without lowering the case first.
+        guard let typ, typ != "JWT" else { return }
         let lowered = typ.lowercased()
         let mediaType = lowered.hasPrefix("application/") ? String(lowered.dropFirst("application/".count)) : lowered
         guard mediaType == "jwt" else {
