@@ -49,7 +49,7 @@ public import Foundation
         reader.skipSpace()
         guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "{") else { return nil }
         var list = JSONMembers.Builder()
-        guard reader.members({ list.add($0, $1) }) else { return nil }
+        guard reader.members(into: &list) else { return nil }
         reader.skipSpace()
         return reader.index == buffer.count ? list.members : nil
     }
@@ -59,6 +59,22 @@ public import Foundation
         bytes.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             return reader.document()
+        }
+    }
+
+    /// What collects an object's members as ``Reader`` reads them.
+    protocol MemberSink {
+        /// Keeps a member; false refuses it (a name given twice).
+        mutating func add(_ name: String, _ value: JSONValue) -> Bool
+    }
+
+    /// Members into a dictionary, a repeated name refused or (for a test) kept.
+    private struct DictionarySink: MemberSink {
+        var members: [String: JSONValue]
+        let refusingDuplicates: Bool
+
+        mutating func add(_ name: String, _ value: JSONValue) -> Bool {
+            members.updateValue(value, forKey: name) == nil || !refusingDuplicates
         }
     }
 
@@ -110,15 +126,16 @@ public import Foundation
         mutating func object() -> JSONValue? {
             // The document's own object gets room for a token's claims from the start (growing a dictionary
             // rehashes every member); nested ones grow as they go, so that many small objects cost little.
-            var members: [String: JSONValue] = depth == 0 ? .init(minimumCapacity: 12) : [:]
-            let refusing = refusingDuplicates
-            guard self.members({ members.updateValue($1, forKey: $0) == nil || !refusing }) else { return nil }
-            return .object(members)
+            var sink = DictionarySink(members: depth == 0 ? .init(minimumCapacity: 12) : [:], refusingDuplicates: refusingDuplicates)
+            guard members(into: &sink) else { return nil }
+            return .object(sink.members)
         }
 
-        /// Reads the object at `index` (its `{` included), handing each member to `add`, which answers false
+        /// Reads the object at `index` (its `{` included), handing each member to `sink`, which answers false
         /// to refuse it (a name given twice). False when the object is malformed or a member was refused.
-        mutating func members(_ add: (String, JSONValue) -> Bool) -> Bool {
+        /// Generic rather than a closure: a closure mutating a captured collector paid the runtime's
+        /// exclusivity checks on every member.
+        mutating func members<Sink: MemberSink>(into sink: inout Sink) -> Bool {
             depth += 1
             defer { depth -= 1 }
             guard depth <= JSONReader.maximumDepth else { return false }
@@ -135,7 +152,7 @@ public import Foundation
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
                 index += 1
                 skipSpace()
-                guard let value = value(), add(name, value) else { return false }
+                guard let value = value(), sink.add(name, value) else { return false }
                 skipSpace()
                 guard index < bytes.count else { return false }
                 switch bytes[index] {
@@ -405,7 +422,7 @@ public import Foundation
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
     /// Collects members as ``JSONReader/members(_:)`` reads them, refusing a name given twice.
-    struct Builder {
+    struct Builder: JSONReader.MemberSink {
         private var list: [Member] = []
         private var index: [String: JSONValue]?
 
