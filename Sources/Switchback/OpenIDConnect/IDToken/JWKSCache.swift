@@ -124,7 +124,9 @@ public actor JWKSCache {
     }
 
     private static func anyVerifies(_ candidates: [Verifier], _ jws: CompactJWS) -> Bool {
-        candidates.contains { $0.verifies(jws) }
+        // The signing input is hashed once for every candidate (a token without kid may have several).
+        var digest: SHA256.Digest?
+        return candidates.contains { $0.verifies(jws, digest: &digest) }
     }
 
     /// How a candidate key checks a signature: ES256 and RS256 straight through swift-crypto with the key
@@ -144,18 +146,30 @@ public actor JWKSCache {
         case rs256(_RSA.Signing.PublicKey)
         case jwtKit(any JWTAlgorithm)
 
+        /// Whether this key verifies `jws`.
         func verifies(_ jws: CompactJWS) -> Bool {
+            var digest: SHA256.Digest?
+            return verifies(jws, digest: &digest)
+        }
+
+        /// Whether this key verifies `jws`; `digest` is the signing input's SHA-256, computed on first need.
+        func verifies(_ jws: CompactJWS, digest: inout SHA256.Digest?) -> Bool {
+            func hashed() -> SHA256.Digest {
+                if let digest { return digest }
+                let computed = jws.signingInputDigest()
+                digest = computed
+                return computed
+            }
             switch self {
             case .p256(let key):
                 guard jws.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature) else {
                     return false
                 }
-                return key.isValidSignature(signature, for: jws.signingInputDigest())
+                return key.isValidSignature(signature, for: hashed())
             case .rs256(let key):
                 // BoringSSL refuses a signature whose length is not the modulus's.
                 return key.isValidSignature(
-                    _RSA.Signing.RSASignature(rawRepresentation: jws.signature), for: jws.signingInputDigest(),
-                    padding: .insecurePKCS1v1_5)
+                    _RSA.Signing.RSASignature(rawRepresentation: jws.signature), for: hashed(), padding: .insecurePKCS1v1_5)
             case .jwtKit(let algorithm):
                 return (try? algorithm.verify(jws.signature, signs: jws.signingInput)) == true
             }
