@@ -45,19 +45,17 @@ struct CompactJWS {
     let header: Header
     let payload: Data
     let signature: Data
-    /// The token itself, whose first `signingInputCount` bytes (header, dot, payload) are signed.
-    private let token: String
+    /// The token's text, whose first `signingInputCount` bytes (header, dot, payload) are signed.
+    let compact: String
     private let signingInputCount: Int
 
     /// The signed bytes, for a verifier that hashes them itself.
-    var signingInput: ArraySlice<UInt8> { Array(token.utf8.prefix(signingInputCount))[...] }
+    var signingInput: ArraySlice<UInt8> { Array(compact.utf8.prefix(signingInputCount))[...] }
 
     /// The SHA-256 digest of the signed bytes (ES256, RS256), read from the token's own storage.
     func signingInputDigest() -> SHA256.Digest {
-        token.utf8.withContiguousStorageIfAvailable {
-            SHA256.hash(data: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0.prefix(signingInputCount))))
-        }
-            ?? SHA256.hash(data: signingInput)
+        var compact = compact
+        return compact.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0.prefix(signingInputCount)))) }
     }
 
     /// `token` split and decoded, or refused with `malformed`; a compact JWE is refused too.
@@ -73,8 +71,7 @@ struct CompactJWS {
     /// The token is read once, in its own storage.
     static func unlessEncrypted(_ token: String, malformed: SwitchbackError.Code) throws -> CompactJWS? {
         var token = token
-        token.makeContiguousUTF8()
-        let parts = token.utf8.withContiguousStorageIfAvailable { bytes -> Result<(Header, Data, Data, Int)?, SwitchbackError> in
+        let parts = token.withUTF8 { bytes -> Result<(Header, Data, Data, Int)?, SwitchbackError> in
             // The dots, found by `memchr` (a byte loop over a token's few hundred bytes showed in the profile).
             func dot(after start: Int) -> Int? {
                 guard start < bytes.count, let base = bytes.baseAddress,
@@ -107,20 +104,18 @@ struct CompactJWS {
             }
             return .success((header, payload, signature, second))
         }
-        // A native string made contiguous always lends its storage.
-        guard let parts else { throw SwitchbackError(malformed, "the token's text could not be read") }
         guard let (header, payload, signature, signingInputCount) = try parts.get() else { return nil }
         if let critical = header.crit, !critical.isEmpty {
             throw SwitchbackError(malformed, "the token marks header parameters critical that this client does not understand")
         }
-        return CompactJWS(header: header, payload: payload, signature: signature, token: token, signingInputCount: signingInputCount)
+        return CompactJWS(header: header, payload: payload, signature: signature, compact: token, signingInputCount: signingInputCount)
     }
 
-    private init(header: Header, payload: Data, signature: Data, token: String, signingInputCount: Int) {
+    private init(header: Header, payload: Data, signature: Data, compact: String, signingInputCount: Int) {
         self.header = header
         self.payload = payload
         self.signature = signature
-        self.token = token
+        self.compact = compact
         self.signingInputCount = signingInputCount
     }
 }

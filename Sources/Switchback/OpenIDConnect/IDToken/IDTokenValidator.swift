@@ -70,14 +70,9 @@ public struct IDTokenValidator: Sendable {
     /// Decrypts the token when it is a JWE, then verifies the signature and every claim of the signed
     /// token inside, returning it validated (its ``IDToken/rawValue`` is the signed token).
     public func validate(_ token: String, expectations: Expectations) async throws -> IDToken {
-        // A client without decryption keys reads the token once; a JWE goes on to `signedToken`'s refusal.
-        let plain = decryptionKeys.isEmpty ? try CompactJWS.unlessEncrypted(token, malformed: .idTokenMalformed) : nil
-        let token = plain == nil ? try signedToken(token, malformed: .idTokenMalformed, requireEncryption: !decryptionKeys.isEmpty) : token
-        let jws = try plain ?? CompactJWS(token, malformed: .idTokenMalformed)
+        let jws = try signedJWS(token, malformed: .idTokenMalformed, requireEncryption: !decryptionKeys.isEmpty)
         try Self.checkExplicitType(jws.header.typ)
-        try checkAlgorithm(jws.header.alg, allowed: allowedAlgorithms)
-        // A token signed by the key the last one named is decided without a suspension point.
-        if let pending = try keys.verifyWithRecentKeys(jws) { try await keys.verify(jws, pending: pending) }
+        try await verifySignature(jws, allowed: allowedAlgorithms)
         let claims: IDTokenClaims
         do {
             guard let members = JSONReader.members(jws.payload) else { throw JSONMembers.Mismatch() }
@@ -86,19 +81,25 @@ public struct IDTokenValidator: Sendable {
             throw SwitchbackError(.idTokenMalformed, "the ID token's claims are not a JSON object of the registered types")
         }
         try checkClaims(claims, algorithm: jws.header.alg, expectations: expectations)
-        return IDToken(rawValue: token, algorithm: jws.header.alg, keyID: jws.header.kid, claims: claims, payload: jws.payload)
+        return IDToken(rawValue: jws.compact, algorithm: jws.header.alg, keyID: jws.header.kid, claims: claims, payload: jws.payload)
     }
 
     /// Verifies a JWS signature with the provider's keys and returns its payload (used for signed userinfo).
     func verifiedPayload(of token: String, allowed: Set<String>, malformed: SwitchbackError.Code) async throws -> Data {
-        let jws = try CompactJWS(try signedToken(token, malformed: malformed, requireEncryption: false), malformed: malformed)
+        let jws = try signedJWS(token, malformed: malformed, requireEncryption: false)
         try await verifySignature(jws, allowed: allowed.intersection(SigningAlgorithms.asymmetric))
         return jws.payload
     }
 
-    /// The signed token: `token` itself when it is a JWS, the JWS inside it when it is a JWE (OpenID
+    /// The signed token, split: `token` itself when it is a JWS, the JWS inside it when it is a JWE (OpenID
     /// Connect Core §10.2: signed, then encrypted). A plain token when `requireEncryption`, and an
-    /// encrypted one for a client that holds no decryption key, are refused.
+    /// encrypted one for a client that holds no decryption key, are refused. A plain token is read once.
+    func signedJWS(_ token: String, malformed: SwitchbackError.Code, requireEncryption: Bool) throws -> CompactJWS {
+        if !requireEncryption, let plain = try CompactJWS.unlessEncrypted(token, malformed: malformed) { return plain }
+        return try CompactJWS(signedToken(token, malformed: malformed, requireEncryption: requireEncryption), malformed: malformed)
+    }
+
+    /// The signed token's text, decrypted when it is a JWE; see ``signedJWS(_:malformed:requireEncryption:)``.
     func signedToken(_ token: String, malformed: SwitchbackError.Code, requireEncryption: Bool) throws -> String {
         guard CompactJWE.isEncrypted(token) else {
             guard !requireEncryption else {
@@ -137,15 +138,12 @@ public struct IDTokenValidator: Sendable {
     }
 
     func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {
-        try checkAlgorithm(jws.header.alg, allowed: allowed)
-        try await keys.verify(jws)
-    }
-
-    private func checkAlgorithm(_ alg: String, allowed: Set<String>) throws {
+        let alg = jws.header.alg
         guard allowed.contains(alg) else {
             throw SwitchbackError(
                 .unsupportedAlgorithm, "alg \"\(alg.prefix(20))\" is not allowed (allowed: \(allowed.sorted().joined(separator: ", ")))")
         }
+        try await keys.verify(jws)
     }
 
     private func checkClaims(_ claims: IDTokenClaims, algorithm: String, expectations: Expectations) throws {

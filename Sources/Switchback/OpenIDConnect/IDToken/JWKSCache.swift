@@ -70,38 +70,33 @@ public actor JWKSCache {
     /// without `kid` verifies with none of them, the provider may have rotated its keys: the set is
     /// refetched once, within the rate limit, and the check repeated.
     nonisolated func verify(_ jws: CompactJWS) async throws {
-        if let pending = try verifyWithRecentKeys(jws) { try await verify(jws, pending: pending) }
+        switch try verdictOfRecentKeys(jws) {
+        case .verified: return
+        case .unknown: try await verifyOnActor(jws, failed: nil)
+        case .refused(let generation): try await verifyOnActor(jws, failed: generation)
+        }
     }
 
-    /// What is left to decide after ``verifyWithRecentKeys(_:)``; there is no case for a verified token, so
-    /// no caller can hand one in.
-    enum Pending {
+    /// What the last candidates for a token's `kid` and `alg` say of it.
+    private enum RecentVerdict {
+        case verified
         /// No candidates for this `kid` and `alg` yet: the actor decides.
         case unknown
         /// The candidates of this generation refused a token without `kid`: the keys may have rotated.
         case refused(generation: Int)
     }
 
-    /// ``verify(_:)``'s first step, synchronous: nil when the last candidates for the token's `kid` and
-    /// `alg` verify it (the common case of a token signed by the key the previous one named, decided on the
-    /// caller's thread), what is left otherwise. A token naming a key that refuses it is refused here.
-    nonisolated func verifyWithRecentKeys(_ jws: CompactJWS) throws -> Pending? {
+    /// ``verify(_:)``'s first step, on the caller's thread: the common case of a token signed by the key the
+    /// previous one named is decided here, and a token naming a key that refuses it is refused here.
+    private nonisolated func verdictOfRecentKeys(_ jws: CompactJWS) throws -> RecentVerdict {
         let kid = jws.header.kid
         let alg = jws.header.alg
         guard let last = recent.withLock({ $0 }), last.kid == kid, last.alg == alg else { return .unknown }
-        if Self.anyVerifies(last.verifiers, jws) { return nil }
+        if Self.anyVerifies(last.verifiers, jws) { return .verified }
         // What the actor would conclude from the same candidates: a token naming its key is refused at once;
         // one without a kid may need the refetch, and the candidates already tried are not tried again.
         guard kid == nil else { throw SwitchbackError(.signatureInvalid, "the \(alg) signature does not verify") }
         return .refused(generation: last.generation)
-    }
-
-    /// ``verify(_:)`` after ``verifyWithRecentKeys(_:)`` left `pending`.
-    nonisolated func verify(_ jws: CompactJWS, pending: Pending) async throws {
-        switch pending {
-        case .unknown: try await verifyOnActor(jws, failed: nil)
-        case .refused(let generation): try await verifyOnActor(jws, failed: generation)
-        }
     }
 
     /// The check with the actor's state: the first fetch, new candidates, the refetch. `failed` is the
@@ -129,9 +124,6 @@ public actor JWKSCache {
         return candidates.contains { $0.verifies(jws, digest: &digest) }
     }
 
-    /// How a candidate key checks a signature: ES256 and RS256 straight through swift-crypto with the key
-    /// parsed once (the common cases, without jwt-kit's generic path and its copies), anything else through
-    /// jwt-kit. jwt-kit still decides whether a key fits an algorithm before either direct path is taken.
     /// One `candidates` answer and the generation of keys it was computed from.
     struct Recent: Sendable {
         let kid: String?
@@ -140,6 +132,9 @@ public actor JWKSCache {
         let verifiers: [Verifier]
     }
 
+    /// How a candidate key checks a signature: ES256 and RS256 straight through swift-crypto with the key
+    /// parsed once (the common cases, without jwt-kit's generic path and its copies), anything else through
+    /// jwt-kit. jwt-kit still decides whether a key fits an algorithm before either direct path is taken.
     enum Verifier: Sendable {
         case p256(P256.Signing.PublicKey)
         /// RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 §3.3), a modulus of 2048 bits or more.

@@ -32,8 +32,7 @@ extension IDTokenValidator {
     public func validateLogoutToken(_ token: String) async throws -> LogoutToken {
         let payload: Data
         do {
-            let jws = try CompactJWS(
-                try signedToken(token, malformed: .logoutTokenInvalid, requireEncryption: !decryptionKeys.isEmpty), malformed: .logoutTokenInvalid)
+            let jws = try signedJWS(token, malformed: .logoutTokenInvalid, requireEncryption: !decryptionKeys.isEmpty)
             if let typ = jws.header.typ?.lowercased(), !["jwt", "logout+jwt", "application/logout+jwt", "application/jwt"].contains(typ) {
                 throw SwitchbackError(.logoutTokenInvalid, "the token's typ \"\(typ.prefix(40))\" names another kind of JWT (RFC 8725 §3.11)")
             }
