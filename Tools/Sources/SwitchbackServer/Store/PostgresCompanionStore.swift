@@ -117,7 +117,7 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     public func count(_ kind: RecordKind, now: Date) async throws -> Int {
-        do {
+        try await reporting {
             var total = 0
             for try await (count) in try await client.query(
                 "SELECT count(*) FROM \(unescaped: Self.table) WHERE kind = \(kind.rawValue) AND expires_at > \(now)", logger: logger
@@ -125,8 +125,6 @@ public final class PostgresCompanionStore: CompanionStore {
                 total = count
             }
             return total
-        } catch {
-            throw SwitchbackError(.storeFailed, "PostgreSQL query failed: \(Self.describe(error))")
         }
     }
 
@@ -155,32 +153,35 @@ public final class PostgresCompanionStore: CompanionStore {
 
     private func value<Statement: PostgresPreparedStatement>(of statement: Statement, now: Date) async throws -> Data?
     where Statement.Row == (Data, Date) {
-        do {
+        try await reporting {
             var found: Data?
             for try await (value, expiresAt) in try await client.execute(statement, logger: logger) where expiresAt > now {
                 found = value
             }
             return found
-        } catch {
-            throw SwitchbackError(.storeFailed, "PostgreSQL query failed: \(Self.describe(error))")
         }
     }
 
     private func rows<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> Int {
-        do {
-            var rows = 0
-            for try await _ in try await client.execute(statement, logger: logger) { rows += 1 }
-            return rows
-        } catch {
-            throw SwitchbackError(.storeFailed, "PostgreSQL query failed: \(Self.describe(error))")
-        }
+        try await reporting { try await Self.counted(client.execute(statement, logger: logger)) }
     }
 
     private func count(_ query: PostgresQuery) async throws -> Int {
+        try await reporting { try await Self.counted(client.query(query, logger: logger)) }
+    }
+
+    /// How many rows `rows` holds.
+    private static func counted(_ rows: some AsyncSequence) async throws -> Int {
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// Runs a query's work, a failure reported as ``SwitchbackError/Code/storeFailed`` with the server's
+    /// message and without the query's text or bindings.
+    private func reporting<Result>(_ work: () async throws -> Result) async throws -> Result {
         do {
-            var rows = 0
-            for try await _ in try await client.query(query, logger: logger) { rows += 1 }
-            return rows
+            return try await work()
         } catch {
             throw SwitchbackError(.storeFailed, "PostgreSQL query failed: \(Self.describe(error))")
         }
