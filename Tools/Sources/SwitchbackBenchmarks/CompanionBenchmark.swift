@@ -44,6 +44,7 @@ enum CompanionBenchmark {
             rows.append(("PostgreSQL store, JWT validation", postgres, .jwt, postgres, false))
         }
         var memory: LoadResult?
+        var postgres: (result: LoadResult, batching: (statements: Int, requests: Int))?
         for (name, store, validation, owned, measured) in rows {
             let companion = try await Companion.start(
                 ServerConfiguration(
@@ -56,6 +57,7 @@ enum CompanionBenchmark {
             )
             let result = try await load(kind: "handoff", port: companion.baseURL.port ?? 0, token: token, seconds: seconds)
             if memory == nil { memory = result }
+            if let owned { postgres = (result, owned.batching) }
             print(
                 pad(name, 36) + pad(String(format: "%.0f", result.rate), 12) + pad(ms(result.p50), 10) + pad(ms(result.p99), 10)
                     + pad(String(format: "%.0f%%", result.rate / ceiling.rate * 100), 12) + cpu(result))
@@ -68,6 +70,12 @@ enum CompanionBenchmark {
                 String(
                     format: "goals: memory store, JWT at least 60%% of the ceiling (here %.0f%%); its p99 at most 2x the ceiling's (here %.1fx)",
                     memory.rate / ceiling.rate * 100, memory.p99 / ceiling.p99))
+            if let (result, batching) = postgres {
+                print(
+                    String(
+                        format: "       PostgreSQL store at least 0.5x the memory store (here %.2fx); %.1f requests per insert or take statement",
+                        result.rate / memory.rate, Double(batching.requests) / Double(max(batching.statements, 1))))
+            }
         }
         await emulator.stop()
     }

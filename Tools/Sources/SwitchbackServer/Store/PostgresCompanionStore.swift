@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import NIOCore
 import NIOSSL
 import PostgresNIO
 @_spi(SwitchbackInternals) import Switchback
@@ -10,10 +11,16 @@ import PostgresNIO
 /// statement, so the row lock makes it atomic across connections and instances. ``start()`` creates the
 /// table when it is missing (instances starting together may both try) and ``stop()`` closes the pool.
 ///
-/// The four statements a request runs (insert, take, read, replace) are prepared once per connection
+/// The statements a request runs (insert, take, read, replace) are prepared once per connection
 /// (`PostgresPreparedStatement`), so the server parses and plans them once rather than on every request;
 /// their text is therefore fixed, and the table is named without a schema. A deployment or a test that
 /// keeps its records apart in a shared database gives `schema`, which the connections search.
+///
+/// Inserts and takes, the statements of every hand-off, are batched under load (``BatchQueue``): while
+/// ``lanes`` statements of one kind are running, the requests that arrive wait and then go together, up to
+/// ``largest`` in one statement that writes or deletes each row by its own key. Each request still gets
+/// its own answer (a key inserted twice in one batch is inserted once; a code taken twice in one batch is
+/// taken by one of them), and a request that finds a lane free goes at once, alone.
 ///
 /// ```swift
 /// let store = try PostgresCompanionStore(url: "postgres://switchback@127.0.0.1:5432/switchback")
@@ -24,9 +31,15 @@ public final class PostgresCompanionStore: CompanionStore {
     public let schema: String?
     /// The table every record lives in.
     public static let table = "switchback_records"
+    /// How many inserts, and how many takes, may be running at once; more requests wait and go together.
+    public static let lanes = 4
+    /// How many requests one batched statement carries at most.
+    public static let largest = 64
     private let client: PostgresClient
     private let logger: Logger
     private let runner = RunTask()
+    private let inserts: BatchedStatement<Statements.Insert, Bool>
+    private let takes: BatchedStatement<Statements.Take, (Data, Date)?>
 
     /// `url` is `postgres://user[:password]@host[:port]/database`; `sslmode` there means what it means to
     /// libpq. `schema`, when given, must be a plain lower-case SQL identifier of at most 36 characters; it is
@@ -40,8 +53,11 @@ public final class PostgresCompanionStore: CompanionStore {
         self.schema = schema
         var configuration = try Self.configuration(url)
         if let schema { configuration.options.additionalStartupParameters.append(("search_path", schema)) }
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
         self.logger = logger
+        self.inserts = BatchedStatement(lanes: Self.lanes, largest: Self.largest) { try await Self.insert($0, client: client, logger: logger) }
+        self.takes = BatchedStatement(lanes: Self.lanes, largest: Self.largest) { try await Self.take($0, client: client, logger: logger) }
     }
 
     /// Starts the connection pool and creates the table and its expiry index when missing. Fails with
@@ -95,12 +111,13 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     public func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
-        let inserted = try await rows(of: Statements.Insert(kind: kind.rawValue, digest: digest, value: value, expiresAt: expiresAt))
-        guard inserted == 1 else { throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record with this key already exists") }
+        let inserted = try await inserts(Statements.Insert(kind: kind.rawValue, digest: digest, value: value, expiresAt: expiresAt))
+        guard inserted else { throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record with this key already exists") }
     }
 
     public func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? {
-        try await value(of: Statements.Take(kind: kind.rawValue, digest: digest), now: now)
+        guard let (value, expiresAt) = try await takes(Statements.Take(kind: kind.rawValue, digest: digest)), expiresAt > now else { return nil }
+        return value
     }
 
     public func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? {
@@ -117,7 +134,7 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     public func count(_ kind: RecordKind, now: Date) async throws -> Int {
-        try await reporting {
+        try await Self.reporting {
             var total = 0
             for try await (count) in try await client.query(
                 "SELECT count(*) FROM \(unescaped: Self.table) WHERE kind = \(kind.rawValue) AND expires_at > \(now)", logger: logger
@@ -149,11 +166,46 @@ public final class PostgresCompanionStore: CompanionStore {
         }
     }
 
+    /// How many insert and take statements have run since the store started, and how many requests they
+    /// carried: their ratio is how much batching saved (the benchmark prints it).
+    public var batching: (statements: Int, requests: Int) {
+        let (inserts, takes) = (inserts.finished, takes.finished)
+        return (inserts.statements + takes.statements, inserts.requests + takes.requests)
+    }
+
     // MARK: Queries
+
+    /// Inserts a batch: whether each item was inserted. Of items with one key, only the first can be.
+    private static func insert(_ items: [Statements.Insert], client: PostgresClient, logger: Logger) async throws -> [Bool] {
+        try await reporting {
+            if items.count == 1 { return [try await counted(client.execute(items[0], logger: logger)) == 1] }
+            let batch = Statements.InsertBatch(items)
+            var inserted = Set<Statements.Key>()
+            for try await (kind, digest) in try await client.execute(batch, logger: logger) {
+                inserted.insert(Statements.Key(kind: kind, digest: digest))
+            }
+            return items.map { inserted.remove($0.key) != nil }
+        }
+    }
+
+    /// Takes a batch: each item's value and expiry, or nil. Of items with one key, only the first gets it.
+    private static func take(_ items: [Statements.Take], client: PostgresClient, logger: Logger) async throws -> [(Data, Date)?] {
+        try await reporting {
+            var taken: [Statements.Key: (Data, Date)] = [:]
+            if items.count == 1 {
+                for try await row in try await client.execute(items[0], logger: logger) { taken[items[0].key] = row }
+            } else {
+                for try await (kind, digest, value, expiresAt) in try await client.execute(Statements.TakeBatch(items), logger: logger) {
+                    taken[Statements.Key(kind: kind, digest: digest)] = (value, expiresAt)
+                }
+            }
+            return items.map { taken.removeValue(forKey: $0.key) }
+        }
+    }
 
     private func value<Statement: PostgresPreparedStatement>(of statement: Statement, now: Date) async throws -> Data?
     where Statement.Row == (Data, Date) {
-        try await reporting {
+        try await Self.reporting {
             var found: Data?
             for try await (value, expiresAt) in try await client.execute(statement, logger: logger) where expiresAt > now {
                 found = value
@@ -163,11 +215,11 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     private func rows<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> Int {
-        try await reporting { try await Self.counted(client.execute(statement, logger: logger)) }
+        try await Self.reporting { try await Self.counted(client.execute(statement, logger: logger)) }
     }
 
     private func count(_ query: PostgresQuery) async throws -> Int {
-        try await reporting { try await Self.counted(client.query(query, logger: logger)) }
+        try await Self.reporting { try await Self.counted(client.query(query, logger: logger)) }
     }
 
     /// How many rows `rows` holds.
@@ -179,7 +231,7 @@ public final class PostgresCompanionStore: CompanionStore {
 
     /// Runs a query's work, a failure reported as ``SwitchbackError/Code/storeFailed`` with the server's
     /// message and without the query's text or bindings.
-    private func reporting<Result>(_ work: () async throws -> Result) async throws -> Result {
+    private static func reporting<Result>(_ work: () async throws -> Result) async throws -> Result {
         do {
             return try await work()
         } catch {
@@ -315,6 +367,67 @@ private enum Statements {
         let kind: String
         let digest: String
     }
+
+    /// A record's primary key, to match a batch's rows to its requests.
+    struct Key: Hashable {
+        let kind: String
+        let digest: String
+    }
+
+    /// Several inserts in one statement; it answers the key of each row it wrote.
+    struct InsertBatch: PostgresPreparedStatement {
+        static let name = "switchback_insert_batch"
+        static let sql = """
+            INSERT INTO switchback_records (kind, digest, value, expires_at)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::timestamptz[]) ON CONFLICT DO NOTHING RETURNING kind, digest
+            """
+        typealias Row = (String, String)
+        let items: [Insert]
+
+        init(_ items: [Insert]) { self.items = items }
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(items.map(\.kind))
+            bindings.append(items.map(\.digest))
+            bindings.append(items.map { ByteBuffer(bytes: $0.value) })
+            bindings.append(items.map(\.expiresAt))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// Several takes in one statement; it answers the key, value and expiry of each row it deleted.
+    struct TakeBatch: PostgresPreparedStatement {
+        static let name = "switchback_take_batch"
+        static let sql = """
+            DELETE FROM switchback_records AS record USING unnest($1::text[], $2::text[]) AS wanted (kind, digest)
+            WHERE record.kind = wanted.kind AND record.digest = wanted.digest
+            RETURNING record.kind, record.digest, record.value, record.expires_at
+            """
+        typealias Row = (String, String, Data, Date)
+        let items: [Take]
+
+        init(_ items: [Take]) { self.items = items }
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(items.map(\.kind))
+            bindings.append(items.map(\.digest))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+}
+
+extension Statements.Insert {
+    fileprivate var key: Statements.Key { Statements.Key(kind: kind, digest: digest) }
+}
+
+extension Statements.Take {
+    fileprivate var key: Statements.Key { Statements.Key(kind: kind, digest: digest) }
 }
 
 extension Statements.Write {

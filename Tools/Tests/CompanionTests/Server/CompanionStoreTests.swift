@@ -49,6 +49,61 @@ struct CompanionStoreTests {
         }
     }
 
+    @Test(
+        "600 concurrent inserts then takes of 150 keys in two kinds, each twice at once: one insert and one take of each succeed, with the winner's value",
+        arguments: StoreKind.available)
+    func concurrentManyKeys(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let keys = (0..<150).map { "key-\($0)" }
+            let kinds: [RecordKind] = [.session, .handOffCode]
+            // Every tenth key has expired by the time it is taken: its take finds nothing.
+            func expiry(_ key: String) -> Date { Self.now.addingTimeInterval(key.hasSuffix("0") ? -1 : 60) }
+            func value(_ key: String, _ kind: RecordKind, _ attempt: Int) -> Data { Data("\(key)/\(kind.rawValue)/\(attempt)".utf8) }
+            let winners = try await withThrowingTaskGroup(of: (String, Data)?.self) { group in
+                for key in keys {
+                    for recordKind in kinds {
+                        for attempt in 0..<2 {
+                            group.addTask {
+                                do {
+                                    try await store.insert(recordKind, digest: key, value: value(key, recordKind, attempt), expiresAt: expiry(key))
+                                    return ("\(recordKind.rawValue) \(key)", value(key, recordKind, attempt))
+                                } catch let error as SwitchbackError where error.code == .storeFailed {
+                                    return nil
+                                }
+                            }
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String: [Data]]()) { winners, won in
+                    if let (name, data) = won { winners[name, default: []].append(data) }
+                }
+            }
+            #expect(winners.count == keys.count * kinds.count && winners.values.allSatisfy { $0.count == 1 }, "one insert of each key")
+            let taken = try await withThrowingTaskGroup(of: (String, Data?).self) { group in
+                for key in keys {
+                    for recordKind in kinds {
+                        for _ in 0..<2 {
+                            group.addTask { ("\(recordKind.rawValue) \(key)", try await store.take(recordKind, digest: key, now: Self.now)) }
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String: [Data]]()) { taken, took in
+                    if let data = took.1 { taken[took.0, default: []].append(data) }
+                }
+            }
+            for key in keys {
+                for recordKind in kinds {
+                    let name = "\(recordKind.rawValue) \(key)"
+                    #expect(taken[name] == (key.hasSuffix("0") ? nil : winners[name]), "\(name)")
+                }
+            }
+            if let postgres = store as? PostgresCompanionStore {
+                let (statements, requests) = postgres.batching
+                #expect(requests == 1_200 && statements < requests, "requests went together: \(requests) in \(statements) statements")
+            }
+        }
+    }
+
     @Test("a reused, expired, unknown or malformed code gets nothing", arguments: StoreKind.available)
     func refused(kind: StoreKind) async throws {
         try await kind.with { store, _ in

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackServer
+
+/// Who runs which statement: lanes, waiting, hand-over, and the size of a batch.
+@Suite("BatchQueue")
+struct BatchQueueTests {
+    @Test("a request takes a free lane; with every lane busy it waits; a finished statement hands its lane to the first waiter")
+    func lanes() {
+        var queue = BatchQueue<Int, String>(lanes: 2, largest: 8)
+        let arrivals = [queue.arrive(), queue.arrive(), queue.arrive()]
+        #expect(arrivals == [true, true, false], "two lanes, then a wait")
+        queue.wait(3, "third")
+        queue.wait(4, "fourth")
+        let next = queue.finish(carrying: 1)
+        #expect(next?.item == 3 && next?.waiter == "third", "the oldest waiter leads next, on the lane just freed")
+        let meanwhile = queue.arrive()
+        #expect(!meanwhile, "the lane passed on, it did not come free")
+        let carried = queue.companions().map(\.item)
+        #expect(carried == [4])
+        let afterSecond = queue.finish(carrying: 2)
+        let afterFirst = queue.finish(carrying: 1)
+        #expect(afterSecond == nil && afterFirst == nil)
+        let again = [queue.arrive(), queue.arrive(), queue.arrive()]
+        #expect(again == [true, true, false], "both lanes free again, and only two")
+        #expect(queue.finished.statements == 3 && queue.finished.requests == 4)
+    }
+
+    @Test("a leader carries the oldest waiters, one fewer than the largest batch")
+    func companions() {
+        var queue = BatchQueue<Int, Int>(lanes: 1, largest: 4)
+        let leads = queue.arrive()
+        #expect(leads)
+        for item in 1...6 { queue.wait(item, item) }
+        let first = queue.companions().map(\.item)
+        #expect(first == [1, 2, 3])
+        #expect(queue.waitingCount == 3)
+        let next = queue.finish(carrying: 4)
+        #expect(next?.item == 4)
+        let second = queue.companions().map(\.item)
+        let third = queue.companions()
+        #expect(second == [5, 6])
+        #expect(third.isEmpty)
+    }
+}
+
+/// Concurrent requests through one batched statement: each gets its own answer, under load many share a
+/// statement, and a failure reaches exactly the requests of its statement.
+@Suite("BatchedStatement")
+struct BatchedStatementTests {
+    /// What a fake statement saw: its batches, and the most that ran at once.
+    final class Log: Sendable {
+        let state = LockedValue<(batches: [[Int]], running: Int, most: Int)>(([], 0, 0))
+
+        func run(_ items: [Int], failing: Int? = nil) async throws -> [Int] {
+            state.withLock { state in
+                state.batches.append(items)
+                state.running += 1
+                state.most = max(state.most, state.running)
+            }
+            defer { state.withLock { $0.running -= 1 } }
+            try await Task.sleep(for: .milliseconds(5))
+            if let failing, items.contains(failing) { throw SwitchbackError(.storeFailed, "a failing statement") }
+            return items.map { $0 * 10 }
+        }
+    }
+
+    static func answers(_ statement: BatchedStatement<Int, Int>, _ items: Range<Int>) async -> [Int: Result<Int, any Error>] {
+        await withTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
+            for item in items {
+                group.addTask {
+                    do { return (item, .success(try await statement(item))) } catch { return (item, .failure(error)) }
+                }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+    }
+
+    @Test("300 concurrent requests on two lanes: each gets its own answer; statements carry up to 16, two at most at once")
+    func concurrent() async throws {
+        let log = Log()
+        let statement = BatchedStatement<Int, Int>(lanes: 2, largest: 16) { try await log.run($0) }
+        let answers = await Self.answers(statement, 0..<300)
+        for item in 0..<300 { #expect(try answers[item]?.get() == item * 10) }
+        let (batches, _, most) = log.state.withLock { $0 }
+        #expect(most <= 2)
+        #expect(batches.allSatisfy { $0.count <= 16 })
+        #expect(batches.flatMap { $0 }.sorted() == Array(0..<300), "every request ran once")
+        #expect(batches.count < 150, "requests that waited went together: \(batches.count) statements")
+        #expect(statement.finished.statements == batches.count && statement.finished.requests == 300)
+    }
+
+    @Test("a statement that fails fails exactly the requests it carried; the others are answered")
+    func failure() async throws {
+        let log = Log()
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8) { try await log.run($0, failing: 37) }
+        let answers = await Self.answers(statement, 0..<100)
+        let failed = log.state.withLock { $0.batches.first { $0.contains(37) } } ?? []
+        #expect(!failed.isEmpty)
+        for item in 0..<100 {
+            if failed.contains(item) {
+                #expect(throws: SwitchbackError.self) { try answers[item]?.get() }
+            } else {
+                #expect(try answers[item]?.get() == item * 10)
+            }
+        }
+    }
+
+    @Test("a statement answering the wrong number of rows fails its requests with a typed error, not a crash")
+    func wrongCount() async throws {
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8) { _ in [] }
+        await #expect(throws: SwitchbackError.self) { try await statement(1) }
+    }
+
+    @Test("a cancelled leader does not cancel the statement that carries the others")
+    func cancelledLeader() async throws {
+        let batches = LockedValue<[[Int]]>([])
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8) { items in
+            batches.withLock { $0.append(items) }
+            try await Task.sleep(for: .milliseconds(100))
+            return items.map { $0 * 10 }
+        }
+        let first = Task { try await statement(0) }
+        while batches.withLock({ $0.count }) < 1 { await Task.yield() }
+        // These wait while the first statement runs; then the oldest of them leads the rest.
+        let waiting = (1..<6).map { item in Task { try await statement(item) } }
+        while batches.withLock({ $0.count }) < 2 { await Task.yield() }
+        let second = batches.withLock { $0[1] }
+        #expect(second.count == 5, "the five waiters went together: \(second)")
+        waiting[second[0] - 1].cancel()
+        #expect(try await first.value == 0)
+        for (index, task) in waiting.enumerated() { #expect(try await task.value == (index + 1) * 10) }
+    }
+}
