@@ -32,7 +32,7 @@ public final class PostgresCompanionStore: CompanionStore {
     /// The table every record lives in.
     public static let table = "switchback_records"
     /// How many inserts, and how many takes, may be running at once; more requests wait and go together.
-    public static let lanes = 4
+    public static let lanes = 2
     /// How many requests one batched statement carries at most.
     public static let largest = 64
     private let client: PostgresClient
