@@ -4,16 +4,15 @@ import Foundation
 /// Work given a time limit: its result when it ends within `limit`, nil past it. The answer never waits
 /// for the work past the limit, even when the work ignores its cancellation (a database call that hangs);
 /// the work is cancelled then.
-func within(_ limit: Duration, _ work: @escaping @Sendable () async throws -> Void) async -> Result<Void, any Error>? {
-    let answer = LockedValue<CheckedContinuation<Result<Void, any Error>?, Never>?>(nil)
-    let resume: @Sendable (Result<Void, any Error>?) -> Void = { value in answer.withLock { $0.take() }?.resume(returning: value) }
+func within<Answer: Sendable>(_ limit: Duration, _ work: @escaping @Sendable () async throws -> Answer) async -> Result<Answer, any Error>? {
+    let answer = LockedValue<CheckedContinuation<Result<Answer, any Error>?, Never>?>(nil)
+    let resume: @Sendable (Result<Answer, any Error>?) -> Void = { value in answer.withLock { $0.take() }?.resume(returning: value) }
     let timer = LockedValue<Task<Void, Never>?>(nil)
     let outcome = await withCheckedContinuation { continuation in
         answer.withLock { $0 = continuation }
         let running = Task {
             do {
-                try await work()
-                resume(.success(()))
+                resume(.success(try await work()))
             } catch {
                 resume(.failure(error))
             }

@@ -61,7 +61,9 @@ struct BatchQueue<Item, Waiter> {
 /// Runs one kind of statement for concurrent requests, many to a statement under load (``BatchQueue``).
 /// `run` answers a batch's items in their order, one answer each; when it throws, every request of the
 /// batch gets the error. A statement, once started, runs to its end even when the request leading it is
-/// cancelled: the other requests it carries still want their answers.
+/// cancelled: the other requests it carries still want their answers. A statement with no answer within
+/// `deadline` (a database that stopped answering, a lock held elsewhere) fails its requests with
+/// ``SwitchbackError/Code/storeFailed`` and frees its lane, so one stall does not hold every request after it.
 final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
     /// What a waiting request is woken with.
     private enum Turn {
@@ -71,10 +73,12 @@ final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
 
     private typealias Waiter = CheckedContinuation<Turn, Never>
     private let queue: LockedValue<BatchQueue<Item, Waiter>>
+    private let deadline: Duration
     private let run: @Sendable ([Item]) async throws -> [Answer]
 
-    init(lanes: Int, largest: Int, run: @escaping @Sendable ([Item]) async throws -> [Answer]) {
+    init(lanes: Int, largest: Int, deadline: Duration, run: @escaping @Sendable ([Item]) async throws -> [Answer]) {
         self.queue = LockedValue(BatchQueue(lanes: lanes, largest: largest))
+        self.deadline = deadline
         self.run = run
     }
 
@@ -104,9 +108,13 @@ final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
         let companions = queue.withLock { $0.companions() }
         let answers: Result<[Answer], any Error>
         do {
-            // A task of its own, so that a leader's cancellation does not fail the requests it carries.
+            // A task of its own (`within` runs it so), so that a leader's cancellation does not fail the
+            // requests it carries.
             let items = [item] + companions.map(\.item)
-            let answered = try await Task { [run] in try await run(items) }.value
+            guard let outcome = await within(deadline, { [run] in try await run(items) }) else {
+                throw SwitchbackError(.storeFailed, "a batched store statement had no answer within \(deadline)")
+            }
+            let answered = try outcome.get()
             guard answered.count == companions.count + 1 else {
                 throw SwitchbackError(.storeFailed, "a batched statement answered \(answered.count) of \(companions.count + 1) requests")
             }

@@ -35,6 +35,8 @@ public final class PostgresCompanionStore: CompanionStore {
     public static let lanes = 2
     /// How many requests one batched statement carries at most.
     public static let largest = 64
+    /// How long an insert or take statement may go unanswered before its requests fail and its lane is free.
+    public static let deadline = Duration.seconds(10)
     private let client: PostgresClient
     private let logger: Logger
     private let runner = RunTask()
@@ -56,8 +58,12 @@ public final class PostgresCompanionStore: CompanionStore {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
-        self.inserts = BatchedStatement(lanes: Self.lanes, largest: Self.largest) { try await Self.insert($0, client: client, logger: logger) }
-        self.takes = BatchedStatement(lanes: Self.lanes, largest: Self.largest) { try await Self.take($0, client: client, logger: logger) }
+        self.inserts = BatchedStatement(lanes: Self.lanes, largest: Self.largest, deadline: Self.deadline) {
+            try await Self.insert($0, client: client, logger: logger)
+        }
+        self.takes = BatchedStatement(lanes: Self.lanes, largest: Self.largest, deadline: Self.deadline) {
+            try await Self.take($0, client: client, logger: logger)
+        }
     }
 
     /// Starts the connection pool and creates the table and its expiry index when missing. Fails with
@@ -124,9 +130,16 @@ public final class PostgresCompanionStore: CompanionStore {
         try await value(of: Statements.Read(kind: kind.rawValue, digest: digest), now: now)
     }
 
+    /// Skips rows another statement holds (a batched take of an expired code, say): it never waits for a row
+    /// lock, so it cannot deadlock with the batches, and the next purge drops what this one skipped.
     @discardableResult
     public func purge(now: Date) async throws -> Int {
-        try await count("DELETE FROM \(unescaped: Self.table) WHERE expires_at <= \(now) RETURNING 1")
+        let table = Self.table
+        return try await count(
+            """
+            DELETE FROM \(unescaped: table) WHERE (kind, digest) IN
+                (SELECT kind, digest FROM \(unescaped: table) WHERE expires_at <= \(now) FOR UPDATE SKIP LOCKED) RETURNING 1
+            """)
     }
 
     public func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
@@ -313,11 +326,9 @@ public final class PostgresCompanionStore: CompanionStore {
 /// schema: the connection's `search_path` finds it. Each has a short name of its own: PostgreSQL cuts a
 /// statement name to 63 bytes, and PostgresNIO's default (the type's full name) made all four the same
 /// name there, so the second to be prepared on a connection failed with "already exists".
-private enum Statements {
+enum Statements {
     /// A statement that writes one record's value and expiry, and answers a row when it did.
-    protocol Write: PostgresPreparedStatement where Row == Int {
-        var kind: String { get }
-        var digest: String { get }
+    protocol Write: PostgresPreparedStatement, Keyed where Row == Int {
         var value: Data { get }
         var expiresAt: Date { get }
         /// The time a record must outlive to be written, for a statement that changes a live one.
@@ -349,10 +360,7 @@ private enum Statements {
     }
 
     /// A statement that finds one record by its kind and digest and answers its value and expiry.
-    protocol ByKey: PostgresPreparedStatement where Row == (Data, Date) {
-        var kind: String { get }
-        var digest: String { get }
-    }
+    protocol ByKey: PostgresPreparedStatement, Keyed where Row == (Data, Date) {}
 
     struct Take: ByKey {
         static let name = "switchback_take"
@@ -368,23 +376,50 @@ private enum Statements {
         let digest: String
     }
 
-    /// A record's primary key, to match a batch's rows to its requests.
-    struct Key: Hashable {
-        let kind: String
-        let digest: String
+    /// A statement about one record, named by its kind and digest.
+    protocol Keyed {
+        var kind: String { get }
+        var digest: String { get }
     }
 
-    /// Several inserts in one statement; it answers the key of each row it wrote.
+    /// A record's primary key, to match a batch's rows to its requests. It compares bytes, as PostgreSQL does:
+    /// Swift's `String` equality would make two canonically equal but different digests one key.
+    struct Key: Hashable, Comparable {
+        let kind: [UInt8]
+        let digest: [UInt8]
+
+        init(kind: String, digest: String) {
+            self.kind = Array(kind.utf8)
+            self.digest = Array(digest.utf8)
+        }
+
+        static func < (lhs: Key, rhs: Key) -> Bool {
+            lhs.kind == rhs.kind ? lhs.digest.lexicographicallyPrecedes(rhs.digest) : lhs.kind.lexicographicallyPrecedes(rhs.kind)
+        }
+    }
+
+    /// A batch's items once each, in the order of their keys. Every batch then reaches the rows it shares
+    /// with another in the same order, so two batches never each hold a row the other waits for (a deadlock
+    /// PostgreSQL would break by failing one of them, and every request it carries); and a key repeated in
+    /// a batch is answered for its first request alone.
+    static func unique<Item: Keyed>(_ items: [Item]) -> [Item] {
+        var seen = Set<Key>()
+        return items.map { ($0.key, $0) }.filter { seen.insert($0.0).inserted }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// Several inserts in one statement, written in the order given; it answers the key of each row it wrote.
     struct InsertBatch: PostgresPreparedStatement {
         static let name = "switchback_insert_batch"
         static let sql = """
             INSERT INTO switchback_records (kind, digest, value, expires_at)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::timestamptz[]) ON CONFLICT DO NOTHING RETURNING kind, digest
+            SELECT kind, digest, value, expires_at FROM unnest($1::text[], $2::text[], $3::bytea[], $4::timestamptz[])
+                WITH ORDINALITY AS batch (kind, digest, value, expires_at, position) ORDER BY position
+            ON CONFLICT DO NOTHING RETURNING kind, digest
             """
         typealias Row = (String, String)
         let items: [Insert]
 
-        init(_ items: [Insert]) { self.items = items }
+        init(_ items: [Insert]) { self.items = Statements.unique(items) }
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 4)
@@ -398,18 +433,22 @@ private enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// Several takes in one statement; it answers the key, value and expiry of each row it deleted.
+    /// Several takes in one statement; it locks the rows in the order of their keys, then deletes them, and
+    /// answers the key, value and expiry of each row it deleted.
     struct TakeBatch: PostgresPreparedStatement {
         static let name = "switchback_take_batch"
         static let sql = """
-            DELETE FROM switchback_records AS record USING unnest($1::text[], $2::text[]) AS wanted (kind, digest)
-            WHERE record.kind = wanted.kind AND record.digest = wanted.digest
+            DELETE FROM switchback_records AS record USING (
+                SELECT held.kind, held.digest FROM switchback_records AS held
+                JOIN unnest($1::text[], $2::text[]) AS wanted (kind, digest) ON held.kind = wanted.kind AND held.digest = wanted.digest
+                ORDER BY held.kind, held.digest FOR UPDATE OF held) AS locked
+            WHERE record.kind = locked.kind AND record.digest = locked.digest
             RETURNING record.kind, record.digest, record.value, record.expires_at
             """
         typealias Row = (String, String, Data, Date)
         let items: [Take]
 
-        init(_ items: [Take]) { self.items = items }
+        init(_ items: [Take]) { self.items = Statements.unique(items) }
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 2)
@@ -422,12 +461,8 @@ private enum Statements {
     }
 }
 
-extension Statements.Insert {
-    fileprivate var key: Statements.Key { Statements.Key(kind: kind, digest: digest) }
-}
-
-extension Statements.Take {
-    fileprivate var key: Statements.Key { Statements.Key(kind: kind, digest: digest) }
+extension Statements.Keyed {
+    var key: Statements.Key { Statements.Key(kind: kind, digest: digest) }
 }
 
 extension Statements.Write {

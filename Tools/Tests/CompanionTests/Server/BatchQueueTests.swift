@@ -80,7 +80,7 @@ struct BatchedStatementTests {
     @Test("300 concurrent requests on two lanes: each gets its own answer; statements carry up to 16, two at most at once")
     func concurrent() async throws {
         let log = Log()
-        let statement = BatchedStatement<Int, Int>(lanes: 2, largest: 16) { try await log.run($0) }
+        let statement = BatchedStatement<Int, Int>(lanes: 2, largest: 16, deadline: .seconds(10)) { try await log.run($0) }
         let answers = await Self.answers(statement, 0..<300)
         for item in 0..<300 { #expect(try answers[item]?.get() == item * 10) }
         let (batches, _, most) = log.state.withLock { $0 }
@@ -94,7 +94,7 @@ struct BatchedStatementTests {
     @Test("a statement that fails fails exactly the requests it carried; the others are answered")
     func failure() async throws {
         let log = Log()
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8) { try await log.run($0, failing: 37) }
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(10)) { try await log.run($0, failing: 37) }
         let answers = await Self.answers(statement, 0..<100)
         let failed = log.state.withLock { $0.batches.first { $0.contains(37) } } ?? []
         #expect(!failed.isEmpty)
@@ -109,14 +109,35 @@ struct BatchedStatementTests {
 
     @Test("a statement answering the wrong number of rows fails its requests with a typed error, not a crash")
     func wrongCount() async throws {
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8) { _ in [] }
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(10)) { _ in [] }
         await #expect(throws: SwitchbackError.self) { try await statement(1) }
+    }
+
+    @Test("a statement with no answer by the deadline fails its requests with a typed error and frees its lane, while it still hangs")
+    func deadline() async throws {
+        let hang = LockedValue((released: false, ended: false))
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .milliseconds(200)) { items in
+            // A database that stopped answering: the first statement hangs until the test lets it go (or 60 s
+            // pass), whatever its cancellation says.
+            if items.contains(0) {
+                let start = ContinuousClock.now
+                while !hang.withLock({ $0.released }) && ContinuousClock.now - start < .seconds(60) {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                hang.withLock { $0.ended = true }
+            }
+            return items.map { $0 * 10 }
+        }
+        await #expect(throws: SwitchbackError.self) { try await statement(0) }
+        #expect(try await statement(1) == 10, "the lane came free")
+        #expect(!hang.withLock { $0.ended }, "both answers came while the first statement still hung")
+        hang.withLock { $0.released = true }
     }
 
     @Test("a cancelled leader does not cancel the statement that carries the others")
     func cancelledLeader() async throws {
         let batches = LockedValue<[[Int]]>([])
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8) { items in
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(10)) { items in
             batches.withLock { $0.append(items) }
             try await Task.sleep(for: .milliseconds(100))
             return items.map { $0 * 10 }
@@ -131,5 +152,34 @@ struct BatchedStatementTests {
         waiting[second[0] - 1].cancel()
         #expect(try await first.value == 0)
         for (index, task) in waiting.enumerated() { #expect(try await task.value == (index + 1) * 10) }
+    }
+}
+
+/// What a batched PostgreSQL statement sends: each key once, in the keys' byte order.
+@Suite("PostgreSQL batches")
+struct PostgresBatchTests {
+    @Test("a batch sends each key once, its first request's, in byte order: batches meet shared rows in one order and cannot deadlock")
+    func orderedAndUnique() {
+        let expiry = Date(timeIntervalSince1970: 1_700_000_000)
+        func insert(_ kind: String, _ digest: String, _ value: UInt8) -> Statements.Insert {
+            Statements.Insert(kind: kind, digest: digest, value: Data([value]), expiresAt: expiry)
+        }
+        // "é" precomposed and decomposed are one String to Swift, two keys to PostgreSQL.
+        let items = [
+            insert("session", "b", 1), insert("handoff", "z", 2), insert("session", "a", 3), insert("session", "b", 4),
+            insert("handoff", "caf\u{E9}", 5), insert("handoff", "cafe\u{301}", 6), insert("handoff", "z", 7),
+        ]
+        let sent = Statements.InsertBatch(items).items
+        #expect(sent.map(\.kind) == ["handoff", "handoff", "handoff", "session", "session"])
+        #expect(
+            sent.map { Array($0.digest.utf8) } == [
+                Array("cafe\u{301}".utf8), Array("caf\u{E9}".utf8), Array("z".utf8), Array("a".utf8), Array("b".utf8),
+            ])
+        #expect(sent.map(\.value) == [Data([6]), Data([5]), Data([2]), Data([3]), Data([1])], "the first request of a repeated key")
+        let takes = Statements.TakeBatch([
+            Statements.Take(kind: "session", digest: "b"), Statements.Take(kind: "session", digest: "a"),
+            Statements.Take(kind: "session", digest: "b"),
+        ]).items
+        #expect(takes.map(\.digest) == ["a", "b"])
     }
 }

@@ -104,6 +104,57 @@ struct CompanionStoreTests {
         }
     }
 
+    @Test(
+        "many requests for a few keys, in opposite orders on two instances at once: none fails; one insert and one take of each key succeed",
+        arguments: StoreKind.available)
+    func contendedKeys(kind: StoreKind) async throws {
+        try await kind.with { store, second in
+            let other = try await second()
+            let keys = (0..<8).map { "contended-\($0)" }
+            for round in 0..<3 {
+                // Each task walks the keys from its own starting point, forwards or backwards, so batches on two
+                // instances meet the same rows in opposite orders.
+                func order(_ task: Int) -> [String] {
+                    let rotated = Array(keys[(task % 8)...] + keys[..<(task % 8)])
+                    return task.isMultiple(of: 2) ? rotated : rotated.reversed()
+                }
+                let inserted = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for task in 0..<64 {
+                        let target = task.isMultiple(of: 3) ? other : store
+                        group.addTask {
+                            var wins = 0
+                            for key in order(task) {
+                                do {
+                                    try await target.insert(
+                                        .handOffCode, digest: "\(round)-\(key)", value: Data(key.utf8), expiresAt: Self.now.addingTimeInterval(60))
+                                    wins += 1
+                                } catch let error as SwitchbackError where error.message.contains("already exists") {}
+                            }
+                            return wins
+                        }
+                    }
+                    return try await group.reduce(0, +)
+                }
+                #expect(inserted == keys.count, "round \(round)")
+                let taken = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for task in 0..<64 {
+                        let target = task.isMultiple(of: 3) ? other : store
+                        group.addTask {
+                            var found = 0
+                            for key in order(task)
+                            where try await target.take(.handOffCode, digest: "\(round)-\(key)", now: Self.now) == Data(key.utf8) {
+                                found += 1
+                            }
+                            return found
+                        }
+                    }
+                    return try await group.reduce(0, +)
+                }
+                #expect(taken == keys.count, "round \(round)")
+            }
+        }
+    }
+
     @Test("a reused, expired, unknown or malformed code gets nothing", arguments: StoreKind.available)
     func refused(kind: StoreKind) async throws {
         try await kind.with { store, _ in
