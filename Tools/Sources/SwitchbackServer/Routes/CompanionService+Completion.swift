@@ -49,12 +49,9 @@ extension CompanionService {
         let options = try options(
             responseMode: body.responseMode, acrValues: body.acrValues, loginHint: body.loginHint, uiLocales: body.uiLocales,
             parameters: body.parameters)
-        do {
-            try await store.insert(
-                .completion, secret: body.flowID, CompletionRecord(status: .pending, attestedKey: Self.assertingKey), expiresAt: expiresAt)
-        } catch {
-            throw CompanionError(.invalidRequest, "this flow_id is already in use")
-        }
+        try await insertNew(
+            .completion, secret: body.flowID, CompletionRecord(status: .pending, attestedKey: Self.assertingKey), expiresAt: expiresAt,
+            taken: CompanionError(.invalidRequest, "this flow_id is already in use"))
         let session: AuthorizationSession
         do {
             session = try await startAuthorization(

@@ -153,14 +153,9 @@ extension CompanionService {
             throw CompanionError(.invalidToken, "the DPoP proof is signed by another key than the one the token is bound to")
         }
         // Each proof works once across every instance: its jti (scoped to the key) is kept for twice the iat window.
-        do {
-            try await store.insert(
-                .proofID, secret: verified.thumbprint + " " + verified.jti, true,
-                expiresAt: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window)
-            )
-        } catch {
-            throw CompanionError(.invalidToken, "this DPoP proof was already used")
-        }
+        try await insertNew(
+            .proofID, secret: verified.thumbprint + " " + verified.jti, true, expiresAt: verified.issuedAt.addingTimeInterval(2 * DPoPProof.window),
+            taken: CompanionError(.invalidToken, "this DPoP proof was already used"))
     }
 
     // MARK: Redeem

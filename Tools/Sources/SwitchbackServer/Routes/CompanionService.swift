@@ -204,6 +204,18 @@ struct CompanionService: Sendable {
         return session
     }
 
+    /// Stores a record whose key must be new (a DPoP proof's `jti`, an app's flow ID): a key already there
+    /// is `taken`, a replay or a reuse. A store that failed is not a replay, so it is told apart by reading the
+    /// key: only a record that is there makes the request `taken`; any other failure stays the store's.
+    func insertNew(_ kind: RecordKind, secret: String, _ value: some Encodable, expiresAt: Date, taken: CompanionError) async throws {
+        do {
+            try await store.insert(kind, secret: secret, value, expiresAt: expiresAt)
+        } catch let error as SwitchbackError where error.code == .storeFailed {
+            guard try await store.read(kind, digest: Secrets.digest(secret), now: clock.now()) != nil else { throw error }
+            throw taken
+        }
+    }
+
     /// Takes the pending authorization for `state` once, for `route` only: it is looked up, its route checked,
     /// and only then used up, so that a response brought to another route spends nothing (SECURITY.md). A
     /// replay, an unknown or an expired state is refused.

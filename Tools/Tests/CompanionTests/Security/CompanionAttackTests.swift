@@ -200,6 +200,37 @@ struct CompanionAttackTests {
         }
     }
 
+    @Test(
+        "a store that fails is not a replay: a DPoP proof or a flow_id it could not record gets 503, and the same ones are still refused once recorded"
+    )
+    func storeFailureIsNotReplay() async throws {
+        let store = FailingInsertsStore(InMemoryCompanionStore())
+        try await CompanionRig.with(store: store, returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] }) { rig in
+            let bound = try await Self.credential(rig, clientID: "native-rs", dpop: .perSignIn)
+            let key = try #require(bound.dpopKey)
+            let token = bound.accessToken
+            let proof = try key.proof(method: "POST", url: rig.url("/handoff"), accessToken: token, now: Date(), jti: "during-an-outage")
+            let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+            await store.setFailing([.proofID, .completion])
+            let handOff = try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof])
+            #expect(handOff.response.status == 503)
+            #expect((handOff.json["error_description"] as? String)?.contains("already used") == false)
+            let started = try await rig.post("/completion/start", ["flow_id": flowID])
+            #expect(started.response.status == 503)
+            #expect((started.json["error_description"] as? String)?.contains("in use") == false)
+            // The store is back: the proof and the flow ID work once, then are refused as replays.
+            await store.setFailing([])
+            #expect(try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof]).response.status == 201)
+            let replayed = try await Self.handOff(rig, headers: ["Authorization": "DPoP \(token)", "DPoP": proof])
+            #expect(replayed.response.status == 401)
+            #expect((replayed.json["error_description"] as? String)?.contains("already used") == true)
+            #expect(try await rig.post("/completion/start", ["flow_id": flowID]).response.status == 200)
+            let reused = try await rig.post("/completion/start", ["flow_id": flowID])
+            #expect(reused.response.status == 400)
+            #expect((reused.json["error_description"] as? String)?.contains("already in use") == true)
+        }
+    }
+
     @Test("a start whose pushed request the provider refuses releases its flow_id")
     func failedStartReleasesFlow() async throws {
         let store = InMemoryCompanionStore()
@@ -620,6 +651,30 @@ actor RecordingStore: CompanionStore {
     func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
         written.append((kind, value))
         return try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
+    }
+}
+
+/// A store in front of a real one whose inserts of some kinds fail, as a database that is down does.
+actor FailingInsertsStore: CompanionStore {
+    let inner: any CompanionStore
+    private var failing: Set<RecordKind> = []
+
+    init(_ inner: any CompanionStore) { self.inner = inner }
+
+    func setFailing(_ kinds: Set<RecordKind>) { failing = kinds }
+
+    func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
+        guard !failing.contains(kind) else { throw SwitchbackError(.storeFailed, "PostgreSQL query failed: the database is down") }
+        try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
+    }
+
+    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.take(kind, digest: digest, now: now) }
+    func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.read(kind, digest: digest, now: now) }
+    func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
+    func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
+
+    func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
+        try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
     }
 }
 
