@@ -398,10 +398,12 @@ enum Statements {
         }
     }
 
-    /// A batch's items once each, in the order of their keys. Every batch then reaches the rows it shares
-    /// with another in the same order, so two batches never each hold a row the other waits for (a deadlock
-    /// PostgreSQL would break by failing one of them, and every request it carries); and a key repeated in
-    /// a batch is answered for its first request alone.
+    /// A batch's items once each, in the byte order of their keys, and a key repeated in a batch answered
+    /// for its first request alone. Inserts are written in this order (`ORDER BY position`), so two insert
+    /// batches never each hold a key the other waits for (a deadlock PostgreSQL would break by failing one of
+    /// them, and every request it carries). Takes lock their rows in the SQL's own `ORDER BY`, the
+    /// database's collation, the same for every take; a take never waits on an insert, whose row it cannot
+    /// see before the commit, so no cycle forms between the two either.
     static func unique<Item: Keyed>(_ items: [Item]) -> [Item] {
         var seen = Set<Key>()
         return items.map { ($0.key, $0) }.filter { seen.insert($0.0).inserted }.sorted { $0.0 < $1.0 }.map(\.1)

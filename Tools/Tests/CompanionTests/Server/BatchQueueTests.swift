@@ -158,7 +158,7 @@ struct BatchedStatementTests {
 /// What a batched PostgreSQL statement sends: each key once, in the keys' byte order.
 @Suite("PostgreSQL batches")
 struct PostgresBatchTests {
-    @Test("a batch sends each key once, its first request's, in byte order: batches meet shared rows in one order and cannot deadlock")
+    @Test("a batch sends each key once, its first request's, in the keys' byte order, which tells canonically equal digests apart")
     func orderedAndUnique() {
         let expiry = Date(timeIntervalSince1970: 1_700_000_000)
         func insert(_ kind: String, _ digest: String, _ value: UInt8) -> Statements.Insert {
