@@ -632,7 +632,7 @@ extension CompanionRig {
 
 /// A store that keeps a copy of every value it is given, in front of a real one: what a database reader
 /// would see.
-actor RecordingStore: CompanionStore {
+actor RecordingStore: ForwardingStore {
     let inner: any CompanionStore
     private(set) var written: [(kind: RecordKind, value: Data)] = []
 
@@ -643,11 +643,6 @@ actor RecordingStore: CompanionStore {
         try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
     }
 
-    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.take(kind, digest: digest, now: now) }
-    func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.read(kind, digest: digest, now: now) }
-    func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
-    func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
-
     func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
         written.append((kind, value))
         return try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
@@ -655,7 +650,7 @@ actor RecordingStore: CompanionStore {
 }
 
 /// A store in front of a real one whose inserts of some kinds fail, as a database that is down does.
-actor FailingInsertsStore: CompanionStore {
+actor FailingInsertsStore: ForwardingStore {
     let inner: any CompanionStore
     private var failing: Set<RecordKind> = []
 
@@ -666,15 +661,6 @@ actor FailingInsertsStore: CompanionStore {
     func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
         guard !failing.contains(kind) else { throw SwitchbackError(.storeFailed, "PostgreSQL query failed: the database is down") }
         try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
-    }
-
-    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.take(kind, digest: digest, now: now) }
-    func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.read(kind, digest: digest, now: now) }
-    func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
-    func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
-
-    func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
-        try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
     }
 }
 

@@ -7,7 +7,7 @@ import SwitchbackTesting
 import ToolsTestSupport
 
 /// A store in front of a real one that counts readiness probes and can be made to hang.
-actor ProbedStore: CompanionStore {
+actor ProbedStore: ForwardingStore {
     let inner: any CompanionStore
     private(set) var reads = 0
     var hangs = false
@@ -29,15 +29,6 @@ actor ProbedStore: CompanionStore {
         return try await inner.read(kind, digest: digest, now: now)
     }
 
-    func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
-        try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
-    }
-    func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? { try await inner.take(kind, digest: digest, now: now) }
-    func purge(now: Date) async throws -> Int { try await inner.purge(now: now) }
-    func count(_ kind: RecordKind, now: Date) async throws -> Int { try await inner.count(kind, now: now) }
-    func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {
-        try await inner.replace(kind, digest: digest, value: value, expiresAt: expiresAt, now: now)
-    }
 }
 
 /// `GET /ready` for a load balancer, and a graceful shutdown that answers the waiting requests first.
