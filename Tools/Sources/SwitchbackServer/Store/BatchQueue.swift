@@ -85,6 +85,9 @@ final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
     /// How many statements have run, and how many requests they carried.
     var finished: (statements: Int, requests: Int) { queue.withLock { $0.finished } }
 
+    /// How many requests wait for a lane now.
+    var waiting: Int { queue.withLock { $0.waitingCount } }
+
     /// The answer to `item`, from a statement of its own or one shared with other requests.
     func callAsFunction(_ item: Item) async throws -> Answer {
         if queue.withLock({ $0.arrive() }) { return try await lead(item) }

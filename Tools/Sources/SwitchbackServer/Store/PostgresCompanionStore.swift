@@ -204,13 +204,14 @@ public final class PostgresCompanionStore: CompanionStore {
     /// Takes a batch: each item's value and expiry, or nil. Of items with one key, only the first gets it.
     private static func take(_ items: [Statements.Take], client: PostgresClient, logger: Logger) async throws -> [(Data, Date)?] {
         try await reporting {
-            var taken: [Statements.Key: (Data, Date)] = [:]
             if items.count == 1 {
-                for try await row in try await client.execute(items[0], logger: logger) { taken[items[0].key] = row }
-            } else {
-                for try await (kind, digest, value, expiresAt) in try await client.execute(Statements.TakeBatch(items), logger: logger) {
-                    taken[Statements.Key(kind: kind, digest: digest)] = (value, expiresAt)
-                }
+                var row: (Data, Date)?
+                for try await found in try await client.execute(items[0], logger: logger) { row = found }
+                return [row]
+            }
+            var taken: [Statements.Key: (Data, Date)] = [:]
+            for try await (kind, digest, value, expiresAt) in try await client.execute(Statements.TakeBatch(items), logger: logger) {
+                taken[Statements.Key(kind: kind, digest: digest)] = (value, expiresAt)
             }
             return items.map { taken.removeValue(forKey: $0.key) }
         }

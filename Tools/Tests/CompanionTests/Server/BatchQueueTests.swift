@@ -136,20 +136,28 @@ struct BatchedStatementTests {
 
     @Test("a cancelled leader does not cancel the statement that carries the others")
     func cancelledLeader() async throws {
-        let batches = LockedValue<[[Int]]>([])
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(10)) { items in
-            batches.withLock { $0.append(items) }
-            try await Task.sleep(for: .milliseconds(100))
+        // Each statement waits for the test to let it go, polling a sleep that a cancellation would end.
+        let state = LockedValue((batches: [[Int]](), opened: 0))
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(60)) { items in
+            let number = state.withLock { state in
+                state.batches.append(items)
+                return state.batches.count
+            }
+            while state.withLock({ $0.opened < number }) { try await Task.sleep(for: .milliseconds(5)) }
             return items.map { $0 * 10 }
         }
         let first = Task { try await statement(0) }
-        while batches.withLock({ $0.count }) < 1 { await Task.yield() }
+        while state.withLock({ $0.batches.count }) < 1 { try await Task.sleep(for: .milliseconds(5)) }
         // These wait while the first statement runs; then the oldest of them leads the rest.
         let waiting = (1..<6).map { item in Task { try await statement(item) } }
-        while batches.withLock({ $0.count }) < 2 { await Task.yield() }
-        let second = batches.withLock { $0[1] }
+        while statement.waiting < 5 { try await Task.sleep(for: .milliseconds(5)) }
+        state.withLock { $0.opened = 1 }
+        while state.withLock({ $0.batches.count }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        let second = state.withLock { $0.batches[1] }
         #expect(second.count == 5, "the five waiters went together: \(second)")
         waiting[second[0] - 1].cancel()
+        try await Task.sleep(for: .milliseconds(20))
+        state.withLock { $0.opened = 2 }
         #expect(try await first.value == 0)
         for (index, task) in waiting.enumerated() { #expect(try await task.value == (index + 1) * 10) }
     }

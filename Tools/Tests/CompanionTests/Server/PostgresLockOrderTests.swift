@@ -13,16 +13,15 @@ struct PostgresLockOrderTests {
         "a batched take locks its rows in key order, whatever order it is given: waiting on b, it already holds a, so two takes cannot deadlock",
         .enabled(if: StoreKind.postgresURL != nil || StoreKind.runningInCI))
     func takeLocksInKeyOrder() async throws {
-        let url = try #require(StoreKind.postgresURL, "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset")
-        let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let store = try PostgresCompanionStore(url: url, schema: schema)
-        try await store.start()
-        var configuration = try PostgresCompanionStore.configuration(url)
-        configuration.options.additionalStartupParameters.append(("search_path", schema))
-        let client = PostgresClient(configuration: configuration)
-        let running = Task { await client.run() }
-        let logger = Logger(label: "lock-order") { _ in SwiftLogNoOpLogHandler() }
-        do {
+        try await StoreKind.postgres.with { store, _ in
+            let postgres = try #require(store as? PostgresCompanionStore)
+            let schema = try #require(postgres.schema)
+            var configuration = try PostgresCompanionStore.configuration(try #require(StoreKind.postgresURL))
+            configuration.options.additionalStartupParameters.append(("search_path", schema))
+            let client = PostgresClient(configuration: configuration)
+            let running = Task { await client.run() }
+            defer { running.cancel() }
+            let logger = Logger(label: "lock-order") { _ in SwiftLogNoOpLogHandler() }
             for digest in ["a", "b"] {
                 try await store.insert(.handOffCode, digest: digest, value: Data(digest.utf8), expiresAt: Date().addingTimeInterval(600))
             }
@@ -60,12 +59,6 @@ struct PostgresLockOrderTests {
                 try await holder.query("ROLLBACK", logger: logger)
                 #expect(try await batch.value == ["a", "b"], "once b is free, the take gets both")
             }
-        } catch {
-            running.cancel()
-            await store.stop()
-            throw error
         }
-        running.cancel()
-        await store.stop()
     }
 }
