@@ -176,6 +176,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             // Apple's Verify with Wallet sample data, read by path (Wallet/AppleSample/README.md says whence).
             exclude: ["Wallet/AppleSample"],

@@ -17,12 +17,21 @@ import Foundation
     /// Returns nil when a name or value is not valid percent-encoding.
     @_spi(SwitchbackInternals) public static func decode(_ text: String, plusIsSpace: Bool) -> [(String, String)]? {
         var fields: [(String, String)] = []
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = unescape(parts[0], plusIsSpace: plusIsSpace),
-                let value = unescape(parts.count > 1 ? parts[1] : "", plusIsSpace: plusIsSpace)
-            else { return nil }
-            fields.append((name, value))
+        // Split on the bytes `&` and `=`, as the WHATWG URL standard's parser does (a split by `Character`
+        // would keep `&` with a combining mark after it, and costs grapheme breaking on every request).
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        while start != utf8.endIndex {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "&")) ?? utf8.endIndex
+            if start != end {
+                let pair = text[start..<end]
+                let equals = pair.utf8.firstIndex(of: UInt8(ascii: "="))
+                guard let name = unescape(equals.map { pair[..<$0] } ?? pair, plusIsSpace: plusIsSpace),
+                    let value = unescape(equals.map { pair[pair.utf8.index(after: $0)...] } ?? "", plusIsSpace: plusIsSpace)
+                else { return nil }
+                fields.append((name, value))
+            }
+            start = end == utf8.endIndex ? end : utf8.index(after: end)
         }
         return fields
     }

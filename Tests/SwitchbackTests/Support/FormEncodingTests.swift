@@ -12,6 +12,14 @@ struct FormEncodingTests {
         #expect(FormEncoding.decode("b=x+y", plusIsSpace: false)?.first?.1 == "x+y")
     }
 
+    @Test("splits on the bytes & and = as the WHATWG parser does: empty pairs dropped, the first = splits, raw UTF-8 kept")
+    func splits() throws {
+        let fields = try #require(FormEncoding.decode("&&a=b=c&=v&k=&x\u{301}=&\u{301}y=1&é=ü&", plusIsSpace: true))
+        #expect(fields.map(\.0) == ["a", "", "k", "x\u{301}", "\u{301}y", "é"])
+        #expect(fields.map(\.1) == ["b=c", "v", "", "", "1", "ü"])
+        #expect(FormEncoding.decode("", plusIsSpace: true)?.isEmpty == true)
+    }
+
     @Test(
         "malformed escapes and bytes that are not UTF-8 are refused, not repaired", arguments: ["a=%", "a=%4", "a=%zz", "a=%C3", "%FF=1", "a=%C3%28"])
     func refuses(_ text: String) {

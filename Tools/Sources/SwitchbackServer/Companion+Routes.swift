@@ -35,6 +35,7 @@ extension Companion {
         typealias Path = CompanionAPI.Path
         var routes: [Route] = []
         let proxies = configuration.limits.trustedProxies.compactMap(ClientAddress.Network.init)
+        let limits = configuration.limits
         func add(
             _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false,
             attested: CompanionService.AttestedRoute = .none, bodyLimit: Int = CompanionService.maximumBody,
@@ -49,7 +50,7 @@ extension Companion {
                 let respond = {
                     await answer(
                         request, context, service: service(), route: (method, path, audience), limited: limited,
-                        attested: (attested, bodyLimit), limiter: limiter, configuration: configuration, proxies: proxies, metrics: metrics,
+                        attested: (attested, bodyLimit), limiter: limiter, limits: limits, proxies: proxies, metrics: metrics,
                         handler: handler)
                 }
                 let response = metrics.tracing ? await traced(request, method: method, path: path, respond) : await respond()
@@ -215,15 +216,14 @@ extension Companion {
         _ request: Request, _ context: CompanionContext, service: CompanionService,
         route: (method: HTTPRequest.Method, path: String, audience: Audience),
         limited: Bool, attested attestedRoute: (route: CompanionService.AttestedRoute, bodyLimit: Int), limiter: RateLimiter,
-        configuration: ServerConfiguration,
-        proxies: [ClientAddress.Network],
+        limits: ServerConfiguration.Limits, proxies: [ClientAddress.Network],
         metrics: CompanionMetrics, handler: @Sendable (CompanionService, Request) async throws -> Response
     ) async -> Response {
         let (method, path, audience) = route
         do {
             if limited,
                 case .limited(let retryAfter) = await limiter.admit(
-                    clientAddress(request, context, limits: configuration.limits, proxies: proxies))
+                    clientAddress(request, context, limits: limits, proxies: proxies))
             {
                 service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
                 throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(
@@ -263,7 +263,7 @@ extension Companion {
 func clientAddress(
     _ request: Request, _ context: CompanionContext, limits: ServerConfiguration.Limits, proxies: [ClientAddress.Network]
 ) -> String {
-    let connection = context.remoteAddress?.ipAddress.flatMap { ClientAddress($0) }
+    let connection = context.remoteAddress.flatMap { ClientAddress($0) }
     if let header = limits.clientAddressHeader, let name = HTTPField.Name(header), let connection, proxies.contains(where: connection.isIn),
         let value = request.headers[name]
     {

@@ -128,20 +128,22 @@ public final class Companion: Sendable {
         let appleIdentity = try configuration.appleIdentity.map {
             try CompanionService.AppleIdentityVerifier($0, transport: InstrumentedTransport(inner: transport, metrics: metrics), clock: clock)
         }
-        let base = BaseURL(configuration.publicURL.flatMap(URL.init(string:)))
-        let router = Router(context: CompanionContext.self)
-        router.add(middleware: RequestLog(logger: logger))
         let access = provider
         let waiters = CompletionWaiters(limit: configuration.limits.waitingStatusRequests)
+        let base = Services(configuration.publicURL.flatMap(URL.init(string:))) { baseURL in
+            CompanionService(
+                configuration: configuration, baseURL: baseURL, store: store, provider: access, allowList: allowList, waiters: waiters,
+                clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation,
+                playIntegrity: playIntegrity, wallet: wallet, appleIdentity: appleIdentity
+            )
+        }
+        let router = Router(context: CompanionContext.self)
+        router.add(middleware: RequestLog(logger: logger))
         let limiter = RateLimiter(
             perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
         let readiness = Readiness(store: store, provider: provider, clock: clock)
         let routes = register(on: router, configuration: configuration, limiter: limiter, readiness: readiness, metrics: metrics) {
-            CompanionService(
-                configuration: configuration, baseURL: base.value, store: store, provider: access, allowList: allowList, waiters: waiters,
-                clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation,
-                playIntegrity: playIntegrity, wallet: wallet, appleIdentity: appleIdentity
-            )
+            base.service
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let host = configuration.host
@@ -279,17 +281,37 @@ public struct CompanionStartError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// The public base URL, known only once the server is bound when no `publicURL` is configured.
-private struct BaseURL: Sendable {
-    private let url: LockedValue<URL?>
+/// The routes' one ``CompanionService``, made for the public base URL, which is known only once the server
+/// is bound when no `publicURL` is configured.
+private struct Services: Sendable {
+    private let state: LockedValue<(url: URL?, service: CompanionService?)>
+    private let make: @Sendable (URL) -> CompanionService
 
-    init(_ url: URL?) { self.url = LockedValue(url) }
+    init(_ url: URL?, make: @escaping @Sendable (URL) -> CompanionService) {
+        state = LockedValue((url, nil))
+        self.make = make
+    }
 
-    var value: URL { url.withLock { $0 ?? URL(string: "http://127.0.0.1")! } }
+    var value: URL { state.withLock { $0.url ?? Self.unbound } }
+
+    /// The service for the current base URL, made on first use.
+    var service: CompanionService {
+        state.withLock { state in
+            if let service = state.service { return service }
+            let service = make(state.url ?? Self.unbound)
+            state.service = service
+            return service
+        }
+    }
 
     func setIfUnset(_ bound: URL) {
-        url.withLock { if $0 == nil { $0 = bound } }
+        state.withLock { state in
+            guard state.url == nil else { return }
+            state = (bound, nil)
+        }
     }
+
+    private static let unbound = URL(string: "http://127.0.0.1")!
 }
 
 /// Logs each request's method, path (never its query, which can hold codes) and status.

@@ -4,8 +4,9 @@ public import Foundation
 /// Where the server may send a browser after a hand-off: a `goto` is followed only when it is an
 /// absolute http(s) URL whose origin (scheme, host, port) equals an allowed entry's exactly and whose
 /// path starts with that entry's path at a segment boundary. Everything that browsers or URL parsers
-/// read differently — user-info, backslashes, encoded slashes or dots, control characters, non-ASCII
-/// hosts, scheme-relative or other-scheme URLs — is refused outright.
+/// read differently — user-info, backslashes, encoded slashes or dots, control characters, non-ASCII or
+/// percent-encoded hosts, scheme-relative or other-scheme URLs — is refused outright. A host is compared
+/// as written (`encodedHost`, lowercased), never decoded.
 public struct RedirectAllowList: Sendable, Equatable {
     struct Entry: Sendable, Equatable {
         let scheme: String
@@ -39,23 +40,46 @@ public struct RedirectAllowList: Sendable, Equatable {
     }
 
     private static func parse(_ text: String, allowQuery: Bool = false) -> Entry? {
-        // Characters parsers disagree on are refused before any parsing.
-        guard !text.isEmpty, text.utf8.count <= 2048, text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value != 0x7F }),
-            !text.contains("\\")
+        // Characters parsers disagree on are refused before any parsing: anything but printable ASCII, and
+        // backslashes. The checks read bytes: Foundation's substring search goes through NSString on Linux,
+        // and this runs on every redeem.
+        guard !text.isEmpty, text.utf8.count <= 2048, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }),
+            hasPrefix(text, lowercased: "https://") || hasPrefix(text, lowercased: "http://")
         else { return nil }
-        let lowered = text.lowercased()
-        guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://") else { return nil }
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(),
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            let host = components.encodedHost?.lowercased(),
             !host.isEmpty, components.user == nil, components.password == nil
         else { return nil }
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        // Encoded separators or dots, and dot segments, could name another path after decoding.
-        let encoded = path.lowercased()
-        guard path.hasPrefix("/"), !encoded.contains("%2f"), !encoded.contains("%5c"), !encoded.contains("%2e"),
-            !path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }), !path.contains("//")
-        else { return nil }
+        guard isPlain(path) else { return nil }
         if !allowQuery, components.percentEncodedQuery != nil || components.percentEncodedFragment != nil { return nil }
         guard scheme == "https" || EndpointSecurity.isLoopback(host) else { return nil }
         return Entry(scheme: scheme, host: host, port: components.port ?? (scheme == "https" ? 443 : 80), path: path)
+    }
+
+    /// Whether `text` starts with `prefix` (lowercase ASCII) in any case.
+    private static func hasPrefix(_ text: String, lowercased prefix: StaticString) -> Bool {
+        let bytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        return text.utf8.count >= bytes.count && zip(text.utf8, bytes).allSatisfy { $0 | 0x20 == $1 || $0 == $1 }
+    }
+
+    /// A path that starts with `/` and could not name another path after decoding: no encoded separator or
+    /// dot (`%2F`, `%5C`, `%2E` in either case), no empty segment (`//`) and no dot segment (`.`, `..`).
+    private static func isPlain(_ path: String) -> Bool {
+        let bytes = Array(path.utf8)
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "%") && index + 2 < bytes.count {
+            let encoded = (bytes[index + 1], bytes[index + 2] | 0x20)
+            if encoded == (UInt8(ascii: "2"), UInt8(ascii: "f")) || encoded == (UInt8(ascii: "5"), UInt8(ascii: "c"))
+                || encoded == (UInt8(ascii: "2"), UInt8(ascii: "e"))
+            {
+                return false
+            }
+        }
+        for segment in bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if segment.isEmpty && segment.startIndex != bytes.count { return false }
+            if segment.elementsEqual([UInt8(ascii: ".")]) || segment.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { return false }
+        }
+        return true
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// A client's IP address as a proxy header or a connection names it, parsed rather than compared as text:
 /// `a.b.c.d`, `a.b.c.d:port`, an IPv6 address with or without brackets, zone or port (`[2001:db8::1]:443`),
@@ -37,6 +38,20 @@ struct ClientAddress: Equatable, Sendable {
         } else {
             guard let groups = Self.ipv6(text) else { return nil }
             self.init(v6: groups)
+        }
+    }
+
+    /// A connection's address, read from its socket address rather than printed and parsed again; nil for a
+    /// Unix domain socket.
+    init?(_ address: SocketAddress) {
+        switch address {
+        case .v4(let v4):
+            self.init(value: .v4(withUnsafeBytes(of: v4.address.sin_addr) { Array($0) }))
+        case .v6(let v6):
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+            self.init(v6: stride(from: 0, to: 16, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) })
+        case .unixDomainSocket:
+            return nil
         }
     }
 

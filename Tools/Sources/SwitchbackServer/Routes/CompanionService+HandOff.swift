@@ -265,7 +265,7 @@ extension CompanionService {
     /// origin, or, from a browser that sends no `Origin`, `Sec-Fetch-Site` says same-origin.
     func requireSameOrigin(_ request: Request) throws {
         if let origin = request.headers[.origin] {
-            guard origin.lowercased() == baseURL.webOrigin else {
+            guard origin.lowercased() == self.origin else {
                 throw CompanionError(.crossOrigin, "this form may only be sent from this server's own page")
             }
             return

@@ -4,8 +4,9 @@ import Logging
 @_spi(SwitchbackInternals) import Switchback
 
 /// The routes' logic: every handler takes the parsed request and returns the response. Collaborators
-/// (store, provider client, clock, randomness, logger) come in through `init`.
-struct CompanionService: Sendable {
+/// (store, provider client, clock, randomness, logger) come in through `init`. One instance serves every
+/// request once the base URL is known (a class: a request shares it instead of copying its fields).
+final class CompanionService: Sendable {
     let configuration: ServerConfiguration
     let baseURL: URL
     let store: any CompanionStore
@@ -24,6 +25,30 @@ struct CompanionService: Sendable {
     let wallet: WalletVerifier?
     /// Apple's Verify with Wallet, when the configuration has an `appleIdentity` section.
     let appleIdentity: AppleIdentityVerifier?
+    /// `baseURL`'s web origin, which a same-origin form's `Origin` must equal.
+    let origin: String
+
+    init(
+        configuration: ServerConfiguration, baseURL: URL, store: any CompanionStore, provider: ProviderAccess?, allowList: RedirectAllowList?,
+        waiters: CompletionWaiters, clock: any WallClock, entropy: any EntropySource, logger: Logger, metrics: CompanionMetrics,
+        attestation: AppAttestVerifier?, playIntegrity: PlayIntegrityVerifier?, wallet: WalletVerifier?, appleIdentity: AppleIdentityVerifier?
+    ) {
+        self.configuration = configuration
+        self.baseURL = baseURL
+        self.store = store
+        self.provider = provider
+        self.allowList = allowList
+        self.waiters = waiters
+        self.clock = clock
+        self.entropy = entropy
+        self.logger = logger
+        self.metrics = metrics
+        self.attestation = attestation
+        self.playIntegrity = playIntegrity
+        self.wallet = wallet
+        self.appleIdentity = appleIdentity
+        origin = baseURL.webOrigin
+    }
 
     static let maximumBody = 16 * 1024
     /// How long a started authorization waits for the provider's answer.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
@@ -532,6 +533,17 @@ struct CompanionAttackTests {
         #expect(ClientAddress("::ffff:10.1.2.3")!.isIn(network), "a mapped address is in its IPv4 network")
         #expect(ClientAddress("2001:db8::5")!.isIn(ClientAddress.Network("2001:db8::/32")!))
         #expect(ClientAddress.Network("10.0.0.0/33") == nil && ClientAddress.Network("10.0.0.0/x") == nil)
+    }
+
+    @Test("a connection's socket address gives the same client as its printed form: IPv4, IPv6, and IPv4-mapped IPv6 as IPv4")
+    func socketAddresses() throws {
+        for text in ["203.0.113.7", "2001:db8:1:2:aaaa::1", "::1", "::ffff:203.0.113.7", "fe80::1"] {
+            let socket = try SocketAddress(ipAddress: text, port: 443)
+            let parsed = try #require(ClientAddress(text))
+            #expect(ClientAddress(socket) == parsed, "\(text)")
+            #expect(ClientAddress(socket)?.bucket == parsed.bucket, "\(text)")
+        }
+        #expect(ClientAddress(try SocketAddress(ipAddress: "::ffff:203.0.113.7", port: 1))?.bucket == "203.0.113.7")
     }
 
     @Test("the header is read only on a proxy's connection: a client reaching the server directly cannot choose its bucket")

@@ -14,7 +14,8 @@ struct RedirectAllowListTests {
         arguments: [
             "https://web.example.com/app", "https://web.example.com/app/", "https://web.example.com/app/orders/42",
             "https://web.example.com/app?tab=1", "https://web.example.com/app/x#top", "https://web.example.com:443/app/x",
-            "https://WEB.example.com/app/x", "http://127.0.0.1:8080/anything",
+            "https://WEB.example.com/app/x", "http://127.0.0.1:8080/anything", "HTTPS://web.example.com/app/x", "hTTp://127.0.0.1:8080/",
+            "https://web.example.com/app/%41%2a", "https://web.example.com/app/x.y/..z/.a",
         ])
     func allowed(_ candidate: String) {
         #expect(Self.list.permits(candidate) != nil)
@@ -37,6 +38,15 @@ struct RedirectAllowListTests {
             "https://web.example.com/app%2f..%2fadmin",  // encoded slash
             "https://web.example.com/app/../admin",  // dot segment
             "https://web.example.com/app//evil.example",  // empty segment
+            "https://web.example.com/app//",  // empty segment at the end
+            "https://web.example.com/app/%2E%2E/admin",  // encoded dot segment, upper case
+            "https://web.example.com/app%2F..%2Fadmin",  // encoded slash, upper case
+            "https://web.example.com/app/%5Cevil",  // encoded backslash
+            "https://web.example.com/app/%5c",  // encoded backslash at the end
+            "https://web.example.com/app/.",  // dot segment at the end
+            "https://web.example.com/app/..",  // dot-dot segment at the end
+            "httpx://web.example.com/app",  // not http(s)
+            "https://%77eb.example.com/app",  // a percent-encoded host
             "javascript:alert(1)//https://web.example.com/app",  // another scheme
             "data:text/html,<script>",  // data URL
             "https://wеb.example.com/app",  // Cyrillic е look-alike
