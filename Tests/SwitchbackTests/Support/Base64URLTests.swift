@@ -20,6 +20,16 @@ struct Base64URLTests {
         #expect(Base64URL.decode("-_-_") == Data([0xFB, 0xFF, 0xBF]))
     }
 
+    @Test("isAlphabet accepts exactly the 64 URL-safe characters, in strings and substrings")
+    func alphabet() {
+        let all = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        #expect(Base64URL.isAlphabet(all) && Base64URL.isAlphabet(all.dropFirst(10)) && Base64URL.isAlphabet(""))
+        for byte in UInt8(0)...UInt8(127) where !all.utf8.contains(byte) {
+            #expect(!Base64URL.isAlphabet("ab" + String(UnicodeScalar(byte)) + "cd"), "\(byte)")
+        }
+        #expect(!Base64URL.isAlphabet("abcé") && !Base64URL.isAlphabet("abc=".dropFirst()))
+    }
+
     @Test("round trip of every length up to 64 bytes")
     func roundTrip() {
         for length in 0...64 {
