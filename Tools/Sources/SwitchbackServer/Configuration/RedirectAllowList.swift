@@ -4,7 +4,7 @@ public import Foundation
 /// Where the server may send a browser after a hand-off: a `goto` is followed only when it is an
 /// absolute http(s) URL whose origin (scheme, host, port) equals an allowed entry's exactly and whose
 /// path starts with that entry's path at a segment boundary. Everything that browsers or URL parsers
-/// read differently — user-info, backslashes, encoded slashes or dots, control characters, non-ASCII or
+/// read differently — user-info, backslashes, encoded slashes, dots or percent signs, control characters, non-ASCII or
 /// percent-encoded hosts, scheme-relative or other-scheme URLs — is refused outright. A host is compared
 /// as written (`encodedHost`, lowercased), never decoded.
 public struct RedirectAllowList: Sendable, Equatable {
@@ -63,15 +63,16 @@ public struct RedirectAllowList: Sendable, Equatable {
         return text.utf8.count >= bytes.count && zip(text.utf8, bytes).allSatisfy { $0 | 0x20 == $1 || $0 == $1 }
     }
 
-    /// A path that starts with `/` and could not name another path after decoding: no encoded separator or
-    /// dot (`%2F`, `%5C`, `%2E` in either case), no empty segment (`//`) and no dot segment (`.`, `..`).
+    /// A path that starts with `/` and could not name another path after decoding, once or twice: no encoded
+    /// separator, dot or percent sign (`%2F`, `%5C`, `%2E`, `%25` in either case: `%252E` decodes to `%2E`),
+    /// no empty segment (`//`) and no dot segment (`.`, `..`).
     private static func isPlain(_ path: String) -> Bool {
         let bytes = Array(path.utf8)
         guard bytes.first == UInt8(ascii: "/") else { return false }
         for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "%") && index + 2 < bytes.count {
             let encoded = (bytes[index + 1], bytes[index + 2] | 0x20)
             if encoded == (UInt8(ascii: "2"), UInt8(ascii: "f")) || encoded == (UInt8(ascii: "5"), UInt8(ascii: "c"))
-                || encoded == (UInt8(ascii: "2"), UInt8(ascii: "e"))
+                || encoded == (UInt8(ascii: "2"), UInt8(ascii: "e")) || encoded == (UInt8(ascii: "2"), UInt8(ascii: "5"))
             {
                 return false
             }

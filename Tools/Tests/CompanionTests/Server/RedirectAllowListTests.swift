@@ -47,6 +47,8 @@ struct RedirectAllowListTests {
             "https://web.example.com/app/..",  // dot-dot segment at the end
             "httpx://web.example.com/app",  // not http(s)
             "https://%77eb.example.com/app",  // a percent-encoded host
+            "https://web.example.com/app/%252e%252e/admin",  // a dot segment after a second decoding
+            "https://web.example.com/app/%252F",  // a separator after a second decoding
             "javascript:alert(1)//https://web.example.com/app",  // another scheme
             "data:text/html,<script>",  // data URL
             "https://wеb.example.com/app",  // Cyrillic е look-alike
