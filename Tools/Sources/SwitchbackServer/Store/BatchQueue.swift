@@ -6,31 +6,45 @@
 /// with the requests that were already waiting; one that finds every lane busy waits, and the next statement
 /// to finish hands its lane to the first waiter, who runs the waiters that have gathered since, up to
 /// `largest`. A request alone never waits for a partner, and under load many requests share one statement.
+/// At most `queued` requests wait; one more is turned away at once, so a flood costs time and memory only up
+/// to that bound.
 struct BatchQueue<Item, Waiter> {
+    /// What an arriving request does.
+    enum Arrival: Equatable {
+        /// It takes a free lane and leads a statement now.
+        case lead
+        /// Every lane is busy: it ``wait(_:_:)``s.
+        case wait
+        /// Every lane is busy and `queued` requests already wait: it is turned away.
+        case full
+    }
+
     /// How many statements may run at once.
     let lanes: Int
     /// How many requests one statement carries at most.
     let largest: Int
+    /// How many requests may wait at once.
+    let queued: Int
     private var running = 0
     private var waiting: [(item: Item, waiter: Waiter)] = []
     /// How many statements have finished, and how many requests they carried.
     private(set) var finished: (statements: Int, requests: Int) = (0, 0)
 
-    init(lanes: Int, largest: Int) {
-        precondition(lanes > 0 && largest > 0, "a batch queue needs a lane and room for a request")
+    init(lanes: Int, largest: Int, queued: Int) {
+        precondition(lanes > 0 && largest > 0 && queued >= 0, "a batch queue needs a lane and room for a request")
         self.lanes = lanes
         self.largest = largest
+        self.queued = queued
     }
 
     /// How many requests wait for a lane.
     var waitingCount: Int { waiting.count }
 
-    /// A request arrives: true when it takes a free lane and leads a statement now; false when it must
-    /// ``wait(_:_:)``.
-    mutating func arrive() -> Bool {
-        guard running < lanes else { return false }
+    /// A request arrives: it leads a statement on a free lane, waits, or is turned away.
+    mutating func arrive() -> Arrival {
+        guard running < lanes else { return waiting.count < queued ? .wait : .full }
         running += 1
-        return true
+        return .lead
     }
 
     /// A request that found every lane busy waits for its answer or for a lane.
@@ -76,8 +90,8 @@ final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
     private let deadline: Duration
     private let run: @Sendable ([Item]) async throws -> [Answer]
 
-    init(lanes: Int, largest: Int, deadline: Duration, run: @escaping @Sendable ([Item]) async throws -> [Answer]) {
-        self.queue = LockedValue(BatchQueue(lanes: lanes, largest: largest))
+    init(lanes: Int, largest: Int, queued: Int, deadline: Duration, run: @escaping @Sendable ([Item]) async throws -> [Answer]) {
+        self.queue = LockedValue(BatchQueue(lanes: lanes, largest: largest, queued: queued))
         self.deadline = deadline
         self.run = run
     }
@@ -89,21 +103,35 @@ final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
     var waiting: Int { queue.withLock { $0.waitingCount } }
 
     /// The answer to `item`, from a statement of its own or one shared with other requests.
+    /// A request turned away because `queued` requests already wait fails with
+    /// ``SwitchbackError/Code/storeFailed`` (the routes answer 503) rather than waiting behind them.
     func callAsFunction(_ item: Item) async throws -> Answer {
-        if queue.withLock({ $0.arrive() }) { return try await lead(item) }
+        switch queue.withLock({ $0.arrive() }) {
+        case .lead: return try await lead(item)
+        case .full: throw busy
+        case .wait: break
+        }
         let turn = await withCheckedContinuation { (waiter: Waiter) in
-            let leads = queue.withLock { queue in
-                // A lane may have come free since the first look.
-                if queue.arrive() { return true }
-                queue.wait(item, waiter)
-                return false
+            let arrival = queue.withLock { queue in
+                // A lane may have come free, or the queue filled, since the first look.
+                let arrival = queue.arrive()
+                if arrival == .wait { queue.wait(item, waiter) }
+                return arrival
             }
-            if leads { waiter.resume(returning: .lead) }
+            switch arrival {
+            case .lead: waiter.resume(returning: .lead)
+            case .full: waiter.resume(returning: .answered(.failure(busy)))
+            case .wait: break
+            }
         }
         switch turn {
         case .answered(let answer): return try answer.get()
         case .lead: return try await lead(item)
         }
+    }
+
+    private var busy: SwitchbackError {
+        SwitchbackError(.storeFailed, "the store is busy: \(queue.withLock { $0.queued }) requests already wait for this kind of statement")
     }
 
     /// Runs `item` with the requests waiting now, answers them, and passes the lane on.

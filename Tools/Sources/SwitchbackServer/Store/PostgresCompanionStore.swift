@@ -35,6 +35,10 @@ public final class PostgresCompanionStore: CompanionStore {
     public static let lanes = 2
     /// How many requests one batched statement carries at most.
     public static let largest = 64
+    /// How many inserts, and how many takes, may wait for a lane at once; one more fails at once with
+    /// ``SwitchbackError/Code/storeFailed`` (503 from the routes), so that a flood sheds load rather than
+    /// queueing without bound. That is 40 full statements' worth of requests.
+    public static let queued = 2_560
     /// How long an insert or take statement may go unanswered before its requests fail and its lane is free.
     public static let deadline = Duration.seconds(10)
     private let client: PostgresClient
@@ -58,10 +62,10 @@ public final class PostgresCompanionStore: CompanionStore {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
-        self.inserts = BatchedStatement(lanes: Self.lanes, largest: Self.largest, deadline: Self.deadline) {
+        self.inserts = BatchedStatement(lanes: Self.lanes, largest: Self.largest, queued: Self.queued, deadline: Self.deadline) {
             try await Self.insert($0, client: client, logger: logger)
         }
-        self.takes = BatchedStatement(lanes: Self.lanes, largest: Self.largest, deadline: Self.deadline) {
+        self.takes = BatchedStatement(lanes: Self.lanes, largest: Self.largest, queued: Self.queued, deadline: Self.deadline) {
             try await Self.take($0, client: client, logger: logger)
         }
     }

@@ -8,30 +8,43 @@ import Testing
 struct BatchQueueTests {
     @Test("a request takes a free lane; with every lane busy it waits; a finished statement hands its lane to the first waiter")
     func lanes() {
-        var queue = BatchQueue<Int, String>(lanes: 2, largest: 8)
+        var queue = BatchQueue<Int, String>(lanes: 2, largest: 8, queued: 100)
         let arrivals = [queue.arrive(), queue.arrive(), queue.arrive()]
-        #expect(arrivals == [true, true, false], "two lanes, then a wait")
+        #expect(arrivals == [.lead, .lead, .wait], "two lanes, then a wait")
         queue.wait(3, "third")
         queue.wait(4, "fourth")
         let next = queue.finish(carrying: 1)
         #expect(next?.item == 3 && next?.waiter == "third", "the oldest waiter leads next, on the lane just freed")
         let meanwhile = queue.arrive()
-        #expect(!meanwhile, "the lane passed on, it did not come free")
+        #expect(meanwhile == .wait, "the lane passed on, it did not come free")
         let carried = queue.companions().map(\.item)
         #expect(carried == [4])
         let afterSecond = queue.finish(carrying: 2)
         let afterFirst = queue.finish(carrying: 1)
         #expect(afterSecond == nil && afterFirst == nil)
         let again = [queue.arrive(), queue.arrive(), queue.arrive()]
-        #expect(again == [true, true, false], "both lanes free again, and only two")
+        #expect(again == [.lead, .lead, .wait], "both lanes free again, and only two")
         #expect(queue.finished.statements == 3 && queue.finished.requests == 4)
+    }
+
+    @Test("with every lane busy, at most `queued` requests wait; one more is turned away until one of them leaves")
+    func bounded() {
+        var queue = BatchQueue<Int, Int>(lanes: 1, largest: 4, queued: 2)
+        #expect(queue.arrive() == .lead)
+        for item in 1...2 {
+            #expect(queue.arrive() == .wait)
+            queue.wait(item, item)
+        }
+        #expect(queue.arrive() == .full)
+        #expect(queue.finish(carrying: 1)?.item == 1, "the lane goes to the oldest waiter")
+        #expect(queue.arrive() == .wait, "room for one again")
     }
 
     @Test("a leader carries the oldest waiters, one fewer than the largest batch")
     func companions() {
-        var queue = BatchQueue<Int, Int>(lanes: 1, largest: 4)
+        var queue = BatchQueue<Int, Int>(lanes: 1, largest: 4, queued: 100)
         let leads = queue.arrive()
-        #expect(leads)
+        #expect(leads == .lead)
         for item in 1...6 { queue.wait(item, item) }
         let first = queue.companions().map(\.item)
         #expect(first == [1, 2, 3])
@@ -80,7 +93,7 @@ struct BatchedStatementTests {
     @Test("300 concurrent requests on two lanes: each gets its own answer; statements carry up to 16, two at most at once")
     func concurrent() async throws {
         let log = Log()
-        let statement = BatchedStatement<Int, Int>(lanes: 2, largest: 16, deadline: .seconds(10)) { try await log.run($0) }
+        let statement = BatchedStatement<Int, Int>(lanes: 2, largest: 16, queued: 1_000, deadline: .seconds(10)) { try await log.run($0) }
         let answers = await Self.answers(statement, 0..<300)
         for item in 0..<300 { #expect(try answers[item]?.get() == item * 10) }
         let (batches, _, most) = log.state.withLock { $0 }
@@ -94,7 +107,7 @@ struct BatchedStatementTests {
     @Test("a statement that fails fails exactly the requests it carried; the others are answered")
     func failure() async throws {
         let log = Log()
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(10)) { try await log.run($0, failing: 37) }
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, queued: 1_000, deadline: .seconds(10)) { try await log.run($0, failing: 37) }
         let answers = await Self.answers(statement, 0..<100)
         let failed = log.state.withLock { $0.batches.first { $0.contains(37) } } ?? []
         #expect(!failed.isEmpty)
@@ -109,14 +122,14 @@ struct BatchedStatementTests {
 
     @Test("a statement answering the wrong number of rows fails its requests with a typed error, not a crash")
     func wrongCount() async throws {
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(10)) { _ in [] }
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, queued: 1_000, deadline: .seconds(10)) { _ in [] }
         await #expect(throws: SwitchbackError.self) { try await statement(1) }
     }
 
     @Test("a statement with no answer by the deadline fails its requests with a typed error and frees its lane, while it still hangs")
     func deadline() async throws {
         let hang = LockedValue((released: false, ended: false))
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .milliseconds(200)) { items in
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, queued: 1_000, deadline: .milliseconds(200)) { items in
             // A database that stopped answering: the first statement hangs until the test lets it go (or 60 s
             // pass), whatever its cancellation says.
             if items.contains(0) {
@@ -134,11 +147,38 @@ struct BatchedStatementTests {
         hang.withLock { $0.released = true }
     }
 
+    @Test("a request beyond the waiting bound fails at once with a typed error; those waiting are answered")
+    func full() async throws {
+        let state = LockedValue((started: false, released: false))
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, queued: 3, deadline: .seconds(60)) { items in
+            state.withLock { $0.started = true }
+            while !state.withLock({ $0.released }) { try await Task.sleep(for: .milliseconds(5)) }
+            return items.map { $0 * 10 }
+        }
+        // The first statement holds the only lane; three requests wait behind it, as many as may.
+        let first = Task { try await statement(0) }
+        while !state.withLock({ $0.started }) { try await Task.sleep(for: .milliseconds(5)) }
+        let waiting = (1...3).map { item in Task { try await statement(item) } }
+        while statement.waiting < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        // Were the fourth to wait (the defect), the statement is let go after 3 s and the test fails.
+        let backstop = Task {
+            try? await Task.sleep(for: .seconds(3))
+            state.withLock { $0.released = true }
+        }
+        defer { backstop.cancel() }
+        let start = ContinuousClock.now
+        await #expect(throws: SwitchbackError.self) { try await statement(4) }
+        #expect(ContinuousClock.now - start < .seconds(5), "turned away at once, not after the statement")
+        state.withLock { $0.released = true }
+        #expect(try await first.value == 0)
+        for (index, task) in waiting.enumerated() { #expect(try await task.value == (index + 1) * 10) }
+    }
+
     @Test("a cancelled leader does not cancel the statement that carries the others")
     func cancelledLeader() async throws {
         // Each statement waits for the test to let it go, polling a sleep that a cancellation would end.
         let state = LockedValue((batches: [[Int]](), opened: 0))
-        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, deadline: .seconds(60)) { items in
+        let statement = BatchedStatement<Int, Int>(lanes: 1, largest: 8, queued: 1_000, deadline: .seconds(60)) { items in
             let number = state.withLock { state in
                 state.batches.append(items)
                 return state.batches.count
