@@ -130,7 +130,7 @@ public final class Companion: Sendable {
         }
         let access = provider
         let waiters = CompletionWaiters(limit: configuration.limits.waitingStatusRequests)
-        let base = Services(configuration.publicURL.flatMap(URL.init(string:))) { baseURL in
+        let shared = SharedService(configuration.publicURL.flatMap(URL.init(string:))) { baseURL in
             CompanionService(
                 configuration: configuration, baseURL: baseURL, store: store, provider: access, allowList: allowList, waiters: waiters,
                 clock: clock, entropy: entropy, logger: logger, metrics: metrics, attestation: attestation,
@@ -143,7 +143,7 @@ public final class Companion: Sendable {
             perAddress: configuration.limits.startsPerMinutePerAddress, global: configuration.limits.startsPerMinute, clock: clock)
         let readiness = Readiness(store: store, provider: provider, clock: clock)
         let routes = register(on: router, configuration: configuration, limiter: limiter, readiness: readiness, metrics: metrics) {
-            base.service
+            shared.service
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let host = configuration.host
@@ -200,7 +200,7 @@ public final class Companion: Sendable {
             _ = await server.result
             throw CompanionStartError(description: "the companion could not listen on \(host):\(configuration.port)")
         }
-        base.setIfUnset(bindURL)
+        shared.setIfUnset(bindURL)
         var metricsIterator = metricsPorts.makeAsyncIterator()
         let metricsPort = await metricsIterator.next()
         if configuration.metrics != nil, metricsPort == nil {
@@ -234,7 +234,7 @@ public final class Companion: Sendable {
             _ = await listener.result
         }
         return Companion(
-            baseURL: base.value, port: bound, metricsPort: metricsPort, routes: routes, group: group, server: server, janitor: janitor,
+            baseURL: shared.value, port: bound, metricsPort: metricsPort, routes: routes, group: group, server: server, janitor: janitor,
             ownedStore: ownedStore,
             ownedTransport: ownedTransport
         )
@@ -283,7 +283,7 @@ public struct CompanionStartError: Error, CustomStringConvertible {
 
 /// The routes' one ``CompanionService``, made for the public base URL, which is known only once the server
 /// is bound when no `publicURL` is configured.
-private struct Services: Sendable {
+private struct SharedService: Sendable {
     private let state: LockedValue<(url: URL?, service: CompanionService?)>
     private let make: @Sendable (URL) -> CompanionService
 

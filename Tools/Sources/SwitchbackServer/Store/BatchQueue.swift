@@ -90,10 +90,14 @@ final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
     private let deadline: Duration
     private let run: @Sendable ([Item]) async throws -> [Answer]
 
+    /// What a request turned away because `queued` requests already wait fails with.
+    private let busy: SwitchbackError
+
     init(lanes: Int, largest: Int, queued: Int, deadline: Duration, run: @escaping @Sendable ([Item]) async throws -> [Answer]) {
         self.queue = LockedValue(BatchQueue(lanes: lanes, largest: largest, queued: queued))
         self.deadline = deadline
         self.run = run
+        busy = SwitchbackError(.storeFailed, "the store is busy: \(queued) requests already wait for this kind of statement")
     }
 
     /// How many statements have run, and how many requests they carried.
@@ -128,10 +132,6 @@ final class BatchedStatement<Item: Sendable, Answer: Sendable>: Sendable {
         case .answered(let answer): return try answer.get()
         case .lead: return try await lead(item)
         }
-    }
-
-    private var busy: SwitchbackError {
-        SwitchbackError(.storeFailed, "the store is busy: \(queue.withLock { $0.queued }) requests already wait for this kind of statement")
     }
 
     /// Runs `item` with the requests waiting now, answers them, and passes the lane on.
