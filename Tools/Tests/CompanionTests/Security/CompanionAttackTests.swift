@@ -479,7 +479,9 @@ struct CompanionAttackTests {
 
     /// Sends `GET target` exactly as given and returns the status code of the answer.
     static func rawGet(port: Int, target: String) async throws -> Int {
-        let process = try ChildProcess(
+        // `ChildProcess.run` reads the child's output on threads of its own: a blocking read here would hold one
+        // of the concurrency pool's threads while the companion, on the same pool, has to answer.
+        let outcome = try await ChildProcess.run(
             "/usr/bin/env",
             [
                 "python3", "-c",
@@ -495,9 +497,7 @@ struct CompanionAttackTests {
                 print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "0")
                 """, String(port), target,
             ])
-        let text = process.readOutput()
-        _ = await process.wait()
-        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        return Int(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
     /// The bucket an address text counts in, or nil when it is no address.
