@@ -59,9 +59,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // getrandom(2) for the companion's secrets, which Swift's Glibc module does not declare.
+        .target(name: "CSwitchbackSystem"),
         .target(
             name: "SwitchbackServer",
             dependencies: [
+                "CSwitchbackSystem",
                 .product(name: "Switchback", package: "Switchback"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -28,28 +28,29 @@ public import Foundation
         }
         // Swift's shortest text that reads back to the same Double ("1.5", "1e-07", "1e+16"), which is
         // JSON's number grammar; a whole number loses its ".0".
-        var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        bytes += Array(text.utf8)
+        let text = value.description.utf8
+        let whole = text.count >= 2 && text.suffix(2).elementsEqual(".0".utf8)
+        bytes += whole ? text.dropLast(2) : text[...]
     }
 
     public mutating func add(_ name: String, _ value: Int?) {
         guard let value else { return }
         begin(name)
-        bytes += Array(String(value).utf8)
+        bytes += String(value).utf8
     }
 
     public mutating func add(_ name: String, _ value: Bool?) {
         guard let value else { return }
         begin(name)
-        bytes += Array((value ? "true" : "false").utf8)
+        bytes += (value ? "true" : "false").utf8
     }
 
     /// The object written so far, closed.
     public func data() -> Data {
-        var closed = bytes
-        closed.append(UInt8(ascii: "}"))
-        return Data(closed)
+        var data = Data(capacity: bytes.count + 1)
+        data.append(contentsOf: bytes)
+        data.append(UInt8(ascii: "}"))
+        return data
     }
 
     private mutating func begin(_ name: String) {
@@ -67,7 +68,7 @@ public import Foundation
                 bytes.append(UInt8(ascii: "\\"))
                 bytes.append(byte)
             case 0..<0x20:
-                bytes += Array("\\u00".utf8)
+                bytes += "\\u00".utf8
                 bytes.append(hexDigits[Int(byte >> 4)])
                 bytes.append(hexDigits[Int(byte & 0xF)])
             default:

@@ -29,6 +29,10 @@ struct Benchmarks {
             try await CompanionBenchmark.run(seconds: seconds * 2)
             return
         }
+        if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "records" {
+            try await CompanionBenchmark.measureRecords()
+            return
+        }
         if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "presentation" {
             try await PresentationBenchmark.run()
             return

@@ -13,7 +13,8 @@ import SwitchbackServer
 /// (the ceiling: two requests per pair, no work). The load comes from a second process (this executable
 /// with `companion-load`) over NIO, so the client shares neither event loops nor heap with the server.
 /// The ceiling and the memory row run in turns `BENCH_ROUNDS` times (3), and the goal line gives the
-/// median of their ratios with the range.
+/// median of their ratios with the range. One more row sends the pair's requests to routes that do no work,
+/// to split the gap to the ceiling into HTTP and the route's own work.
 ///
 /// Run with `BENCH_ONLY=companion swift run -c release --package-path Tools SwitchbackBenchmarks`; PostgreSQL is measured
 /// when `SWITCHBACK_TEST_POSTGRES_URL` is set (scripts/postgres.sh starts one).
@@ -28,6 +29,7 @@ enum CompanionBenchmark {
         emulatorConfiguration.accessTokenAudience = "https://api.example.com"
         let emulator = try await Emulator.start(configuration: emulatorConfiguration, logger: quiet)
         let token = try await accessToken(emulator)
+        try await measureRecords()
         print("\nSession hand-off issue+redeem pairs at \(connections) connections from a second process, \(seconds) s per row")
         print(pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + pad("of ceiling", 12) + "CPU µs/pair: server, load")
 
@@ -49,6 +51,10 @@ enum CompanionBenchmark {
             ceiling = ceiling ?? trivial
         }
         guard let ceiling else { return }
+        let shape = try await measureShape(seconds: seconds, logger: quiet)
+        print(
+            pad("the pair's HTTP alone (no work)", 36) + pad(String(format: "%.0f", shape.rate), 12) + pad(ms(shape.p50), 10) + pad(ms(shape.p99), 10)
+                + pad(String(format: "%.0f%%", shape.rate / ceiling.rate * 100), 12) + cpu(shape))
         _ = try await measure(
             "same, Prometheus metrics on", store: InMemoryCompanionStore(), validation: .jwt, metrics: true, ceiling: ceiling, emulator: emulator,
             token: token, seconds: seconds, logger: quiet)
@@ -82,6 +88,31 @@ enum CompanionBenchmark {
                     result.rate / memoryRates.sorted()[memoryRates.count / 2], Double(batching.requests) / Double(max(batching.statements, 1))))
         }
         await emulator.stop()
+    }
+
+    /// The records a pair writes and reads, in this process on one core, without HTTP: a grant issued (a
+    /// secret drawn, a key derived, the grant sealed and stored), redeemed (taken and opened), and a second
+    /// record issued as the session is. Then the secret's 32 random bytes alone, from each source.
+    static func measureRecords() async throws {
+        let store = InMemoryCompanionStore()
+        let now = Date()
+        let grant = HandOffGrant(
+            subject: "9b1f7c2e-alice", clientID: "backend", issuedAt: now, expiresAt: now.addingTimeInterval(120), displayName: "alice",
+            tokenExpiresAt: now.addingTimeInterval(3600))
+        var issued = 0
+        let pairs = try await Benchmarks.rate {
+            let code = try await store.issue(grant)
+            guard try await store.redeem(code, now: now) != nil else { throw BenchmarkFailure("the grant did not redeem") }
+            _ = try await store.issue(.session, grant, expiresAt: grant.expiresAt)
+            // The sessions are dropped now and then, so that the store stays small.
+            issued += 1
+            if issued % 1024 == 0 { try await store.purge(now: grant.expiresAt.addingTimeInterval(1)) }
+        }
+        let (kernel, system) = try await Benchmarks.alternating(
+            { _ = KernelEntropy().randomBytes(count: 32) }, { _ = SystemEntropy().randomBytes(count: 32) })
+        print("\nA hand-off pair's records in process, one core, no HTTP (grant issued and redeemed, a session issued)")
+        print(String(format: "  records of one pair: %.1f µs", 1e6 / pairs))
+        print(String(format: "  32 random bytes: KernelEntropy %.2f µs, SystemEntropy %.2f µs", 1e6 / kernel, 1e6 / system))
     }
 
     /// How many times the ceiling and the memory row run in turns (`BENCH_ROUNDS`, 3 unless set).
@@ -127,6 +158,36 @@ enum CompanionBenchmark {
     private static func measureCeiling(seconds: Double, logger: Logger) async throws -> LoadResult {
         let router = Router()
         router.get("/ping") { _, _ in "ok" }
+        return try await serve(router, kind: "ping", seconds: seconds, logger: logger)
+    }
+
+    /// The hand-off pair's HTTP without its work: the same requests, read whole, answered with what the
+    /// companion answers (a 201 with the JSON code, a 303 with the session cookie and the same headers), and
+    /// nothing checked, sealed or stored. Between the ceiling and this row is what the pair's larger
+    /// messages cost Hummingbird and the load generator; between this row and the memory row, the route's work.
+    private static func measureShape(seconds: Double, logger: Logger) async throws -> LoadResult {
+        let code = String(repeating: "c", count: 43)
+        let router = Router()
+        router.post("/handoff") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 16_384)
+            var headers: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
+            headers[.contentType] = "application/json"
+            let body = "{\"expires_in\":120,\"handoffotp\":\"\(code)\"}"
+            return Response(status: .created, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        router.post("/handoff/redeem") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 16_384)
+            var headers: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
+            headers[.location] = goto
+            headers[.init("Referrer-Policy")!] = "no-referrer"
+            headers[.setCookie] = "__Host-switchback_session=\(code); Path=/; Max-Age=28800; Secure; HttpOnly; SameSite=Lax"
+            return Response(status: .seeOther, headers: headers)
+        }
+        return try await serve(router, kind: "handoff", seconds: seconds, logger: logger)
+    }
+
+    /// Serves `router` on a free loopback port while the load generator drives `kind` against it.
+    private static func serve(_ router: Router<BasicRequestContext>, kind: String, seconds: Double, logger: Logger) async throws -> LoadResult {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -137,7 +198,7 @@ enum CompanionBenchmark {
         let server = Task { try await app.runService() }
         var iterator = ports.makeAsyncIterator()
         let port = await iterator.next() ?? 0
-        let result = try await load(kind: "ping", port: port, token: "-", seconds: seconds)
+        let result = try await load(kind: kind, port: port, token: "-", seconds: seconds)
         server.cancel()
         _ = await server.result
         return result

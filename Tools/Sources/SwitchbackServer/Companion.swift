@@ -67,7 +67,7 @@ public final class Companion: Sendable {
     /// `transport` defaults to a ``ServerTransport`` of the companion's own, closed when it stops.
     public static func start(
         _ configuration: ServerConfiguration, store: (any CompanionStore)? = nil, transport: (any HTTPTransport)? = nil,
-        clock: any WallClock = SystemClock(), entropy: any EntropySource = SystemEntropy(), shutdownSignals: [UnixSignal] = [],
+        clock: any WallClock = SystemClock(), entropy: any EntropySource = KernelEntropy(), shutdownSignals: [UnixSignal] = [],
         logger: Logger = Logger(label: "switchback.server")
     ) async throws -> Companion {
         try configuration.validate()
@@ -149,6 +149,7 @@ public final class Companion: Sendable {
         let host = configuration.host
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(configuration.limits.idleTimeout * 1000)))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? configuration.port)

@@ -62,13 +62,20 @@ extension ServerConfiguration {
         /// it has stopped accepting connections and answered the waiting status requests; past it they
         /// are cancelled. Seconds.
         public var shutdownGrace: TimeInterval
+        /// How long a connection may go without sending any part of a request before the server closes it:
+        /// a keep-alive connection left open, or a client that sends a request's head a byte at a time
+        /// (slowloris). A request that was read and is being answered (a waiting status request) is not
+        /// idle. Keep it above your load balancer's own idle timeout (AWS ALB: 60 s), or the balancer may
+        /// reuse a connection the companion is closing and answer 502. Seconds.
+        public var idleTimeout: TimeInterval
 
         public init(
             startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
             clientAddressHeader: String? = nil, trustedHops: Int = 1, trustedProxies: [String] = [], directClients: Bool = false,
-            shutdownGrace: TimeInterval = 10
+            shutdownGrace: TimeInterval = 10, idleTimeout: TimeInterval = 75
         ) {
             self.shutdownGrace = shutdownGrace
+            self.idleTimeout = idleTimeout
             self.trustedProxies = trustedProxies
             self.directClients = directClients
             self.startsPerMinutePerAddress = startsPerMinutePerAddress
@@ -112,7 +119,7 @@ extension ServerConfiguration.Session {
 extension ServerConfiguration.Limits {
     private enum Keys: String, CodingKey {
         case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader, trustedHops
-        case trustedProxies, directClients, shutdownGrace
+        case trustedProxies, directClients, shutdownGrace, idleTimeout
     }
 
     public init(from decoder: any Decoder) throws {
@@ -127,7 +134,8 @@ extension ServerConfiguration.Limits {
             trustedHops: try c.decodeIfPresent(Int.self, forKey: .trustedHops) ?? defaults.trustedHops,
             trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? [],
             directClients: try c.decodeIfPresent(Bool.self, forKey: .directClients) ?? false,
-            shutdownGrace: try c.decodeIfPresent(TimeInterval.self, forKey: .shutdownGrace) ?? defaults.shutdownGrace
+            shutdownGrace: try c.decodeIfPresent(TimeInterval.self, forKey: .shutdownGrace) ?? defaults.shutdownGrace,
+            idleTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .idleTimeout) ?? defaults.idleTimeout
         )
     }
 }

@@ -196,6 +196,7 @@ extension ServerConfiguration {
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }
         }
         guard limits.shutdownGrace >= 0, limits.shutdownGrace <= 300 else { throw fail("limits.shutdownGrace must be 0…300 seconds") }
+        guard limits.idleTimeout >= 1, limits.idleTimeout <= 3600 else { throw fail("limits.idleTimeout must be 1…3600 seconds") }
         for proxy in limits.trustedProxies where ClientAddress.Network(proxy) == nil {
             throw fail("limits.trustedProxies: \(proxy.prefix(60)) is not an address or a network (a.b.c.d/n, v6/n)")
         }

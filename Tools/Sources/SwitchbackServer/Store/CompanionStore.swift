@@ -98,7 +98,7 @@ public struct HandOffGrant: Sendable, Codable, Equatable {
 
 extension CompanionStore {
     /// Issues a fresh secret of 256 random bits for `value`, stores its digest, and returns the secret.
-    public func issue(_ kind: RecordKind, _ value: some Encodable, expiresAt: Date, entropy: any EntropySource = SystemEntropy()) async throws
+    public func issue(_ kind: RecordKind, _ value: some Encodable, expiresAt: Date, entropy: any EntropySource = KernelEntropy()) async throws
         -> String
     {
         let secret = Base64URL.encode(entropy.randomBytes(count: 32))
@@ -151,7 +151,7 @@ extension CompanionStore {
     }
 
     /// Issues a one-time hand-off code for `grant`.
-    public func issue(_ grant: HandOffGrant, entropy: any EntropySource = SystemEntropy()) async throws -> String {
+    public func issue(_ grant: HandOffGrant, entropy: any EntropySource = KernelEntropy()) async throws -> String {
         try await issue(.handOffCode, grant, expiresAt: grant.expiresAt, entropy: entropy)
     }
 
@@ -255,7 +255,10 @@ enum RecordSealing {
     static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {
         let plain = try (value as? any FlatJSON)?.json() ?? Secrets.encoder.encode(value)
         do {
-            guard let combined = try AES.GCM.seal(plain, using: key, authenticating: associatedData(kind, digest)).combined else {
+            // The nonce in one system call (`AES.GCM.Nonce()` makes two); 96 random bits, as NIST SP 800-38D
+            // §8.2.2 allows, under a key that seals one record (a replaced record's key at most a few).
+            let nonce = try AES.GCM.Nonce(data: KernelEntropy().randomBytes(count: 12))
+            guard let combined = try AES.GCM.seal(plain, using: key, nonce: nonce, authenticating: associatedData(kind, digest)).combined else {
                 throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed")
             }
             return combined
@@ -282,8 +285,14 @@ enum RecordSealing {
         return try Secrets.decode(type, from: plain)
     }
 
-    private static func associatedData(_ kind: RecordKind, _ digest: String) -> Data {
-        Data("\(kind.rawValue) \(digest)".utf8)
+    /// The kind, a space and the digest, as bytes.
+    private static func associatedData(_ kind: RecordKind, _ digest: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(kind.rawValue.utf8.count + 1 + digest.utf8.count)
+        bytes += kind.rawValue.utf8
+        bytes.append(UInt8(ascii: " "))
+        bytes += digest.utf8
+        return bytes
     }
 
     /// A key as text, to keep inside another sealed record.

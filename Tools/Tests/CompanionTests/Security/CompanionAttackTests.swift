@@ -302,6 +302,23 @@ struct CompanionAttackTests {
         }
     }
 
+    @Test("the same-origin check takes this server's origin in any ASCII case, and nothing that only lowercases to it")
+    func originCase() {
+        let origin = "https://companion.example:8443"
+        for accepted in [origin, "HTTPS://Companion.Example:8443", "https://companion.examplE:8443"] {
+            #expect(CompanionService.equalsIgnoringCase(accepted, lowercased: origin), "\(accepted)")
+        }
+        // The Kelvin sign lowercases to "k" in Unicode, which `lowercased() ==` accepted; "@" and "`" differ
+        // only in the bit that ASCII case sets; then a longer, a shorter and an empty origin.
+        let refused = [
+            ("https://\u{212A}ey.example", "https://key.example"), ("https://a@b.example", "https://a`b.example"),
+            (origin + "/", origin), (String(origin.dropLast()), origin), ("", origin), ("null", origin),
+        ]
+        for (text, expected) in refused {
+            #expect(!CompanionService.equalsIgnoringCase(text, lowercased: expected), "\(text)")
+        }
+    }
+
     @Test("logout ends the session (cookie only from the same origin) and clears the cookie")
     func logout() async throws {
         let store = InMemoryCompanionStore()
@@ -473,6 +490,54 @@ struct CompanionAttackTests {
                 let status = try await Self.rawGet(port: rig.companion.port, target: path)
                 #expect(status >= 200 && status < 500, "\(path) -> \(status)")
                 #expect(try await rig.get(rig.url("/health")).status == 200, "the server died on \(path)")
+            }
+        }
+    }
+
+    @Test(
+        "a connection that never completes a request head, or sits idle after its answer, is closed after limits.idleTimeout; a waiting request is not"
+    )
+    func idleConnections() async throws {
+        try await CompanionRig.with(change: { $0.limits.idleTimeout = 1 }) { rig in
+            // A status request that waits 3 s for a flow that does not finish: read, being answered, not idle.
+            let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+            _ = try await rig.post("/completion/start", ["flow_id": flowID])
+            let started = ContinuousClock.now
+            let waited = try await rig.post("/completion/status", ["flow_id": flowID, "wait": 3])
+            #expect(waited.response.status == 202)
+            #expect(ContinuousClock.now - started >= .milliseconds(2500), "answered at its own deadline, not cut at the idle timeout")
+
+            // Raw sockets: a head sent in part and then nothing (slowloris), and a keep-alive connection left
+            // idle after one answer. Each prints the seconds until the server closed it; a connection still
+            // open after 10 s makes the script fail.
+            let outcome = try await ChildProcess.run(
+                "/usr/bin/env",
+                [
+                    "python3", "-c",
+                    """
+                    import socket, sys, time
+                    port = int(sys.argv[1])
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n")
+                    began = time.monotonic()
+                    assert s.recv(1) == b""
+                    partial = time.monotonic() - began
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                    data = b""
+                    while b"ok" not in data:
+                        data += s.recv(65536)
+                    began = time.monotonic()
+                    while s.recv(65536):
+                        pass
+                    print(data.split(b" ")[1].decode(), "%.2f" % partial, "%.2f" % (time.monotonic() - began))
+                    """, String(rig.companion.port),
+                ])
+            let figures = outcome.stdout.split(separator: " ").map(String.init)
+            try #require(outcome.status == 0 && figures.count == 3, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+            #expect(figures[0] == "200")
+            for seconds in figures.dropFirst().compactMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                #expect(seconds > 0.5 && seconds < 5, "closed after \(seconds) s with a 1 s idle timeout")
             }
         }
     }

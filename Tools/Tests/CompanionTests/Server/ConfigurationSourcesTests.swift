@@ -58,11 +58,14 @@ struct ConfigurationSourcesTests {
             "SWITCHBACK_PORT": "9100", "SWITCHBACK_PROVIDER_CLIENT_SECRET": "from-the-environment",
             "SWITCHBACK_HAND_OFF_ALLOWED_REDIRECTS": "https://web.example.com/app, https://shop.example.com/",
             "SWITCHBACK_LIMITS_SHUTDOWN_GRACE": "25", "SWITCHBACK_HAND_OFF_DPOP_BOUND_ONLY": "true", "UNRELATED": "x",
+            "SWITCHBACK_LIMITS_IDLE_TIMEOUT": "90",
         ])
         #expect(fromEnvironment.port == 9100)
         #expect(fromEnvironment.provider?.clientSecret == "from-the-environment")
         #expect(fromEnvironment.handOff?.allowedRedirects == ["https://web.example.com/app", "https://shop.example.com/"])
         #expect(fromEnvironment.limits.shutdownGrace == 25)
+        #expect(fromEnvironment.limits.idleTimeout == 90)
+        #expect(fromSecrets.limits.idleTimeout == 75, "the default, above AWS ALB's 60 s")
         #expect(fromEnvironment.handOff?.dpopBoundOnly == true)
     }
 
@@ -86,6 +89,8 @@ struct ConfigurationSourcesTests {
         // A value that parses but that validation refuses: the key in the validation's message.
         let grace = await message(["SWITCHBACK_LIMITS_SHUTDOWN_GRACE": "100000"])
         #expect(grace.contains("limits.shutdownGrace"), "\(grace)")
+        let idle = await message(["SWITCHBACK_LIMITS_IDLE_TIMEOUT": "0"])
+        #expect(idle.contains("limits.idleTimeout"), "\(idle)")
         let missingSection = await message(["SWITCHBACK_COMPLETION_APP_LINK": "https://app.example.com/x"])
         #expect(missingSection.contains("completion.appLink") && missingSection.contains("no completion section"), "\(missingSection)")
         // A password for a URL without a user: refused without echoing the password.
