@@ -1,6 +1,10 @@
 #if os(Linux)
     import CSwitchbackSystem
-    import Glibc
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
 #endif
 @_spi(SwitchbackInternals) public import Switchback
 

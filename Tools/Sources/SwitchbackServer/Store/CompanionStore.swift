@@ -255,8 +255,9 @@ enum RecordSealing {
     static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {
         let plain = try (value as? any FlatJSON)?.json() ?? Secrets.encoder.encode(value)
         do {
-            // The nonce in one system call (`AES.GCM.Nonce()` makes two); 96 random bits, as NIST SP 800-38D
-            // §8.2.2 allows, under a key that seals one record (a replaced record's key at most a few).
+            // The nonce in one system call (`AES.GCM.Nonce()` makes two); 96 random bits, as before and as
+            // NIST SP 800-38D §8.2.2 allows. Most keys seal one record; the most a key seals is an App Attest
+            // key's record, resealed at each assertion, far below the 2^32 seals that bound random nonces.
             let nonce = try AES.GCM.Nonce(data: KernelEntropy().randomBytes(count: 12))
             guard let combined = try AES.GCM.seal(plain, using: key, nonce: nonce, authenticating: associatedData(kind, digest)).combined else {
                 throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed")

@@ -526,7 +526,9 @@ struct CompanionAttackTests {
                     s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
                     data = b""
                     while b"ok" not in data:
-                        data += s.recv(65536)
+                        chunk = s.recv(65536)
+                        assert chunk, "closed before the answer"
+                        data += chunk
                     began = time.monotonic()
                     while s.recv(65536):
                         pass
