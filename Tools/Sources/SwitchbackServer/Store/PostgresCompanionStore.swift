@@ -42,6 +42,7 @@ public final class PostgresCompanionStore: CompanionStore {
     /// How long an insert or take statement may go unanswered before its requests fail and its lane is free.
     public static let deadline = Duration.seconds(10)
     private let client: PostgresClient
+    private let pool: Pool
     private let logger: Logger
     private let runner = RunTask()
     private let inserts: BatchedStatement<Statements.Insert, Bool>
@@ -60,13 +61,15 @@ public final class PostgresCompanionStore: CompanionStore {
         var configuration = try Self.configuration(url)
         if let schema { configuration.options.additionalStartupParameters.append(("search_path", schema)) }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let pool = Pool(client: client, logger: logger)
         self.client = client
+        self.pool = pool
         self.logger = logger
         self.inserts = BatchedStatement(lanes: Self.lanes, largest: Self.largest, queued: Self.queued, deadline: Self.deadline) {
-            try await Self.insert($0, client: client, logger: logger)
+            try await Self.insert($0, pool: pool, logger: logger)
         }
         self.takes = BatchedStatement(lanes: Self.lanes, largest: Self.largest, queued: Self.queued, deadline: Self.deadline) {
-            try await Self.take($0, client: client, logger: logger)
+            try await Self.take($0, pool: pool, logger: logger)
         }
     }
 
@@ -193,12 +196,12 @@ public final class PostgresCompanionStore: CompanionStore {
     // MARK: Queries
 
     /// Inserts a batch: whether each item was inserted. Of items with one key, only the first can be.
-    private static func insert(_ items: [Statements.Insert], client: PostgresClient, logger: Logger) async throws -> [Bool] {
-        try await reporting {
-            if items.count == 1 { return [try await counted(client.execute(items[0], logger: logger)) == 1] }
+    private static func insert(_ items: [Statements.Insert], pool: Pool, logger: Logger) async throws -> [Bool] {
+        try await pool.prepared { connection in
+            if items.count == 1 { return [try await counted(connection.execute(items[0], logger: logger)) == 1] }
             let batch = Statements.InsertBatch(items)
             var inserted = Set<Statements.Key>()
-            for try await (kind, digest) in try await client.execute(batch, logger: logger) {
+            for try await (kind, digest) in try await connection.execute(batch, logger: logger) {
                 inserted.insert(Statements.Key(kind: kind, digest: digest))
             }
             return items.map { inserted.remove($0.key) != nil }
@@ -206,15 +209,15 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     /// Takes a batch: each item's value and expiry, or nil. Of items with one key, only the first gets it.
-    private static func take(_ items: [Statements.Take], client: PostgresClient, logger: Logger) async throws -> [(Data, Date)?] {
-        try await reporting {
+    private static func take(_ items: [Statements.Take], pool: Pool, logger: Logger) async throws -> [(Data, Date)?] {
+        try await pool.prepared { connection in
             if items.count == 1 {
                 var row: (Data, Date)?
-                for try await found in try await client.execute(items[0], logger: logger) { row = found }
+                for try await found in try await connection.execute(items[0], logger: logger) { row = found }
                 return [row]
             }
             var taken: [Statements.Key: (Data, Date)] = [:]
-            for try await (kind, digest, value, expiresAt) in try await client.execute(Statements.TakeBatch(items), logger: logger) {
+            for try await (kind, digest, value, expiresAt) in try await connection.execute(Statements.TakeBatch(items), logger: logger) {
                 taken[Statements.Key(kind: kind, digest: digest)] = (value, expiresAt)
             }
             return items.map { taken.removeValue(forKey: $0.key) }
@@ -223,9 +226,9 @@ public final class PostgresCompanionStore: CompanionStore {
 
     private func value<Statement: PostgresPreparedStatement>(of statement: Statement, now: Date) async throws -> Data?
     where Statement.Row == (Data, Date) {
-        try await Self.reporting {
+        try await pool.prepared { [logger] connection in
             var found: Data?
-            for try await (value, expiresAt) in try await client.execute(statement, logger: logger) where expiresAt > now {
+            for try await (value, expiresAt) in try await connection.execute(statement, logger: logger) where expiresAt > now {
                 found = value
             }
             return found
@@ -233,7 +236,7 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     private func rows<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> Int {
-        try await Self.reporting { try await Self.counted(client.execute(statement, logger: logger)) }
+        try await pool.prepared { [logger] connection in try await Self.counted(connection.execute(statement, logger: logger)) }
     }
 
     private func count(_ query: PostgresQuery) async throws -> Int {
@@ -247,9 +250,55 @@ public final class PostgresCompanionStore: CompanionStore {
         return count
     }
 
+    /// The pool, for the prepared statements. PostgresNIO keeps a statement's failed preparation for the
+    /// connection's life: every later use of the statement there fails the same way, even once the cause is
+    /// gone (a migration held the table past the role's `lock_timeout`, a dropped table was restored). So a
+    /// prepared statement that fails with the server's error closes its connection, and the pool opens a
+    /// fresh one that prepares again. At most one connection a second is closed this way, so a lasting
+    /// fault (the table still missing) does not turn every request into a new connection.
+    final class Pool: Sendable {
+        private let client: PostgresClient
+        private let logger: Logger
+        private let lastClosed = LockedValue<ContinuousClock.Instant?>(nil)
+
+        init(client: PostgresClient, logger: Logger) {
+            self.client = client
+            self.logger = logger
+        }
+
+        /// Runs `work` on one connection; a failure is reported as `reporting` reports it.
+        func prepared<Result: Sendable>(_ work: (PostgresConnection) async throws -> Result) async throws -> Result {
+            try await reporting {
+                try await client.withConnection { connection in
+                    do {
+                        return try await work(connection)
+                    } catch let error as PSQLError where error.code == .server {
+                        if mayClose() {
+                            logger.notice(
+                                "closing a PostgreSQL connection after the server's error, so that its statements are prepared again",
+                                metadata: ["sqlstate": "\(error.serverInfo?[.sqlState] ?? "?")"])
+                            try? await connection.close()
+                        }
+                        throw error
+                    }
+                }
+            }
+        }
+
+        /// Whether a connection may be closed now: none was in the last second.
+        private func mayClose() -> Bool {
+            let now = ContinuousClock.now
+            return lastClosed.withLock { last in
+                if let last, now - last < .seconds(1) { return false }
+                last = now
+                return true
+            }
+        }
+    }
+
     /// Runs a query's work, a failure reported as ``SwitchbackError/Code/storeFailed`` with the server's
     /// message and without the query's text or bindings.
-    private static func reporting<Result>(_ work: () async throws -> Result) async throws -> Result {
+    fileprivate static func reporting<Result>(_ work: () async throws -> Result) async throws -> Result {
         do {
             return try await work()
         } catch {

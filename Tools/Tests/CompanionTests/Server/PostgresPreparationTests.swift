@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackServer
+import ToolsTestSupport
+
+/// A prepared statement whose preparation failed, against the real PostgreSQL (`SWITCHBACK_TEST_POSTGRES_URL`).
+@Suite("PostgreSQL prepared statements")
+struct PostgresPreparationTests {
+    @Test(
+        "a statement whose preparation failed works again once the cause is gone: its connection is replaced, not kept failing",
+        .enabled(if: StoreKind.postgresURL != nil || StoreKind.runningInCI))
+    func failedPreparation() async throws {
+        let url = try #require(StoreKind.postgresURL, "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset")
+        let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        // One connection, so that the request after the failure runs where the failure was.
+        var components = try #require(URLComponents(string: url))
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "pool_max_conns", value: "1")]
+        let store = try PostgresCompanionStore(url: try #require(components.string), schema: schema)
+        try await store.start()
+        var configuration = try PostgresCompanionStore.configuration(url)
+        configuration.options.additionalStartupParameters.append(("search_path", schema))
+        let admin = PostgresClient(configuration: configuration)
+        let running = Task { await admin.run() }
+        defer { running.cancel() }
+        let logger = Logger(label: "preparation") { _ in SwiftLogNoOpLogHandler() }
+        do {
+            let expiry = Date().addingTimeInterval(600)
+            try await store.insert(.session, digest: "a", value: Data("a".utf8), expiresAt: expiry)
+            // The table goes (a migration, an operator's mistake) before the connection has prepared a read.
+            try await admin.query("DROP TABLE switchback_records", logger: logger)
+            await #expect(throws: SwitchbackError.self) { _ = try await store.read(.session, digest: "a", now: Date()) }
+            // It is back. PostgresNIO would keep answering the read's failed preparation on that connection.
+            try await admin.query(
+                """
+                CREATE TABLE switchback_records (
+                    kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
+                    PRIMARY KEY (kind, digest))
+                """, logger: logger)
+            #expect(try await store.read(.session, digest: "a", now: Date()) == nil, "the read runs again, and the old row is gone")
+            try await store.insert(.session, digest: "b", value: Data("b".utf8), expiresAt: expiry)
+            #expect(try await store.read(.session, digest: "b", now: Date()) == Data("b".utf8))
+            #expect(try await store.take(.session, digest: "b", now: Date()) == Data("b".utf8))
+        } catch {
+            await store.stop()
+            throw error
+        }
+        await store.stop()
+    }
+}
