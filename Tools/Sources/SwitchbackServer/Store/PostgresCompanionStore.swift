@@ -197,8 +197,10 @@ public final class PostgresCompanionStore: CompanionStore {
 
     /// Inserts a batch: whether each item was inserted. Of items with one key, only the first can be.
     private static func insert(_ items: [Statements.Insert], pool: Pool, logger: Logger) async throws -> [Bool] {
-        try await pool.prepared { connection in
-            if items.count == 1 { return [try await counted(connection.execute(items[0], logger: logger)) == 1] }
+        if items.count == 1 {
+            return try await pool.run(Statements.Insert.self) { connection in [try await counted(connection.execute(items[0], logger: logger)) == 1] }
+        }
+        return try await pool.run(Statements.InsertBatch.self) { connection in
             let batch = Statements.InsertBatch(items)
             var inserted = Set<Statements.Key>()
             for try await (kind, digest) in try await connection.execute(batch, logger: logger) {
@@ -210,12 +212,14 @@ public final class PostgresCompanionStore: CompanionStore {
 
     /// Takes a batch: each item's value and expiry, or nil. Of items with one key, only the first gets it.
     private static func take(_ items: [Statements.Take], pool: Pool, logger: Logger) async throws -> [(Data, Date)?] {
-        try await pool.prepared { connection in
-            if items.count == 1 {
+        if items.count == 1 {
+            return try await pool.run(Statements.Take.self) { connection in
                 var row: (Data, Date)?
                 for try await found in try await connection.execute(items[0], logger: logger) { row = found }
                 return [row]
             }
+        }
+        return try await pool.run(Statements.TakeBatch.self) { connection in
             var taken: [Statements.Key: (Data, Date)] = [:]
             for try await (kind, digest, value, expiresAt) in try await connection.execute(Statements.TakeBatch(items), logger: logger) {
                 taken[Statements.Key(kind: kind, digest: digest)] = (value, expiresAt)
@@ -226,7 +230,7 @@ public final class PostgresCompanionStore: CompanionStore {
 
     private func value<Statement: PostgresPreparedStatement>(of statement: Statement, now: Date) async throws -> Data?
     where Statement.Row == (Data, Date) {
-        try await pool.prepared { [logger] connection in
+        try await pool.run(Statement.self) { [logger] connection in
             var found: Data?
             for try await (value, expiresAt) in try await connection.execute(statement, logger: logger) where expiresAt > now {
                 found = value
@@ -236,7 +240,7 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     private func rows<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> Int {
-        try await pool.prepared { [logger] connection in try await Self.counted(connection.execute(statement, logger: logger)) }
+        try await pool.run(Statement.self) { [logger] connection in try await Self.counted(connection.execute(statement, logger: logger)) }
     }
 
     private func count(_ query: PostgresQuery) async throws -> Int {
@@ -251,31 +255,41 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     /// The pool, for the prepared statements. PostgresNIO keeps a statement's failed preparation for the
-    /// connection's life: every later use of the statement there fails the same way, even once the cause is
-    /// gone (a migration held the table past the role's `lock_timeout`, a dropped table was restored). So a
-    /// prepared statement that fails with the server's error closes its connection, and the pool opens a
-    /// fresh one that prepares again. At most one connection a second is closed this way, so a lasting
-    /// fault (the table still missing) does not turn every request into a new connection.
+    /// connection's life: every later use of the statement there fails the same way at once, even when the
+    /// cause is gone (a migration held the table past the role's `lock_timeout`, a dropped table was
+    /// restored). So a statement that fails with the server's error on a connection where it never
+    /// succeeded, which is how a failed preparation shows, closes that connection, and the pool opens a
+    /// fresh one that prepares again. A statement that already ran there has been prepared (PostgresNIO
+    /// never unprepares one), so its later errors (a `lock_timeout` on a row, a `statement_timeout`) are
+    /// the execution's and keep the connection. At most one connection a second is closed this way, so a
+    /// lasting fault (the table still missing) does not turn every request into a new connection.
     final class Pool: Sendable {
         private let client: PostgresClient
         private let logger: Logger
         private let lastClosed = LockedValue<ContinuousClock.Instant?>(nil)
+        /// The statements that have run on each open connection, by the connection's ID.
+        private let prepared = LockedValue<[PostgresConnection.ID: Set<String>]>([:])
 
         init(client: PostgresClient, logger: Logger) {
             self.client = client
             self.logger = logger
         }
 
-        /// Runs `work` on one connection; a failure is reported as `reporting` reports it.
-        func prepared<Result: Sendable>(_ work: (PostgresConnection) async throws -> Result) async throws -> Result {
+        /// Runs `work`, which runs `Statement`, on one connection; a failure is reported as `reporting`
+        /// reports it.
+        func run<Statement: PostgresPreparedStatement, Result: Sendable>(
+            _ statement: Statement.Type, _ work: (PostgresConnection) async throws -> Result
+        ) async throws -> Result {
             try await reporting {
                 try await client.withConnection { connection in
                     do {
-                        return try await work(connection)
+                        let result = try await work(connection)
+                        ran(Statement.name, on: connection)
+                        return result
                     } catch let error as PSQLError where error.code == .server {
-                        if mayClose() {
+                        if !hasRun(Statement.name, on: connection), mayClose() {
                             logger.notice(
-                                "closing a PostgreSQL connection after the server's error, so that its statements are prepared again",
+                                "closing a PostgreSQL connection whose statement could not be prepared, so that a new one prepares it again",
                                 metadata: ["sqlstate": "\(error.serverInfo?[.sqlState] ?? "?")"])
                             try? await connection.close()
                         }
@@ -283,6 +297,22 @@ public final class PostgresCompanionStore: CompanionStore {
                     }
                 }
             }
+        }
+
+        private func ran(_ name: String, on connection: PostgresConnection) {
+            let first = prepared.withLock { prepared in
+                defer { prepared[connection.id, default: []].insert(name) }
+                return prepared[connection.id] == nil
+            }
+            // The connection's entry goes with it.
+            if first {
+                let id = connection.id
+                connection.closeFuture.whenComplete { [prepared] _ in _ = prepared.withLock { $0.removeValue(forKey: id) } }
+            }
+        }
+
+        private func hasRun(_ name: String, on connection: PostgresConnection) -> Bool {
+            prepared.withLock { $0[connection.id]?.contains(name) ?? false }
         }
 
         /// Whether a connection may be closed now: none was in the last second.
