@@ -37,12 +37,7 @@ struct PostgresPreparationTests {
             try await admin.query("DROP TABLE switchback_records", logger: logger)
             await #expect(throws: SwitchbackError.self) { _ = try await store.read(.session, digest: "a", now: Date()) }
             // It is back. PostgresNIO would keep answering the read's failed preparation on that connection.
-            try await admin.query(
-                """
-                CREATE TABLE switchback_records (
-                    kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
-                    PRIMARY KEY (kind, digest))
-                """, logger: logger)
+            try await Self.restoreTable(admin, logger: logger)
             #expect(try await store.read(.session, digest: "a", now: Date()) == nil, "the read runs again, and the old row is gone")
             #expect(closings() == 1, "\(sink.text)")
             try await store.insert(.session, digest: "b", value: Data("b".utf8), expiresAt: expiry)
@@ -53,12 +48,7 @@ struct PostgresPreparationTests {
             try await Task.sleep(for: .milliseconds(1100))
             try await admin.query("DROP TABLE switchback_records", logger: logger)
             await #expect(throws: SwitchbackError.self) { _ = try await store.read(.session, digest: "b", now: Date()) }
-            try await admin.query(
-                """
-                CREATE TABLE switchback_records (
-                    kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
-                    PRIMARY KEY (kind, digest))
-                """, logger: logger)
+            try await Self.restoreTable(admin, logger: logger)
             #expect(try await store.read(.session, digest: "b", now: Date()) == nil)
             #expect(closings() == 1, "an execution's error closes nothing: \(sink.text)")
         } catch {
@@ -66,5 +56,15 @@ struct PostgresPreparationTests {
             throw error
         }
         await store.stop()
+    }
+
+    /// The table as the store creates it, as an operator restoring it would.
+    private static func restoreTable(_ admin: PostgresClient, logger: Logger) async throws {
+        try await admin.query(
+            """
+            CREATE TABLE switchback_records (
+                kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
+                PRIMARY KEY (kind, digest))
+            """, logger: logger)
     }
 }
