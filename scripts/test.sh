@@ -94,6 +94,13 @@ if grep -E "^$root/(Sources|Tests|Examples|Tools/Sources|Tools/Tests|Tools/Examp
   log "the build above warns in the project's own code"
   exit 1
 fi
+# A warning inside a macro's expansion (#expect, #require) is printed against the macro, and the next line
+# names the file that used it.
+if grep -E -A1 "^macro expansion [^:]+:[0-9]+:[0-9]+: warning:" "$build_log" \
+  | grep -E '^`- '"$root"'/(Sources|Tests|Examples|Tools/Sources|Tools/Tests|Tools/Examples)/[^:]+:[0-9]+:[0-9]+: note: expanded code originates here' >&2; then
+  log "the build above warns in a macro's expansion in the project's own code"
+  exit 1
+fi
 swift test --skip-build "$@"
 swift test --skip-build "${tools[@]}" "$@"
 bin="$(swift build --show-bin-path "${tools[@]}")"
