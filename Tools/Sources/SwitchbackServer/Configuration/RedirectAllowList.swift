@@ -60,7 +60,7 @@ public struct RedirectAllowList: Sendable, Equatable {
     /// Whether `text` starts with `prefix` (lowercase ASCII) in any case.
     private static func hasPrefix(_ text: String, lowercased prefix: StaticString) -> Bool {
         let bytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-        return text.utf8.count >= bytes.count && zip(text.utf8, bytes).allSatisfy { $0 | 0x20 == $1 || $0 == $1 }
+        return ASCIICase.equals(text.utf8.prefix(bytes.count), lowercased: bytes)
     }
 
     /// A path that starts with `/` and could not name another path after decoding, once or twice: no encoded

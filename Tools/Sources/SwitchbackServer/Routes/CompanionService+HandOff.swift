@@ -265,7 +265,7 @@ extension CompanionService {
     /// origin, or, from a browser that sends no `Origin`, `Sec-Fetch-Site` says same-origin.
     func requireSameOrigin(_ request: Request) throws {
         if let origin = request.headers[.origin] {
-            guard Self.equalsIgnoringCase(origin, lowercased: self.origin) else {
+            guard ASCIICase.equals(origin.utf8, lowercased: self.origin.utf8) else {
                 throw CompanionError(.crossOrigin, "this form may only be sent from this server's own page")
             }
             return
@@ -273,15 +273,6 @@ extension CompanionService {
         guard request.headers[.init("Sec-Fetch-Site")!]?.lowercased() == "same-origin" else {
             throw CompanionError(.crossOrigin, "this form may only be sent from this server's own page")
         }
-    }
-
-    /// Whether `text` is `lowercased` with its ASCII letters in any case (what `lowercased() ==` answered for an
-    /// ASCII origin, without making a string per request).
-    static func equalsIgnoringCase(_ text: String, lowercased: String) -> Bool {
-        text.utf8.count == lowercased.utf8.count
-            && zip(text.utf8, lowercased.utf8).allSatisfy { byte, expected in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
-            }
     }
 
     /// How the page names the account: the provider's name for it with the subject, or the subject alone.
