@@ -30,13 +30,15 @@ public final class Emulator: Sendable {
     let keys: SigningKeys
     private let faults: FaultBoard
     private let state: ProviderState
+    private let clock: any WallClock
 
     private init(
         issuer: String, port: Int, profile: Profile, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard,
-        state: ProviderState, group: ServiceGroup, server: Task<Void, any Error>
+        state: ProviderState, clock: any WallClock, group: ServiceGroup, server: Task<Void, any Error>
     ) {
         self.faults = faults
         self.state = state
+        self.clock = clock
         self.issuer = issuer
         self.port = port
         self.configuration = configuration
@@ -47,19 +49,24 @@ public final class Emulator: Sendable {
     }
 
     /// Starts an emulator on `host:port` (port 0 picks a free one) and returns once it accepts connections.
+    ///
+    /// `clock` is the provider's time: when its codes, orders and tokens were issued and when they expire.
+    /// A test that must step past a deadline (a QR code going stale) passes a clock it moves itself.
     public static func start(
         profile: Profile = .generic,
         configuration: EmulatorConfiguration = .defaults,
         host: String = "127.0.0.1",
         port: Int = 0,
+        clock: any WallClock = SystemClock(),
         shutdownSignals: [UnixSignal] = [],
         logger: Logger = Logger(label: "switchback.emulator")
     ) async throws -> Emulator {
         let keys = try await SigningKeys(given: configuration.signingKeys)
         let issuerBox = IssuerBox()
-        let state = ProviderState(entropy: SystemEntropy(), now: { Date() })
+        let state = ProviderState(entropy: SystemEntropy(), now: { clock.now() })
         let faults = FaultBoard(configuration: configuration)
-        let provider = Provider(configuration: configuration, profile: profile, keys: keys, state: state, issuer: issuerBox, faults: faults)
+        let provider = Provider(
+            configuration: configuration, profile: profile, keys: keys, state: state, clock: clock, issuer: issuerBox, faults: faults)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: provider.router(),
@@ -81,7 +88,8 @@ public final class Emulator: Sendable {
         let issuer = "http://\(host):\(bound)"
         issuerBox.set(issuer)
         return Emulator(
-            issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, state: state, group: group,
+            issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, state: state, clock: clock,
+            group: group,
             server: server)
     }
 
@@ -114,7 +122,7 @@ public final class Emulator: Sendable {
         forClient clientID: String, subject: String?, sessionID: String? = nil, change: (inout [String: JSONValue]) -> Void = { _ in }
     ) async throws -> String {
         guard let client = configuration.client(clientID) else { throw EmulatorStartError(description: "no client \(clientID)") }
-        let now = Date().timeIntervalSince1970.rounded(.down)
+        let now = clock.now().timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
             "iss": .string(issuer), "aud": .string(clientID), "iat": .number(now), "exp": .number(now + 120),
             "jti": .string(UUID().uuidString), "events": .object([LogoutToken.event: .object([:])]),

@@ -12,7 +12,7 @@ extension Provider {
     /// ``DPoPProof/Refusal/useNonce`` (its `jti` is not used up: the retry is a new proof anyway).
     func checkProof(_ proof: String?, method: String, path: String, accessToken: String?) async -> Result<String, DPoPProof.Refusal> {
         switch DPoPProof.verify(
-            proof, method: method, url: issuer.issuer + path, accessToken: accessToken, now: Date(), requiresExpiry: profile.singpassRequests)
+            proof, method: method, url: issuer.issuer + path, accessToken: accessToken, now: clock.now(), requiresExpiry: profile.singpassRequests)
         {
         case .failure(let refusal):
             return .failure(refusal)

@@ -195,7 +195,7 @@ extension Provider {
     /// An RFC 9068 access token when ``EmulatorConfiguration/accessTokenAudience`` is set; nil for an opaque one.
     func jwtAccessToken(_ grant: ProviderState.Grant, client: EmulatorConfiguration.Client) async throws -> String? {
         guard let audience = configuration.accessTokenAudience else { return nil }
-        let now = Date().timeIntervalSince1970.rounded(.down)
+        let now = clock.now().timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
             "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(audience), "client_id": .string(client.clientID),
             "iat": .number(now), "exp": .number(now + accessTokenLifetime), "jti": .string(UUID().uuidString),
@@ -269,7 +269,7 @@ extension Provider {
         faults: Set<Fault>
     ) -> [String: JSONValue] {
         func halfHash(_ value: String) -> JSONValue { .string(Base64URL.encode(Array(SHA256.hash(data: Data(value.utf8))).prefix(16))) }
-        let now = Date().timeIntervalSince1970.rounded(.down)
+        let now = clock.now().timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
             "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(client.clientID),
             "iat": .number(now), "exp": .number(now + accessTokenLifetime),

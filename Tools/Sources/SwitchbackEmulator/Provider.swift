@@ -10,6 +10,8 @@ struct Provider: Sendable {
     let profile: Profile
     let keys: SigningKeys
     let state: ProviderState
+    /// The provider's time (``Emulator/start(profile:configuration:host:port:clock:shutdownSignals:logger:)``).
+    let clock: any WallClock
     let issuer: IssuerBox
     let faults: FaultBoard
     static let maximumBody = 64 * 1024

@@ -21,9 +21,10 @@ package enum EmulatorHarness {
 
     /// Runs `body` against a fresh emulator and stops it afterwards, whatever `body` does.
     package static func withEmulator(
-        profile: Profile = .generic, configuration: EmulatorConfiguration = .defaults, _ body: (Emulator) async throws -> Void
+        profile: Profile = .generic, configuration: EmulatorConfiguration = .defaults, clock: any WallClock = SystemClock(),
+        _ body: (Emulator) async throws -> Void
     ) async throws {
-        let emulator = try await Emulator.start(profile: profile, configuration: configuration)
+        let emulator = try await Emulator.start(profile: profile, configuration: configuration, clock: clock)
         do {
             try await body(emulator)
         } catch {

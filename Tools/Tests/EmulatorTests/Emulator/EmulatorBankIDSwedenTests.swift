@@ -10,8 +10,10 @@ import ToolsTestSupport
 /// allow-listed return, and the collect hintCode progression the broker's page polls.
 @Suite("Emulator: bankid-se profile")
 struct EmulatorBankIDSwedenTests {
-    static func withEmulator(_ variants: [String] = [], _ body: (Emulator) async throws -> Void) async throws {
-        try await EmulatorHarness.withEmulator(profile: try Profile.named("bankid-se", variants: variants).get(), body)
+    static func withEmulator(_ variants: [String] = [], clock: any WallClock = SystemClock(), _ body: (Emulator) async throws -> Void)
+        async throws
+    {
+        try await EmulatorHarness.withEmulator(profile: try Profile.named("bankid-se", variants: variants).get(), clock: clock, body)
     }
 
     static func collect(_ emulator: Emulator, _ reference: String) async throws -> [String: JSONValue] {
@@ -99,7 +101,10 @@ struct EmulatorBankIDSwedenTests {
         "an order the app opened but nobody answers expires: collect reports failed/expiredTransaction and the broker ends with access_denied naming it"
     )
     func expiredOrder() async throws {
-        try await Self.withEmulator(["short-order"]) { emulator in
+        // The provider's clock moves only when the test moves it, so a slow machine cannot let the order
+        // fail to start before the app opens it.
+        let clock = ManualClock(Date())
+        try await Self.withEmulator(["short-order"], clock: clock) { emulator in
             let client = EmulatorHarness.client(emulator)
             let session = try await client.prepareAuthorization()
             let browser = EmulatorBrowser()
@@ -108,13 +113,11 @@ struct EmulatorBankIDSwedenTests {
             // The app opens the order and the user walks away (an unopened order fails with startFailed,
             // EmulatorOtherPhoneTests.bankIDStartFailed).
             _ = try await EmulatorUAEPassTests.app(emulator).respond(to: link, with: .ignore)
-            // Pending (userSign) until the 2-second lifetime passes; polled as the page does, so a slow
-            // machine only waits longer.
             var collected = try await Self.collect(emulator, reference)
-            for _ in 0..<40 where collected["status"] == .string("pending") {
-                try await Task.sleep(for: .milliseconds(250))
-                collected = try await Self.collect(emulator, reference)
-            }
+            #expect(collected["status"] == .string("pending") && collected["hintCode"] == .string("userSign"))
+            // Pending (userSign) until the 2-second lifetime passes.
+            clock.advance(by: 3)
+            collected = try await Self.collect(emulator, reference)
             #expect(collected["status"] == .string("failed") && collected["hintCode"] == .string("expiredTransaction"))
             let landing = try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer))
             let error = await expectFailure("an expired order must not sign in") {

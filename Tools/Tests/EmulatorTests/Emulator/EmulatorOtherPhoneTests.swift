@@ -44,7 +44,10 @@ struct EmulatorOtherPhoneTests {
 
     @Test("BankID on another phone: scanning the current animated code opens the order (userSign); a forged or stale code does not")
     func bankIDQRCode() async throws {
-        try await EmulatorBankIDSwedenTests.withEmulator { emulator in
+        // The provider's clock moves only when the test moves it: a code fetched is exactly as old as the
+        // test says when it is scanned, however slow the machine.
+        let clock = ManualClock(Date())
+        try await EmulatorBankIDSwedenTests.withEmulator(clock: clock) { emulator in
             let client = EmulatorHarness.client(emulator)
             let session = try await client.prepareAuthorization()
             let browser = EmulatorBrowser()
@@ -59,7 +62,7 @@ struct EmulatorOtherPhoneTests {
             #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["hintCode"] == .string("outstandingTransaction"))
 
             // A code more than two seconds old (copied from the screen and relayed) is refused.
-            try await Task.sleep(for: .milliseconds(3100))
+            clock.advance(by: 3)
             await #expect(throws: AuthenticatorAppError.providerRefused(status: 400)) { try await app.scan(current) }
             #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["hintCode"] == .string("outstandingTransaction"))
 
@@ -161,7 +164,10 @@ struct EmulatorOtherPhoneTests {
 
     @Test("an order no app starts fails with startFailed; one opened but never answered with expiredTransaction")
     func bankIDStartFailed() async throws {
-        try await EmulatorBankIDSwedenTests.withEmulator(["short-order"]) { emulator in
+        // The provider's clock moves only when the test moves it: the second order is opened in time
+        // however slow the machine.
+        let clock = ManualClock(Date())
+        try await EmulatorBankIDSwedenTests.withEmulator(["short-order"], clock: clock) { emulator in
             let client = EmulatorHarness.client(emulator)
             let unopened = try await client.prepareAuthorization()
             let browser = EmulatorBrowser()
@@ -170,20 +176,13 @@ struct EmulatorOtherPhoneTests {
             let opened = try await client.prepareAuthorization()
             let (openedLink, _) = try await EmulatorBrowser().handOff(opened.authorizationURL)
             _ = try await EmulatorUAEPassTests.app(emulator).respond(to: openedLink, with: .ignore)
-            var collected = try await EmulatorBankIDSwedenTests.collect(emulator, reference)
-            for _ in 0..<40 where collected["status"] == .string("pending") {
-                try await Task.sleep(for: .milliseconds(250))
-                collected = try await EmulatorBankIDSwedenTests.collect(emulator, reference)
-            }
-            #expect(collected["hintCode"] == .string("startFailed"))
-            // The second order was made after the first, so it may still be running when the first has failed.
             let openedReference = try AuthenticatorApp.parse(openedLink).reference
-            var expired = try await EmulatorBankIDSwedenTests.collect(emulator, openedReference)
-            for _ in 0..<40 where expired["status"] == .string("pending") {
-                try await Task.sleep(for: .milliseconds(250))
-                expired = try await EmulatorBankIDSwedenTests.collect(emulator, openedReference)
-            }
-            #expect(expired["hintCode"] == .string("expiredTransaction"))
+            #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["hintCode"] == .string("outstandingTransaction"))
+            #expect(try await EmulatorBankIDSwedenTests.collect(emulator, openedReference)["hintCode"] == .string("userSign"))
+            // Past both 2-second lifetimes: the order no app opened failed to start, the other expired.
+            clock.advance(by: 3)
+            #expect(try await EmulatorBankIDSwedenTests.collect(emulator, reference)["hintCode"] == .string("startFailed"))
+            #expect(try await EmulatorBankIDSwedenTests.collect(emulator, openedReference)["hintCode"] == .string("expiredTransaction"))
             let landing = try await browser.open(try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer))
             let error = await expectFailure("an order never started must not sign in") {
                 try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: unopened)
