@@ -1,5 +1,6 @@
 public import Foundation
 import Hummingbird
+import NIOCore
 import ServiceLifecycle
 public import UnixSignals
 public import Logging
@@ -147,9 +148,15 @@ public final class Companion: Sendable {
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let host = configuration.host
+        let connections = ConnectionCount(limit: configuration.limits.maxConnections)
+        let bodyTimeout = TimeAmount.milliseconds(Int64(configuration.limits.bodyTimeout * 1000))
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(configuration.limits.idleTimeout * 1000)))),
+            server: .http1(
+                configuration: .init(
+                    // One guard per connection (the closure runs for each), sharing one count.
+                    additionalChannelHandlers: [ConnectionGuard(connections: connections, bodyTimeout: bodyTimeout, metrics: metrics)],
+                    idleTimeout: .milliseconds(Int64(configuration.limits.idleTimeout * 1000)))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? configuration.port)

@@ -68,14 +68,25 @@ extension ServerConfiguration {
         /// idle. Keep it above your load balancer's own idle timeout (AWS ALB: 60 s), or the balancer may
         /// reuse a connection the companion is closing and answer 502. Seconds.
         public var idleTimeout: TimeInterval
+        /// How long a request's body may take to arrive, from its head to its end, before the server
+        /// closes the connection: a client sending a body a byte at a time is activity to the idle timer,
+        /// so this is what bounds it. Bodies here are at most 16 KiB. Seconds.
+        public var bodyTimeout: TimeInterval
+        /// The most connections this instance holds open at once (0: no cap). A connection past it is
+        /// closed as soon as it is accepted. It must exceed ``waitingStatusRequests``, each of which holds a
+        /// connection, and stay below the process's open-file limit (`ulimit -n`), which the database pool
+        /// and the metrics listener share.
+        public var maxConnections: Int
 
         public init(
             startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
             clientAddressHeader: String? = nil, trustedHops: Int = 1, trustedProxies: [String] = [], directClients: Bool = false,
-            shutdownGrace: TimeInterval = 10, idleTimeout: TimeInterval = 75
+            shutdownGrace: TimeInterval = 10, idleTimeout: TimeInterval = 75, bodyTimeout: TimeInterval = 30, maxConnections: Int = 10_000
         ) {
             self.shutdownGrace = shutdownGrace
             self.idleTimeout = idleTimeout
+            self.bodyTimeout = bodyTimeout
+            self.maxConnections = maxConnections
             self.trustedProxies = trustedProxies
             self.directClients = directClients
             self.startsPerMinutePerAddress = startsPerMinutePerAddress
@@ -95,8 +106,10 @@ extension ServerConfiguration {
                     "\($0) from \(trustedProxies.joined(separator: ", ")), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")"
                 }
                 ?? "connection address, IPv6 by /64"
+            let connections = maxConnections == 0 ? "unlimited connections" : "at most \(maxConnections) connections"
             return "starts, exchanges and hand-offs \(perAddress) per address (by \(by)), \(total) in all; "
-                + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests"
+                + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests; "
+                + "\(connections), idle \(Int(idleTimeout)) s, a body within \(Int(bodyTimeout)) s"
         }
     }
 }
@@ -119,7 +132,7 @@ extension ServerConfiguration.Session {
 extension ServerConfiguration.Limits {
     private enum Keys: String, CodingKey {
         case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader, trustedHops
-        case trustedProxies, directClients, shutdownGrace, idleTimeout
+        case trustedProxies, directClients, shutdownGrace, idleTimeout, bodyTimeout, maxConnections
     }
 
     public init(from decoder: any Decoder) throws {
@@ -135,7 +148,9 @@ extension ServerConfiguration.Limits {
             trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? [],
             directClients: try c.decodeIfPresent(Bool.self, forKey: .directClients) ?? false,
             shutdownGrace: try c.decodeIfPresent(TimeInterval.self, forKey: .shutdownGrace) ?? defaults.shutdownGrace,
-            idleTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .idleTimeout) ?? defaults.idleTimeout
+            idleTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .idleTimeout) ?? defaults.idleTimeout,
+            bodyTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .bodyTimeout) ?? defaults.bodyTimeout,
+            maxConnections: try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? defaults.maxConnections
         )
     }
 }

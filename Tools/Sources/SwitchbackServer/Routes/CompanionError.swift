@@ -21,6 +21,8 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
         public static let notAllowed = Code(name: "not_allowed", status: 400)
         /// The route is off in this configuration.
         public static let notConfigured = Code(name: "not_configured", status: 404)
+        /// The request's body did not arrive whole: the connection closed first (`limits.bodyTimeout`).
+        public static let requestTimeout = Code(name: "request_timeout", status: 408)
         /// The provider refused or failed; nothing was issued.
         public static let providerFailed = Code(name: "provider_error", status: 502)
         /// The provider reported an error for the sign-in (the user declined, say).

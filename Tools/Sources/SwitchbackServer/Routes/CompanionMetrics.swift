@@ -17,7 +17,7 @@ import Tracing
 /// | `switchback_requests_total` | `route`, `method`, `status` | answered requests |
 /// | `switchback_request_duration_seconds` | `route`, `method` | time to answer |
 /// | `switchback_refusals_total` | `route`, `reason` | refusals by code (`rate_limited` are the rate-limit hits) |
-/// | `switchback_events_total` | `event` | codes issued and redeemed, sign-ins started, completed, failed, sessions, logouts |
+/// | `switchback_events_total` | `event` | codes issued and redeemed, sign-ins started, completed, failed, sessions, logouts, connections closed by a limit |
 /// | `switchback_provider_duration_seconds` | `host`, `status` | each request to the provider |
 /// | `switchback_store_duration_seconds` | `operation`, `outcome` | each store call |
 struct CompanionMetrics: Sendable {
@@ -162,5 +162,9 @@ struct CompanionMetrics: Sendable {
         case playIntegrityRefused = "play_integrity_refused"
         case presentationVerified = "presentation_verified"
         case presentationRefused = "presentation_refused"
+        /// A connection closed as soon as it was accepted: `limits.maxConnections` were open.
+        case connectionRefused = "connection_over_cap"
+        /// A connection closed because a request's body did not arrive within `limits.bodyTimeout`.
+        case bodyTimedOut = "body_timeout"
     }
 }

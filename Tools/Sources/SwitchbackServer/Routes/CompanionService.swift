@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 @_spi(SwitchbackInternals) import Switchback
 
 /// The routes' logic: every handler takes the parsed request and returns the response. Collaborators
@@ -89,8 +90,12 @@ final class CompanionService: Sendable {
     static func collectBody(of request: inout Request, limit: Int = maximumBody) async throws -> ByteBuffer {
         do {
             return try await request.collectBody(upTo: limit)
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw CompanionError(.tooLarge, "the body is larger than \(limit) bytes")
+        } catch {
+            // The connection closed before the body's end: the client left, or its body outlasted
+            // `limits.bodyTimeout` (ConnectionGuard). Nobody reads this answer; the metrics and the log do.
+            throw CompanionError(.requestTimeout, "the body did not arrive whole")
         }
     }
 

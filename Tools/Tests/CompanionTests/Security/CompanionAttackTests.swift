@@ -544,6 +544,121 @@ struct CompanionAttackTests {
         }
     }
 
+    @Test(
+        "a body sent a byte at a time is cut at limits.bodyTimeout (counted, never answered as a server error); a body in parts within it is answered"
+    )
+    func slowBody() async throws {
+        try await CompanionRig.with(change: {
+            $0.limits.bodyTimeout = 1
+            $0.metrics = .init(host: "127.0.0.1", port: 0)
+        }) { rig in
+            // Raw sockets. The first request's body comes in two parts 0.3 s apart, within the deadline; the
+            // second's promises 200 bytes and sends one every 0.2 s, which keeps the idle timer (75 s) from
+            // ever firing. Prints the first answer's status, then the seconds until the server closed the
+            // second connection and the bytes it had sent by then.
+            let outcome = try await ChildProcess.run(
+                "/usr/bin/env",
+                [
+                    "python3", "-c",
+                    """
+                    import json, socket, sys, time
+                    port = int(sys.argv[1])
+                    body = json.dumps({"flow_id": sys.argv[2]}).encode()
+                    head = b"POST /completion/start HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\n"
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    s.sendall(head + b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body[:5])
+                    time.sleep(0.3)
+                    s.sendall(body[5:])
+                    data = b""
+                    while b"\\r\\n" not in data:
+                        chunk = s.recv(65536)
+                        assert chunk, "closed before the answer"
+                        data += chunk
+                    status = data.split(b" ")[1].decode()
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    s.sendall(head + b"Content-Length: 200\\r\\n\\r\\n")
+                    began = time.monotonic()
+                    sent = 0
+                    try:
+                        while sent < 200:
+                            s.sendall(b" ")
+                            sent += 1
+                            s.settimeout(0.2)
+                            try:
+                                if s.recv(65536) == b"":
+                                    break
+                            except socket.timeout:
+                                pass
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    print(status, "%.2f" % (time.monotonic() - began), sent)
+                    """, String(rig.companion.port), Base64URL.encode(SystemEntropy().randomBytes(count: 32)),
+                ])
+            let figures = outcome.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            try #require(outcome.status == 0 && figures.count == 3, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+            #expect(figures[0].hasPrefix("2"), "a body in two parts within the deadline is answered: \(figures[0])")
+            let seconds = try #require(Double(figures[1]))
+            let sent = try #require(Int(figures[2]))
+            #expect(seconds > 0.8 && seconds < 5, "closed after \(seconds) s with a 1 s body timeout")
+            #expect(sent < 200, "the whole body was accepted a byte at a time")
+            let text = try await ObservabilityTests.scrape(rig)
+            #expect(text.contains(#"switchback_events_total{event="body_timeout"} 1"#), "the cut is counted")
+            #expect(!text.contains(#"status="500""#), "a cut body is no server error")
+            #expect(try await rig.get(rig.url("/health")).status == 200)
+        }
+    }
+
+    @Test(
+        "past limits.maxConnections a new connection is closed at once (counted); a slot is free again when a connection closes"
+    )
+    func connectionCap() async throws {
+        try await CompanionRig.with(change: {
+            $0.limits.maxConnections = 3
+            $0.limits.waitingStatusRequests = 2
+            $0.metrics = .init(host: "127.0.0.1", port: 0)
+        }) { rig in
+            // Raw sockets: three connections held open (each answered once, so each is surely counted), a
+            // fourth closed without an answer, then one of the three closed and a fifth answered.
+            let outcome = try await ChildProcess.run(
+                "/usr/bin/env",
+                [
+                    "python3", "-c",
+                    """
+                    import socket, sys, time
+                    port = int(sys.argv[1])
+                    def ask(s):
+                        s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                        data = b""
+                        try:
+                            while b"ok" not in data:
+                                chunk = s.recv(65536)
+                                if not chunk:
+                                    return "closed"
+                                data += chunk
+                        except ConnectionResetError:
+                            return "closed"
+                        return data.split(b" ")[1].decode()
+                    def connect():
+                        return socket.create_connection(("127.0.0.1", port), timeout=10)
+                    held = [connect() for _ in range(3)]
+                    first = [ask(s) for s in held]
+                    fourth = ask(connect())
+                    held.pop().close()
+                    time.sleep(0.3)
+                    fifth = ask(connect())
+                    print(",".join(first), fourth, fifth)
+                    """, String(rig.companion.port),
+                ])
+            let figures = outcome.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            try #require(outcome.status == 0 && figures.count == 3, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+            #expect(figures[0] == "200,200,200")
+            #expect(figures[1] == "closed", "a fourth connection past a cap of three")
+            #expect(figures[2] == "200", "a slot freed by a closed connection")
+            let text = try await ObservabilityTests.scrape(rig)
+            #expect(text.contains(#"switchback_events_total{event="connection_over_cap"} 1"#))
+        }
+    }
+
     /// Sends `GET target` exactly as given and returns the status code of the answer.
     static func rawGet(port: Int, target: String) async throws -> Int {
         // `ChildProcess.run` reads the child's output on threads of its own: a blocking read here would hold one

@@ -58,7 +58,7 @@ struct ConfigurationSourcesTests {
             "SWITCHBACK_PORT": "9100", "SWITCHBACK_PROVIDER_CLIENT_SECRET": "from-the-environment",
             "SWITCHBACK_HAND_OFF_ALLOWED_REDIRECTS": "https://web.example.com/app, https://shop.example.com/",
             "SWITCHBACK_LIMITS_SHUTDOWN_GRACE": "25", "SWITCHBACK_HAND_OFF_DPOP_BOUND_ONLY": "true", "UNRELATED": "x",
-            "SWITCHBACK_LIMITS_IDLE_TIMEOUT": "90",
+            "SWITCHBACK_LIMITS_IDLE_TIMEOUT": "90", "SWITCHBACK_LIMITS_BODY_TIMEOUT": "12", "SWITCHBACK_LIMITS_MAX_CONNECTIONS": "0",
         ])
         #expect(fromEnvironment.port == 9100)
         #expect(fromEnvironment.provider?.clientSecret == "from-the-environment")
@@ -66,6 +66,8 @@ struct ConfigurationSourcesTests {
         #expect(fromEnvironment.limits.shutdownGrace == 25)
         #expect(fromEnvironment.limits.idleTimeout == 90)
         #expect(fromSecrets.limits.idleTimeout == 75, "the default, above AWS ALB's 60 s")
+        #expect(fromEnvironment.limits.bodyTimeout == 12 && fromSecrets.limits.bodyTimeout == 30)
+        #expect(fromEnvironment.limits.maxConnections == 0 && fromSecrets.limits.maxConnections == 10_000)
         #expect(fromEnvironment.handOff?.dpopBoundOnly == true)
     }
 
@@ -91,6 +93,12 @@ struct ConfigurationSourcesTests {
         #expect(grace.contains("limits.shutdownGrace"), "\(grace)")
         let idle = await message(["SWITCHBACK_LIMITS_IDLE_TIMEOUT": "0"])
         #expect(idle.contains("limits.idleTimeout"), "\(idle)")
+        let body = await message(["SWITCHBACK_LIMITS_BODY_TIMEOUT": "0"])
+        #expect(body.contains("limits.bodyTimeout"), "\(body)")
+        // Each waiting status request holds a connection: a cap at or below their number is refused.
+        let cap = await message(["SWITCHBACK_LIMITS_MAX_CONNECTIONS": "2000"])
+        #expect(cap.contains("limits.maxConnections") && cap.contains("waitingStatusRequests"), "\(cap)")
+        #expect(await message(["SWITCHBACK_LIMITS_MAX_CONNECTIONS": "2001"]) == "loaded")
         let missingSection = await message(["SWITCHBACK_COMPLETION_APP_LINK": "https://app.example.com/x"])
         #expect(missingSection.contains("completion.appLink") && missingSection.contains("no completion section"), "\(missingSection)")
         // A password for a URL without a user: refused without echoing the password.
