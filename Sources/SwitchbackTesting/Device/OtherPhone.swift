@@ -24,6 +24,28 @@ public struct OtherPhone: Sendable {
         try await app.decide(reference: reference, decision)
     }
 
+    /// Scans `content`, the code a page shows, and answers the request it opens. A camera keeps reading
+    /// the screen: when the provider refuses the code (Swedish BankID's changes every second, so a slow
+    /// machine can take it to the provider stale), `current` reads the page's code again and that is
+    /// scanned, up to `attempts` scans in all. A refusal of the answer itself is not retried.
+    public func scan(_ content: String, rereading current: @Sendable () async throws -> String, attempts: Int = 5) async throws {
+        let reference = try await opened(content, rereading: current, attempts: attempts)
+        try await app.decide(reference: reference, decision)
+    }
+
+    private func opened(_ content: String, rereading current: @Sendable () async throws -> String, attempts: Int) async throws -> String {
+        var content = content
+        var attempt = 1
+        while true {
+            do {
+                return try await app.scan(content, as: username)
+            } catch AuthenticatorAppError.providerRefused(status: 400) where attempt < attempts {
+                attempt += 1
+                content = try await current()
+            }
+        }
+    }
+
     /// Answers the oldest request waiting for the user, picking `match` among the offered numbers (the
     /// user reads it from the browser); fails when nothing waits or the number is not offered.
     public func answerRequest(matching match: String?) async throws {

@@ -209,13 +209,13 @@ extension SimulatedDevice {
         guard let phone = otherPhone, let page = tab(id)?.page, let poll = page.poll, !otherPhoneAnswered.contains(poll.status) else { return }
         if let source = page.qrCodeSource {
             // The page's script fetches the code it shows (Swedish BankID's changes every second).
-            guard let response = try? await fetch(id, HTTPRequest(method: .get, url: source)),
-                case .object(let answer)? = try? JSONDecoder().decode(JSONValue.self, from: response.body), case .string(let content)? = answer["qr"]
-            else { return }
+            guard let content = try? await qrCode(id, source) else { return }
             otherPhoneAnswered.insert(poll.status)
             record(.user, .otherPhone, "scans the QR code with the app on the other phone")
             background { device in
-                await device.answerOnOtherPhone(phone) { try await phone.scan(content) }
+                await device.answerOnOtherPhone(phone) {
+                    try await phone.scan(content, rereading: { try await device.qrCode(id, source) })
+                }
             }
         } else if let match = page.matchCode {
             otherPhoneAnswered.insert(poll.status)
@@ -224,6 +224,14 @@ extension SimulatedDevice {
                 await device.answerOnOtherPhone(phone) { try await phone.answerRequest(matching: match) }
             }
         }
+    }
+
+    /// The QR code the page in tab `id` shows now, fetched from where its script fetches it.
+    private func qrCode(_ id: Int, _ source: URL) async throws -> String {
+        let response = try await fetch(id, HTTPRequest(method: .get, url: source))
+        guard case .object(let answer) = try JSONDecoder().decode(JSONValue.self, from: response.body), case .string(let content)? = answer["qr"]
+        else { throw AuthenticatorAppError.providerRefused(status: response.status) }
+        return content
     }
 
     private func answerOnOtherPhone(_ phone: OtherPhone, _ answer: @Sendable () async throws -> Void) async {

@@ -90,7 +90,7 @@ struct LockedDeviceTests {
         let provider = try await StubProvider()
         let manager = try await Self.manager(store, provider: provider, gate: gate)
         let result = Task { try await manager.validCredential() }
-        for _ in 0..<200 where gate.waiting == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        for _ in 0..<4000 where gate.waiting == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
         #expect(gate.waiting == 1, "the manager is waiting, not failing")
         await gate.unlock()
         #expect(try await result.value.accessToken == "at-1")

@@ -46,7 +46,7 @@ struct CompanionCollectionTests {
         )
         let task = Task { try await coordinator.signIn(SignInRequest(provider: "mitid", strategy: .safariView)) }
         // The sign-in's time limit and the poll's back-off both sleep on the clock.
-        for _ in 0..<1000 where clock.sleeperCount < 2 { try await Task.sleep(nanoseconds: 2_000_000) }
+        for _ in 0..<10_000 where clock.sleeperCount < 2 { try await Task.sleep(nanoseconds: 2_000_000) }
         #expect(clock.sleeperCount == 2)
         #expect(Self.statusRequests(transport) == 1)
         clock.advance(by: 2)

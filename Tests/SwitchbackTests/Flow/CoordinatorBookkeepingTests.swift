@@ -165,7 +165,7 @@ actor GatedJournalStore: FlowJournalStore {
     func remove(flowID: String) { saved[flowID] = nil }
 
     func waitForPendingSave() async throws {
-        for _ in 0..<500 where pending == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        for _ in 0..<4000 where pending == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
         guard pending > 0 else { throw CancellationError() }
     }
 

@@ -21,7 +21,7 @@ struct EndSessionFlowTests {
         let host = RecordingUserAgentHost()
         let withHost = SignInCoordinator(coordinator.authorizer, host: host, opener: RecordingURLOpener())
         let task = Task { try await withHost.endSession(request, strategy: strategy) }
-        for _ in 0..<500 where host.events == nil { try await Task.sleep(nanoseconds: 2_000_000) }
+        for _ in 0..<10_000 where host.events == nil { try await Task.sleep(nanoseconds: 2_000_000) }
         #expect(host.calls.first == .present(request.url, strategy))
         return (withHost, host, task)
     }
@@ -88,7 +88,7 @@ struct EndSessionFlowTests {
         let (base, _) = CoordinatorBookkeepingTests.coordinator()
         let coordinator = SignInCoordinator(base.authorizer, host: host, opener: RecordingURLOpener(), journal: journal)
         let task = Task { try await coordinator.endSession(Self.request, strategy: .safariView) }
-        for _ in 0..<500 where host.events == nil { try await Task.sleep(nanoseconds: 2_000_000) }
+        for _ in 0..<10_000 where host.events == nil { try await Task.sleep(nanoseconds: 2_000_000) }
         await coordinator.appDidEnterBackground()
         #expect(await journal.journals().isEmpty)
         let flowID = try #require(host.events?.flowID)
@@ -114,7 +114,7 @@ struct EndSessionFlowTests {
         let host = RecordingUserAgentHost()
         let coordinator = SignInCoordinator(.app(client), host: host, opener: RecordingURLOpener())
         let task = Task { try await coordinator.endSession(request, strategy: .webView) }
-        for _ in 0..<500 where host.events == nil { try await Task.sleep(nanoseconds: 2_000_000) }
+        for _ in 0..<10_000 where host.events == nil { try await Task.sleep(nanoseconds: 2_000_000) }
         #expect(await host.events?.shouldLoad(Self.signedOut) == false, "the WebView is stopped at the return and it is taken")
         #expect(try await task.value == .returnedWithoutState, "an address anyone could open proves nothing about the provider")
     }

@@ -162,12 +162,12 @@ struct WalletFlowTests {
         let opener = RecordingOpener(opens: true)
         let coordinator = SignInCoordinator(.wallets(verifiedBy: Self.startingCompanion()), host: NoHost(), opener: opener)
         let first = Task { try await coordinator.signIn(.wallet(WalletPreset.openID4VP.request())) }
-        for _ in 0..<500 where await coordinator.states.isEmpty { try await Task.sleep(nanoseconds: 2_000_000) }
+        for _ in 0..<10_000 where await coordinator.states.isEmpty { try await Task.sleep(nanoseconds: 2_000_000) }
         let firstID = try #require(await coordinator.states.keys.first)
         let second = Task { try await coordinator.signIn(.wallet(WalletPreset.openID4VP.request())) }
-        // Within a second, only the second waits (it registers once the companion answered its start).
+        // Soon (20 s at most), only the second waits (it registers once the companion answered its start).
         var waiting: [String] = []
-        for _ in 0..<500 {
+        for _ in 0..<10_000 {
             waiting = Array(await coordinator.states.keys)
             if waiting.count == 1, waiting != [firstID] { break }
             try await Task.sleep(nanoseconds: 2_000_000)

@@ -48,7 +48,10 @@ struct CBORTests {
             CBOR.map((0..<count).map { .init(.text("key-\(duplicate && $0 == count - 1 ? 0 : $0)"), .null) }).encoded
         }
         let clock = ContinuousClock()
-        let elapsed = try clock.measure { _ = try CBOR.decode(map(4096)) }
+        let encoded = map(4096)
+        // The fastest of three: a quadratic decode is slow every time, a loaded machine's stall only once.
+        var elapsed = Duration.seconds(60)
+        for _ in 0..<3 { elapsed = min(elapsed, try clock.measure { _ = try CBOR.decode(encoded) }) }
         #expect(elapsed < .seconds(1), "4096 text keys took \(elapsed); comparing each with every other took seconds")
         #expect(throws: CBORError.self) { _ = try CBOR.decode(map(4097)) }
         #expect(throws: CBORError.self) { _ = try CBOR.decode(map(4000, duplicate: true)) }

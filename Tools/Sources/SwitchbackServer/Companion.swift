@@ -29,6 +29,8 @@ public final class Companion: Sendable {
     private let janitor: Task<Void, Never>
     private let ownedStore: PostgresCompanionStore?
     private let ownedTransport: ServerTransport?
+    /// The status requests waiting on this instance (tests wait for one to be waiting, not for a time).
+    let waiters: CompletionWaiters
 
     /// One route: its method, path and what it is for.
     public struct Route: Sendable, CustomStringConvertible {
@@ -42,9 +44,10 @@ public final class Companion: Sendable {
 
     private init(
         baseURL: URL, port: Int, metricsPort: Int?, routes: [Route], group: ServiceGroup, server: Task<Void, any Error>,
-        janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?, ownedTransport: ServerTransport?
+        janitor: Task<Void, Never>, ownedStore: PostgresCompanionStore?, ownedTransport: ServerTransport?, waiters: CompletionWaiters
     ) {
         self.metricsPort = metricsPort
+        self.waiters = waiters
         self.ownedTransport = ownedTransport
         self.baseURL = baseURL
         self.port = port
@@ -244,7 +247,8 @@ public final class Companion: Sendable {
         return Companion(
             baseURL: shared.value, port: bound, metricsPort: metricsPort, routes: routes, group: group, server: server, janitor: janitor,
             ownedStore: ownedStore,
-            ownedTransport: ownedTransport
+            ownedTransport: ownedTransport,
+            waiters: waiters
         )
     }
 

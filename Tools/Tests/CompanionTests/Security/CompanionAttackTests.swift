@@ -428,7 +428,7 @@ struct CompanionAttackTests {
                     )
                     return (response, ContinuousClock.now - started)
                 }
-                try await Task.sleep(nanoseconds: 300_000_000)
+                try await Self.waitUntil("the first status request waits") { await other.waiters.count == 1 }
                 // The app's connection dropped (the server is not told) and it asks again: the new request
                 // takes the waiting one's place, which answers at once; two never wait for one flow.
                 let replacing = Task {
@@ -444,7 +444,7 @@ struct CompanionAttackTests {
                 #expect(replaced.status == 202 && String(decoding: replaced.body, as: UTF8.self).contains("pending"))
                 // Well before its own 20 s deadline (a busy machine can take seconds to get the second request in).
                 #expect(replacedAfter < .seconds(15), "the replaced request answered when the new one arrived, not at its deadline")
-                try await Task.sleep(nanoseconds: 300_000_000)
+                try await Self.waitUntil("the replacing request waits") { await other.waiters.count == 1 }
                 guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
                 _ = try await rig.get(try #require(URL(string: location)))
                 let (response, elapsed) = try await replacing.value
@@ -460,7 +460,7 @@ struct CompanionAttackTests {
                     // Long enough to be still waiting when the third arrives on a busy machine.
                     tasks.append(Task { try await rig.post("/completion/status", ["flow_id": id, "wait": 8]).response.status })
                 }
-                try await Task.sleep(nanoseconds: 1_000_000_000)
+                try await Self.waitUntil("two status requests wait") { await rig.companion.waiters.count == 2 }
                 let third = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
                 _ = try await rig.post("/completion/start", ["flow_id": third])
                 #expect(try await rig.post("/completion/status", ["flow_id": third, "wait": 2]).response.status == 429)
@@ -508,8 +508,8 @@ struct CompanionAttackTests {
             #expect(ContinuousClock.now - started >= .milliseconds(2500), "answered at its own deadline, not cut at the idle timeout")
 
             // Raw sockets: a head sent in part and then nothing (slowloris), and a keep-alive connection left
-            // idle after one answer. Each prints the seconds until the server closed it; a connection still
-            // open after 10 s makes the script fail.
+            // idle after one answer. Each prints the seconds until the server closed it, timed from before
+            // the client's part (so never less than the idle time); one still open after 30 s fails the script.
             let outcome = try await ChildProcess.run(
                 "/usr/bin/env",
                 [
@@ -517,19 +517,20 @@ struct CompanionAttackTests {
                     """
                     import socket, sys, time
                     port = int(sys.argv[1])
-                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-                    s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n")
                     began = time.monotonic()
+                    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+                    s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n")
                     assert s.recv(1) == b""
                     partial = time.monotonic() - began
-                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+                    # Timed from before the request: the idle time starts later, at the answer's end.
+                    began = time.monotonic()
                     s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
                     data = b""
                     while b"ok" not in data:
                         chunk = s.recv(65536)
                         assert chunk, "closed before the answer"
                         data += chunk
-                    began = time.monotonic()
                     while s.recv(65536):
                         pass
                     print(data.split(b" ")[1].decode(), "%.2f" % partial, "%.2f" % (time.monotonic() - began))
@@ -539,7 +540,7 @@ struct CompanionAttackTests {
             try #require(outcome.status == 0 && figures.count == 3, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
             #expect(figures[0] == "200")
             for seconds in figures.dropFirst().compactMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
-                #expect(seconds > 0.5 && seconds < 5, "closed after \(seconds) s with a 1 s idle timeout")
+                #expect(seconds > 0.9 && seconds < 25, "closed after \(seconds) s with a 1 s idle timeout")
             }
         }
     }
@@ -599,7 +600,7 @@ struct CompanionAttackTests {
             #expect(figures[0].hasPrefix("2"), "a body in two parts within the deadline is answered: \(figures[0])")
             let seconds = try #require(Double(figures[1]))
             let sent = try #require(Int(figures[2]))
-            #expect(seconds > 0.8 && seconds < 5, "closed after \(seconds) s with a 1 s body timeout")
+            #expect(seconds > 0.8 && seconds < 20, "closed after \(seconds) s with a 1 s body timeout")
             #expect(sent < 200, "the whole body was accepted a byte at a time")
             let text = try await ObservabilityTests.scrape(rig)
             #expect(text.contains(#"switchback_events_total{event="body_timeout"} 1"#), "the cut is counted")
@@ -627,15 +628,15 @@ struct CompanionAttackTests {
                     import socket, sys, time
                     port = int(sys.argv[1])
                     def ask(s):
-                        s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
                         data = b""
                         try:
+                            s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
                             while b"ok" not in data:
                                 chunk = s.recv(65536)
                                 if not chunk:
                                     return "closed"
                                 data += chunk
-                        except ConnectionResetError:
+                        except (ConnectionResetError, BrokenPipeError):
                             return "closed"
                         return data.split(b" ")[1].decode()
                     def connect():
@@ -644,18 +645,35 @@ struct CompanionAttackTests {
                     first = [ask(s) for s in held]
                     fourth = ask(connect())
                     held.pop().close()
-                    time.sleep(0.3)
+                    # The server frees the slot when it sees the close; a loaded machine may take a while.
+                    retries = 0
                     fifth = ask(connect())
-                    print(",".join(first), fourth, fifth)
+                    began = time.monotonic()
+                    while fifth == "closed" and time.monotonic() - began < 20:
+                        retries += 1
+                        time.sleep(0.1)
+                        fifth = ask(connect())
+                    print(",".join(first), fourth, fifth, retries)
                     """, String(rig.companion.port),
                 ])
             let figures = outcome.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            try #require(outcome.status == 0 && figures.count == 3, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+            try #require(outcome.status == 0 && figures.count == 4, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
             #expect(figures[0] == "200,200,200")
             #expect(figures[1] == "closed", "a fourth connection past a cap of three")
             #expect(figures[2] == "200", "a slot freed by a closed connection")
             let text = try await ObservabilityTests.scrape(rig)
-            #expect(text.contains(#"switchback_events_total{event="connection_over_cap"} 1"#))
+            // The fourth, and each try of the fifth's before the slot was free.
+            let refused = 1 + (Int(figures[3]) ?? 0)
+            #expect(text.contains(#"switchback_events_total{event="connection_over_cap"} "# + "\(refused)\n"), "\(refused) refusals")
+        }
+    }
+
+    /// Returns once `condition` holds, checking every 10 ms; fails the test after 30 s.
+    static func waitUntil(_ what: String, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await !condition() {
+            guard ContinuousClock.now < deadline else { throw RigFailure("not within 30 s: \(what)") }
+            try await Task.sleep(for: .milliseconds(10))
         }
     }
 

@@ -24,7 +24,7 @@ struct CompanionExchangeTests {
     static func signIn(_ coordinator: SignInCoordinator, host: RecordingUserAgentHost) async throws -> (Result<Credential, any Error>, URL) {
         let task = Task { try await coordinator.signIn(SignInRequest(provider: "generic", strategy: .systemBrowser)) }
         var presented: URL?
-        for _ in 0..<400 where presented == nil {
+        for _ in 0..<6000 where presented == nil {  // at least 30 s: a loaded machine is slow, a hang fails
             if case .present(let url, _)? = host.calls.first { presented = url } else { try await Task.sleep(nanoseconds: 5_000_000) }
         }
         let authorizationURL = try #require(presented)

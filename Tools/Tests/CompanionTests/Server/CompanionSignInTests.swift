@@ -31,7 +31,7 @@ struct CompanionSignInTests {
 
     /// Waits until the host was asked to present, and returns that URL.
     static func presented(_ host: RecordingUserAgentHost, after count: Int = 0) async throws -> URL {
-        for _ in 0..<600 {
+        for _ in 0..<6000 {  // at least 30 s: a loaded machine is slow, a hang fails
             let shown = host.calls.compactMap { call -> URL? in
                 if case .present(let url, _) = call { return url }
                 return nil

@@ -89,7 +89,7 @@ struct ObservabilityTests {
             let code = try #require(issued.json["handoffotp"] as? String)
             // The server span ends after the answer is written: give it a moment.
             var spans: [FinishedInMemorySpan] = []
-            for _ in 0..<50 {
+            for _ in 0..<1000 {
                 spans = tracer.finishedSpans.filter { $0.traceID == traceID }
                 if spans.contains(where: { $0.operationName == "POST /handoff" }) { break }
                 try await Task.sleep(for: .milliseconds(20))

@@ -41,7 +41,7 @@ struct PostgresLockOrderTests {
                     return taken.sorted()
                 }
                 var waiting = 0
-                for _ in 0..<200 where waiting == 0 {
+                for _ in 0..<1500 where waiting == 0 {
                     try await Task.sleep(for: .milliseconds(20))
                     for try await count in try await holder.query("SELECT count(*) FROM pg_locks WHERE NOT granted", logger: logger).decode(Int.self)
                     {

@@ -145,7 +145,9 @@ extension CredentialManagerTests {
     @Test("a sign-out, or a new sign-in, while a refresh is under way: the refresh stores nothing, so neither is undone")
     func removeOrSaveDuringRefresh() async throws {
         var configuration = EmulatorConfiguration.defaults
-        configuration.slowResponseDelay = 1
+        // The sign-out or sign-in below must land while the refresh waits for the token endpoint: 5 s, so
+        // that a loaded machine's stall between the two cannot let the refresh finish first.
+        configuration.slowResponseDelay = 5
         try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
             let (client, credential) = try await Self.signedIn(emulator)
             await emulator.setFaults([.tokenSlow], forClient: "native-rs")
@@ -154,7 +156,7 @@ extension CredentialManagerTests {
                 let manager = CredentialManager(client: client, store: store, key: "main")
                 try await manager.save(Self.expired(credential))
                 let refreshing = Task { try await manager.validCredential() }
-                // The refresh has sent its request once its mark is in the store (the endpoint then takes 1 s).
+                // The refresh has sent its request once its mark is in the store (the endpoint then takes 5 s).
                 for _ in 0..<500 where await store.load(key: "main.refreshing") == nil { try await Task.sleep(nanoseconds: 10_000_000) }
                 #expect(await store.load(key: "main.refreshing") != nil, "the refresh is under way")
                 var newer = credential
