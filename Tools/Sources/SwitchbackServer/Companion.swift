@@ -75,6 +75,9 @@ public final class Companion: Sendable {
         logger: Logger = Logger(label: "switchback.server")
     ) async throws -> Companion {
         try configuration.validate()
+        if let warning = OpenFileLimit.warning(maxConnections: configuration.limits.maxConnections, limit: OpenFileLimit.current()) {
+            logger.warning("\(warning)")
+        }
         var ownedStore: PostgresCompanionStore?
         let chosenStore: any CompanionStore
         if let store {
@@ -153,12 +156,15 @@ public final class Companion: Sendable {
         let host = configuration.host
         let connections = ConnectionCount(limit: configuration.limits.maxConnections)
         let bodyTimeout = TimeAmount.milliseconds(Int64(configuration.limits.bodyTimeout * 1000))
+        let writeTimeout = TimeAmount.milliseconds(Int64(configuration.limits.writeTimeout * 1000))
         let app = Application(
             router: router,
             server: .http1(
                 configuration: .init(
                     // One guard per connection (the closure runs for each), sharing one count.
-                    additionalChannelHandlers: [ConnectionGuard(connections: connections, bodyTimeout: bodyTimeout, metrics: metrics)],
+                    additionalChannelHandlers: [
+                        ConnectionGuard(connections: connections, bodyTimeout: bodyTimeout, writeTimeout: writeTimeout, metrics: metrics)
+                    ],
                     idleTimeout: .milliseconds(Int64(configuration.limits.idleTimeout * 1000)))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
@@ -181,8 +187,17 @@ public final class Companion: Sendable {
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
             }
+            // The same idle and body limits as the public listener, and a small cap of its own: a scraper
+            // needs a connection or two, and this listener's connections must not take the public one's.
+            let scrapers = ConnectionCount(limit: Self.metricsConnections)
             let exporter = Application(
                 router: metricsRouter,
+                server: .http1(
+                    configuration: .init(
+                        additionalChannelHandlers: [
+                            ConnectionGuard(connections: scrapers, bodyTimeout: bodyTimeout, writeTimeout: writeTimeout, metrics: metrics)
+                        ],
+                        idleTimeout: .milliseconds(Int64(configuration.limits.idleTimeout * 1000)))),
                 configuration: ApplicationConfiguration(address: .hostname(section.host, port: section.port), serverName: "switchback-metrics"),
                 onServerRunning: { channel in
                     metricsContinuation.yield(channel.localAddress?.port ?? section.port)
@@ -251,6 +266,9 @@ public final class Companion: Sendable {
             waiters: waiters
         )
     }
+
+    /// The most connections the metrics listener holds at once.
+    static let metricsConnections = 16
 
     /// Stops the server gracefully and waits until it has closed its socket and its store.
     public func stop() async {

@@ -177,6 +177,7 @@ extension ServerConfiguration {
             Setting(key: "limits.shutdownGrace", isSecret: false) { $0.limits.shutdownGrace = try seconds($1) },
             Setting(key: "limits.idleTimeout", isSecret: false) { $0.limits.idleTimeout = try seconds($1) },
             Setting(key: "limits.bodyTimeout", isSecret: false) { $0.limits.bodyTimeout = try seconds($1) },
+            Setting(key: "limits.writeTimeout", isSecret: false) { $0.limits.writeTimeout = try seconds($1) },
             Setting(key: "limits.maxConnections", isSecret: false) { $0.limits.maxConnections = try count($1) },
             inSection(\.playIntegrity, "playIntegrity", "decryptionKey", secret: true) { $0.decryptionKey = $1 },
             inSection(\.playIntegrity, "playIntegrity", "verificationKey", secret: false) { $0.verificationKey = $1 },

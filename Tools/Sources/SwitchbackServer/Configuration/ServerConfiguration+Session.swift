@@ -70,8 +70,13 @@ extension ServerConfiguration {
         public var idleTimeout: TimeInterval
         /// How long a request's body may take to arrive, from its head to its end, before the server
         /// closes the connection: a client sending a body a byte at a time is activity to the idle timer,
-        /// so this is what bounds it. Bodies here are at most 16 KiB. Seconds.
+        /// so this is what bounds it. Bodies here are at most 16 KiB, except Apple's identity responses
+        /// (`/identity/apple/verify`, up to 384 KiB). Seconds.
         public var bodyTimeout: TimeInterval
+        /// How long an answer may wait on a client that reads none of it (the connection's buffers full)
+        /// before the server closes the connection. The idle timer does not run while a request is being
+        /// answered, so this is what bounds a client that stops reading. Seconds.
+        public var writeTimeout: TimeInterval
         /// The most connections this instance holds open at once (0: no cap). A connection past it is
         /// closed as soon as it is accepted. It must exceed ``waitingStatusRequests``, each of which holds a
         /// connection, and stay below the process's open-file limit (`ulimit -n`), which the database pool
@@ -81,11 +86,13 @@ extension ServerConfiguration {
         public init(
             startsPerMinutePerAddress: Int = 30, startsPerMinute: Int = 1200, pendingAuthorizations: Int = 20_000, waitingStatusRequests: Int = 2000,
             clientAddressHeader: String? = nil, trustedHops: Int = 1, trustedProxies: [String] = [], directClients: Bool = false,
-            shutdownGrace: TimeInterval = 10, idleTimeout: TimeInterval = 75, bodyTimeout: TimeInterval = 30, maxConnections: Int = 10_000
+            shutdownGrace: TimeInterval = 10, idleTimeout: TimeInterval = 75, bodyTimeout: TimeInterval = 30, writeTimeout: TimeInterval = 30,
+            maxConnections: Int = 10_000
         ) {
             self.shutdownGrace = shutdownGrace
             self.idleTimeout = idleTimeout
             self.bodyTimeout = bodyTimeout
+            self.writeTimeout = writeTimeout
             self.maxConnections = maxConnections
             self.trustedProxies = trustedProxies
             self.directClients = directClients
@@ -109,7 +116,7 @@ extension ServerConfiguration {
             let connections = maxConnections == 0 ? "unlimited connections" : "at most \(maxConnections) connections"
             return "starts, exchanges and hand-offs \(perAddress) per address (by \(by)), \(total) in all; "
                 + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests; "
-                + "\(connections), idle \(Int(idleTimeout)) s, a body within \(Int(bodyTimeout)) s"
+                + "\(connections), idle \(Int(idleTimeout)) s, a body within \(Int(bodyTimeout)) s, a stalled answer \(Int(writeTimeout)) s"
         }
     }
 }
@@ -132,7 +139,7 @@ extension ServerConfiguration.Session {
 extension ServerConfiguration.Limits {
     private enum Keys: String, CodingKey {
         case startsPerMinutePerAddress, startsPerMinute, pendingAuthorizations, waitingStatusRequests, clientAddressHeader, trustedHops
-        case trustedProxies, directClients, shutdownGrace, idleTimeout, bodyTimeout, maxConnections
+        case trustedProxies, directClients, shutdownGrace, idleTimeout, bodyTimeout, writeTimeout, maxConnections
     }
 
     public init(from decoder: any Decoder) throws {
@@ -150,6 +157,7 @@ extension ServerConfiguration.Limits {
             shutdownGrace: try c.decodeIfPresent(TimeInterval.self, forKey: .shutdownGrace) ?? defaults.shutdownGrace,
             idleTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .idleTimeout) ?? defaults.idleTimeout,
             bodyTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .bodyTimeout) ?? defaults.bodyTimeout,
+            writeTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .writeTimeout) ?? defaults.writeTimeout,
             maxConnections: try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? defaults.maxConnections
         )
     }

@@ -198,6 +198,7 @@ extension ServerConfiguration {
         guard limits.shutdownGrace >= 0, limits.shutdownGrace <= 300 else { throw fail("limits.shutdownGrace must be 0…300 seconds") }
         guard limits.idleTimeout >= 1, limits.idleTimeout <= 3600 else { throw fail("limits.idleTimeout must be 1…3600 seconds") }
         guard limits.bodyTimeout >= 1, limits.bodyTimeout <= 3600 else { throw fail("limits.bodyTimeout must be 1…3600 seconds") }
+        guard limits.writeTimeout >= 1, limits.writeTimeout <= 3600 else { throw fail("limits.writeTimeout must be 1…3600 seconds") }
         guard limits.maxConnections == 0 || limits.maxConnections > limits.waitingStatusRequests else {
             throw fail("limits.maxConnections must be 0 (no cap) or more than limits.waitingStatusRequests: each waiting request holds a connection")
         }

@@ -166,5 +166,7 @@ struct CompanionMetrics: Sendable {
         case connectionRefused = "connection_over_cap"
         /// A connection closed because a request's body did not arrive within `limits.bodyTimeout`.
         case bodyTimedOut = "body_timeout"
+        /// A connection closed because its client read none of an answer for `limits.writeTimeout`.
+        case writeTimedOut = "write_timeout"
     }
 }

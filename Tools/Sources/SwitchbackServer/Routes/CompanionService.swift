@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 @_spi(SwitchbackInternals) import Switchback
 
 /// The routes' logic: every handler takes the parsed request and returns the response. Collaborators
@@ -92,6 +93,9 @@ final class CompanionService: Sendable {
             return try await request.collectBody(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw CompanionError(.tooLarge, "the body is larger than \(limit) bytes")
+        } catch let error as HTTPParserError where error != .invalidEOFState {
+            // A body the parser refused (a bad chunk size, say), not one that stopped arriving.
+            throw CompanionError(.invalidRequest, "the body is not valid HTTP")
         } catch {
             // The connection closed before the body's end: the client left, or its body outlasted
             // `limits.bodyTimeout` (ConnectionGuard). Nobody reads this answer; the metrics and the log do.

@@ -29,7 +29,7 @@ final class ConnectionCount: Sendable {
     var current: Int { open.withLockedValue { $0 } }
 }
 
-/// Two limits per connection that Hummingbird's HTTP/1 channel does not have, placed in its pipeline
+/// Three limits per connection that Hummingbird's HTTP/1 channel does not have, placed in its pipeline
 /// after the HTTP decoder:
 ///
 /// - **A cap on open connections** (`limits.maxConnections`): a connection past it is closed as soon as
@@ -39,6 +39,10 @@ final class ConnectionCount: Sendable {
 ///   activity), so past the deadline the connection is closed. A request whose head and body arrive in
 ///   one read, as nearly all do, never starts a timer: the deadline is set on the head and only armed
 ///   when a read ends with the body still incomplete.
+/// - **A deadline for a stalled answer** (`limits.writeTimeout`): a client that stops reading fills the
+///   connection's buffers until the channel is not writable, and the answer being written waits; the
+///   idle timer does not run while a request is being answered. Past the deadline without the channel
+///   becoming writable again, the connection is closed.
 ///
 /// The request head itself is bounded by the idle timeout: the decoder passes a head on only once it is
 /// whole, so a head sent a byte at a time is no activity.
@@ -48,35 +52,58 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     private let connections: ConnectionCount
     private let bodyTimeout: TimeAmount
+    private let writeTimeout: TimeAmount
     private let metrics: CompanionMetrics
     private var counted = false
     /// When the request being read must have ended; nil between requests.
     private var bodyDeadline: NIODeadline?
     private var timer: Scheduled<Void>?
+    /// Armed while the channel is not writable.
+    private var stall: Scheduled<Void>?
 
-    init(connections: ConnectionCount, bodyTimeout: TimeAmount, metrics: CompanionMetrics) {
+    init(connections: ConnectionCount, bodyTimeout: TimeAmount, writeTimeout: TimeAmount, metrics: CompanionMetrics) {
         self.connections = connections
         self.bodyTimeout = bodyTimeout
+        self.writeTimeout = writeTimeout
         self.metrics = metrics
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { admit(context) }
+        if context.channel.isActive { _ = admit(context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        admit(context)
+        // A refused connection is closed (and has seen channelInactive): the handlers after this one are
+        // not told it became active.
+        guard admit(context) else { return }
         context.fireChannelActive()
     }
 
-    private func admit(_ context: ChannelHandlerContext) {
-        guard !counted else { return }
+    /// Counts the connection in (once); false when the cap refused it and it is being closed.
+    private func admit(_ context: ChannelHandlerContext) -> Bool {
+        guard !counted else { return true }
         if connections.admit() {
             counted = true
-        } else {
-            metrics.record(.connectionRefused)
-            context.close(promise: nil)
+            return true
         }
+        metrics.record(.connectionRefused)
+        context.close(promise: nil)
+        return false
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stall?.cancel()
+            stall = nil
+        } else if stall == nil {
+            stall = context.eventLoop.assumeIsolated().scheduleTask(in: writeTimeout) { [self] in
+                stall = nil
+                guard !context.channel.isWritable else { return }
+                metrics.record(.writeTimedOut)
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -115,6 +142,8 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private func leave() {
         timer?.cancel()
         timer = nil
+        stall?.cancel()
+        stall = nil
         bodyDeadline = nil
         if counted {
             counted = false

@@ -501,7 +501,9 @@ struct CompanionAttackTests {
         try await CompanionRig.with(change: { $0.limits.idleTimeout = 1 }) { rig in
             // A status request that waits 3 s for a flow that does not finish: read, being answered, not idle.
             let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-            _ = try await rig.post("/completion/start", ["flow_id": flowID])
+            // Not kept alive: a loaded machine can take more than the 1 s idle timeout to send the next
+            // request, which would then go out on a connection the server is closing (and be reset).
+            _ = try await rig.post("/completion/start", ["flow_id": flowID], headers: ["Connection": "close"])
             let started = ContinuousClock.now
             let waited = try await rig.post("/completion/status", ["flow_id": flowID, "wait": 3])
             #expect(waited.response.status == 202)
@@ -510,34 +512,28 @@ struct CompanionAttackTests {
             // Raw sockets: a head sent in part and then nothing (slowloris), and a keep-alive connection left
             // idle after one answer. Each prints the seconds until the server closed it, timed from before
             // the client's part (so never less than the idle time); one still open after 30 s fails the script.
-            let outcome = try await ChildProcess.run(
-                "/usr/bin/env",
-                [
-                    "python3", "-c",
-                    """
-                    import socket, sys, time
-                    port = int(sys.argv[1])
-                    began = time.monotonic()
-                    s = socket.create_connection(("127.0.0.1", port), timeout=30)
-                    s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n")
-                    assert s.recv(1) == b""
-                    partial = time.monotonic() - began
-                    s = socket.create_connection(("127.0.0.1", port), timeout=30)
-                    # Timed from before the request: the idle time starts later, at the answer's end.
-                    began = time.monotonic()
-                    s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
-                    data = b""
-                    while b"ok" not in data:
-                        chunk = s.recv(65536)
-                        assert chunk, "closed before the answer"
-                        data += chunk
-                    while s.recv(65536):
-                        pass
-                    print(data.split(b" ")[1].decode(), "%.2f" % partial, "%.2f" % (time.monotonic() - began))
-                    """, String(rig.companion.port),
-                ])
-            let figures = outcome.stdout.split(separator: " ").map(String.init)
-            try #require(outcome.status == 0 && figures.count == 3, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+            let figures = try await Self.python(
+                """
+                import socket, sys, time
+                port = int(sys.argv[1])
+                began = time.monotonic()
+                s = socket.create_connection(("127.0.0.1", port), timeout=30)
+                s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n")
+                assert s.recv(1) == b""
+                partial = time.monotonic() - began
+                s = socket.create_connection(("127.0.0.1", port), timeout=30)
+                # Timed from before the request: the idle time starts later, at the answer's end.
+                began = time.monotonic()
+                s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                data = b""
+                while b"ok" not in data:
+                    chunk = s.recv(65536)
+                    assert chunk, "closed before the answer"
+                    data += chunk
+                while s.recv(65536):
+                    pass
+                print(data.split(b" ")[1].decode(), "%.2f" % partial, "%.2f" % (time.monotonic() - began))
+                """, [String(rig.companion.port)], words: 3)
             #expect(figures[0] == "200")
             for seconds in figures.dropFirst().compactMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
                 #expect(seconds > 0.9 && seconds < 25, "closed after \(seconds) s with a 1 s idle timeout")
@@ -553,58 +549,131 @@ struct CompanionAttackTests {
             $0.limits.bodyTimeout = 1
             $0.metrics = .init(host: "127.0.0.1", port: 0)
         }) { rig in
-            // Raw sockets. The first request's body comes in two parts 0.3 s apart, within the deadline; the
-            // second's promises 200 bytes and sends one every 0.2 s, which keeps the idle timer (75 s) from
-            // ever firing. Prints the first answer's status, then the seconds until the server closed the
-            // second connection and the bytes it had sent by then.
-            let outcome = try await ChildProcess.run(
-                "/usr/bin/env",
-                [
-                    "python3", "-c",
-                    """
-                    import json, socket, sys, time
-                    port = int(sys.argv[1])
-                    body = json.dumps({"flow_id": sys.argv[2]}).encode()
-                    head = b"POST /completion/start HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\n"
-                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-                    s.sendall(head + b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body[:5])
-                    time.sleep(0.3)
-                    s.sendall(body[5:])
-                    data = b""
-                    while b"\\r\\n" not in data:
-                        chunk = s.recv(65536)
-                        assert chunk, "closed before the answer"
-                        data += chunk
-                    status = data.split(b" ")[1].decode()
-                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-                    s.sendall(head + b"Content-Length: 200\\r\\n\\r\\n")
-                    began = time.monotonic()
-                    sent = 0
-                    try:
-                        while sent < 200:
-                            s.sendall(b" ")
-                            sent += 1
-                            s.settimeout(0.2)
-                            try:
-                                if s.recv(65536) == b"":
-                                    break
-                            except socket.timeout:
-                                pass
-                    except (BrokenPipeError, ConnectionResetError):
-                        pass
-                    print(status, "%.2f" % (time.monotonic() - began), sent)
-                    """, String(rig.companion.port), Base64URL.encode(SystemEntropy().randomBytes(count: 32)),
-                ])
-            let figures = outcome.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            try #require(outcome.status == 0 && figures.count == 3, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+            // Raw sockets, one keep-alive connection. The first request's body comes in two parts 0.3 s apart,
+            // within the deadline, and is answered; the second's promises 200 bytes and sends one every 0.2 s,
+            // which keeps the idle timer (75 s) from ever firing. Prints the first answer's status, then the
+            // seconds until the server closed the connection and the bytes of the second body sent by then.
+            let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+            let figures = try await Self.python(
+                """
+                import json, re, socket, sys, time
+                port = int(sys.argv[1])
+                body = json.dumps({"flow_id": sys.argv[2]}).encode()
+                head = b"POST /completion/start HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\n"
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                s.sendall(head + b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body[:5])
+                time.sleep(0.3)
+                s.sendall(body[5:])
+                data = b""
+                while b"\\r\\n\\r\\n" not in data:
+                    chunk = s.recv(65536)
+                    assert chunk, "closed before the answer"
+                    data += chunk
+                answer, rest = data.split(b"\\r\\n\\r\\n", 1)
+                length = int(re.search(rb"(?i)content-length: *([0-9]+)", answer).group(1))
+                while len(rest) < length:
+                    chunk = s.recv(65536)
+                    assert chunk, "closed within the answer"
+                    rest += chunk
+                status = answer.split(b" ")[1].decode()
+                s.sendall(head + b"Content-Length: 200\\r\\n\\r\\n")
+                began = time.monotonic()
+                sent = 0
+                try:
+                    while sent < 200:
+                        s.sendall(b" ")
+                        sent += 1
+                        s.settimeout(0.2)
+                        try:
+                            if s.recv(65536) == b"":
+                                break
+                        except socket.timeout:
+                            pass
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                print(status, "%.2f" % (time.monotonic() - began), sent)
+                """, [String(rig.companion.port), flowID], words: 3)
             #expect(figures[0].hasPrefix("2"), "a body in two parts within the deadline is answered: \(figures[0])")
             let seconds = try #require(Double(figures[1]))
             let sent = try #require(Int(figures[2]))
             #expect(seconds > 0.8 && seconds < 20, "closed after \(seconds) s with a 1 s body timeout")
             #expect(sent < 200, "the whole body was accepted a byte at a time")
+            // A long poll is not a slow body: its body came at once, and it waits 3 s past the 1 s deadline.
+            let waited = try await rig.post("/completion/status", ["flow_id": flowID, "wait": 3])
+            #expect(waited.response.status == 202 && waited.json["status"] as? String == "pending")
             let text = try await ObservabilityTests.scrape(rig)
             #expect(text.contains(#"switchback_events_total{event="body_timeout"} 1"#), "the cut is counted")
+            #expect(text.contains(#"reason="request_timeout""#), "the route counts the cut body as its own refusal")
             #expect(!text.contains(#"status="500""#), "a cut body is no server error")
+            #expect(try await rig.get(rig.url("/health")).status == 200)
+        }
+    }
+
+    @Test("a connection cap above the process's open-file limit is named at start, with the most it could be; one within it is not")
+    func openFileLimit() {
+        #expect(OpenFileLimit.warning(maxConnections: 10_000, limit: 20_000) == nil)
+        let over = OpenFileLimit.warning(maxConnections: 10_000, limit: 1024)
+        #expect(over?.contains("only 1024 files") == true && over?.contains("at most 960") == true, "\(over ?? "")")
+        #expect(OpenFileLimit.warning(maxConnections: 0, limit: 1024)?.contains("no cap (0)") == true)
+        #expect(OpenFileLimit.warning(maxConnections: 10_000, limit: nil) == nil, "no limit to read: nothing to say")
+        #if os(Linux)
+            #expect((OpenFileLimit.current() ?? 0) > 0, "this process's ulimit -n")
+        #endif
+    }
+
+    @Test("a client that stops reading its answers is cut at limits.writeTimeout; the idle timer alone never would (counted)")
+    func slowReader() async throws {
+        try await CompanionRig.with(change: {
+            $0.limits.writeTimeout = 1
+            $0.metrics = .init(host: "127.0.0.1", port: 0)
+        }) { rig in
+            // Raw sockets: a small receive window, 30 000 pipelined requests (about 6 MB of answers, more
+            // than the kernel's buffers hold), and nothing read until the test has seen the server count a
+            // cut (or given up after 30 s). Then the script reads what there is, and prints whether the
+            // connection ended and how many answers came before it did.
+            let flag = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-reader-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: flag) }
+            async let printed = Self.python(
+                """
+                import os, socket, sys, time
+                port, flag = int(sys.argv[1]), sys.argv[2]
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(("127.0.0.1", port))
+                s.settimeout(5)
+                try:
+                    s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n" * 30000)
+                except (socket.timeout, BrokenPipeError, ConnectionResetError):
+                    pass
+                began = time.monotonic()
+                while not os.path.exists(flag) and time.monotonic() - began < 60:
+                    time.sleep(0.1)
+                s.settimeout(10)
+                data = b""
+                state = "ended"
+                try:
+                    while True:
+                        chunk = s.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                except ConnectionResetError:
+                    pass
+                except socket.timeout:
+                    state = "open"
+                print(state, data.count(b"HTTP/1.1 200"))
+                """, [String(rig.companion.port), flag], words: 2)
+            var counted = false
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !counted, ContinuousClock.now < deadline {
+                counted = try await ObservabilityTests.scrape(rig).contains(#"switchback_events_total{event="write_timeout"} 1"#)
+                if !counted { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            FileManager.default.createFile(atPath: flag, contents: nil)
+            let figures = try await printed
+            #expect(counted, "the cut is counted")
+            #expect(figures[0] == "ended", "the connection was cut, not left open: \(figures)")
+            #expect((Int(figures[1]) ?? 30000) < 30000, "not every answer was written before the cut: \(figures)")
             #expect(try await rig.get(rig.url("/health")).status == 200)
         }
     }
@@ -619,51 +688,50 @@ struct CompanionAttackTests {
             $0.metrics = .init(host: "127.0.0.1", port: 0)
         }) { rig in
             // Raw sockets: three connections held open (each answered once, so each is surely counted), a
-            // fourth closed without an answer, then one of the three closed and a fifth answered.
-            let outcome = try await ChildProcess.run(
-                "/usr/bin/env",
-                [
-                    "python3", "-c",
-                    """
-                    import socket, sys, time
-                    port = int(sys.argv[1])
-                    def ask(s):
-                        data = b""
-                        try:
-                            s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
-                            while b"ok" not in data:
-                                chunk = s.recv(65536)
-                                if not chunk:
-                                    return "closed"
-                                data += chunk
-                        except (ConnectionResetError, BrokenPipeError):
-                            return "closed"
-                        return data.split(b" ")[1].decode()
-                    def connect():
-                        return socket.create_connection(("127.0.0.1", port), timeout=10)
-                    held = [connect() for _ in range(3)]
-                    first = [ask(s) for s in held]
-                    fourth = ask(connect())
-                    held.pop().close()
-                    # The server frees the slot when it sees the close; a loaded machine may take a while.
-                    retries = 0
-                    fifth = ask(connect())
-                    began = time.monotonic()
-                    while fifth == "closed" and time.monotonic() - began < 20:
-                        retries += 1
-                        time.sleep(0.1)
-                        fifth = ask(connect())
-                    print(",".join(first), fourth, fifth, retries)
-                    """, String(rig.companion.port),
-                ])
-            let figures = outcome.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            try #require(outcome.status == 0 && figures.count == 4, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+            // fourth closed without an answer, then one of the three closed and a fifth answered; with three
+            // held again, a sixth is closed (a slot released twice would let it in).
+            let figures = try await Self.python(
+                """
+                import socket, sys, time
+                port = int(sys.argv[1])
+                def ask(s):
+                    data = b""
+                    try:
+                        s.sendall(b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                        while b"ok" not in data:
+                            chunk = s.recv(65536)
+                            if not chunk:
+                                return "closed"
+                            data += chunk
+                    except (ConnectionResetError, BrokenPipeError):
+                        return "closed"
+                    return data.split(b" ")[1].decode()
+                def connect():
+                    return socket.create_connection(("127.0.0.1", port), timeout=10)
+                held = [connect() for _ in range(3)]
+                first = [ask(s) for s in held]
+                fourth = ask(connect())
+                held.pop().close()
+                # The server frees the slot when it sees the close; a loaded machine may take a while.
+                retries = 0
+                kept = connect()
+                fifth = ask(kept)
+                began = time.monotonic()
+                while fifth == "closed" and time.monotonic() - began < 20:
+                    retries += 1
+                    time.sleep(0.1)
+                    kept = connect()
+                    fifth = ask(kept)
+                sixth = ask(connect())
+                print(",".join(first), fourth, fifth, retries, sixth)
+                """, [String(rig.companion.port)], words: 5)
             #expect(figures[0] == "200,200,200")
             #expect(figures[1] == "closed", "a fourth connection past a cap of three")
             #expect(figures[2] == "200", "a slot freed by a closed connection")
+            #expect(figures[4] == "closed", "three held again: the count came back to the cap")
             let text = try await ObservabilityTests.scrape(rig)
-            // The fourth, and each try of the fifth's before the slot was free.
-            let refused = 1 + (Int(figures[3]) ?? 0)
+            // The fourth, each try of the fifth's before the slot was free, and the sixth.
+            let refused = 2 + (Int(figures[3]) ?? 0)
             #expect(text.contains(#"switchback_events_total{event="connection_over_cap"} "# + "\(refused)\n"), "\(refused) refusals")
         }
     }
@@ -677,27 +745,33 @@ struct CompanionAttackTests {
         }
     }
 
-    /// Sends `GET target` exactly as given and returns the status code of the answer.
-    static func rawGet(port: Int, target: String) async throws -> Int {
+    /// Runs a Python script with `arguments` (raw sockets: a client that misbehaves as the Swift clients
+    /// here cannot be made to) and returns the words it printed; fails the test when the script fails or
+    /// prints other than `words` words.
+    static func python(_ script: String, _ arguments: [String], words: Int) async throws -> [String] {
         // `ChildProcess.run` reads the child's output on threads of its own: a blocking read here would hold one
         // of the concurrency pool's threads while the companion, on the same pool, has to answer.
-        let outcome = try await ChildProcess.run(
-            "/usr/bin/env",
-            [
-                "python3", "-c",
-                """
-                import socket, sys
-                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-                s.sendall(b"GET " + sys.argv[2].encode("latin-1") + b" HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n")
-                data = b""
-                while True:
-                    chunk = s.recv(65536)
-                    if not chunk: break
-                    data += chunk
-                print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "0")
-                """, String(port), target,
-            ])
-        return Int(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let outcome = try await ChildProcess.run("/usr/bin/env", ["python3", "-c", script] + arguments)
+        let printed = outcome.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        try #require(outcome.status == 0 && printed.count == words, "\(outcome.stdout) \(outcome.stderr.prefix(400))")
+        return printed
+    }
+
+    /// Sends `GET target` exactly as given and returns the status code of the answer.
+    static func rawGet(port: Int, target: String) async throws -> Int {
+        let printed = try await python(
+            """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+            s.sendall(b"GET " + sys.argv[2].encode("latin-1") + b" HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "0")
+            """, [String(port), target], words: 1)
+        return Int(printed[0]) ?? 0
     }
 
     /// The bucket an address text counts in, or nil when it is no address.

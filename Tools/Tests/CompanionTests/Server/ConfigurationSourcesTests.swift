@@ -59,6 +59,7 @@ struct ConfigurationSourcesTests {
             "SWITCHBACK_HAND_OFF_ALLOWED_REDIRECTS": "https://web.example.com/app, https://shop.example.com/",
             "SWITCHBACK_LIMITS_SHUTDOWN_GRACE": "25", "SWITCHBACK_HAND_OFF_DPOP_BOUND_ONLY": "true", "UNRELATED": "x",
             "SWITCHBACK_LIMITS_IDLE_TIMEOUT": "90", "SWITCHBACK_LIMITS_BODY_TIMEOUT": "12", "SWITCHBACK_LIMITS_MAX_CONNECTIONS": "0",
+            "SWITCHBACK_LIMITS_WRITE_TIMEOUT": "15",
         ])
         #expect(fromEnvironment.port == 9100)
         #expect(fromEnvironment.provider?.clientSecret == "from-the-environment")
@@ -67,6 +68,7 @@ struct ConfigurationSourcesTests {
         #expect(fromEnvironment.limits.idleTimeout == 90)
         #expect(fromSecrets.limits.idleTimeout == 75, "the default, above AWS ALB's 60 s")
         #expect(fromEnvironment.limits.bodyTimeout == 12 && fromSecrets.limits.bodyTimeout == 30)
+        #expect(fromEnvironment.limits.writeTimeout == 15 && fromSecrets.limits.writeTimeout == 30)
         #expect(fromEnvironment.limits.maxConnections == 0 && fromSecrets.limits.maxConnections == 10_000)
         #expect(fromEnvironment.handOff?.dpopBoundOnly == true)
     }
@@ -95,6 +97,8 @@ struct ConfigurationSourcesTests {
         #expect(idle.contains("limits.idleTimeout"), "\(idle)")
         let body = await message(["SWITCHBACK_LIMITS_BODY_TIMEOUT": "0"])
         #expect(body.contains("limits.bodyTimeout"), "\(body)")
+        let write = await message(["SWITCHBACK_LIMITS_WRITE_TIMEOUT": "7200"])
+        #expect(write.contains("limits.writeTimeout"), "\(write)")
         // Each waiting status request holds a connection: a cap at or below their number is refused.
         let cap = await message(["SWITCHBACK_LIMITS_MAX_CONNECTIONS": "2000"])
         #expect(cap.contains("limits.maxConnections") && cap.contains("waitingStatusRequests"), "\(cap)")
