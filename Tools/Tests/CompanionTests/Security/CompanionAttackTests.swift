@@ -669,7 +669,7 @@ struct CompanionAttackTests {
                 counted = try await ObservabilityTests.scrape(rig).contains(#"switchback_events_total{event="write_timeout"} 1"#)
                 if !counted { try await Task.sleep(for: .milliseconds(200)) }
             }
-            FileManager.default.createFile(atPath: flag, contents: nil)
+            _ = FileManager.default.createFile(atPath: flag, contents: nil)
             let figures = try await printed
             #expect(counted, "the cut is counted")
             #expect(figures[0] == "ended", "the connection was cut, not left open: \(figures)")
