@@ -15,16 +15,12 @@ enum OpenFileLimit {
         var limit = rlimit()
         #if canImport(Glibc)
             let read = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-            // Glibc's RLIM_INFINITY is all bits set, a macro Swift does not import as a value.
-            let unlimited = rlim_t.max
-        #elseif canImport(Darwin)
-            let read = getrlimit(RLIMIT_NOFILE, &limit)
-            let unlimited = RLIM_INFINITY
         #else
             let read = getrlimit(RLIMIT_NOFILE, &limit)
-            let unlimited = rlim_t.max
         #endif
-        guard read == 0, limit.rlim_cur != unlimited else { return nil }
+        // "No limit" is all bits set on Linux and Int64.max on Darwin (RLIM_INFINITY, a macro Swift does
+        // not import on either): any value from Int.max up is none.
+        guard read == 0, limit.rlim_cur < rlim_t(Int.max) else { return nil }
         return Int(clamping: limit.rlim_cur)
     }
 

@@ -60,6 +60,10 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private var timer: Scheduled<Void>?
     /// Armed while the channel is not writable.
     private var stall: Scheduled<Void>?
+    /// Which arming of each timer is current. A task already due when it is cancelled still runs (NIO
+    /// takes due tasks in batches), so each task checks that it is still the current one.
+    private var timerArming = 0
+    private var stallArming = 0
 
     init(connections: ConnectionCount, bodyTimeout: TimeAmount, writeTimeout: TimeAmount, metrics: CompanionMetrics) {
         self.connections = connections
@@ -93,12 +97,14 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            stall?.cancel()
-            stall = nil
+            cancelStall()
         } else if stall == nil {
+            stallArming &+= 1
+            let arming = stallArming
             stall = context.eventLoop.assumeIsolated().scheduleTask(in: writeTimeout) { [self] in
+                guard arming == stallArming else { return }
                 stall = nil
-                guard !context.channel.isWritable else { return }
+                guard context.channel.isActive, !context.channel.isWritable else { return }
                 metrics.record(.writeTimedOut)
                 context.close(promise: nil)
             }
@@ -110,17 +116,23 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head: bodyDeadline = .now() + bodyTimeout
         case .body: break
-        case .end:
-            bodyDeadline = nil
-            timer?.cancel()
-            timer = nil
+        case .end: cancelBodyTimer()
         }
         context.fireChannelRead(data)
     }
 
+    /// A body the decoder refused ends its request: no deadline is left to cut the connection later.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        cancelBodyTimer()
+        context.fireErrorCaught(error)
+    }
+
     func channelReadComplete(context: ChannelHandlerContext) {
         if let deadline = bodyDeadline, timer == nil {
+            timerArming &+= 1
+            let arming = timerArming
             timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+                guard arming == timerArming else { return }
                 timer = nil
                 guard bodyDeadline != nil else { return }
                 metrics.record(.bodyTimedOut)
@@ -139,12 +151,22 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         leave()
     }
 
-    private func leave() {
+    private func cancelBodyTimer() {
+        bodyDeadline = nil
         timer?.cancel()
         timer = nil
+        timerArming &+= 1
+    }
+
+    private func cancelStall() {
         stall?.cancel()
         stall = nil
-        bodyDeadline = nil
+        stallArming &+= 1
+    }
+
+    private func leave() {
+        cancelBodyTimer()
+        cancelStall()
         if counted {
             counted = false
             connections.release()

@@ -621,6 +621,36 @@ struct CompanionAttackTests {
         #endif
     }
 
+    @Test("a body the HTTP parser refuses (a bad chunk size) is 400 invalid_request: not a timeout, and no deadline is left behind")
+    func malformedBody() async throws {
+        try await CompanionRig.with(change: {
+            $0.limits.bodyTimeout = 1
+            $0.metrics = .init(host: "127.0.0.1", port: 0)
+        }) { rig in
+            // Raw sockets: a chunked body whose first chunk size is not hexadecimal. Prints the answer's
+            // status, then waits past the body deadline with the connection left open on the client's side.
+            let figures = try await Self.python(
+                """
+                import socket, sys, time
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+                s.sendall(b"POST /completion/start HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\n"
+                          b"Transfer-Encoding: chunked\\r\\n\\r\\nzz\\r\\n")
+                data = b""
+                while b"\\r\\n" not in data:
+                    chunk = s.recv(65536)
+                    assert chunk, "closed without an answer"
+                    data += chunk
+                time.sleep(1.5)
+                print(data.split(b" ")[1].decode())
+                """, [String(rig.companion.port)], words: 1)
+            #expect(figures[0] == "400")
+            let text = try await ObservabilityTests.scrape(rig)
+            #expect(text.contains(#"reason="invalid_request""#), "the route counts its refusal")
+            #expect(!text.contains(#"reason="request_timeout""#), "a refused body is not one that stopped arriving")
+            #expect(!text.contains(#"event="body_timeout""#), "no body deadline outlived the refused request")
+        }
+    }
+
     @Test("a client that stops reading its answers is cut at limits.writeTimeout; the idle timer alone never would (counted)")
     func slowReader() async throws {
         try await CompanionRig.with(change: {
