@@ -1,5 +1,6 @@
 public import Foundation
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 import ServiceLifecycle
 public import UnixSignals
@@ -154,18 +155,20 @@ public final class Companion: Sendable {
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let host = configuration.host
-        let connections = ConnectionCount(limit: configuration.limits.maxConnections)
-        let bodyTimeout = TimeAmount.milliseconds(Int64(configuration.limits.bodyTimeout * 1000))
-        let writeTimeout = TimeAmount.milliseconds(Int64(configuration.limits.writeTimeout * 1000))
+        let limits = configuration.limits
+        /// HTTP/1 with the idle timeout and one ``ConnectionGuard`` per connection (the closure runs for
+        /// each), all sharing `connections`.
+        func guarded(_ connections: ConnectionCount) -> HTTPServerBuilder {
+            func amount(_ seconds: TimeInterval) -> TimeAmount { .milliseconds(Int64(seconds * 1000)) }
+            let (body, write) = (amount(limits.bodyTimeout), amount(limits.writeTimeout))
+            return .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ConnectionGuard(connections: connections, bodyTimeout: body, writeTimeout: write, metrics: metrics)],
+                    idleTimeout: amount(limits.idleTimeout)))
+        }
         let app = Application(
             router: router,
-            server: .http1(
-                configuration: .init(
-                    // One guard per connection (the closure runs for each), sharing one count.
-                    additionalChannelHandlers: [
-                        ConnectionGuard(connections: connections, bodyTimeout: bodyTimeout, writeTimeout: writeTimeout, metrics: metrics)
-                    ],
-                    idleTimeout: .milliseconds(Int64(configuration.limits.idleTimeout * 1000)))),
+            server: guarded(ConnectionCount(limit: limits.maxConnections)),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? configuration.port)
@@ -189,15 +192,9 @@ public final class Companion: Sendable {
             }
             // The same idle and body limits as the public listener, and a small cap of its own: a scraper
             // needs a connection or two, and this listener's connections must not take the public one's.
-            let scrapers = ConnectionCount(limit: Self.metricsConnections)
             let exporter = Application(
                 router: metricsRouter,
-                server: .http1(
-                    configuration: .init(
-                        additionalChannelHandlers: [
-                            ConnectionGuard(connections: scrapers, bodyTimeout: bodyTimeout, writeTimeout: writeTimeout, metrics: metrics)
-                        ],
-                        idleTimeout: .milliseconds(Int64(configuration.limits.idleTimeout * 1000)))),
+                server: guarded(ConnectionCount(limit: Self.metricsConnections)),
                 configuration: ApplicationConfiguration(address: .hostname(section.host, port: section.port), serverName: "switchback-metrics"),
                 onServerRunning: { channel in
                     metricsContinuation.yield(channel.localAddress?.port ?? section.port)

@@ -24,9 +24,32 @@ final class ConnectionCount: Sendable {
     func release() {
         open.withLockedValue { $0 -= 1 }
     }
+}
 
-    /// How many connections are open now.
-    var current: Int { open.withLockedValue { $0 } }
+/// One timer on a connection's event loop, armed and cancelled there. A task already due when it is
+/// cancelled still runs (NIO takes due tasks in batches), so each arming has a number and only the
+/// current one acts.
+private final class Alarm {
+    private var scheduled: Scheduled<Void>?
+    private var arming = 0
+
+    var isArmed: Bool { scheduled != nil }
+
+    func arm(_ context: ChannelHandlerContext, at deadline: NIODeadline, _ ring: @escaping () -> Void) {
+        arming &+= 1
+        let current = arming
+        scheduled = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            guard current == arming else { return }
+            scheduled = nil
+            ring()
+        }
+    }
+
+    func cancel() {
+        scheduled?.cancel()
+        scheduled = nil
+        arming &+= 1
+    }
 }
 
 /// Three limits per connection that Hummingbird's HTTP/1 channel does not have, placed in its pipeline
@@ -57,13 +80,10 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private var counted = false
     /// When the request being read must have ended; nil between requests.
     private var bodyDeadline: NIODeadline?
-    private var timer: Scheduled<Void>?
+    /// Armed when a read ends with a body incomplete.
+    private let body = Alarm()
     /// Armed while the channel is not writable.
-    private var stall: Scheduled<Void>?
-    /// Which arming of each timer is current. A task already due when it is cancelled still runs (NIO
-    /// takes due tasks in batches), so each task checks that it is still the current one.
-    private var timerArming = 0
-    private var stallArming = 0
+    private let stall = Alarm()
 
     init(connections: ConnectionCount, bodyTimeout: TimeAmount, writeTimeout: TimeAmount, metrics: CompanionMetrics) {
         self.connections = connections
@@ -97,14 +117,9 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            cancelStall()
-        } else if stall == nil {
-            stallArming &+= 1
-            let arming = stallArming
-            stall = context.eventLoop.assumeIsolated().scheduleTask(in: writeTimeout) { [self] in
-                guard arming == stallArming else { return }
-                stall = nil
-                guard context.channel.isActive, !context.channel.isWritable else { return }
+            stall.cancel()
+        } else if !stall.isArmed {
+            stall.arm(context, at: .now() + writeTimeout) { [self] in
                 metrics.record(.writeTimedOut)
                 context.close(promise: nil)
             }
@@ -128,13 +143,8 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if let deadline = bodyDeadline, timer == nil {
-            timerArming &+= 1
-            let arming = timerArming
-            timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-                guard arming == timerArming else { return }
-                timer = nil
-                guard bodyDeadline != nil else { return }
+        if let deadline = bodyDeadline, !body.isArmed {
+            body.arm(context, at: deadline) { [self] in
                 metrics.record(.bodyTimedOut)
                 context.close(promise: nil)
             }
@@ -153,20 +163,12 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     private func cancelBodyTimer() {
         bodyDeadline = nil
-        timer?.cancel()
-        timer = nil
-        timerArming &+= 1
-    }
-
-    private func cancelStall() {
-        stall?.cancel()
-        stall = nil
-        stallArming &+= 1
+        body.cancel()
     }
 
     private func leave() {
         cancelBodyTimer()
-        cancelStall()
+        stall.cancel()
         if counted {
             counted = false
             connections.release()
