@@ -158,17 +158,19 @@ public final class Companion: Sendable {
         let limits = configuration.limits
         /// HTTP/1 with the idle timeout and one ``ConnectionGuard`` per connection (the closure runs for
         /// each), all sharing `connections`.
-        func guarded(_ connections: ConnectionCount) -> HTTPServerBuilder {
+        func guarded(_ connections: ConnectionCount, _ listener: CompanionMetrics.Listener) -> HTTPServerBuilder {
             func amount(_ seconds: TimeInterval) -> TimeAmount { .milliseconds(Int64(seconds * 1000)) }
             let (body, write) = (amount(limits.bodyTimeout), amount(limits.writeTimeout))
             return .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [ConnectionGuard(connections: connections, bodyTimeout: body, writeTimeout: write, metrics: metrics)],
+                    additionalChannelHandlers: [
+                        ConnectionGuard(connections: connections, bodyTimeout: body, writeTimeout: write, metrics: metrics, listener: listener)
+                    ],
                     idleTimeout: amount(limits.idleTimeout)))
         }
         let app = Application(
             router: router,
-            server: guarded(ConnectionCount(limit: limits.maxConnections)),
+            server: guarded(ConnectionCount(limit: limits.maxConnections), .public),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? configuration.port)
@@ -194,7 +196,7 @@ public final class Companion: Sendable {
             // needs a connection or two, and this listener's connections must not take the public one's.
             let exporter = Application(
                 router: metricsRouter,
-                server: guarded(ConnectionCount(limit: Self.metricsConnections)),
+                server: guarded(ConnectionCount(limit: Self.metricsConnections), .metrics),
                 configuration: ApplicationConfiguration(address: .hostname(section.host, port: section.port), serverName: "switchback-metrics"),
                 onServerRunning: { channel in
                     metricsContinuation.yield(channel.localAddress?.port ?? section.port)

@@ -114,7 +114,7 @@ extension ServerConfiguration {
 
     /// `SWITCHBACK_…` variables that name no setting: a misspelt key (`SWITCHBACK_HANDOFF_AUDIENCE`) would
     /// otherwise leave its setting unset without a word. The companion's own (`SWITCHBACK_CONFIG`,
-    /// `SWITCHBACK_SECRETS_DIRECTORY`) and the tests' (`SWITCHBACK_TEST_…`) are not listed.
+    /// `SWITCHBACK_SECRETS_DIRECTORY`) and the tests' (`SWITCHBACK_TEST_…`, `SWITCHBACK_PEERS`) are not listed.
     public static func unknownEnvironmentNames(in environment: [String: String]) -> [String] {
         let known = Set(settings.map(\.environmentName) + ["SWITCHBACK_CONFIG", "SWITCHBACK_SECRETS_DIRECTORY", "SWITCHBACK_PEERS"])
         return environment.keys.filter { $0.hasPrefix("SWITCHBACK_") && !$0.hasPrefix("SWITCHBACK_TEST_") && !known.contains($0) }.sorted()

@@ -31,9 +31,9 @@ extension ServerConfiguration {
         }
     }
 
-    /// What an anonymous client may ask of the routes that store a record and call the provider
-    /// (`/exchange/start`, `/bridge/start`, `/completion/start`, `/permission`), and how many status
-    /// requests may wait at once. Past a limit the answer is `429` with `Retry-After`.
+    /// What an anonymous client may ask of the routes that store a record or call the provider (the
+    /// starts, `/exchange`, `/handoff`, the attestation and wallet routes: those the banner marks
+    /// `[rate-limited]`), how many status requests may wait at once, and the limits of every connection. Past a limit the answer is `429` with `Retry-After`.
     public struct Limits: Sendable, Codable, Equatable {
         /// Start requests per minute from one client address (0: no limit).
         public var startsPerMinutePerAddress: Int
@@ -71,7 +71,7 @@ extension ServerConfiguration {
         /// How long a request's body may take to arrive, from its head to its end, before the server
         /// closes the connection: a client sending a body a byte at a time is activity to the idle timer,
         /// so this is what bounds it. Bodies here are at most 16 KiB, except Apple's identity responses
-        /// (`/identity/apple/verify`, up to 384 KiB). Seconds.
+        /// (`/wallet/apple/verify`, up to 384 KiB). Seconds.
         public var bodyTimeout: TimeInterval
         /// How long an answer may wait on a client that reads none of it (the connection's buffers full)
         /// before the server closes the connection. The idle timer does not run while a request is being
@@ -114,7 +114,7 @@ extension ServerConfiguration {
                 }
                 ?? "connection address, IPv6 by /64"
             let connections = maxConnections == 0 ? "unlimited connections" : "at most \(maxConnections) connections"
-            return "starts, exchanges and hand-offs \(perAddress) per address (by \(by)), \(total) in all; "
+            return "rate-limited routes \(perAddress) per address (by \(by)), \(total) in all; "
                 + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests; "
                 + "\(connections), idle \(Int(idleTimeout)) s, a body within \(Int(bodyTimeout)) s, a stalled answer \(Int(writeTimeout)) s"
         }

@@ -9,15 +9,16 @@ import Tracing
 /// a `metrics` section, else handed to whatever factory the embedding process bootstrapped.
 ///
 /// Every label comes from a small, fixed set: route templates (`/handoff`, never a requested path), status
-/// codes, the companion's refusal codes, store operations, sign-in routes, event names and the provider's
-/// configured host names. No token, code, state, flow ID, session or subject is ever a label.
+/// codes, the companion's refusal codes, store operations and outcomes, sign-in routes, event names, the
+/// listener and reason of a closed connection, and the provider's configured host names. No token, code, state, flow ID, session or subject is ever a label.
 ///
 /// | name | labels | what |
 /// | --- | --- | --- |
 /// | `switchback_requests_total` | `route`, `method`, `status` | answered requests |
 /// | `switchback_request_duration_seconds` | `route`, `method` | time to answer |
 /// | `switchback_refusals_total` | `route`, `reason` | refusals by code (`rate_limited` are the rate-limit hits) |
-/// | `switchback_events_total` | `event` | codes issued and redeemed, sign-ins started, completed, failed, sessions, logouts, connections closed by a limit |
+/// | `switchback_events_total` | `event` | codes issued and redeemed, sign-ins started, completed, failed, sessions, logouts |
+/// | `switchback_connections_closed_total` | `listener`, `reason` | connections closed by a limit (``ConnectionCut``) |
 /// | `switchback_provider_duration_seconds` | `host`, `status` | each request to the provider |
 /// | `switchback_store_duration_seconds` | `operation`, `outcome` | each store call |
 struct CompanionMetrics: Sendable {
@@ -82,6 +83,17 @@ struct CompanionMetrics: Sendable {
         }.increment()
     }
 
+    /// A connection closed by one of the limits ``ConnectionGuard`` keeps, on the public listener or the
+    /// metrics one.
+    func connectionClosed(_ cut: ConnectionCut, listener: Listener) {
+        guard enabled else { return }
+        handles.counter(.init(.connections, listener.rawValue, cut.rawValue)) {
+            CoreMetrics.Counter(
+                label: "switchback_connections_closed_total", dimensions: [("listener", listener.rawValue), ("reason", cut.rawValue)],
+                factory: factory)
+        }.increment()
+    }
+
     func providerCall(host: String, status: Int?, since start: ContinuousClock.Instant) {
         guard enabled else { return }
         let shown = status.map { "\($0)" } ?? "failed"
@@ -103,7 +115,7 @@ struct CompanionMetrics: Sendable {
     /// instead of building label arrays and asking the factory every time. The keys come from fixed sets.
     final class Handles: Sendable {
         struct Key: Hashable {
-            enum Name: UInt8 { case requests, requestDuration, refusals, events, provider, store }
+            enum Name: UInt8 { case requests, requestDuration, refusals, events, connections, provider, store }
             let name: Name
             let first: String
             let second: String
@@ -162,11 +174,22 @@ struct CompanionMetrics: Sendable {
         case playIntegrityRefused = "play_integrity_refused"
         case presentationVerified = "presentation_verified"
         case presentationRefused = "presentation_refused"
-        /// A connection closed as soon as it was accepted: `limits.maxConnections` were open.
-        case connectionRefused = "connection_over_cap"
-        /// A connection closed because a request's body did not arrive within `limits.bodyTimeout`.
-        case bodyTimedOut = "body_timeout"
-        /// A connection closed because its client read none of an answer for `limits.writeTimeout`.
-        case writeTimedOut = "write_timeout"
+    }
+
+    /// Why `switchback_connections_closed_total` counts a connection.
+    enum ConnectionCut: String, Sendable {
+        /// Closed as soon as it was accepted: the listener's cap (`limits.maxConnections`, or the metrics
+        /// listener's 16) were open.
+        case overCap = "over_cap"
+        /// A request's body did not arrive within `limits.bodyTimeout`.
+        case bodyTimeout = "body_timeout"
+        /// Its client read none of an answer for `limits.writeTimeout`.
+        case writeTimeout = "write_timeout"
+    }
+
+    /// Which of the companion's listeners a connection came to.
+    enum Listener: String, Sendable {
+        case `public`
+        case metrics
     }
 }

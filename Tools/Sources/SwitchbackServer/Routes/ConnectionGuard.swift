@@ -77,6 +77,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private let bodyTimeout: TimeAmount
     private let writeTimeout: TimeAmount
     private let metrics: CompanionMetrics
+    private let listener: CompanionMetrics.Listener
     private var counted = false
     /// When the request being read must have ended; nil between requests.
     private var bodyDeadline: NIODeadline?
@@ -85,11 +86,15 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// Armed while the channel is not writable.
     private let stall = Alarm()
 
-    init(connections: ConnectionCount, bodyTimeout: TimeAmount, writeTimeout: TimeAmount, metrics: CompanionMetrics) {
+    init(
+        connections: ConnectionCount, bodyTimeout: TimeAmount, writeTimeout: TimeAmount, metrics: CompanionMetrics,
+        listener: CompanionMetrics.Listener
+    ) {
         self.connections = connections
         self.bodyTimeout = bodyTimeout
         self.writeTimeout = writeTimeout
         self.metrics = metrics
+        self.listener = listener
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -110,7 +115,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
             counted = true
             return true
         }
-        metrics.record(.connectionRefused)
+        metrics.connectionClosed(.overCap, listener: listener)
         context.close(promise: nil)
         return false
     }
@@ -120,7 +125,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
             stall.cancel()
         } else if !stall.isArmed {
             stall.arm(context, at: .now() + writeTimeout) { [self] in
-                metrics.record(.writeTimedOut)
+                metrics.connectionClosed(.writeTimeout, listener: listener)
                 context.close(promise: nil)
             }
         }
@@ -145,7 +150,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         if let deadline = bodyDeadline, !body.isArmed {
             body.arm(context, at: deadline) { [self] in
-                metrics.record(.bodyTimedOut)
+                metrics.connectionClosed(.bodyTimeout, listener: listener)
                 context.close(promise: nil)
             }
         }

@@ -1,7 +1,8 @@
 import Foundation
 @_spi(SwitchbackInternals) import Switchback
 
-/// Token buckets for the anonymous start routes: one per client address and one for the whole instance.
+/// Token buckets for the rate-limited routes (the starts, `/exchange`, `/handoff`, attestation and wallet
+/// routes): one per client address and one for the whole instance.
 ///
 /// Each bucket holds up to a minute's allowance and refills continuously. Addresses are forgotten once
 /// their bucket is full again, and at most ``maximumAddresses`` are tracked: when a flood of distinct

@@ -25,7 +25,7 @@ struct ServerCommandTests {
         let banner = process.readOutput(until: "Ctrl-C stops it.")
         #expect(banner.contains("store: memory"))
         #expect(banner.contains("WARNING: --with-emulator: the provider is a FAKE"))
-        #expect(banner.contains("limits: starts, exchanges and hand-offs 30/min per address"))
+        #expect(banner.contains("limits: rate-limited routes 30/min per address"))
         #expect(banner.contains("/exchange/start") && banner.contains("[rate-limited]"))
         for route in [
             "POST  /exchange ", "POST  /handoff ", "GET   /handoff/redeem", "POST  /bridge/redeem", "POST  /completion/status",

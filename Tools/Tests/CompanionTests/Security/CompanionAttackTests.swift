@@ -602,7 +602,7 @@ struct CompanionAttackTests {
             let waited = try await rig.post("/completion/status", ["flow_id": flowID, "wait": 3])
             #expect(waited.response.status == 202 && waited.json["status"] as? String == "pending")
             let text = try await ObservabilityTests.scrape(rig)
-            #expect(text.contains(#"switchback_events_total{event="body_timeout"} 1"#), "the cut is counted")
+            #expect(text.contains(#"switchback_connections_closed_total{listener="public",reason="body_timeout"} 1"#), "the cut is counted")
             #expect(text.contains(#"reason="request_timeout""#), "the route counts the cut body as its own refusal")
             #expect(!text.contains(#"status="500""#), "a cut body is no server error")
             #expect(try await rig.get(rig.url("/health")).status == 200)
@@ -647,7 +647,7 @@ struct CompanionAttackTests {
             let text = try await ObservabilityTests.scrape(rig)
             #expect(text.contains(#"reason="invalid_request""#), "the route counts its refusal")
             #expect(!text.contains(#"reason="request_timeout""#), "a refused body is not one that stopped arriving")
-            #expect(!text.contains(#"event="body_timeout""#), "no body deadline outlived the refused request")
+            #expect(!text.contains(#"reason="body_timeout""#), "no body deadline outlived the refused request")
         }
     }
 
@@ -696,7 +696,8 @@ struct CompanionAttackTests {
             var counted = false
             let deadline = ContinuousClock.now + .seconds(30)
             while !counted, ContinuousClock.now < deadline {
-                counted = try await ObservabilityTests.scrape(rig).contains(#"switchback_events_total{event="write_timeout"} 1"#)
+                counted = try await ObservabilityTests.scrape(rig).contains(
+                    #"switchback_connections_closed_total{listener="public",reason="write_timeout"} 1"#)
                 if !counted { try await Task.sleep(for: .milliseconds(200)) }
             }
             _ = FileManager.default.createFile(atPath: flag, contents: nil)
@@ -762,7 +763,69 @@ struct CompanionAttackTests {
             let text = try await ObservabilityTests.scrape(rig)
             // The fourth, each try of the fifth's before the slot was free, and the sixth.
             let refused = 2 + (Int(figures[3]) ?? 0)
-            #expect(text.contains(#"switchback_events_total{event="connection_over_cap"} "# + "\(refused)\n"), "\(refused) refusals")
+            #expect(
+                text.contains(#"switchback_connections_closed_total{listener="public",reason="over_cap"} "# + "\(refused)\n"), "\(refused) refusals")
+        }
+    }
+
+    @Test(
+        "the metrics listener has its own cap (a connection past it closed, counted as the metrics listener's) and the idle timeout; the public listener is not held by it"
+    )
+    func metricsListenerLimits() async throws {
+        // The idle timeout as shipped (75 s) while the cap is filled: a shorter one could free a held slot on
+        // a loaded machine before the connection past the cap is tried.
+        try await CompanionRig.with(change: { $0.metrics = .init(host: "127.0.0.1", port: 0) }) { rig in
+            let metricsPort = try #require(rig.companion.metricsPort)
+            // Raw sockets: the cap's worth of connections to the metrics listener, each answered once (so
+            // each is counted), one more closed without an answer, and the public listener answering
+            // meanwhile. Prints the held answers, the one past the cap and the public answer.
+            let figures = try await Self.python(
+                """
+                import socket, sys
+                port, public, cap = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+                def ask(p, path):
+                    try:
+                        s = socket.create_connection(("127.0.0.1", p), timeout=10)
+                        s.sendall(b"GET " + path + b" HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                        data = b""
+                        while b"\\r\\n" not in data:
+                            chunk = s.recv(65536)
+                            if not chunk:
+                                return s, "closed"
+                            data += chunk
+                    except (ConnectionResetError, BrokenPipeError):
+                        return None, "closed"
+                    return s, data.split(b" ")[1].decode()
+                held = [ask(port, b"/metrics") for _ in range(cap)]
+                _, past = ask(port, b"/metrics")
+                _, public_answer = ask(public, b"/health")
+                print(",".join(sorted(set(status for _, status in held))), past, public_answer)
+                """, [String(metricsPort), String(rig.companion.port), String(Companion.metricsConnections)], words: 3)
+            #expect(figures[0] == "200", "every connection within the cap answered: \(figures[0])")
+            #expect(figures[1] == "closed", "a connection past the metrics listener's cap of \(Companion.metricsConnections)")
+            #expect(figures[2] == "200", "the public listener does not share the metrics listener's cap")
+            // The script has ended and its connections with it: a slot is free for the scrape.
+            var text = ""
+            try await Self.waitUntil("a scrape answered") { (try? await ObservabilityTests.scrape(rig)).map { text = $0 } != nil }
+            #expect(text.contains(#"switchback_connections_closed_total{listener="metrics",reason="over_cap"} 1"#), "\(text)")
+            #expect(!text.contains(#"listener="public""#), "nothing was closed on the public listener")
+        }
+        try await CompanionRig.with(change: {
+            $0.limits.idleTimeout = 1
+            $0.metrics = .init(host: "127.0.0.1", port: 0)
+        }) { rig in
+            // A request head sent in part and then nothing (slowloris), timed from before the connection.
+            let figures = try await Self.python(
+                """
+                import socket, sys, time
+                began = time.monotonic()
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+                s.sendall(b"GET /metrics HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n")
+                assert s.recv(1) == b""
+                print("%.2f" % (time.monotonic() - began))
+                """, [String(try #require(rig.companion.metricsPort))], words: 1)
+            let seconds = try #require(Double(figures[0]))
+            #expect(seconds > 0.9 && seconds < 25, "a partial head on the metrics listener closed after \(seconds) s with a 1 s idle timeout")
         }
     }
 
