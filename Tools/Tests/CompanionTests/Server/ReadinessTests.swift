@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackEmulator
@@ -39,9 +40,9 @@ struct ReadinessTests {
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
     }
 
-    /// `GET /ready` until it answers 200, for at most 30 s. The first check fetches the provider's metadata
-    /// within the check's 2 s bound, which a loaded machine can overrun once; the metadata then arrives
-    /// for a later check.
+    /// `GET /ready` until it answers 200, for at most 30 s. The first check fetches the provider's metadata,
+    /// which a loaded machine can take longer than the check's 2 s to do: that check answers pending, and a
+    /// later one sees the same fetch end.
     static func readyOnceWarm(_ rig: CompanionRig) async throws -> (status: Int, json: [String: Any]) {
         let deadline = ContinuousClock.now + .seconds(30)
         var answer = try await ready(rig)
@@ -64,11 +65,20 @@ struct ReadinessTests {
         // No metadata fetched yet, and the provider is gone: not ready, and the answer says which part.
         try await CompanionRig.with { rig in
             await rig.emulator.stop()
-            let answer = try await Self.ready(rig)
+            var answer = try await Self.ready(rig)
             #expect(answer.status == 503)
             #expect(answer.json["status"] as? String == "unavailable")
-            #expect(answer.json["provider"] as? String == "failed")
             #expect(answer.json["store"] as? String == "ok")
+            // The HTTP client retries a refused connection until its connect timeout (10 s), which is longer
+            // than the check's bound: the part is pending until the fetch gives up, then failed.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while answer.json["provider"] as? String == "pending", ContinuousClock.now < deadline {
+                #expect(answer.status == 503, "not ready while the fetch is under way")
+                try await Task.sleep(for: .milliseconds(250))
+                answer = try await Self.ready(rig)
+            }
+            #expect(answer.status == 503)
+            #expect(answer.json["provider"] as? String == "failed", "\(answer.json)")
         }
     }
 
@@ -115,6 +125,79 @@ struct ReadinessTests {
         await readiness.beginDraining()
         let draining = await readiness.report()
         #expect(!draining.ready && draining.status == "draining")
+    }
+
+    /// A provider whose discovery document takes `delays[n]` to arrive for its `n`-th request (the last
+    /// delay for any later one), and the readiness of an instance in front of it. Records which requests
+    /// were cancelled.
+    static func slowProvider(_ delays: [Duration], fetchLimit: Duration = .seconds(30)) async throws -> (Readiness, StubTransport, LockedValue<Int>) {
+        let issuer = "https://id.example.test"
+        let cancelled = LockedValue(0)
+        let asked = LockedValue(0)
+        let transport = StubTransport { request in
+            let index = asked.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            do {
+                try await Task.sleep(for: delays[min(index, delays.count - 1)])
+            } catch {
+                cancelled.withLock { $0 += 1 }
+                throw error
+            }
+            #expect(request.url.absoluteString == issuer + "/.well-known/openid-configuration")
+            return StubTransport.json(
+                200,
+                """
+                {"issuer": "\(issuer)", "authorization_endpoint": "\(issuer)/authorize", "token_endpoint": "\(issuer)/token",
+                 "jwks_uri": "\(issuer)/jwks"}
+                """)
+        }
+        let provider = try await ProviderAccess(
+            .init(issuer: issuer, clientID: "backend", clientSecret: "secret"), transport: transport, clock: SystemClock(), entropy: SystemEntropy(),
+            logger: Logger(label: "test"))
+        let readiness = Readiness(
+            store: InMemoryCompanionStore(), provider: provider, clock: SystemClock(), timeout: .milliseconds(200), reuse: .zero,
+            fetchLimit: fetchLimit)
+        return (readiness, transport, cancelled)
+    }
+
+    /// Reports until the provider's part is `ok`, for at most 30 s; the parts seen on the way, in order, once each.
+    static func untilProviderOK(_ readiness: Readiness) async throws -> [Readiness.Report.Part] {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var seen: [Readiness.Report.Part] = []
+        while ContinuousClock.now < deadline {
+            let part = await readiness.report().provider
+            if seen.last != part { seen.append(part) }
+            if part == .ok { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return seen
+    }
+
+    @Test(
+        "a provider slower than the check's bound: the check answers pending (not ready) and later checks wait on the same fetch, which makes the instance ready"
+    )
+    func slowProviderBecomesReady() async throws {
+        let (readiness, transport, cancelled) = try await Self.slowProvider([.milliseconds(1200)])
+        let first = await readiness.report()
+        #expect(first.provider == .pending && !first.ready && first.status == "unavailable")
+        // Pending until the fetch ends (a loaded machine may let it end before the next look), never failed.
+        let seen = try await Self.untilProviderOK(readiness)
+        #expect(seen.last == .ok && seen.allSatisfy { $0 == .pending || $0 == .ok }, "\(seen)")
+        #expect(await readiness.report().ready)
+        // Cancelling at each check's bound and asking again would never reach the 1.2 s the answer takes.
+        #expect(transport.requests.count == 1, "one fetch, kept across the checks: \(transport.requests.count)")
+        #expect(cancelled.withLock { $0 } == 0)
+    }
+
+    @Test("a fetch of the provider's metadata still under way after fetchLimit is cancelled, and the next check asks again")
+    func hungFetchReplaced() async throws {
+        let (readiness, transport, cancelled) = try await Self.slowProvider([.seconds(600), .zero], fetchLimit: .seconds(1))
+        let seen = try await Self.untilProviderOK(readiness)
+        #expect(seen == [.pending, .ok], "\(seen)")
+        #expect(transport.requests.count == 2)
+        #expect(cancelled.withLock { $0 } == 1, "the hung request was cancelled")
     }
 
     @Test("a graceful shutdown answers a waiting status request (pending, so the app asks again) instead of holding it through the grace")
