@@ -239,7 +239,8 @@ public final class Companion: Sendable {
             let listener = Task {
                 while !Task.isCancelled {
                     do {
-                        try await store.listen { kind, digest in
+                        // Listening (again): what was announced before reached no one, so every waiter reads again.
+                        try await store.listen(started: { await waiters.wakeAll() }) { kind, digest in
                             if kind == .completion { await waiters.signal(digest) }
                         }
                     } catch is CancellationError {

@@ -154,11 +154,14 @@ extension ServerConfiguration {
         public var returns: ExchangeResult
         /// The longest a status request waits before answering `pending`.
         public var maximumWait: TimeInterval
-        /// How often a waiting status request reads the store when no notification woke it (a notification
-        /// from another instance can be lost while its listener reconnects).
-        public var storeRecheck: TimeInterval
+        /// How often a waiting status request also reads the store when no notification woke it; nil (the
+        /// default) for never. A waiter reads the store when it is notified, when the store's listener
+        /// starts again after a lost connection, and at its deadline; set this only where PostgreSQL's
+        /// notifications cannot reach the companion (a pooler in transaction mode, which does not carry
+        /// `LISTEN`).
+        public var storeRecheck: TimeInterval?
 
-        public init(appLink: String, returns: ExchangeResult = .session, maximumWait: TimeInterval = 25, storeRecheck: TimeInterval = 2) {
+        public init(appLink: String, returns: ExchangeResult = .session, maximumWait: TimeInterval = 25, storeRecheck: TimeInterval? = nil) {
             self.appLink = appLink
             self.returns = returns
             self.maximumWait = maximumWait
@@ -218,7 +221,7 @@ extension ServerConfiguration.Completion {
             appLink: try c.decode(String.self, forKey: .appLink),
             returns: try c.decodeIfPresent(ServerConfiguration.ExchangeResult.self, forKey: .returns) ?? .session,
             maximumWait: try c.decodeIfPresent(TimeInterval.self, forKey: .maximumWait) ?? 25,
-            storeRecheck: try c.decodeIfPresent(TimeInterval.self, forKey: .storeRecheck) ?? 2
+            storeRecheck: try c.decodeIfPresent(TimeInterval.self, forKey: .storeRecheck)
         )
     }
 }

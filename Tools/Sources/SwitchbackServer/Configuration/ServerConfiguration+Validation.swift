@@ -103,7 +103,7 @@ extension ServerConfiguration {
                 throw fail("completion.appLink must be an https universal link")
             }
             guard completion.maximumWait > 0, completion.maximumWait <= 120 else { throw fail("completion.maximumWait must be 1…120 seconds") }
-            guard completion.storeRecheck >= 0.1, completion.storeRecheck <= 300 else {
+            if let recheck = completion.storeRecheck, !(0.1...300).contains(recheck) {
                 throw fail("completion.storeRecheck must be 0.1…300 seconds")
             }
         }

@@ -149,7 +149,7 @@ extension CompanionService {
             let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
             do {
                 while current.status == .pending, ContinuousClock.now < deadline, await waiters.isCurrent(digest, ticket) {
-                    await waiters.wait(digest, ticket, until: deadline, recheck: .milliseconds(Int(completion.storeRecheck * 1000)))
+                    await waiters.wait(digest, ticket, until: deadline, recheck: completion.storeRecheck.map { .milliseconds(Int($0 * 1000)) })
                     guard let fresh = try await currentCompletion(digest, key: key) else {
                         await waiters.leave(digest, ticket)
                         return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)

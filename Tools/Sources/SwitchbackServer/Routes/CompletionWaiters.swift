@@ -6,8 +6,9 @@ import Foundation
 /// unbounded number of connections and store reads. A new request for a flow takes the place of the one
 /// waiting (which answers at once): a client whose connection dropped mid-poll (the server is not told)
 /// asks again without being refused, and only the flow ID's holder can ask. A waiter sleeps until
-/// ``signal(_:)`` (this instance finished the flow, or the store announced another instance did), its
-/// deadline, or the recheck interval, whichever comes first; every continuation is resumed exactly once.
+/// ``signal(_:)`` (this instance finished the flow, or the store announced another instance did),
+/// ``wakeAll()`` (the store's listener started again, after announcements it may have missed), its deadline,
+/// or the configured recheck interval, whichever comes first; every continuation is resumed exactly once.
 actor CompletionWaiters {
     private struct Waiter {
         let ticket: UInt64
@@ -56,9 +57,10 @@ actor CompletionWaiters {
         waiter.continuation?.resume()
     }
 
-    /// Sleeps until a signal for `digest`, `deadline` or `recheck` from now, or the task's cancellation.
-    func wait(_ digest: String, _ ticket: UInt64, until deadline: ContinuousClock.Instant, recheck: Duration) async {
-        let wake = min(deadline, ContinuousClock.now + recheck)
+    /// Sleeps until a signal for `digest`, `deadline` or `recheck` from now (when given), or the task's
+    /// cancellation.
+    func wait(_ digest: String, _ ticket: UInt64, until deadline: ContinuousClock.Instant, recheck: Duration?) async {
+        let wake = recheck.map { min(deadline, ContinuousClock.now + $0) } ?? deadline
         guard waiters[digest]?.ticket == ticket, ContinuousClock.now < wake else { return }
         let timer = Task { [weak self] in
             guard (try? await Task.sleep(until: wake, clock: .continuous)) != nil else { return }
@@ -85,6 +87,13 @@ actor CompletionWaiters {
         let all = waiters.values.compactMap(\.continuation)
         waiters.removeAll()
         all.forEach { $0.resume() }
+    }
+
+    /// Wakes every sleeping waiter, each to read the store again and sleep on (the store's listener started
+    /// listening again, and an announcement made before then reached no one).
+    func wakeAll() {
+        let sleeping = waiters.keys.filter { waiters[$0]?.continuation != nil }
+        for digest in sleeping { signal(digest) }
     }
 
     /// Wakes the waiter for `digest`, if one sleeps.

@@ -64,8 +64,8 @@ struct InstrumentedStore: CompanionStore {
         try await measure("announce", kind) { try await inner.announce(kind, digest: digest) }
     }
 
-    func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
-        try await inner.listen(changed)
+    func listen(started: @escaping @Sendable () async -> Void, _ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+        try await inner.listen(started: started, changed)
     }
 }
 

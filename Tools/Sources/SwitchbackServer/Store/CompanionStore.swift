@@ -61,14 +61,18 @@ public protocol CompanionStore: Sendable {
     /// waiting for it there read it again. A store of one instance has no one else to tell.
     func announce(_ kind: RecordKind, digest: String) async throws
     /// Calls `changed` for every change any instance announces, until the task is cancelled or the
-    /// connection fails (the caller listens again). A store of one instance returns when cancelled.
-    func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws
+    /// connection fails (the caller listens again). Calls `started` each time it begins to listen, before
+    /// any change: a change announced before then (while a lost connection was replaced) reached no one,
+    /// so the caller reads again what it waits for. A store of one instance returns when cancelled.
+    func listen(started: @escaping @Sendable () async -> Void, _ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws
 }
 
 extension CompanionStore {
     public func announce(_ kind: RecordKind, digest: String) async throws {}
 
-    public func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+    public func listen(
+        started: @escaping @Sendable () async -> Void, _ changed: @escaping @Sendable (RecordKind, String) async -> Void
+    ) async throws {
         while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
     }
 }

@@ -174,9 +174,13 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     /// Holds one pooled connection in `LISTEN` on the table's channel and reports each announcement.
-    public func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+    public func listen(
+        started: @escaping @Sendable () async -> Void, _ changed: @escaping @Sendable (RecordKind, String) async -> Void
+    ) async throws {
         try await client.withConnection { connection in
             try await connection.listen(on: self.channel) { notifications in
+                // PostgresNIO hands the notifications over once the server has run `LISTEN`.
+                await started()
                 for try await notification in notifications {
                     let parts = notification.payload.split(separator: " ", maxSplits: 1)
                     guard parts.count == 2, let kind = RecordKind(rawValue: String(parts[0])) else { continue }

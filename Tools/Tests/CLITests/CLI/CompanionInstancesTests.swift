@@ -45,12 +45,12 @@ struct CompanionInstancesTests {
         let emulator = try await Emulator.start(
             profile: .generic, configuration: emulatorConfiguration, logger: Logger(label: "emulator") { _ in SwiftLogNoOpLogHandler() })
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-instances-\(UUID().uuidString).json")
-        // A store recheck of a minute: only a notification can wake the waiting request in time.
+        // No store recheck (the default): only a notification can wake the waiting request in time.
         let json = """
             {"port": 0, "postgresURL": "\(postgres)",
              "provider": {"issuer": "\(emulator.issuer)", "clientID": "backend", "clientSecret": "backend-secret"},
              "exchange": {"redirectURIs": ["com.example.app:/oauth/callback"], "returns": "session"},
-             "completion": {"appLink": "https://app.example.com/signed-in", "maximumWait": 25, "storeRecheck": 60}}
+             "completion": {"appLink": "https://app.example.com/signed-in", "maximumWait": 25}}
             """
         try Data(json.utf8).write(to: file)
         let first = try Instance.start(configuration: file)

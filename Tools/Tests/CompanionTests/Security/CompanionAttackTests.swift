@@ -396,18 +396,16 @@ struct CompanionAttackTests {
         arguments: StoreKind.available)
     func statusWaiters(kind: StoreKind) async throws {
         try await kind.with { store, second in
-            // The store recheck is longer than the wait: only a notification can wake the waiter before its deadline.
+            // No store recheck (the default): only a notification can wake the waiter before its deadline.
             let rig = try await CompanionRig.start(
                 store: store,
                 change: {
                     $0.limits.waitingStatusRequests = 2
-                    $0.completion?.storeRecheck = 60
                     $0.completion?.maximumWait = 30
                 })
             // PostgreSQL: a second instance on the same store, so the provider's answer arrives at the first
             // and the waiter waits at the second (LISTEN/NOTIFY). Memory: one instance (an in-process signal).
             var configuration = CompanionRig.configuration(issuer: rig.emulator.issuer)
-            configuration.completion?.storeRecheck = 60
             configuration.completion?.maximumWait = 30
             let other =
                 kind == .postgres

@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackServer
+import SwitchbackEmulator
+import SwitchbackTesting
+import ToolsTestSupport
+
+/// A store in front of a real one whose change listener never hears a change and starts listening again
+/// each time the test says so, as after a lost database connection.
+final class RestartingListenerStore: ForwardingStore, Sendable {
+    let inner: any CompanionStore
+    private let restarts: AsyncStream<Void>
+    private let trigger: AsyncStream<Void>.Continuation
+
+    init(_ inner: any CompanionStore) {
+        self.inner = inner
+        (restarts, trigger) = AsyncStream.makeStream()
+    }
+
+    /// The listener starts again: `started` is called, as by a store that has just run `LISTEN` anew.
+    func restart() { trigger.yield() }
+
+    func listen(started: @escaping @Sendable () async -> Void, _ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+        for await _ in restarts { await started() }
+    }
+}
+
+/// How a waiting status request learns of a completion that another instance finished.
+@Suite("Completion wake-ups")
+struct CompletionWakeTests {
+    @Test(
+        "a completion finished on another instance while this one's listener was down is not missed: when the listener starts again, the waiting status request reads the store"
+    )
+    func listenerRestartWakesWaiters() async throws {
+        // Two instances on one store: the rig's finishes the flow; the other's listener hears nothing
+        // (as while its connection was lost) and has no store recheck (the default).
+        let shared = InMemoryCompanionStore()
+        let listening = RestartingListenerStore(shared)
+        let rig = try await CompanionRig.start(store: shared)
+        let other = try await Companion.start(
+            CompanionRig.configuration(issuer: rig.emulator.issuer), store: listening,
+            logger: Logger(label: "other") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+            let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
+            let status = URL(string: other.baseURL.absoluteString + "/completion/status")!
+            let transport = rig.transport
+            let waiting = Task {
+                let started = ContinuousClock.now
+                let response = try await transport.send(
+                    HTTPRequest(
+                        method: .post, url: status, headers: ["Content-Type": "application/json"],
+                        body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20])))
+                return (response, ContinuousClock.now - started)
+            }
+            try await CompanionAttackTests.waitUntil("the status request waits") { await other.waiters.count == 1 }
+            guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
+            _ = try await rig.get(try #require(URL(string: location)))
+            // The announcement reached no one: the request still waits.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(await other.waiters.count == 1, "nothing but the listener's restart can wake it before its deadline")
+            let restarted = ContinuousClock.now
+            listening.restart()
+            let (response, elapsed) = try await waiting.value
+            #expect(response.status == 202)
+            #expect(String(decoding: response.body, as: UTF8.self).contains("awaiting_return"), "it read the finished flow")
+            #expect(elapsed < .seconds(15), "woken by the restart, not the 20 s deadline: \(elapsed)")
+            #expect(ContinuousClock.now - restarted < .seconds(10))
+            await other.stop()
+            await rig.stop()
+        } catch {
+            await other.stop()
+            await rig.stop()
+            throw error
+        }
+    }
+
+    @Test(
+        "PostgreSQL: started runs once LISTEN is in force (an announcement made from it is heard), and again after the listening connection is killed and replaced",
+        .enabled(if: StoreKind.postgresURL != nil || StoreKind.runningInCI))
+    func postgresListenerStarts() async throws {
+        let url = try #require(StoreKind.postgresURL, "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset")
+        try await StoreKind.postgres.with { store, second in
+            let postgres = try #require(store as? PostgresCompanionStore)
+            let announcer = try await second()
+            let starts = LockedValue(0)
+            let (heard, hear) = AsyncStream<String>.makeStream()
+            // As the companion listens: again a moment after the connection fails.
+            let listening = Task {
+                while !Task.isCancelled {
+                    try? await store.listen(started: {
+                        let count = starts.withLock { count in
+                            count += 1
+                            return count
+                        }
+                        try? await announcer.announce(.completion, digest: "started-\(count)")
+                    }) { _, digest in hear.yield(digest) }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            // An announcement never heard ends the wait with nil, not a hung test.
+            let watchdog = Task {
+                try? await Task.sleep(for: .seconds(60))
+                hear.finish()
+            }
+            defer {
+                listening.cancel()
+                watchdog.cancel()
+            }
+            var announcements = heard.makeAsyncIterator()
+            #expect(await announcements.next() == "started-1", "announced from started, and heard: LISTEN was in force")
+
+            // The listening connection dies (a failover, an idle-connection reaper): another takes its place.
+            let admin = PostgresClient(configuration: try PostgresCompanionStore.configuration(url))
+            let running = Task { await admin.run() }
+            defer { running.cancel() }
+            let rows = try await admin.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = \(#"LISTEN ""# + postgres.channel + #"";"#)",
+                logger: Logger(label: "admin") { _ in SwiftLogNoOpLogHandler() })
+            var terminated = 0
+            for try await (killed) in rows.decode(Bool.self) where killed { terminated += 1 }
+            #expect(terminated == 1, "one connection listened on the channel")
+            #expect(await announcements.next() == "started-2", "listening again, started ran again, after LISTEN")
+            #expect(starts.withLock { $0 } == 2)
+        }
+    }
+}
