@@ -15,6 +15,21 @@ struct HandOffTokenTests {
         try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer \(token)"])
     }
 
+    /// The resource server's name in the JWT access tokens the emulator issues when the rig validates them
+    /// itself.
+    static let api = "https://api.example.com"
+
+    /// With `.jwt`, the emulator issues RFC 9068 access tokens meant for ``api``, which the hand-off names
+    /// as its audience; with `.introspection`, opaque tokens the companion asks the provider about.
+    static func emulator(_ validation: ServerConfiguration.TokenValidation) -> (inout EmulatorConfiguration) -> Void {
+        { if validation == .jwt { $0.accessTokenAudience = api } }
+    }
+
+    static func validating(_ validation: ServerConfiguration.TokenValidation, _ configuration: inout ServerConfiguration) {
+        configuration.handOff?.validation = validation
+        if validation == .jwt { configuration.handOff?.audience = api }
+    }
+
     static func maxAge(_ cookie: String) -> Int? {
         cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.hasPrefix("Max-Age=") }
             .flatMap { Int($0.dropFirst("Max-Age=".count)) }
@@ -34,9 +49,17 @@ struct HandOffTokenTests {
         #expect(throws: (any Error).self) { try configuration.validate() }
     }
 
-    @Test("requiredScope: the app's token without the hand-off scope buys nothing; with it, a code")
-    func scopeRequired() async throws {
-        try await CompanionRig.with(returns: .tokens, change: { $0.handOff?.acceptedClients = ["native-rs"] }) { rig in
+    @Test(
+        "requiredScope: the app's token without the hand-off scope buys nothing; with it, a code",
+        arguments: [ServerConfiguration.TokenValidation.introspection, .jwt])
+    func scopeRequired(validation: ServerConfiguration.TokenValidation) async throws {
+        try await CompanionRig.with(
+            returns: .tokens, emulator: Self.emulator(validation),
+            change: {
+                $0.handOff?.acceptedClients = ["native-rs"]
+                Self.validating(validation, &$0)
+            }
+        ) { rig in
             let plain = OIDCClient(
                 configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: CompanionRig.appRedirect)!),
                 provider: .discovery(issuer: rig.emulator.issuer))
@@ -46,6 +69,7 @@ struct HandOffTokenTests {
                 return
             }
             let openidOnly = try await plain.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
+            #expect((openidOnly.accessToken.split(separator: ".").count == 3) == (validation == .jwt), "a JWT access token exactly with .jwt")
             let refused = try await Self.handOff(rig, token: openidOnly.accessToken)
             #expect(refused.response.status == 401)
             #expect(refused.json["handoffotp"] == nil)
@@ -81,9 +105,17 @@ struct HandOffTokenTests {
         }
     }
 
-    @Test("the web session ends when the access token does: cookie Max-Age, /session and the store agree")
-    func sessionCappedAtTokenExpiry() async throws {
-        try await CompanionRig.with(returns: .tokens, emulator: { $0.tokenLifetime = 600 }) { rig in
+    @Test(
+        "the web session ends when the access token does: cookie Max-Age, /session and the store agree",
+        arguments: [ServerConfiguration.TokenValidation.introspection, .jwt])
+    func sessionCappedAtTokenExpiry(validation: ServerConfiguration.TokenValidation) async throws {
+        try await CompanionRig.with(
+            returns: .tokens,
+            emulator: {
+                $0.tokenLifetime = 600
+                Self.emulator(validation)(&$0)
+            }, change: { Self.validating(validation, &$0) }
+        ) { rig in
             let token = try await rig.accessToken()
             // The emulator's clock runs; the companion's stands where the rig started it.
             let drift = Int(Date().timeIntervalSince(rig.clock.now()).rounded(.up))
@@ -120,13 +152,16 @@ struct HandOffTokenTests {
         }
     }
 
-    @Test("dpopBoundOnly: a Bearer token is refused even when everything else is right; a DPoP-bound one is accepted")
-    func dpopOnly() async throws {
+    @Test(
+        "dpopBoundOnly: a Bearer token is refused even when everything else is right; a DPoP-bound one is accepted",
+        arguments: [ServerConfiguration.TokenValidation.introspection, .jwt])
+    func dpopOnly(validation: ServerConfiguration.TokenValidation) async throws {
         try await CompanionRig.with(
-            returns: .tokens,
+            returns: .tokens, emulator: Self.emulator(validation),
             change: {
                 $0.handOff?.acceptedClients = ["native-rs"]
                 $0.handOff?.dpopBoundOnly = true
+                Self.validating(validation, &$0)
             }
         ) { rig in
             let bearer = try await CompanionAttackTests.credential(rig, clientID: "native-rs")
