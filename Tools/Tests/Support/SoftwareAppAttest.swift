@@ -75,12 +75,25 @@ package final class SoftwareAppAttest: AppAttestService, Sendable {
     }
 
     package func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        try await attestKey(keyID, clientDataHash: clientDataHash, counter: 0, credentialID: nil)
+    }
+
+    /// An attestation a genuine device would not make, for the checks that refuse it: a `counter` other than
+    /// zero, or a `credentialID` other than the key's.
+    package func attestKey(_ keyID: String, clientDataHash: Data, counter: UInt32, credentialID: Data?) async throws -> Data {
         guard let key = keys.withLock({ $0[keyID] }), let rawKeyID = Data(base64Encoded: keyID) else {
             throw SwitchbackError(.appAttestKeyInvalid, "no such key")
         }
         let rpIDHash = Data(SHA256.hash(data: Data(appID.utf8)))
+        let credential = credentialID ?? rawKeyID
         // A COSE key is not read by the companion (the certificate carries the key); its place is kept.
-        let authData = rpIDHash + Data([0x40, 0, 0, 0, 0]) + Data(aaguid) + Data([0x00, UInt8(rawKeyID.count)]) + rawKeyID + Data([0xA0])
+        var authData = rpIDHash
+        authData.append(0x40)
+        withUnsafeBytes(of: counter.bigEndian) { authData.append(contentsOf: $0) }
+        authData.append(contentsOf: aaguid)
+        authData.append(contentsOf: [0x00, UInt8(credential.count)])
+        authData.append(credential)
+        authData.append(0xA0)
         let nonce = Array(SHA256.hash(data: authData + clientDataHash))
         let now = Date()
         let leaf = try Certificate(

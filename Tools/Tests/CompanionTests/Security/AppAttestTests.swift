@@ -332,6 +332,33 @@ struct AppAttestTests {
     }
 
     @Test(
+        "at the verifier: an attestation whose counter is not zero, whose key ID is not its certificate's key, or whose credential is another key is refused, each for its own reason"
+    )
+    func attestationFields() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
+        let keyID = try await device.generateKey()
+        let rawKeyID = try #require(Data(base64Encoded: keyID))
+        let otherKeyID = try #require(Data(base64Encoded: try await device.generateKey()))
+        let clientDataHash = Data(SHA256.hash(data: Data("challenge".utf8)))
+        let verifier = AppAttestVerifier(appIDs: [Self.appID], environment: .production, roots: [try Certificate(pemEncoded: authority.rootPEM)])
+        func verify(_ object: Data, keyID: Data = rawKeyID) async throws {
+            _ = try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, now: Date())
+        }
+        // The untouched attestation passes: each refusal below comes from the one field changed.
+        try await verify(try await device.attestKey(keyID, clientDataHash: clientDataHash, counter: 0, credentialID: nil))
+        await #expect(throws: AppAttestVerifier.Refusal("the attestation's counter is not zero")) {
+            try await verify(try await device.attestKey(keyID, clientDataHash: clientDataHash, counter: 1, credentialID: nil))
+        }
+        await #expect(throws: AppAttestVerifier.Refusal("the key ID is not this key's")) {
+            try await verify(try await device.attestKey(keyID, clientDataHash: clientDataHash), keyID: otherKeyID)
+        }
+        await #expect(throws: AppAttestVerifier.Refusal("the attested credential is not this key")) {
+            try await verify(try await device.attestKey(keyID, clientDataHash: clientDataHash, counter: 0, credentialID: otherKeyID))
+        }
+    }
+
+    @Test(
         "at the verifier: an expired credential certificate or another challenge is refused; an assertion needs a growing counter and its own client data"
     )
     func expiredCertificate() async throws {
