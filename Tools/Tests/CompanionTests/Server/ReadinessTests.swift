@@ -206,6 +206,59 @@ struct ReadinessTests {
         #expect(cancelled.withLock { $0 } == 1, "the hung request was cancelled")
     }
 
+    @Test(
+        "a graceful shutdown stops accepting connections at once, lets a request in flight run for limits.shutdownGrace, then cancels it; the stop does not wait for the store"
+    )
+    func shutdownDrainsWithinGrace() async throws {
+        let store = ProbedStore(InMemoryCompanionStore())
+        let rig = try await CompanionRig.start(store: store, change: { $0.limits.shutdownGrace = 2 })
+        #expect(try await rig.get(rig.url("/health")).status == 200)
+        // A request in flight: its session read takes a minute, far past the grace.
+        await store.setDelay(.seconds(60))
+        let session = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+        let url = rig.url("/session")
+        let transport = rig.transport
+        let inFlight = Task {
+            let started = ContinuousClock.now
+            let answer: Result<HTTPResponse, any Error>
+            do {
+                answer = .success(try await transport.send(HTTPRequest(method: .get, url: url, headers: ["Authorization": "Session \(session)"])))
+            } catch {
+                answer = .failure(error)
+            }
+            return (answer, ContinuousClock.now - started)
+        }
+        try await CompanionAttackTests.waitUntil("the request reads the store") { await store.reads >= 1 }
+        let stopping = ContinuousClock.now
+        let stop = Task { await rig.companion.stop() }
+        // Raw sockets: connect until the listener refuses (it closes at the start of the shutdown, while
+        // the request above still runs), for at most 10 s. Prints the seconds it took, or "accepting".
+        let figures = try await CompanionAttackTests.python(
+            """
+            import socket, sys, time
+            began = time.monotonic()
+            while time.monotonic() - began < 10:
+                try:
+                    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+                except ConnectionRefusedError:
+                    print("%.2f" % (time.monotonic() - began))
+                    sys.exit(0)
+                time.sleep(0.02)
+            print("accepting")
+            """, [String(rig.companion.port)], words: 1)
+        let (answer, requestTook) = await inFlight.value
+        await stop.value
+        let stopTook = ContinuousClock.now - stopping
+        await rig.emulator.stop()
+        let refusedAfter = try #require(Double(figures[0]), "the listener still accepted 10 s into the shutdown")
+        #expect(refusedAfter < 5, "stopped accepting at the shutdown's start, not after the grace: \(refusedAfter) s")
+        // Cancelled at the grace: not answered from the store, which would have taken a minute.
+        if case .success(let response) = answer { #expect(response.status != 200, "no answer from a cancelled request") }
+        #expect(requestTook < .seconds(30), "the request ended at the grace, not after its minute: \(requestTook)")
+        #expect(stopTook >= .milliseconds(1500), "the request had its grace: \(stopTook)")
+        #expect(stopTook < .seconds(30), "the stop ended within the grace and the cancellation's bound: \(stopTook)")
+    }
+
     @Test("a graceful shutdown answers a waiting status request (pending, so the app asks again) instead of holding it through the grace")
     func shutdownAnswersWaiters() async throws {
         let rig = try await CompanionRig.start(change: { $0.limits.shutdownGrace = 20 })
