@@ -90,8 +90,10 @@ public final class Companion: Sendable {
             do {
                 try await postgres.start()
             } catch let error as SwitchbackError {
-                let host = URLComponents(string: url)?.host ?? "?"
-                throw SwitchbackError(.storeFailed, "the PostgreSQL store on \(host) did not start: \(error.message)", underlying: error)
+                // Where, as the URL names it, without its user info (the password).
+                let components = URLComponents(string: url)
+                let place = "\(components?.host ?? "?"):\(components?.port ?? 5432), database \(components?.path.dropFirst() ?? "")"
+                throw SwitchbackError(.storeFailed, "the PostgreSQL store (\(place)) did not start: \(error.message)", underlying: error)
             }
             ownedStore = postgres
             chosenStore = postgres

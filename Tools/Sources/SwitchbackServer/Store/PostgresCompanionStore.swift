@@ -44,6 +44,8 @@ public final class PostgresCompanionStore: CompanionStore {
     private let client: PostgresClient
     private let pool: Pool
     private let logger: Logger
+    /// The settings of the one connection a start opens before the pool (``start(timeout:)``).
+    private let firstConnection: PostgresConnection.Configuration
     private let runner = RunTask()
     private let inserts: BatchedStatement<Statements.Insert, Bool>
     private let takes: BatchedStatement<Statements.Take, (Data, Date)?>
@@ -58,6 +60,7 @@ public final class PostgresCompanionStore: CompanionStore {
             }
         }
         self.schema = schema
+        firstConnection = try Self.connectionConfiguration(url)
         var configuration = try Self.configuration(url)
         if let schema { configuration.options.additionalStartupParameters.append(("search_path", schema)) }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -76,6 +79,13 @@ public final class PostgresCompanionStore: CompanionStore {
     /// Starts the connection pool and creates the table and its expiry index when missing. Fails with
     /// ``SwitchbackError/Code/storeFailed`` when the server cannot be reached within `timeout`.
     public func start(timeout: Duration = .seconds(30)) async throws {
+        // One connection of its own first: when it fails, its error says why (refused, TLS, the role's
+        // password, no such database), where the pool would only try again until the timeout.
+        switch await within(timeout, { [firstConnection, logger] in try await Self.connectOnce(firstConnection, logger: logger) }) {
+        case .success: break
+        case .failure(let error): throw SwitchbackError(.storeFailed, "PostgreSQL refused the first connection: \(Self.describe(error))")
+        case nil: throw SwitchbackError(.storeFailed, "PostgreSQL did not answer a first connection within \(timeout)")
+        }
         runner.start { [client] in await client.run() }
         switch await within(timeout, { try await self.createSchema() }) {
         case .success:
@@ -341,11 +351,20 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     /// The server's message without the query text or its bindings.
+    /// The server's message and SQLSTATE, else the client's error code and the error under it (a refused
+    /// connection, a TLS failure); neither carries the password.
     private static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
-            return error.serverInfo?[.message].map { "\($0) (\(error.serverInfo?[.sqlState] ?? "?"))" } ?? "\(error.code)"
+            if let message = error.serverInfo?[.message] { return "\(message) (\(error.serverInfo?[.sqlState] ?? "?"))" }
+            return "\(error.code)" + (error.underlying.map { ": \(String(describing: $0).prefix(300))" } ?? "")
         }
         return "\(type(of: error))"
+    }
+
+    /// Opens one connection as the pool would (host, port, role, password, database, TLS) and closes it.
+    private static func connectOnce(_ configuration: PostgresConnection.Configuration, logger: Logger) async throws {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        try await connection.close()
     }
 
     private static func isIdentifier(_ name: String) -> Bool {
@@ -381,6 +400,23 @@ public final class PostgresCompanionStore: CompanionStore {
         )
         configuration.options.maximumConnections = try poolSize(components)
         return configuration
+    }
+
+    /// The same server, role, database and TLS as ``configuration(_:)``, for a single connection.
+    static func connectionConfiguration(_ url: String) throws -> PostgresConnection.Configuration {
+        let pool = try configuration(url)
+        guard let host = pool.host, let port = pool.port, let components = URLComponents(string: url) else {
+            throw SwitchbackError(.invalidConfiguration, "the PostgreSQL URL must name a host")
+        }
+        let tls: PostgresConnection.Configuration.TLS
+        switch try PostgresTLS(components) {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(try .init(configuration: Self.tls(verification: .none, rootCertificate: nil)))
+        case .require(let verification, let rootCertificate):
+            tls = .require(try .init(configuration: Self.tls(verification: verification, rootCertificate: rootCertificate)))
+        }
+        return PostgresConnection.Configuration(
+            host: host, port: port, username: pool.username, password: pool.password, database: pool.database, tls: tls)
     }
 
     /// The pool's size: `pool_max_conns` in the URL (the name pgx gives it), 1 to 200, else 20 connections

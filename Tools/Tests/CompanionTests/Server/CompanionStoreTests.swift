@@ -305,11 +305,31 @@ struct PostgresCompanionStoreConfigurationTests {
         #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://127.0.0.1/db") }
     }
 
-    @Test("an unreachable server fails start with a typed error, promptly")
+    @Test("an unreachable server fails start with a typed error, promptly, naming the refused connection")
     func unreachable() async throws {
         let store = try PostgresCompanionStore(
             url: "postgres://switchback@127.0.0.1:1/switchback", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(1)) }
+        let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(10)) }
+        #expect(error?.message.contains("Connection refused") == true, "\(String(describing: error))")
+    }
+
+    @Test(
+        "a role or a database the server does not have fails start with the server's reason",
+        .enabled(if: StoreKind.postgresURL != nil || StoreKind.runningInCI))
+    func startReasons() async throws {
+        let url = try #require(StoreKind.postgresURL, "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset")
+        for (change, reason) in [
+            ({ (url: inout URLComponents) in url.user = "nobody" }, #"role "nobody" does not exist"#),
+            ({ (url: inout URLComponents) in url.path = "/nosuchdb" }, #"database "nosuchdb" does not exist"#),
+        ] {
+            var components = try #require(URLComponents(string: url))
+            change(&components)
+            let store = try PostgresCompanionStore(
+                url: try #require(components.string), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            // The server's answer to the first connection, not the start's timeout, which names no reason.
+            let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(30)) }
+            #expect(error?.code == .storeFailed && error?.message.contains(reason) == true, "\(String(describing: error))")
+        }
     }
 }
 
@@ -387,7 +407,7 @@ struct PostgresTLSTests {
     static let caFile = ProcessInfo.processInfo.environment["SWITCHBACK_TEST_POSTGRES_CA"]
 
     @Test(
-        "a real TLS connection: verify-full to the name on the certificate with its CA works; by an address it does not name, or with another CA, the start fails",
+        "a real TLS connection: verify-full to the name on the certificate with its CA works; by an address it does not name, or with another CA, the start fails naming why; verify-ca accepts the address, not another CA",
         .enabled(if: caFile != nil || StoreKind.runningInCI))
     func realTLS() async throws {
         let ca = try #require(Self.caFile, "CI=true but SWITCHBACK_TEST_POSTGRES_CA is unset; scripts/postgres.sh makes the server's CA")
@@ -408,6 +428,11 @@ struct PostgresTLSTests {
         let wrongHost = try store("127.0.0.1", "sslmode=verify-full&sslrootcert=\(ca)")
         let hostError = await #expect(throws: SwitchbackError.self) { try await wrongHost.start(timeout: .seconds(5)) }
         #expect(hostError?.code == .storeFailed, "\(String(describing: hostError))")
+        #expect(hostError?.message.contains("refused the first connection") == true, "the TLS failure is named: \(String(describing: hostError))")
+        // verify-ca checks the chain and not the name: the same address is accepted.
+        let caOnly = try store("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(ca)")
+        try await caOnly.start(timeout: .seconds(20))
+        await caOnly.stop()
 
         // Another CA: the server's certificate does not chain to it.
         let otherKey = P256.Signing.PrivateKey()
@@ -423,6 +448,9 @@ struct PostgresTLSTests {
         let wrongCA = try store("localhost", "sslmode=verify-full&sslrootcert=\(otherFile.path)")
         let caError = await #expect(throws: SwitchbackError.self) { try await wrongCA.start(timeout: .seconds(5)) }
         #expect(caError?.code == .storeFailed, "\(String(describing: caError))")
+        #expect(caError?.message.contains("CERTIFICATE_VERIFY_FAILED") == true, "\(String(describing: caError))")
+        let caOnlyWrongCA = try store("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(otherFile.path)")
+        await #expect(throws: SwitchbackError.self, "verify-ca still checks the chain") { try await caOnlyWrongCA.start(timeout: .seconds(5)) }
 
         // require encrypts without checking who answers (libpq's meaning): it connects to this server too.
         let encrypted = try store("127.0.0.1", "sslmode=require")
