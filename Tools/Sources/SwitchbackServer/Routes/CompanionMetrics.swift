@@ -10,7 +10,8 @@ import Tracing
 ///
 /// Every label comes from a small, fixed set: route templates (`/handoff`, never a requested path), status
 /// codes, the companion's refusal codes, store operations and outcomes, sign-in routes, event names, the
-/// listener and reason of a closed connection, and the provider's configured host names. No token, code, state, flow ID, session or subject is ever a label.
+/// listener and reason of a closed connection, and the hosts the companion calls (the first
+/// ``Handles/hostLabels``; any later one is `other`). No token, code, state, flow ID, session or subject is ever a label.
 ///
 /// | name | labels | what |
 /// | --- | --- | --- |
@@ -94,8 +95,9 @@ struct CompanionMetrics: Sendable {
         }.increment()
     }
 
-    func providerCall(host: String, status: Int?, since start: ContinuousClock.Instant) {
+    func providerCall(host requested: String, status: Int?, since start: ContinuousClock.Instant) {
         guard enabled else { return }
+        let host = handles.hostLabel(requested)
         let shown = status.map { "\($0)" } ?? "failed"
         handles.timer(.init(.provider, host, shown)) {
             CoreMetrics.Timer(label: "switchback_provider_duration_seconds", dimensions: [("host", host), ("status", shown)], factory: factory)
@@ -130,6 +132,22 @@ struct CompanionMetrics: Sendable {
         }
 
         private let counters = LockedValue<[Key: CoreMetrics.Counter]>([:])
+        private let hosts = LockedValue<Set<String>>([])
+
+        /// The most hosts `switchback_provider_duration_seconds` names one by one. The provider's hosts come
+        /// from its metadata, but a credential's status list, and a redirect from it, can name any host; past
+        /// this many, a new host is counted as `other`, so that no input grows the registry without bound.
+        static let hostLabels = 32
+
+        /// `host` as a label: itself while fewer than ``hostLabels`` hosts have been seen, else `other`.
+        func hostLabel(_ host: String) -> String {
+            hosts.withLock { seen in
+                if seen.contains(host) { return host }
+                guard seen.count < Self.hostLabels else { return "other" }
+                seen.insert(host)
+                return host
+            }
+        }
         private let timers = LockedValue<[Key: CoreMetrics.Timer]>([:])
 
         func counter(_ key: Key, _ make: () -> CoreMetrics.Counter) -> CoreMetrics.Counter { Self.kept(key, in: counters, make) }

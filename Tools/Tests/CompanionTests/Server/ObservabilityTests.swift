@@ -3,7 +3,7 @@ import InMemoryTracing
 import Instrumentation
 import Testing
 @_spi(SwitchbackInternals) import Switchback
-import SwitchbackServer
+@testable import SwitchbackServer
 import SwitchbackTesting
 import ToolsTestSupport
 import Tracing
@@ -108,5 +108,19 @@ struct ObservabilityTests {
                 #expect(span.attributes["url.query"] == nil && span.attributes["url.path"] == nil, "\(shown)")
             }
         }
+    }
+
+    @Test("the host label names at most 32 hosts: a 33rd and later ones, however many, are counted as other")
+    func hostLabelsBounded() {
+        let metrics = CompanionMetrics.prometheus()
+        for index in 0..<40 {
+            metrics.providerCall(host: "status-\(index).example", status: 200, since: .now)
+        }
+        metrics.providerCall(host: "status-0.example", status: 200, since: .now)
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        let named = Set((0..<40).filter { text.contains(#"host="status-\#($0).example""#) })
+        #expect(named == Set(0..<CompanionMetrics.Handles.hostLabels), "the first 32, by name: \(named.sorted())")
+        #expect(text.contains(#"switchback_provider_duration_seconds_count{host="other",status="200"} 8"#), "\(text.prefix(2000))")
+        #expect(text.contains(#"switchback_provider_duration_seconds_count{host="status-0.example",status="200"} 2"#), "a known host stays itself")
     }
 }
