@@ -9,10 +9,14 @@ import Foundation
 /// ``signal(_:)`` (this instance finished the flow, or the store announced another instance did),
 /// ``wakeAll()`` (the store's listener started again, after announcements it may have missed), its deadline,
 /// or the configured recheck interval, whichever comes first; every continuation is resumed exactly once.
+/// A signal that finds its waiter awake (reading the store) is kept, and its next ``wait(_:_:until:recheck:)``
+/// returns at once: no change is lost between a read and the sleep after it.
 actor CompletionWaiters {
     private struct Waiter {
         let ticket: UInt64
         var continuation: CheckedContinuation<Void, Never>?
+        /// Signalled while awake: the next wait reads the store again instead of sleeping.
+        var woken: Bool
     }
 
     let limit: Int
@@ -28,6 +32,9 @@ actor CompletionWaiters {
     /// How many requests wait now.
     var count: Int { waiters.count }
 
+    /// How many of them are asleep (the others are reading the store).
+    var sleeping: Int { waiters.values.filter { $0.continuation != nil }.count }
+
     /// Registers the one waiter for `digest`, ending the wait of the one before it; nil when the server is full.
     func enter(_ digest: String) -> UInt64? {
         if draining {
@@ -41,7 +48,9 @@ actor CompletionWaiters {
             return nil
         }
         nextTicket += 1
-        waiters[digest] = Waiter(ticket: nextTicket, continuation: nil)
+        // Woken from the start: a change between the caller's read and this registration signalled no one,
+        // so the first wait returns at once and the caller reads again.
+        waiters[digest] = Waiter(ticket: nextTicket, continuation: nil, woken: true)
         return nextTicket
     }
 
@@ -62,6 +71,10 @@ actor CompletionWaiters {
     func wait(_ digest: String, _ ticket: UInt64, until deadline: ContinuousClock.Instant, recheck: Duration?) async {
         let wake = recheck.map { min(deadline, ContinuousClock.now + $0) } ?? deadline
         guard waiters[digest]?.ticket == ticket, ContinuousClock.now < wake else { return }
+        if waiters[digest]?.woken == true {
+            waiters[digest]?.woken = false
+            return
+        }
         let timer = Task { [weak self] in
             guard (try? await Task.sleep(until: wake, clock: .continuous)) != nil else { return }
             await self?.wake(digest, ticket)
@@ -92,13 +105,15 @@ actor CompletionWaiters {
     /// Wakes every sleeping waiter, each to read the store again and sleep on (the store's listener started
     /// listening again, and an announcement made before then reached no one).
     func wakeAll() {
-        let sleeping = waiters.keys.filter { waiters[$0]?.continuation != nil }
-        for digest in sleeping { signal(digest) }
+        for digest in Array(waiters.keys) { signal(digest) }
     }
 
-    /// Wakes the waiter for `digest`, if one sleeps.
+    /// Wakes the waiter for `digest`: at once if it sleeps, at its next wait if it is reading the store.
     func signal(_ digest: String) {
-        guard let continuation = waiters[digest]?.continuation else { return }
+        guard let continuation = waiters[digest]?.continuation else {
+            waiters[digest]?.woken = true
+            return
+        }
         waiters[digest]?.continuation = nil
         continuation.resume()
     }

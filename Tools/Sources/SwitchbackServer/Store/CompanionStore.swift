@@ -65,6 +65,9 @@ public protocol CompanionStore: Sendable {
     /// any change: a change announced before then (while a lost connection was replaced) reached no one,
     /// so the caller reads again what it waits for. A store of one instance returns when cancelled.
     func listen(started: @escaping @Sendable () async -> Void, _ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws
+    /// The form without `started`, which stores written before it implement: such a store is still
+    /// listened to (the default ``listen(started:_:)`` calls `started` first, then this).
+    func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws
 }
 
 extension CompanionStore {
@@ -73,6 +76,11 @@ extension CompanionStore {
     public func listen(
         started: @escaping @Sendable () async -> Void, _ changed: @escaping @Sendable (RecordKind, String) async -> Void
     ) async throws {
+        await started()
+        try await listen(changed)
+    }
+
+    public func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
         while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
     }
 }

@@ -77,16 +77,14 @@ public final class PostgresCompanionStore: CompanionStore {
     }
 
     /// Starts the connection pool and creates the table and its expiry index when missing. Fails with
-    /// ``SwitchbackError/Code/storeFailed`` when the server cannot be reached within `timeout`.
+    /// ``SwitchbackError/Code/storeFailed`` when the server accepts no connection within `timeout`, refuses
+    /// one for a reason that will not pass, or the table is not ready within another `timeout`.
     public func start(timeout: Duration = .seconds(30)) async throws {
-        // One connection of its own first: when it fails, its error says why (refused, TLS, the role's
-        // password, no such database), where the pool would only try again until the timeout.
-        switch await within(timeout, { [firstConnection, logger] in try await Self.connectOnce(firstConnection, logger: logger) }) {
-        case .success: break
-        case .failure(let error): throw SwitchbackError(.storeFailed, "PostgreSQL refused the first connection: \(Self.describe(error))")
-        case nil: throw SwitchbackError(.storeFailed, "PostgreSQL did not answer a first connection within \(timeout)")
-        }
+        let deadline = ContinuousClock.now + timeout
+        try await connectFirst(until: deadline, timeout: timeout)
         runner.start { [client] in await client.run() }
+        // The first connection can use up most of the timeout on a database still starting; the table gets
+        // a timeout of its own (as before the first connection), so a start takes at most twice `timeout`.
         switch await within(timeout, { try await self.createSchema() }) {
         case .success:
             return
@@ -350,7 +348,6 @@ public final class PostgresCompanionStore: CompanionStore {
         }
     }
 
-    /// The server's message without the query text or its bindings.
     /// The server's message and SQLSTATE, else the client's error code and the error under it (a refused
     /// connection, a TLS failure); neither carries the password.
     private static func describe(_ error: any Error) -> String {
@@ -361,10 +358,49 @@ public final class PostgresCompanionStore: CompanionStore {
         return "\(type(of: error))"
     }
 
+    /// One connection of its own before the pool, so that a failure says why (refused, TLS, the role's
+    /// password, no such database), where the pool would only try again until the timeout. A reason that
+    /// may pass (``mayPass(_:)``: a server still starting, a name not yet resolvable) is tried again every
+    /// half second until `deadline`, as a database started beside the companion needs; one that will not
+    /// ends the start at once.
+    private func connectFirst(until deadline: ContinuousClock.Instant, timeout: Duration) async throws {
+        var reason = "no answer"
+        while ContinuousClock.now < deadline {
+            switch await within(
+                deadline - ContinuousClock.now, { [firstConnection, logger] in try await Self.connectOnce(firstConnection, logger: logger) })
+            {
+            case .success: return
+            case .failure(let error):
+                reason = Self.describe(error)
+                guard Self.mayPass(error) else { throw SwitchbackError(.storeFailed, "PostgreSQL refused the first connection: \(reason)") }
+                logger.notice("PostgreSQL refused a first connection; trying again", metadata: ["reason": "\(reason)"])
+                try await Task.sleep(for: .milliseconds(500))
+            case nil: break
+            }
+        }
+        throw SwitchbackError(.storeFailed, "PostgreSQL accepted no connection within \(timeout): \(reason)")
+    }
+
+    /// Whether a failed first connection may work a moment later: a connection refused or cut (a server
+    /// still starting, a name not yet in DNS), or the server's "starting up" (57P03), "too many
+    /// connections" (53300) or a connection failure class (08). Not the role, its password, the database,
+    /// TLS or a setting, which only an operator changes.
+    static func mayPass(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] { return state == "57P03" || state == "53300" || state.hasPrefix("08") }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .uncleanShutdown:
+            return !(error.underlying is NIOSSLError || error.underlying is NIOSSLExtraError)
+        default:
+            return false
+        }
+    }
+
     /// Opens one connection as the pool would (host, port, role, password, database, TLS) and closes it.
     private static func connectOnce(_ configuration: PostgresConnection.Configuration, logger: Logger) async throws {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-        try await connection.close()
+        // It answered: a failure to close it cleanly says nothing against the pool.
+        try? await connection.close()
     }
 
     private static func isIdentifier(_ name: String) -> Bool {

@@ -305,12 +305,17 @@ struct PostgresCompanionStoreConfigurationTests {
         #expect(throws: SwitchbackError.self) { try PostgresCompanionStore(url: "postgres://127.0.0.1/db") }
     }
 
-    @Test("an unreachable server fails start with a typed error, promptly, naming the refused connection")
+    @Test(
+        "an unreachable server is tried again until the start's timeout (a database still starting), then fails typed, naming the refused connection")
     func unreachable() async throws {
         let store = try PostgresCompanionStore(
             url: "postgres://switchback@127.0.0.1:1/switchback", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(10)) }
-        #expect(error?.message.contains("Connection refused") == true, "\(String(describing: error))")
+        let started = ContinuousClock.now
+        let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(2)) }
+        #expect(ContinuousClock.now - started >= .seconds(2), "tried until the timeout")
+        #expect(
+            error?.message.contains("no connection within") == true && error?.message.contains("Connection refused") == true,
+            "\(String(describing: error))")
     }
 
     @Test(
@@ -449,6 +454,7 @@ struct PostgresTLSTests {
         let caError = await #expect(throws: SwitchbackError.self) { try await wrongCA.start(timeout: .seconds(5)) }
         #expect(caError?.code == .storeFailed, "\(String(describing: caError))")
         #expect(caError?.message.contains("CERTIFICATE_VERIFY_FAILED") == true, "\(String(describing: caError))")
+        #expect(caError?.message.contains("refused the first connection") == true, "a TLS failure is not tried again")
         let caOnlyWrongCA = try store("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(otherFile.path)")
         await #expect(throws: SwitchbackError.self, "verify-ca still checks the chain") { try await caOnlyWrongCA.start(timeout: .seconds(5)) }
 

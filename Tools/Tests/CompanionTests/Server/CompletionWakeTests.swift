@@ -28,9 +28,56 @@ final class RestartingListenerStore: ForwardingStore, Sendable {
     }
 }
 
+/// A store written against the protocol before `listen(started:_:)`: it implements only `listen(_:)`.
+actor OlderListenStore: ForwardingStore {
+    let inner: any CompanionStore
+
+    init(_ inner: any CompanionStore) { self.inner = inner }
+
+    func listen(_ changed: @escaping @Sendable (RecordKind, String) async -> Void) async throws {
+        await changed(.completion, "announced")
+        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+    }
+}
+
 /// How a waiting status request learns of a completion that another instance finished.
 @Suite("Completion wake-ups")
 struct CompletionWakeTests {
+    @Test("a store that implements only the older listen(_:) is still listened to: started runs, then its changes arrive")
+    func olderListenForm() async throws {
+        let store: any CompanionStore = OlderListenStore(InMemoryCompanionStore())
+        let starts = LockedValue(0)
+        let (heard, hear) = AsyncStream<String>.makeStream()
+        let listening = Task { try await store.listen(started: { starts.withLock { $0 += 1 } }) { _, digest in hear.yield(digest) } }
+        defer { listening.cancel() }
+        var announcements = heard.makeAsyncIterator()
+        #expect(await announcements.next() == "announced")
+        #expect(starts.withLock { $0 } == 1)
+    }
+
+    @Test(
+        "no wake-up is lost between a read and the sleep after it: a waiter just entered reads again first, a signal that finds it awake is kept for its next wait; wakeAll wakes the sleeping"
+    )
+    func signalWhileAwake() async throws {
+        let waiters = CompletionWaiters(limit: 4)
+        let ticket = try #require(await waiters.enter("flow"))
+        // Each wait below would sleep 15 s if the wake-up were lost; a kept one returns at once.
+        func timedWait() async -> Duration {
+            let started = ContinuousClock.now
+            await waiters.wait("flow", ticket, until: started + .seconds(15), recheck: nil)
+            return ContinuousClock.now - started
+        }
+        #expect(await timedWait() < .seconds(10), "entered: a change since the caller's read reached no one, so it reads first")
+        await waiters.signal("flow")  // while the request reads the store
+        #expect(await timedWait() < .seconds(10), "the signal was kept for the next wait")
+        async let asleep = timedWait()
+        try await CompanionAttackTests.waitUntil("the waiter sleeps") { await waiters.sleeping == 1 }
+        await waiters.wakeAll()
+        #expect(await asleep < .seconds(10), "wakeAll woke it")
+        await waiters.leave("flow", ticket)
+        #expect(await waiters.count == 0)
+    }
+
     @Test(
         "a completion finished on another instance while this one's listener was down is not missed: when the listener starts again, the waiting status request reads the store"
     )
