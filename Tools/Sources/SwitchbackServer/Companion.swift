@@ -92,7 +92,8 @@ public final class Companion: Sendable {
             } catch let error as SwitchbackError {
                 // Where, as the URL names it, without its user info (the password).
                 let components = URLComponents(string: url)
-                let place = "\(components?.host ?? "?"):\(components?.port ?? 5432), database \(components?.path.dropFirst() ?? "")"
+                let host = components?.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "?"
+                let place = "\(host):\(components?.port ?? 5432), database \(components?.path.dropFirst() ?? "")"
                 throw SwitchbackError(.storeFailed, "the PostgreSQL store (\(place)) did not start: \(error.message)", underlying: error)
             }
             ownedStore = postgres
