@@ -331,17 +331,23 @@ struct AppAttestTests {
         }
     }
 
+    /// A device of the app with one key, a challenge's hash, and a verifier that trusts the device's authority.
+    static func atTheVerifier() async throws -> (
+        device: SoftwareAppAttest, keyID: String, rawKeyID: Data, clientDataHash: Data, verifier: AppAttestVerifier
+    ) {
+        let authority = try SoftwareAppAttest.Authority()
+        let device = SoftwareAppAttest(authority: authority, appID: appID)
+        let keyID = try await device.generateKey()
+        let verifier = AppAttestVerifier(appIDs: [appID], environment: .production, roots: [try Certificate(pemEncoded: authority.rootPEM)])
+        return (device, keyID, try #require(Data(base64Encoded: keyID)), Data(SHA256.hash(data: Data("challenge".utf8))), verifier)
+    }
+
     @Test(
         "at the verifier: an attestation whose counter is not zero, whose key ID is not its certificate's key, or whose credential is another key is refused, each for its own reason"
     )
     func attestationFields() async throws {
-        let authority = try SoftwareAppAttest.Authority()
-        let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
-        let keyID = try await device.generateKey()
-        let rawKeyID = try #require(Data(base64Encoded: keyID))
+        let (device, keyID, rawKeyID, clientDataHash, verifier) = try await Self.atTheVerifier()
         let otherKeyID = try #require(Data(base64Encoded: try await device.generateKey()))
-        let clientDataHash = Data(SHA256.hash(data: Data("challenge".utf8)))
-        let verifier = AppAttestVerifier(appIDs: [Self.appID], environment: .production, roots: [try Certificate(pemEncoded: authority.rootPEM)])
         func verify(_ object: Data, keyID: Data = rawKeyID) async throws {
             _ = try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, now: Date())
         }
@@ -362,13 +368,8 @@ struct AppAttestTests {
         "at the verifier: an expired credential certificate or another challenge is refused; an assertion needs a growing counter and its own client data"
     )
     func expiredCertificate() async throws {
-        let authority = try SoftwareAppAttest.Authority()
-        let device = SoftwareAppAttest(authority: authority, appID: Self.appID)
-        let keyID = try await device.generateKey()
-        let clientDataHash = Data(SHA256.hash(data: Data("challenge".utf8)))
+        let (device, keyID, rawKeyID, clientDataHash, verifier) = try await Self.atTheVerifier()
         let object = try await device.attestKey(keyID, clientDataHash: clientDataHash)
-        let verifier = AppAttestVerifier(appIDs: [Self.appID], environment: .production, roots: [try Certificate(pemEncoded: authority.rootPEM)])
-        let rawKeyID = try #require(Data(base64Encoded: keyID))
         let key = try await verifier.verifyAttestation(object, keyID: rawKeyID, clientDataHash: clientDataHash, now: Date())
         #expect(key.appID == Self.appID && key.counter == 0)
         await #expect(throws: AppAttestVerifier.Refusal.self) {

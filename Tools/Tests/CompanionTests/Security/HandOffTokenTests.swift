@@ -30,6 +30,20 @@ struct HandOffTokenTests {
         if validation == .jwt { configuration.handOff?.audience = api }
     }
 
+    /// A rig whose hand-off takes `native-rs`'s tokens and checks them by `validation`, then `change`.
+    static func withNativeClient(
+        _ validation: ServerConfiguration.TokenValidation, change: @escaping (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (CompanionRig) async throws -> Void
+    ) async throws {
+        try await CompanionRig.with(
+            returns: .tokens, emulator: emulator(validation),
+            change: {
+                $0.handOff?.acceptedClients = ["native-rs"]
+                validating(validation, &$0)
+                change(&$0)
+            }, body)
+    }
+
     static func maxAge(_ cookie: String) -> Int? {
         cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.hasPrefix("Max-Age=") }
             .flatMap { Int($0.dropFirst("Max-Age=".count)) }
@@ -53,13 +67,7 @@ struct HandOffTokenTests {
         "requiredScope: the app's token without the hand-off scope buys nothing; with it, a code",
         arguments: [ServerConfiguration.TokenValidation.introspection, .jwt])
     func scopeRequired(validation: ServerConfiguration.TokenValidation) async throws {
-        try await CompanionRig.with(
-            returns: .tokens, emulator: Self.emulator(validation),
-            change: {
-                $0.handOff?.acceptedClients = ["native-rs"]
-                Self.validating(validation, &$0)
-            }
-        ) { rig in
+        try await Self.withNativeClient(validation) { rig in
             let plain = OIDCClient(
                 configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: CompanionRig.appRedirect)!),
                 provider: .discovery(issuer: rig.emulator.issuer))
@@ -156,14 +164,7 @@ struct HandOffTokenTests {
         "dpopBoundOnly: a Bearer token is refused even when everything else is right; a DPoP-bound one is accepted",
         arguments: [ServerConfiguration.TokenValidation.introspection, .jwt])
     func dpopOnly(validation: ServerConfiguration.TokenValidation) async throws {
-        try await CompanionRig.with(
-            returns: .tokens, emulator: Self.emulator(validation),
-            change: {
-                $0.handOff?.acceptedClients = ["native-rs"]
-                $0.handOff?.dpopBoundOnly = true
-                Self.validating(validation, &$0)
-            }
-        ) { rig in
+        try await Self.withNativeClient(validation, change: { $0.handOff?.dpopBoundOnly = true }) { rig in
             let bearer = try await CompanionAttackTests.credential(rig, clientID: "native-rs")
             let refused = try await Self.handOff(rig, token: bearer.accessToken)
             #expect(refused.response.status == 401)

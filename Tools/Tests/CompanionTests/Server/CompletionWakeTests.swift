@@ -86,42 +86,37 @@ struct CompletionWakeTests {
         // (as while its connection was lost) and has no store recheck (the default).
         let shared = InMemoryCompanionStore()
         let listening = RestartingListenerStore(shared)
-        let rig = try await CompanionRig.start(store: shared)
-        let other = try await Companion.start(
-            CompanionRig.configuration(issuer: rig.emulator.issuer), store: listening,
-            logger: Logger(label: "other") { _ in SwiftLogNoOpLogHandler() })
-        do {
-            let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
-            let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
-            let status = URL(string: other.baseURL.absoluteString + "/completion/status")!
-            let transport = rig.transport
-            let waiting = Task {
-                let started = ContinuousClock.now
-                let response = try await transport.send(
-                    HTTPRequest(
-                        method: .post, url: status, headers: ["Content-Type": "application/json"],
-                        body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20])))
-                return (response, ContinuousClock.now - started)
+        try await CompanionRig.with(store: shared) { rig in
+            let other = try await Companion.start(
+                CompanionRig.configuration(issuer: rig.emulator.issuer), store: listening,
+                logger: Logger(label: "other") { _ in SwiftLogNoOpLogHandler() })
+            try await withStopping(other, stop: { await $0.stop() }) { other in
+                let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
+                let status = URL(string: other.baseURL.absoluteString + "/completion/status")!
+                let transport = rig.transport
+                let waiting = Task {
+                    let started = ContinuousClock.now
+                    let response = try await transport.send(
+                        HTTPRequest(
+                            method: .post, url: status, headers: ["Content-Type": "application/json"],
+                            body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20])))
+                    return (response, ContinuousClock.now - started)
+                }
+                try await CompanionAttackTests.waitUntil("the status request waits") { await other.waiters.count == 1 }
+                guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
+                _ = try await rig.get(try #require(URL(string: location)))
+                // The announcement reached no one: the request still waits.
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(await other.waiters.count == 1, "nothing but the listener's restart can wake it before its deadline")
+                let restarted = ContinuousClock.now
+                listening.restart()
+                let (response, elapsed) = try await waiting.value
+                #expect(response.status == 202)
+                #expect(String(decoding: response.body, as: UTF8.self).contains("awaiting_return"), "it read the finished flow")
+                #expect(elapsed < .seconds(15), "woken by the restart, not the 20 s deadline: \(elapsed)")
+                #expect(ContinuousClock.now - restarted < .seconds(10))
             }
-            try await CompanionAttackTests.waitUntil("the status request waits") { await other.waiters.count == 1 }
-            guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
-            _ = try await rig.get(try #require(URL(string: location)))
-            // The announcement reached no one: the request still waits.
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(await other.waiters.count == 1, "nothing but the listener's restart can wake it before its deadline")
-            let restarted = ContinuousClock.now
-            listening.restart()
-            let (response, elapsed) = try await waiting.value
-            #expect(response.status == 202)
-            #expect(String(decoding: response.body, as: UTF8.self).contains("awaiting_return"), "it read the finished flow")
-            #expect(elapsed < .seconds(15), "woken by the restart, not the 20 s deadline: \(elapsed)")
-            #expect(ContinuousClock.now - restarted < .seconds(10))
-            await other.stop()
-            await rig.stop()
-        } catch {
-            await other.stop()
-            await rig.stop()
-            throw error
         }
     }
 
