@@ -415,29 +415,12 @@ struct CompanionAttackTests {
             do {
                 let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
                 let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
-                let otherStatus = URL(string: other.baseURL.absoluteString + "/completion/status")!
                 let transport = rig.transport
-                let waiting = Task {
-                    let started = ContinuousClock.now
-                    let response = try await transport.send(
-                        HTTPRequest(
-                            method: .post, url: otherStatus, headers: ["Content-Type": "application/json"],
-                            body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20]))
-                    )
-                    return (response, ContinuousClock.now - started)
-                }
+                let waiting = Task { try await Self.timedStatus(transport, at: other, flowID: flowID, wait: 20) }
                 try await Self.waitUntil("the first status request waits") { await other.waiters.count == 1 }
                 // The app's connection dropped (the server is not told) and it asks again: the new request
                 // takes the waiting one's place, which answers at once; two never wait for one flow.
-                let replacing = Task {
-                    let started = ContinuousClock.now
-                    let response = try await transport.send(
-                        HTTPRequest(
-                            method: .post, url: otherStatus, headers: ["Content-Type": "application/json"],
-                            body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20]))
-                    )
-                    return (response, ContinuousClock.now - started)
-                }
+                let replacing = Task { try await Self.timedStatus(transport, at: other, flowID: flowID, wait: 20) }
                 let (replaced, replacedAfter) = try await waiting.value
                 #expect(replaced.status == 202 && String(decoding: replaced.body, as: UTF8.self).contains("pending"))
                 // Well before its own 20 s deadline (a busy machine can take seconds to get the second request in).
@@ -825,6 +808,19 @@ struct CompanionAttackTests {
             let seconds = try #require(Double(figures[0]))
             #expect(seconds > 0.9 && seconds < 25, "a partial head on the metrics listener closed after \(seconds) s with a 1 s idle timeout")
         }
+    }
+
+    /// `POST /completion/status` for `flowID` at `companion`, waiting up to `wait` seconds: the answer and how
+    /// long it took.
+    static func timedStatus(_ transport: any HTTPTransport, at companion: Companion, flowID: String, wait: Int) async throws -> (
+        HTTPResponse, Duration
+    ) {
+        let started = ContinuousClock.now
+        let response = try await transport.send(
+            HTTPRequest(
+                method: .post, url: URL(string: companion.baseURL.absoluteString + "/completion/status")!,
+                headers: ["Content-Type": "application/json"], body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": wait])))
+        return (response, ContinuousClock.now - started)
     }
 
     /// Returns once `condition` holds, checking every 10 ms; fails the test after 30 s.

@@ -93,16 +93,8 @@ struct CompletionWakeTests {
             try await withStopping(other, stop: { await $0.stop() }) { other in
                 let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
                 let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
-                let status = URL(string: other.baseURL.absoluteString + "/completion/status")!
                 let transport = rig.transport
-                let waiting = Task {
-                    let started = ContinuousClock.now
-                    let response = try await transport.send(
-                        HTTPRequest(
-                            method: .post, url: status, headers: ["Content-Type": "application/json"],
-                            body: try JSONSerialization.data(withJSONObject: ["flow_id": flowID, "wait": 20])))
-                    return (response, ContinuousClock.now - started)
-                }
+                let waiting = Task { try await CompanionAttackTests.timedStatus(transport, at: other, flowID: flowID, wait: 20) }
                 try await CompanionAttackTests.waitUntil("the status request waits") { await other.waiters.count == 1 }
                 guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
                 _ = try await rig.get(try #require(URL(string: location)))
