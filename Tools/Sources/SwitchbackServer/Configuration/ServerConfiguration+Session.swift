@@ -33,7 +33,8 @@ extension ServerConfiguration {
 
     /// What an anonymous client may ask of the routes that store a record or call the provider (the
     /// starts, `/exchange`, `/handoff`, the attestation and wallet routes: those the banner marks
-    /// `[rate-limited]`), how many status requests may wait at once, and the limits of every connection. Past a limit the answer is `429` with `Retry-After`.
+    /// `[rate-limited]`), how many status requests may wait at once, and the limits of every connection.
+    /// Past a rate limit or a cap the answer is `429` with `Retry-After`.
     public struct Limits: Sendable, Codable, Equatable {
         /// Start requests per minute from one client address (0: no limit).
         public var startsPerMinutePerAddress: Int

@@ -132,6 +132,7 @@ struct CompanionMetrics: Sendable {
         }
 
         private let counters = LockedValue<[Key: CoreMetrics.Counter]>([:])
+        private let timers = LockedValue<[Key: CoreMetrics.Timer]>([:])
         private let hosts = LockedValue<Set<String>>([])
 
         /// The most hosts `switchback_provider_duration_seconds` names one by one. The provider's hosts come
@@ -148,7 +149,6 @@ struct CompanionMetrics: Sendable {
                 return host
             }
         }
-        private let timers = LockedValue<[Key: CoreMetrics.Timer]>([:])
 
         func counter(_ key: Key, _ make: () -> CoreMetrics.Counter) -> CoreMetrics.Counter { Self.kept(key, in: counters, make) }
 

@@ -60,8 +60,8 @@ public final class PostgresCompanionStore: CompanionStore {
             }
         }
         self.schema = schema
-        firstConnection = try Self.connectionConfiguration(url)
         var configuration = try Self.configuration(url)
+        firstConnection = try Self.connectionConfiguration(configuration, url: url)
         if let schema { configuration.options.additionalStartupParameters.append(("search_path", schema)) }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let pool = Pool(client: client, logger: logger)
@@ -383,8 +383,9 @@ public final class PostgresCompanionStore: CompanionStore {
 
     /// Whether a failed first connection may work a moment later: a connection refused or cut (a server
     /// still starting, a name not yet in DNS), or the server's "starting up" (57P03), "too many
-    /// connections" (53300) or a connection failure class (08). Not the role, its password, the database,
-    /// TLS or a setting, which only an operator changes.
+    /// connections" (53300) or a connection failure class (08), as PostgreSQL's "Appendix A. PostgreSQL Error
+    /// Codes" names them. Not the role, its password, the database, TLS or a setting, which only an operator
+    /// changes.
     static func mayPass(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] { return state == "57P03" || state == "53300" || state.hasPrefix("08") }
@@ -438,9 +439,9 @@ public final class PostgresCompanionStore: CompanionStore {
         return configuration
     }
 
-    /// The same server, role, database and TLS as ``configuration(_:)``, for a single connection.
-    static func connectionConfiguration(_ url: String) throws -> PostgresConnection.Configuration {
-        let pool = try configuration(url)
+    /// The server, role, database and TLS of `pool` (made by ``configuration(_:)`` from `url`), for a single
+    /// connection.
+    private static func connectionConfiguration(_ pool: PostgresClient.Configuration, url: String) throws -> PostgresConnection.Configuration {
         guard let host = pool.host, let port = pool.port, let components = URLComponents(string: url) else {
             throw SwitchbackError(.invalidConfiguration, "the PostgreSQL URL must name a host")
         }
