@@ -96,6 +96,9 @@ extension ServerConfiguration {
             }
         }
         try configuration.validate()
+        // The keys are read and parsed here too, so that one that cannot be used stops the start before the
+        // store is opened or anything listens.
+        _ = try await configuration.provider?.credentials()
         return configuration
     }
 
@@ -145,9 +148,11 @@ extension ServerConfiguration {
             provider("clientID") { $0.clientID = $1 },
             provider("clientSecret", secret: true) { $0.clientSecret = $1 },
             provider("privateKeyFile") { $0.privateKeyFile = $1 },
+            provider("privateKey", secret: true) { $0.privateKey = $1 },
             provider("keyAlgorithm") { $0.keyAlgorithm = $1 },
             provider("keyID") { $0.keyID = $1 },
             provider("decryptionKeyFile") { $0.decryptionKeyFile = $1 },
+            provider("decryptionKey", secret: true) { $0.decryptionKey = $1 },
             provider("decryptionKeyID") { $0.decryptionKeyID = $1 },
             provider("dpop") { $0.dpop = try flag($1) },
             provider("scopes") { $0.scopes = list($1) },
@@ -188,11 +193,13 @@ extension ServerConfiguration {
         return all
     }()
 
-    /// This configuration with its secrets replaced by `<redacted>`: the client secret, Play Integrity's
-    /// decryption key, and the password in `postgresURL`.
+    /// This configuration with its secrets replaced by `<redacted>`: the client secret, the provider keys
+    /// given as text, Play Integrity's decryption key, and the password in `postgresURL`.
     public func redacted() -> ServerConfiguration {
         var copy = self
         if copy.provider?.clientSecret != nil { copy.provider?.clientSecret = Self.redaction }
+        if copy.provider?.privateKey != nil { copy.provider?.privateKey = Self.redaction }
+        if copy.provider?.decryptionKey != nil { copy.provider?.decryptionKey = Self.redaction }
         if copy.playIntegrity?.decryptionKey != nil { copy.playIntegrity?.decryptionKey = Self.redaction }
         if let url = postgresURL {
             if var components = URLComponents(string: url) {

@@ -11,6 +11,9 @@ extension ServerConfiguration {
         public var clientSecret: String?
         /// A PEM file with the key for `private_key_jwt` (RS256, ES256, ES384 or ES512 by ``keyAlgorithm``).
         public var privateKeyFile: String?
+        /// The same key as PEM text, for a deployment that passes it as a secret (`SWITCHBACK_PROVIDER_PRIVATE_KEY`
+        /// or the secret file `provider-privateKey`) rather than as a path. A secret: redacted when printed.
+        public var privateKey: String?
         public var keyAlgorithm: String?
         public var keyID: String?
         /// Prove possession with DPoP (RFC 9449) at PAR and the token endpoint, as FAPI 2.0 providers
@@ -21,6 +24,9 @@ extension ServerConfiguration {
         /// A PEM file with the private key the provider encrypts ID tokens to (EC or RSA; Singpass
         /// encrypts every ID token). With it, a plain ID token is refused.
         public var decryptionKeyFile: String?
+        /// The same key as PEM text (`SWITCHBACK_PROVIDER_DECRYPTION_KEY` or the secret file
+        /// `provider-decryptionKey`). A secret: redacted when printed.
+        public var decryptionKey: String?
         /// The `kid` of the decryption key, as registered.
         public var decryptionKeyID: String?
         /// The provider's endpoints, for a provider that publishes no discovery document (UAE Pass); its
@@ -46,16 +52,18 @@ extension ServerConfiguration {
         public var acrValues: [String]
 
         public init(
-            issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, keyAlgorithm: String? = nil,
-            keyID: String? = nil, dpop: Bool = false, forwardedParameters: [String] = Self.defaultForwardedParameters,
+            issuer: String, clientID: String, clientSecret: String? = nil, privateKeyFile: String? = nil, privateKey: String? = nil,
+            keyAlgorithm: String? = nil, keyID: String? = nil, dpop: Bool = false, forwardedParameters: [String] = Self.defaultForwardedParameters,
             authorizationParameters: [String: String] = [:],
-            scopes: [String] = ["openid"], acrValues: [String] = [], decryptionKeyFile: String? = nil, decryptionKeyID: String? = nil,
-            identitySource: IdentitySource = .idToken, requiredClaims: [String: [String]] = [:], metadata: ProviderMetadata? = nil
+            scopes: [String] = ["openid"], acrValues: [String] = [], decryptionKeyFile: String? = nil, decryptionKey: String? = nil,
+            decryptionKeyID: String? = nil, identitySource: IdentitySource = .idToken, requiredClaims: [String: [String]] = [:],
+            metadata: ProviderMetadata? = nil
         ) {
             self.metadata = metadata
             self.identitySource = identitySource
             self.requiredClaims = requiredClaims
             self.decryptionKeyFile = decryptionKeyFile
+            self.decryptionKey = decryptionKey
             self.decryptionKeyID = decryptionKeyID
             self.forwardedParameters = forwardedParameters
             self.dpop = dpop
@@ -64,6 +72,7 @@ extension ServerConfiguration {
             self.clientID = clientID
             self.clientSecret = clientSecret
             self.privateKeyFile = privateKeyFile
+            self.privateKey = privateKey
             self.keyAlgorithm = keyAlgorithm
             self.keyID = keyID
             self.scopes = scopes
@@ -74,8 +83,8 @@ extension ServerConfiguration {
 
 extension ServerConfiguration.Provider {
     private enum Keys: String, CodingKey {
-        case issuer, clientID, clientSecret, privateKeyFile, keyAlgorithm, keyID, dpop, dpopKeyFile, forwardedParameters, scopes, acrValues
-        case decryptionKeyFile, decryptionKeyID, identitySource, requiredClaims, metadata, authorizationParameters
+        case issuer, clientID, clientSecret, privateKeyFile, privateKey, keyAlgorithm, keyID, dpop, dpopKeyFile, forwardedParameters, scopes
+        case acrValues, decryptionKeyFile, decryptionKey, decryptionKeyID, identitySource, requiredClaims, metadata, authorizationParameters
     }
 
     /// Singpass's app return link and the redirect type that asks for its tap page. What the user is told
@@ -98,6 +107,7 @@ extension ServerConfiguration.Provider {
             issuer: try c.decode(String.self, forKey: .issuer), clientID: try c.decode(String.self, forKey: .clientID),
             clientSecret: try c.decodeIfPresent(String.self, forKey: .clientSecret),
             privateKeyFile: try c.decodeIfPresent(String.self, forKey: .privateKeyFile),
+            privateKey: try c.decodeIfPresent(String.self, forKey: .privateKey),
             keyAlgorithm: try c.decodeIfPresent(String.self, forKey: .keyAlgorithm), keyID: try c.decodeIfPresent(String.self, forKey: .keyID),
             dpop: try c.decodeIfPresent(Bool.self, forKey: .dpop) ?? false,
             forwardedParameters: try c.decodeIfPresent([String].self, forKey: .forwardedParameters) ?? Self.defaultForwardedParameters,
@@ -105,6 +115,7 @@ extension ServerConfiguration.Provider {
             scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid"],
             acrValues: try c.decodeIfPresent([String].self, forKey: .acrValues) ?? [],
             decryptionKeyFile: try c.decodeIfPresent(String.self, forKey: .decryptionKeyFile),
+            decryptionKey: try c.decodeIfPresent(String.self, forKey: .decryptionKey),
             decryptionKeyID: try c.decodeIfPresent(String.self, forKey: .decryptionKeyID),
             identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
             requiredClaims: try c.decodeIfPresent([String: [String]].self, forKey: .requiredClaims) ?? [:],

@@ -18,10 +18,13 @@ extension ServerConfiguration {
                 throw fail("provider.issuer must be an https URL")
             }
             guard !provider.clientID.isEmpty else { throw fail("provider.clientID is empty") }
-            guard (provider.clientSecret == nil) != (provider.privateKeyFile == nil) else {
-                throw fail("give the provider either clientSecret (client_secret_basic) or privateKeyFile (private_key_jwt)")
+            guard [provider.clientSecret, provider.privateKey, provider.privateKeyFile].compactMap({ $0 }).count == 1 else {
+                throw fail("give the provider one of clientSecret (client_secret_basic), privateKey or privateKeyFile (private_key_jwt)")
             }
-            if provider.privateKeyFile != nil, ClientAssertionSigner.Algorithm(rawValue: provider.keyAlgorithm ?? "ES256") == nil {
+            guard provider.decryptionKey == nil || provider.decryptionKeyFile == nil else {
+                throw fail("give the provider decryptionKey or decryptionKeyFile, not both")
+            }
+            if provider.clientSecret == nil, ClientAssertionSigner.Algorithm(rawValue: provider.keyAlgorithm ?? "ES256") == nil {
                 throw fail("provider.keyAlgorithm must be one of \(ClientAssertionSigner.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if let metadata = provider.metadata, metadata.issuer != provider.issuer {
@@ -222,7 +225,13 @@ extension ServerConfiguration {
             throw fail("publicURL is required with handOff when the server listens beyond loopback: the redeem form's origin and DPoP proofs name it")
         }
         for association in associations { try association.validate() }
-        if let postgresURL { _ = try PostgresCompanionStore.configuration(postgresURL) }
+        if let postgresURL {
+            do {
+                _ = try PostgresCompanionStore.configuration(postgresURL)
+            } catch let error as SwitchbackError {
+                throw fail("postgresURL: \(error.message)")
+            }
+        }
     }
 
     static func isDeepLinkScheme(_ scheme: String) -> Bool {

@@ -18,28 +18,9 @@ actor ProviderAccess {
         _ configuration: ServerConfiguration.Provider, transport: any HTTPTransport, clock: any WallClock, entropy: any EntropySource, logger: Logger
     ) async throws {
         self.configuration = configuration
-        if let secret = configuration.clientSecret {
-            authentication = .clientSecretBasic(secret: secret)
-        } else if let file = configuration.privateKeyFile {
-            let pem: String
-            do {
-                pem = try String(contentsOfFile: file, encoding: .utf8)
-            } catch {
-                throw SwitchbackError(.invalidConfiguration, "the private key file \(file) could not be read")
-            }
-            let algorithm = ClientAssertionSigner.Algorithm(rawValue: configuration.keyAlgorithm ?? "ES256") ?? .es256
-            authentication = .privateKeyJWT(try await ClientAssertionSigner(algorithm: algorithm, privateKeyPEM: pem, keyID: configuration.keyID))
-        } else {
-            throw SwitchbackError(.invalidConfiguration, "the provider needs a clientSecret or a privateKeyFile")
-        }
-        if let file = configuration.decryptionKeyFile {
-            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw SwitchbackError(.invalidConfiguration, "the decryption key file \(file) could not be read")
-            }
-            decryptionKeys = [try DecryptionKey(pem: pem, keyID: configuration.decryptionKeyID)]
-        } else {
-            decryptionKeys = []
-        }
+        let credentials = try await configuration.credentials()
+        authentication = credentials.authentication
+        decryptionKeys = credentials.decryptionKeys
         self.transport = transport
         self.clock = clock
         self.entropy = entropy

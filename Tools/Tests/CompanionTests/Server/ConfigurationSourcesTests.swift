@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackServer
+import ToolsTestSupport
 
 /// The companion's settings as deployments pass them: a JSON file, `SWITCHBACK_…` environment variables and
 /// a directory of secret files, in that order of precedence from last to first.
@@ -135,6 +136,88 @@ struct ConfigurationSourcesTests {
         }
         await #expect(throws: SwitchbackError.self, "a secrets directory named but missing (a failed mount)") {
             _ = try await ServerConfiguration.load(.init(file: deployment.file, environment: [:], secretsDirectory: deployment.secrets + "-gone"))
+        }
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test(
+        "private keys as secrets: the PEM from a secret file or a variable, parsed at load; a key that cannot be used names its setting, never its content"
+    )
+    func keysAsSecrets() async throws {
+        let deployment = try Deployment()
+        defer { deployment.remove() }
+        // The file names no client authentication: the secrets give it.
+        try Data(
+            """
+            {"port": 8080, "provider": {"issuer": "https://id.example.com", "clientID": "backend", "keyID": "backend-key"},
+             "limits": {"directClients": true}}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: deployment.file))
+        let signing = try await EmulatorHarness.clientKeys(kid: "backend-key").pem
+        let decryption = try await EmulatorHarness.clientKeys(kid: "enc-1").pem
+        func message(_ environment: [String: String]) async -> String {
+            do {
+                _ = try await deployment.load(environment)
+                return "loaded"
+            } catch {
+                return String(describing: error)
+            }
+        }
+        let missing = await message([:])
+        #expect(missing.contains("clientSecret") && missing.contains("privateKey"), "\(missing)")
+
+        try deployment.secret("provider-privateKey", signing + "\n")
+        let loaded = try await deployment.load(["SWITCHBACK_PROVIDER_DECRYPTION_KEY": decryption])
+        #expect(loaded.provider?.privateKey == signing.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(loaded.provider?.decryptionKey == decryption)
+        let printed = loaded.printed()
+        let body = try #require(signing.split(separator: "\n").dropFirst().first)
+        let decryptionBody = try #require(decryption.split(separator: "\n").dropFirst().first)
+        #expect(!printed.contains(body) && !printed.contains(decryptionBody) && !printed.contains("PRIVATE KEY"), "\(printed)")
+
+        // The same key twice, as text and as a path: refused, not one of them silently preferred.
+        let twice = await message(["SWITCHBACK_PROVIDER_PRIVATE_KEY_FILE": "/run/secrets/key.pem"])
+        #expect(twice.contains("privateKeyFile") && twice.contains("one of"), "\(twice)")
+        // Neither secret's content is repeated when it is not a key.
+        let mangled = String(body.reversed())
+        let badKey = await message(["SWITCHBACK_PROVIDER_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\n\(mangled)\n-----END PRIVATE KEY-----"])
+        #expect(badKey.contains("provider.privateKey:") && badKey.contains("ES256") && !badKey.contains(mangled.prefix(20)), "\(badKey)")
+        let badDecryption = await message(["SWITCHBACK_PROVIDER_DECRYPTION_KEY": "secret-but-no-key"])
+        #expect(badDecryption.contains("provider.decryptionKey:") && !badDecryption.contains("secret-but-no-key"), "\(badDecryption)")
+        let bothDecryption = await message([
+            "SWITCHBACK_PROVIDER_DECRYPTION_KEY": decryption, "SWITCHBACK_PROVIDER_DECRYPTION_KEY_FILE": "/run/secrets/enc.pem",
+        ])
+        #expect(bothDecryption.contains("decryptionKey or decryptionKeyFile"), "\(bothDecryption)")
+
+        // A path that cannot be read names its setting at load, before the store or a listener.
+        try FileManager.default.removeItem(atPath: URL(fileURLWithPath: deployment.secrets).appendingPathComponent("provider-privateKey").path)
+        let unreadable = await message(["SWITCHBACK_PROVIDER_PRIVATE_KEY_FILE": deployment.directory.appendingPathComponent("gone.pem").path])
+        #expect(unreadable.contains("provider.privateKeyFile:") && unreadable.contains("gone.pem"), "\(unreadable)")
+        let keyFile = deployment.directory.appendingPathComponent("key.pem")
+        try Data(signing.utf8).write(to: keyFile)
+        let fromFile = try await deployment.load(["SWITCHBACK_PROVIDER_PRIVATE_KEY_FILE": keyFile.path])
+        #expect(fromFile.provider?.privateKeyFile == keyFile.path && fromFile.provider?.privateKey == nil)
+        try Data("not a key".utf8).write(to: keyFile)
+        let notAKey = await message(["SWITCHBACK_PROVIDER_PRIVATE_KEY_FILE": keyFile.path])
+        #expect(notAKey.contains("provider.privateKeyFile:") && notAKey.contains("not a valid ES256 private key"), "\(notAKey)")
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("a PostgreSQL URL the store cannot use is refused by its key, without its password")
+    func postgresURLNamesItsKey() async throws {
+        let deployment = try Deployment()
+        defer { deployment.remove() }
+        for url in [
+            "postgres://switchback:hunter2-secret@db.internal/switchback?sslmode=verify-fulll",
+            "mysql://switchback:hunter2-secret@db.internal/switchback", "postgres://switchback:hunter2-secret@db.internal/s?password=x",
+        ] {
+            do {
+                _ = try await deployment.load(["SWITCHBACK_POSTGRES_URL": url])
+                Issue.record("\(url) was taken")
+            } catch {
+                let message = String(describing: error)
+                #expect(message.contains("postgresURL:") && !message.contains("hunter2"), "\(message)")
+            }
         }
     }
 

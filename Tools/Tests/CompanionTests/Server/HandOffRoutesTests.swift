@@ -179,28 +179,38 @@ struct HandOffRoutesTests {
         }
     }
 
-    @Test("backend exchange as private_key_jwt: the server's assertions are accepted; a key the provider does not hold is refused")
-    func privateKeyJWT() async throws {
+    @Test(
+        "backend exchange as private_key_jwt, the key in a file or given as text: the server's assertions are accepted; a key the provider does not hold is refused",
+        arguments: [false, true])
+    func privateKeyJWT(asText: Bool) async throws {
         let keys = try await EmulatorHarness.clientKeys(kid: "backend-key")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-pkjwt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("key.pem")
-        try keys.pem.write(to: keyFile, atomically: true, encoding: .utf8)
         let registered: (inout EmulatorConfiguration) -> Void = {
             $0.clients.append(
                 .init(clientID: "backend-jwt", authentication: .privateKeyJWT, redirectURIs: [CompanionRig.appRedirect], jwks: keys.jwks))
         }
-        let useKey: (inout ServerConfiguration) -> Void = {
-            $0.provider = .init(
-                issuer: $0.provider!.issuer, clientID: "backend-jwt", privateKeyFile: keyFile.path, keyAlgorithm: "ES256", keyID: "backend-key")
+        // As a deployment gives it: a path to a mounted file, or the PEM itself from a secret.
+        func useKey(_ pem: String) throws -> (inout ServerConfiguration) -> Void {
+            if asText {
+                return {
+                    $0.provider = .init(
+                        issuer: $0.provider!.issuer, clientID: "backend-jwt", privateKey: pem, keyAlgorithm: "ES256", keyID: "backend-key")
+                }
+            }
+            try pem.write(to: keyFile, atomically: true, encoding: .utf8)
+            return {
+                $0.provider = .init(
+                    issuer: $0.provider!.issuer, clientID: "backend-jwt", privateKeyFile: keyFile.path, keyAlgorithm: "ES256", keyID: "backend-key")
+            }
         }
-        try await CompanionRig.with(returns: .tokens, emulator: registered, change: useKey) { rig in
+        try await CompanionRig.with(returns: .tokens, emulator: registered, change: try useKey(keys.pem)) { rig in
             #expect(!(try await rig.accessToken()).isEmpty)
 
             let stranger = try await EmulatorHarness.clientKeys(kid: "backend-key")
-            try stranger.pem.write(to: keyFile, atomically: true, encoding: .utf8)
-            try await CompanionRig.with(returns: .tokens, emulator: registered, change: useKey) { refusedRig in
+            try await CompanionRig.with(returns: .tokens, emulator: registered, change: try useKey(stranger.pem)) { refusedRig in
                 let refused = try await refusedRig.post(
                     "/exchange/start", ["redirect_uri": CompanionRig.appRedirect, "binding": CompanionRig.binding])
                 #expect(refused.response.status == 502)
