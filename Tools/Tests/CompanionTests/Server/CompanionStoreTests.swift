@@ -1,12 +1,14 @@
 import Crypto
 import Foundation
 import Logging
+import PostgresNIO
 import SwiftASN1
 import X509
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 @testable import SwitchbackServer
 import SwitchbackTestSupport
+import SwitchbackTesting
 import ToolsTestSupport
 
 /// One-time records on both stores: single use under concurrency, expiry, digests only, and (for
@@ -335,6 +337,40 @@ struct PostgresCompanionStoreConfigurationTests {
             let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(30)) }
             #expect(error?.code == .storeFailed && error?.message.contains(reason) == true, "\(String(describing: error))")
         }
+    }
+
+    @Test(
+        "a role at its connection limit (53300, which may pass) is tried again until the start timeout, then named",
+        .enabled(if: StoreKind.postgresURL != nil || StoreKind.runningInCI))
+    func tooManyConnections() async throws {
+        let url = try #require(StoreKind.postgresURL, "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset")
+        let quiet = Logger(label: "admin") { _ in SwiftLogNoOpLogHandler() }
+        let admin = PostgresClient(configuration: try PostgresCompanionStore.configuration(url))
+        let running = Task { await admin.run() }
+        defer { running.cancel() }
+        func run(_ sql: String) async throws {
+            for try await _ in try await admin.query(PostgresQuery(unsafeSQL: sql), logger: quiet) {}
+        }
+        // A role of its own (not a superuser, whom the limit does not bind) that may hold no connection.
+        let role = "switchback_limited_" + SystemEntropy().randomBytes(count: 6).map { String(format: "%02x", $0) }.joined()
+        try await run("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 0")
+        do {
+            var components = try #require(URLComponents(string: url))
+            components.user = role
+            components.password = nil
+            let log = CapturingLogHandler.Sink()
+            let store = try PostgresCompanionStore(url: try #require(components.string), logger: CapturingLogHandler.logger(log, label: "store"))
+            let began = ContinuousClock.now
+            let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(2)) }
+            let message = error?.message ?? ""
+            #expect(ContinuousClock.now - began >= .milliseconds(1900), "waited out the timeout, not refused at once")
+            #expect(message.contains("accepted no connection within") && message.contains("53300"), "\(message)")
+            #expect(log.text.components(separatedBy: "trying again").count - 1 >= 2, "tried again: \(log.text)")
+        } catch {
+            try? await run("DROP ROLE \(role)")
+            throw error
+        }
+        try await run("DROP ROLE \(role)")
     }
 }
 
