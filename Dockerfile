@@ -23,6 +23,11 @@ ENV SWITCHBACK_CONFIG=/etc/switchback/companion.json \
     SWITCHBACK_HOST=0.0.0.0
 # The companion's routes, and Prometheus metrics when the configuration has a metrics section.
 EXPOSE 8080 9464
+# Docker's own health check (Kubernetes ignores it and uses its probes, Documentation/Deployment.md): the
+# liveness route on the port the configuration gives. /health, not /ready: a provider outage must not get
+# the container restarted. The start period covers PostgreSQL's start timeout (30 s).
+HEALTHCHECK --interval=15s --timeout=6s --start-period=40s --retries=3 \
+    CMD ["/usr/local/bin/switchback-companion", "--probe", "/health"]
 # SIGTERM drains (not ready, waiting requests answered, in-flight finished within limits.shutdownGrace).
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/switchback-companion"]

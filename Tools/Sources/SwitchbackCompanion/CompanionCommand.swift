@@ -34,8 +34,15 @@ struct CompanionCommand: AsyncParsableCommand {
     @Flag(help: "Print the effective configuration (secrets redacted) and exit without listening.")
     var printConfig = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Ask the companion this configuration describes for PATH (/health or /ready) and exit 0 on 200, 1 otherwise: a Docker HEALTHCHECK.",
+            valueName: "PATH"))
+    var probe: String?
+
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if let probe, !probe.hasPrefix("/") || probe.hasPrefix("//") { throw ValidationError("--probe takes a path, such as /health") }
     }
 
     func run() async throws {
@@ -59,11 +66,15 @@ struct CompanionCommand: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         if let port { configuration.port = port }
-        for name in ServerConfiguration.unknownEnvironmentNames(in: environment) {
+        for name in ServerConfiguration.unknownEnvironmentNames(in: environment) where probe == nil {
             FileHandle.standardError.write(Data("warning: \(name) names no setting of switchback-companion; it is ignored\n".utf8))
         }
         if printConfig {
             FileHandle.standardOutput.write(Data((configuration.printed() + "\n").utf8))
+            return
+        }
+        if let probe {
+            try await Self.probe(probe, configuration)
             return
         }
         let companion: Companion
@@ -74,5 +85,35 @@ struct CompanionCommand: AsyncParsableCommand {
         }
         FileHandle.standardOutput.write(Data(companion.banner(configuration).utf8))
         try await companion.waitUntilStopped()
+    }
+
+    /// GETs `path` from the companion `configuration` describes, on its port, through loopback when it listens
+    /// on every address. Docker reads exit status 1 as unhealthy (and reserves 2), so every failure is 1.
+    static func probe(_ path: String, _ configuration: ServerConfiguration) async throws {
+        func unhealthy(_ message: String) -> ExitCode {
+            FileHandle.standardError.write(Data("\(message)\n".utf8))
+            return ExitCode(1)
+        }
+        guard configuration.port != 0 else { throw unhealthy("the configuration's port is 0 (any free port): there is no port to probe") }
+        let host =
+            switch configuration.host {
+            case "0.0.0.0", "": "127.0.0.1"
+            case "::", "[::]": "[::1]"
+            case let named where named.contains(":") && !named.hasPrefix("["): "[\(named)]"
+            case let named: named
+            }
+        guard let url = URL(string: "http://\(host):\(configuration.port)\(path)") else { throw unhealthy("no URL for \(host) and \(path)") }
+        let transport = ServerTransport(timeout: 5, maximumResponseBytes: 64 << 10)
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(HTTPRequest(method: .get, url: url))
+        } catch {
+            await transport.shutdown()
+            throw unhealthy("\(url.absoluteString): no answer (\(error))")
+        }
+        await transport.shutdown()
+        let summary = "\(url.absoluteString): \(response.status) \(String(decoding: response.body.prefix(512), as: UTF8.self))"
+        guard response.status == 200 else { throw unhealthy(summary) }
+        FileHandle.standardOutput.write(Data("\(summary)\n".utf8))
     }
 }

@@ -37,6 +37,49 @@ struct CompanionCommandTests {
         #expect(await process.wait() == 0)
     }
 
+    @Test("--probe asks the running companion on its configured port: 0 on 200, 1 on any other answer or none (Docker's HEALTHCHECK)")
+    func probe() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")
+        try Data(#"{"port": 0}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = try ChildProcess(try Self.executable.path, ["--config", file.path])
+        defer { process.send(SIGKILL) }
+        let banner = process.readOutput(until: "routes:\n")
+        let base = try #require(banner.split(separator: " ").dropFirst(3).first.map { $0.trimmingCharacters(in: .punctuationCharacters) })
+        let port = try #require(URL(string: base)?.port)
+        func probe(_ path: String, port: Int? = port) async throws -> ChildProcess.Outcome {
+            try await ChildProcess.run(
+                try Self.executable.path, ["--config", file.path, "--probe", path] + (port.map { ["--port", "\($0)"] } ?? []))
+        }
+        let health = try await probe("/health")
+        #expect(health.status == 0 && health.stdout.contains("127.0.0.1:\(port)/health: 200"), "\(health.stdout) \(health.stderr)")
+        let ready = try await probe("/ready")
+        #expect(ready.status == 0 && ready.stdout.contains("ready"), "\(ready.stdout) \(ready.stderr)")
+        let missing = try await probe("/no-such-route")
+        #expect(missing.status == 1 && missing.stderr.contains(": 404"), "\(missing.stderr)")
+        let noPort = try await probe("/health", port: nil)
+        #expect(noPort.status == 1 && noPort.stderr.contains("port is 0"), "\(noPort.stderr)")
+        let notAPath = try await probe("http://example.com/health")
+        #expect(notAPath.status != 0 && notAPath.stderr.contains("--probe takes a path"), "\(notAPath.stderr)")
+        // The Dockerfile's HEALTHCHECK, as the image runs it: the configuration from SWITCHBACK_CONFIG.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let dockerfile = try String(contentsOf: root.appendingPathComponent("Dockerfile"), encoding: .utf8)
+        let command = try #require(
+            dockerfile.components(separatedBy: "HEALTHCHECK ").dropFirst().first?.components(separatedBy: "CMD ").dropFirst().first)
+        let arguments = try #require(
+            try JSONSerialization.jsonObject(with: Data(try #require(command.split(separator: "\n").first).utf8)) as? [String])
+        #expect(arguments.first == "/usr/local/bin/switchback-companion")
+        let docker = try await ChildProcess.run(
+            try Self.executable.path, Array(arguments.dropFirst()), environment: ["SWITCHBACK_CONFIG": file.path, "SWITCHBACK_PORT": "\(port)"])
+        #expect(docker.status == 0 && docker.stdout.contains("/health: 200"), "\(arguments) \(docker.stdout) \(docker.stderr)")
+
+        process.send(SIGTERM)
+        #expect(await process.wait() == 0)
+        let stopped = try await probe("/health")
+        #expect(stopped.status == 1 && stopped.stderr.contains("no answer"), "\(stopped.stderr)")
+    }
+
     @Test("without --config, or with one it cannot use, it refuses before listening")
     func refusesWithoutUsableConfig() async throws {
         let missing = try await ChildProcess.run(try Self.executable.path, [])
