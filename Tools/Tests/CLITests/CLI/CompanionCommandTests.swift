@@ -67,8 +67,8 @@ struct CompanionCommandTests {
         let dockerfile = try String(contentsOf: root.appendingPathComponent("Dockerfile"), encoding: .utf8)
         let command = try #require(
             dockerfile.components(separatedBy: "HEALTHCHECK ").dropFirst().first?.components(separatedBy: "CMD ").dropFirst().first)
-        let arguments = try #require(
-            try JSONSerialization.jsonObject(with: Data(try #require(command.split(separator: "\n").first).utf8)) as? [String])
+        let line = try #require(command.split(separator: "\n").first)
+        let arguments = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String])
         #expect(arguments.first == "/usr/local/bin/switchback-companion")
         let docker = try await ChildProcess.run(
             try Self.executable.path, Array(arguments.dropFirst()), environment: ["SWITCHBACK_CONFIG": file.path, "SWITCHBACK_PORT": "\(port)"])
