@@ -41,9 +41,9 @@ public final class PostgresCompanionStore: CompanionStore {
     public static let queued = 2_560
     /// How long an insert or take statement may go unanswered before its requests fail and its lane is free.
     public static let deadline = Duration.seconds(10)
-    private let client: PostgresClient
+    let client: PostgresClient
     private let pool: Pool
-    private let logger: Logger
+    let logger: Logger
     /// The settings of the one connection a start opens before the pool (``start(timeout:)``).
     private let firstConnection: PostgresConnection.Configuration
     private let runner = RunTask()
@@ -76,53 +76,26 @@ public final class PostgresCompanionStore: CompanionStore {
         }
     }
 
-    /// Starts the connection pool and creates the table and its expiry index when missing. Fails with
-    /// ``SwitchbackError/Code/storeFailed`` when the server accepts no connection within `timeout`, refuses
-    /// one for a reason that will not pass, or the table is not ready within another `timeout`.
+    /// Starts the connection pool, creates the table and its expiry index when missing and the role may, and
+    /// checks the table's columns, key and grants. Fails with ``SwitchbackError/Code/storeFailed`` when the
+    /// server accepts no connection within `timeout`, refuses one for a reason that will not pass, or the
+    /// table is not ready within another `timeout` or cannot serve (the message says what to change).
     public func start(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         try await connectFirst(until: deadline, timeout: timeout)
         runner.start { [client] in await client.run() }
         // The first connection can use up most of the timeout on a database still starting; the table gets
         // a timeout of its own (as before the first connection), so a start takes at most twice `timeout`.
-        switch await within(timeout, { try await self.createSchema() }) {
+        switch await within(timeout, { try await self.prepareTable() }) {
         case .success:
             return
         case .failure(let error):
             await stop()
-            throw SwitchbackError(.storeFailed, "PostgreSQL could not be prepared: \(Self.describe(error))")
+            let reason = (error as? SwitchbackError)?.message ?? Self.describe(error)
+            throw SwitchbackError(.storeFailed, "PostgreSQL could not be prepared: \(reason)")
         case nil:
             await stop()
             throw SwitchbackError(.storeFailed, "PostgreSQL could not be prepared: no connection within the start timeout")
-        }
-    }
-
-    /// Creates the table and its index when missing. Instances starting together may race on the
-    /// catalog (two `CREATE … IF NOT EXISTS` can still collide on its unique indexes): a collision means the
-    /// other instance created it, so the statement is tried again. No lock is held across statements, so
-    /// a start that times out leaves nothing behind that blocks the next one.
-    private func createSchema() async throws {
-        let table = Self.table
-        var statements: [PostgresQuery] = [
-            """
-            CREATE TABLE IF NOT EXISTS \(unescaped: table) (
-                kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL,
-                PRIMARY KEY (kind, digest))
-            """,
-            "CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expires_at)",
-        ]
-        if let schema { statements.insert("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", at: 0) }
-        for statement in statements {
-            for attempt in 1...3 {
-                do {
-                    try await client.query(statement, logger: logger)
-                    break
-                } catch let error as PSQLError
-                    where attempt < 3 && ["23505", "42P06", "42P07", "42710"].contains(error.serverInfo?[.sqlState] ?? "")
-                {
-                    continue
-                }
-            }
         }
     }
 

@@ -365,7 +365,7 @@ struct PostgresCompanionStoreConfigurationTests {
             let message = error?.message ?? ""
             #expect(ContinuousClock.now - began >= .milliseconds(1900), "waited out the timeout, not refused at once")
             #expect(message.contains("accepted no connection within") && message.contains("53300"), "\(message)")
-            #expect(log.text.components(separatedBy: "trying again").count - 1 >= 2, "tried again: \(log.text)")
+            #expect(log.text.contains("trying again"), "tried again: \(log.text)")
         } catch {
             try? await run("DROP ROLE \(role)")
             throw error
