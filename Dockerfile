@@ -25,8 +25,10 @@ ENV SWITCHBACK_CONFIG=/etc/switchback/companion.json \
 EXPOSE 8080 9464
 # Docker's own health check (Kubernetes ignores it and uses its probes, Documentation/Deployment.md): the
 # liveness route on the port the configuration gives. /health, not /ready: a provider outage must not get
-# the container restarted. The start period covers PostgreSQL's start timeout (30 s).
-HEALTHCHECK --interval=15s --timeout=6s --start-period=40s --retries=3 \
+# the container restarted. The start period covers the store's start, at most twice its 30 s timeout (the
+# first connection, then the table). The check sees the environment, not the container's arguments: give the
+# port and the configuration as SWITCHBACK_PORT and SWITCHBACK_CONFIG.
+HEALTHCHECK --interval=15s --timeout=6s --start-period=65s --retries=3 \
     CMD ["/usr/local/bin/switchback-companion", "--probe", "/health"]
 # SIGTERM drains (not ready, waiting requests answered, in-flight finished within limits.shutdownGrace).
 STOPSIGNAL SIGTERM

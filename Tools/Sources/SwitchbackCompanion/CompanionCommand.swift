@@ -54,15 +54,18 @@ struct CompanionCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         // The file turns the routes on: without one, nothing would be served.
         guard let file = config ?? environment["SWITCHBACK_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) else {
-            throw ValidationError("give the configuration file with --config FILE or SWITCHBACK_CONFIG")
+            let message = "give the configuration file with --config FILE or SWITCHBACK_CONFIG"
+            throw probe == nil ? ValidationError(message) : Self.unhealthy(message)
         }
         let sources = ServerConfiguration.Sources(
             file: file, environment: environment,
             secretsDirectory: secrets ?? environment["SWITCHBACK_SECRETS_DIRECTORY"])
         var configuration: ServerConfiguration
         do {
-            configuration = try await ServerConfiguration.load(sources)
+            configuration = try await ServerConfiguration.load(sources, checkingKeys: probe == nil)
         } catch let error as SwitchbackError {
+            // Docker reads any status but 0 and 1 as undefined: a probe that cannot read the configuration is unhealthy.
+            if probe != nil { throw Self.unhealthy(error.message) }
             throw ValidationError(error.message)
         }
         if let port { configuration.port = port }
@@ -90,10 +93,6 @@ struct CompanionCommand: AsyncParsableCommand {
     /// GETs `path` from the companion `configuration` describes, on its port, through loopback when it listens
     /// on every address. Docker reads exit status 1 as unhealthy (and reserves 2), so every failure is 1.
     static func probe(_ path: String, _ configuration: ServerConfiguration) async throws {
-        func unhealthy(_ message: String) -> ExitCode {
-            FileHandle.standardError.write(Data("\(message)\n".utf8))
-            return ExitCode(1)
-        }
         guard configuration.port != 0 else { throw unhealthy("the configuration's port is 0 (any free port): there is no port to probe") }
         let host =
             switch configuration.host {
@@ -115,5 +114,11 @@ struct CompanionCommand: AsyncParsableCommand {
         let summary = "\(url.absoluteString): \(response.status) \(String(decoding: response.body.prefix(512), as: UTF8.self))"
         guard response.status == 200 else { throw unhealthy(summary) }
         FileHandle.standardOutput.write(Data("\(summary)\n".utf8))
+    }
+
+    /// Prints `message` and gives the status Docker reads as unhealthy.
+    static func unhealthy(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
+        return ExitCode(1)
     }
 }

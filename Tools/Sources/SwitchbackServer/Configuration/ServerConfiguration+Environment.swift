@@ -66,8 +66,10 @@ extension ServerConfiguration {
     /// Reads ``Sources``: the file, then every ``settings`` value the environment or the secrets directory
     /// gives, then ``validate()``. Every problem is an ``SwitchbackError/Code/invalidConfiguration`` that names
     /// the key and where its value came from, raised before anything listens.
+    /// With `checkingKeys` (the default), the provider's keys are read and parsed too (a start needs them);
+    /// a health probe, which only needs the port, skips them.
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-    public static func load(_ sources: Sources) async throws -> ServerConfiguration {
+    public static func load(_ sources: Sources, checkingKeys: Bool = true) async throws -> ServerConfiguration {
         var configuration = try sources.file.map { try loadFile($0) } ?? ServerConfiguration()
         // An empty variable (an unset `${VAR}` in a compose file) is no value: it does not hide a secret file.
         let given = sources.environment.filter { !$0.value.isEmpty }
@@ -98,7 +100,7 @@ extension ServerConfiguration {
         try configuration.validate()
         // The keys are read and parsed here too, so that one that cannot be used stops the start before the
         // store is opened or anything listens.
-        _ = try await configuration.provider?.credentials()
+        if checkingKeys { _ = try await configuration.provider?.credentials() }
         return configuration
     }
 

@@ -16,9 +16,10 @@ extension PostgresCompanionStore {
     /// Creates the schema, the table and its expiry index when missing, then checks the table
     /// (``checkTable()``). Each is looked up before it is created: `CREATE … IF NOT EXISTS` needs the
     /// privilege to create even when the object exists, which a role limited to the table's rows lacks.
+    /// The expiry index only speeds up the purge of expired rows: a role that may not add it is warned,
+    /// not stopped.
     func prepareTable() async throws {
         let table = Self.table
-        let index = table + "_expiry"
         if let schema, try await !exists("SELECT to_regnamespace(\(schema)) IS NOT NULL") {
             try await create("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", "the schema \(schema)")
         }
@@ -30,8 +31,20 @@ extension PostgresCompanionStore {
                     PRIMARY KEY (kind, digest))
                 """, "the table \(table)")
         }
-        if try await !exists("SELECT to_regclass(\(index)) IS NOT NULL") {
-            try await create("CREATE INDEX IF NOT EXISTS \(unescaped: index) ON \(unescaped: table) (expires_at)", "the index \(index)")
+        // Any index of the table's that leads with expires_at serves the purge, whatever its name.
+        let indexed = try await exists(
+            """
+            SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                WHERE i.indrelid = to_regclass(\(table)) AND a.attname = 'expires_at')
+            """)
+        if !indexed {
+            do {
+                try await create("CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expires_at)", "the index")
+            } catch let error as SwitchbackError {
+                logger.warning(
+                    "\(table) has no index on expires_at, which the purge of expired rows reads; have its owner add it (Deployment.md)",
+                    metadata: ["reason": "\(error.message)"])
+            }
         }
         try await checkTable()
     }
@@ -41,9 +54,10 @@ extension PostgresCompanionStore {
     func checkTable() async throws {
         let table = Self.table
         var types: [String: String] = [:]
+        // The type without its modifiers: timestamptz(6) is still timestamptz.
         let columns = try await client.query(
             """
-            SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute
+            SELECT attname::text, atttypid::regtype::text FROM pg_attribute
             WHERE attrelid = to_regclass(\(table)) AND attnum > 0 AND NOT attisdropped
             """, logger: logger)
         for try await (name, type) in columns.decode((String, String).self) { types[name] = type }
@@ -52,13 +66,15 @@ extension PostgresCompanionStore {
             let listed = wrong.map { "\($0.0) \($0.1)" + (types[$0.0].map { " (it is \($0))" } ?? " (missing)") }.joined(separator: ", ")
             throw SwitchbackError(.storeFailed, "\(table) needs the columns \(listed); create it as Deployment.md's \"PostgreSQL\" shows")
         }
-        // A unique index (the primary key) on exactly kind and digest, in either order, on plain columns.
+        // A unique index (the primary key) whose key columns are exactly kind and digest, in either order, on
+        // plain columns, valid and checked at once: `ON CONFLICT` uses no other. Columns it only INCLUDEs
+        // are not part of the key.
         let keyed = try await exists(
             """
             SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass(\(table)) AND i.indisunique
-                AND i.indnkeyatts = 2 AND i.indexprs IS NULL AND i.indpred IS NULL
+                AND i.indisvalid AND i.indimmediate AND i.indnkeyatts = 2 AND i.indexprs IS NULL AND i.indpred IS NULL
                 AND (SELECT array_agg(a.attname::text ORDER BY a.attname) FROM pg_attribute a
-                     WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey::int2[])) = ARRAY['digest', 'kind'])
+                     WHERE a.attrelid = i.indrelid AND a.attnum IN (i.indkey[0], i.indkey[1])) = ARRAY['digest', 'kind'])
             """)
         guard keyed else {
             throw SwitchbackError(.storeFailed, "\(table) needs its primary key on (kind, digest); create it as Deployment.md's \"PostgreSQL\" shows")

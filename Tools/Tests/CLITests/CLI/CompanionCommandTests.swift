@@ -54,7 +54,18 @@ struct CompanionCommandTests {
         let health = try await probe("/health")
         #expect(health.status == 0 && health.stdout.contains("127.0.0.1:\(port)/health: 200"), "\(health.stdout) \(health.stderr)")
         let ready = try await probe("/ready")
-        #expect(ready.status == 0 && ready.stdout.contains("ready"), "\(ready.stdout) \(ready.stderr)")
+        #expect(
+            ready.status == 0 && ready.stdout.components(separatedBy: ": 200 ").last?.contains("ready") == true, "\(ready.stdout) \(ready.stderr)")
+        // Only the port matters to a probe: a key the start would read is not read (a rotation in progress
+        // does not turn a serving instance unhealthy), and a configuration it cannot read at all is status 1.
+        let withKey = file.deletingLastPathComponent().appendingPathComponent("switchback-probe-\(UUID().uuidString).json")
+        try Data(#"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "privateKeyFile": "/nonexistent/key.pem"}}"#.utf8)
+            .write(to: withKey)
+        defer { try? FileManager.default.removeItem(at: withKey) }
+        let keyNotRead = try await ChildProcess.run(try Self.executable.path, ["--config", withKey.path, "--port", "\(port)", "--probe", "/health"])
+        #expect(keyNotRead.status == 0, "\(keyNotRead.stderr)")
+        let unreadable = try await ChildProcess.run(try Self.executable.path, ["--config", "/nonexistent/companion.json", "--probe", "/health"])
+        #expect(unreadable.status == 1 && !unreadable.stderr.contains("USAGE"), "\(unreadable.status) \(unreadable.stderr)")
         let missing = try await probe("/no-such-route")
         #expect(missing.status == 1 && missing.stderr.contains(": 404"), "\(missing.stderr)")
         let noPort = try await probe("/health", port: nil)

@@ -41,18 +41,20 @@ struct PostgresTableTests {
             try await run("GRANT USAGE ON SCHEMA \(name) TO \(role)")
         }
 
-        /// The store as the role sees the schema.
-        func store() throws -> PostgresCompanionStore {
+        /// The store as the role sees the schema, or as the test's superuser (who may create anything).
+        func store(asOwner: Bool = false) throws -> PostgresCompanionStore {
             var components = try #require(URLComponents(string: url))
-            components.user = role
-            components.password = nil
+            if !asOwner {
+                components.user = role
+                components.password = nil
+            }
             return try PostgresCompanionStore(url: try #require(components.string), schema: name, logger: Self.quiet)
         }
 
         /// The start's error message, or "started".
-        func start() async -> String {
+        func start(asOwner: Bool = false) async -> String {
             do {
-                let store = try store()
+                let store = try store(asOwner: asOwner)
                 try await store.start(timeout: .seconds(20))
                 await store.stop()
                 return "started"
@@ -108,6 +110,34 @@ struct PostgresTableTests {
         }
     }
 
+    @Test(
+        "tables made otherwise that serve as well start: the key's columns in the other order or with INCLUDE, a timestamp's precision, no expiry index (a warning)"
+    )
+    func usableVariants() async throws {
+        let table = "kind text NOT NULL, digest text NOT NULL, value bytea NOT NULL, expires_at timestamptz NOT NULL"
+        for made in [
+            "(\(table), PRIMARY KEY (digest, kind))", "(\(table), PRIMARY KEY (kind, digest) INCLUDE (expires_at))",
+            "(\(table.replacingOccurrences(of: "timestamptz", with: "timestamptz(3)")), PRIMARY KEY (kind, digest))",
+            "(created_at timestamptz DEFAULT now(), \(table), PRIMARY KEY (kind, digest))",
+        ] {
+            try await Place.with { place in
+                // No expiry index, and the role may not add one to a table it does not own.
+                try await place.run("CREATE TABLE switchback_records \(made)")
+                try await place.run("GRANT SELECT, INSERT, UPDATE, DELETE ON switchback_records TO \(place.role)")
+                #expect(await place.start() == "started", "\(made)")
+            }
+        }
+    }
+
+    @Test("two instances starting together on an empty schema both start: the one that finds the table made uses it")
+    func startingTogether() async throws {
+        try await Place.with { place in
+            async let first = place.start(asOwner: true)
+            async let second = place.start(asOwner: true)
+            #expect(await [first, second] == ["started", "started"])
+        }
+    }
+
     @Test("no table and no privilege to create one: refused at start, naming the table and the remedy")
     func noTable() async throws {
         try await Place.with { place in
@@ -125,6 +155,7 @@ struct PostgresTableTests {
             ("(\(table.replacingOccurrences(of: ", expires_at timestamptz NOT NULL", with: "")), PRIMARY KEY (kind, digest))", "ALL", "(missing)"),
             ("(\(table))", "ALL", "primary key on (kind, digest)"),
             ("(\(table), PRIMARY KEY (digest))", "ALL", "primary key on (kind, digest)"),
+            ("(\(table), PRIMARY KEY (kind, digest) DEFERRABLE)", "ALL", "primary key on (kind, digest)"),
         ] {
             try await Place.with { place in
                 try await place.run("CREATE TABLE switchback_records \(made)")
