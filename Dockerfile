@@ -27,7 +27,7 @@ EXPOSE 8080 9464
 # liveness route on the port the configuration gives. /health, not /ready: a provider outage must not get
 # the container restarted. The start period covers the store's start, at most twice its 30 s timeout (the
 # first connection, then the table). The check sees the environment, not the container's arguments: give the
-# port and the configuration as SWITCHBACK_PORT and SWITCHBACK_CONFIG.
+# port, the configuration and the secrets as SWITCHBACK_PORT, SWITCHBACK_CONFIG and SWITCHBACK_SECRETS_DIRECTORY.
 HEALTHCHECK --interval=15s --timeout=6s --start-period=65s --retries=3 \
     CMD ["/usr/local/bin/switchback-companion", "--probe", "/health"]
 # SIGTERM drains (not ready, waiting requests answered, in-flight finished within limits.shutdownGrace).

@@ -41,8 +41,10 @@ struct CompanionCommand: AsyncParsableCommand {
     var probe: String?
 
     func validate() throws {
-        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
-        if let probe, !probe.hasPrefix("/") || probe.hasPrefix("//") { throw ValidationError("--probe takes a path, such as /health") }
+        // A probe's every failure is Docker's "unhealthy", 1, not ArgumentParser's 64.
+        func refuse(_ message: String) -> any Error { probe == nil ? ValidationError(message) : Self.unhealthy(message) }
+        if let port, !(0...65535).contains(port) { throw refuse("--port must be between 0 and 65535") }
+        if let probe, !probe.hasPrefix("/") || probe.hasPrefix("//") { throw refuse("--probe takes a path, such as /health") }
     }
 
     func run() async throws {
@@ -64,7 +66,7 @@ struct CompanionCommand: AsyncParsableCommand {
         do {
             configuration = try await ServerConfiguration.load(sources, checkingKeys: probe == nil)
         } catch let error as SwitchbackError {
-            // Docker reads any status but 0 and 1 as undefined: a probe that cannot read the configuration is unhealthy.
+            // Docker documents 0 and 1 (and reserves 2): a probe that cannot read the configuration is unhealthy, 1.
             if probe != nil { throw Self.unhealthy(error.message) }
             throw ValidationError(error.message)
         }

@@ -7,8 +7,8 @@ import PostgresNIO
 // administrator made for a role that may not create one (Deployment.md, "PostgreSQL") starts, and one that
 // cannot serve is refused at start with what to change, not at the first request.
 extension PostgresCompanionStore {
-    /// The columns the statements read and write, with their types as `format_type` prints them. Other
-    /// columns are left alone: every statement names its columns.
+    /// The columns the statements read and write, with their types as `regtype` prints them (without
+    /// modifiers). Other columns are left alone: every statement names its columns.
     static let columns = [
         ("kind", "text"), ("digest", "text"), ("value", "bytea"), ("expires_at", "timestamp with time zone"),
     ]
@@ -31,22 +31,32 @@ extension PostgresCompanionStore {
                     PRIMARY KEY (kind, digest))
                 """, "the table \(table)")
         }
-        // Any index of the table's that leads with expires_at serves the purge, whatever its name.
-        let indexed = try await exists(
-            """
-            SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-                WHERE i.indrelid = to_regclass(\(table)) AND a.attname = 'expires_at')
-            """)
-        if !indexed {
+        if try await !hasExpiryIndex() {
+            var reason = "it is still missing"
             do {
                 try await create("CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expires_at)", "the index")
             } catch let error as SwitchbackError {
+                reason = error.message
+            }
+            // Made, unless an index of that name on something else was there already.
+            if try await !hasExpiryIndex() {
                 logger.warning(
                     "\(table) has no index on expires_at, which the purge of expired rows reads; have its owner add it (Deployment.md)",
-                    metadata: ["reason": "\(error.message)"])
+                    metadata: ["reason": "\(reason)"])
             }
         }
         try await checkTable()
+    }
+
+    /// Whether a valid, whole btree index of the table's leads with expires_at, whatever its name.
+    private func hasExpiryIndex() async throws -> Bool {
+        try await exists(
+            """
+            SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am m ON m.oid = c.relam
+                WHERE i.indrelid = to_regclass(\(Self.table)) AND a.attname = 'expires_at' AND i.indisvalid AND i.indpred IS NULL
+                    AND m.amname = 'btree')
+            """)
     }
 
     /// Refuses a table the statements cannot use: a column missing or of another type, no unique key on
@@ -67,8 +77,7 @@ extension PostgresCompanionStore {
             throw SwitchbackError(.storeFailed, "\(table) needs the columns \(listed); create it as Deployment.md's \"PostgreSQL\" shows")
         }
         // A unique index (the primary key) whose key columns are exactly kind and digest, in either order, on
-        // plain columns, valid and checked at once: `ON CONFLICT` uses no other. Columns it only INCLUDEs
-        // are not part of the key.
+        // plain columns, valid. Columns it only INCLUDEs are not part of the key.
         let keyed = try await exists(
             """
             SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass(\(table)) AND i.indisunique
@@ -78,6 +87,12 @@ extension PostgresCompanionStore {
             """)
         guard keyed else {
             throw SwitchbackError(.storeFailed, "\(table) needs its primary key on (kind, digest); create it as Deployment.md's \"PostgreSQL\" shows")
+        }
+        // The inserts' `ON CONFLICT DO NOTHING` names no constraint, so it weighs every unique index, and
+        // PostgreSQL refuses it outright when any of them is deferrable.
+        guard try await !exists("SELECT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = to_regclass(\(table)) AND NOT indimmediate)") else {
+            throw SwitchbackError(
+                .storeFailed, "\(table) has a deferrable unique constraint, which the inserts' ON CONFLICT cannot use; make it immediate")
         }
         var missing: [String] = []
         for privilege in ["SELECT", "INSERT", "UPDATE", "DELETE"]

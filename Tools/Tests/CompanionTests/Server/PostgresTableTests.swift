@@ -156,6 +156,7 @@ struct PostgresTableTests {
             ("(\(table))", "ALL", "primary key on (kind, digest)"),
             ("(\(table), PRIMARY KEY (digest))", "ALL", "primary key on (kind, digest)"),
             ("(\(table), PRIMARY KEY (kind, digest) DEFERRABLE)", "ALL", "primary key on (kind, digest)"),
+            ("(\(table), PRIMARY KEY (kind, digest), UNIQUE (value) DEFERRABLE)", "ALL", "deferrable unique constraint"),
         ] {
             try await Place.with { place in
                 try await place.run("CREATE TABLE switchback_records \(made)")
