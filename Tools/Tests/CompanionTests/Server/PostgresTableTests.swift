@@ -4,6 +4,7 @@ import PostgresNIO
 import Testing
 @_spi(SwitchbackInternals) import Switchback
 @testable import SwitchbackServer
+import SwitchbackTesting
 import ToolsTestSupport
 
 /// The table at start, on real PostgreSQL, for a role that may only use its rows: the table an
@@ -42,19 +43,19 @@ struct PostgresTableTests {
         }
 
         /// The store as the role sees the schema, or as the test's superuser (who may create anything).
-        func store(asOwner: Bool = false) throws -> PostgresCompanionStore {
+        func store(asOwner: Bool = false, logger: Logger = Place.quiet) throws -> PostgresCompanionStore {
             var components = try #require(URLComponents(string: url))
             if !asOwner {
                 components.user = role
                 components.password = nil
             }
-            return try PostgresCompanionStore(url: try #require(components.string), schema: name, logger: Self.quiet)
+            return try PostgresCompanionStore(url: try #require(components.string), schema: name, logger: logger)
         }
 
         /// The start's error message, or "started".
-        func start(asOwner: Bool = false) async -> String {
+        func start(asOwner: Bool = false, logger: Logger = Place.quiet) async -> String {
             do {
-                let store = try store(asOwner: asOwner)
+                let store = try store(asOwner: asOwner, logger: logger)
                 try await store.start(timeout: .seconds(20))
                 await store.stop()
                 return "started"
@@ -100,12 +101,14 @@ struct PostgresTableTests {
     func tableMadeByAnAdministrator() async throws {
         try await Place.with { place in
             for statement in try Self.documentedStatements(for: place.role) { try await place.run(statement) }
-            let store = try place.store()
+            let log = CapturingLogHandler.Sink()
+            let store = try place.store(logger: CapturingLogHandler.logger(log))
             try await store.start(timeout: .seconds(20))
             let now = Date()
             try await store.insert(.handOffCode, digest: "d1", value: Data("sealed".utf8), expiresAt: now.addingTimeInterval(60))
             #expect(try await store.take(.handOffCode, digest: "d1", now: now) == Data("sealed".utf8))
             #expect(try await store.take(.handOffCode, digest: "d1", now: now) == nil)
+            #expect(!log.text.contains("no index on expires_at"), "the documented index serves the purge: \(log.text)")
             await store.stop()
         }
     }
@@ -121,10 +124,12 @@ struct PostgresTableTests {
             "(created_at timestamptz DEFAULT now(), \(table), PRIMARY KEY (kind, digest))",
         ] {
             try await Place.with { place in
-                // No expiry index, and the role may not add one to a table it does not own.
+                // No expiry index, and the role may not add one to a table it does not own: a warning.
                 try await place.run("CREATE TABLE switchback_records \(made)")
                 try await place.run("GRANT SELECT, INSERT, UPDATE, DELETE ON switchback_records TO \(place.role)")
-                #expect(await place.start() == "started", "\(made)")
+                let log = CapturingLogHandler.Sink()
+                #expect(await place.start(logger: CapturingLogHandler.logger(log)) == "started", "\(made)")
+                #expect(log.text.contains("warning switchback_records has no index on expires_at"), "\(made): \(log.text)")
             }
         }
     }
