@@ -339,6 +339,19 @@ struct PostgresCompanionStoreConfigurationTests {
         }
     }
 
+    /// Starts a store on `url` with a 2 s timeout, and expects the first connection's refusal, which
+    /// names `sqlState`, to have been taken as one that may pass: tried again until the timeout, then named.
+    static func expectRetriedUntilTimeout(_ url: String, naming sqlState: String) async throws {
+        let log = CapturingLogHandler.Sink()
+        let store = try PostgresCompanionStore(url: url, logger: CapturingLogHandler.logger(log, label: "store"))
+        let began = ContinuousClock.now
+        let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(2)) }
+        let message = error?.message ?? ""
+        #expect(ContinuousClock.now - began >= .milliseconds(1900), "waited out the timeout, not refused at once")
+        #expect(message.contains("accepted no connection within") && message.contains(sqlState), "\(message)")
+        #expect(log.text.contains("trying again"), "tried again: \(log.text)")
+    }
+
     @Test(
         "a role at its connection limit (53300, which may pass) is tried again until the start timeout, then named",
         .enabled(if: StoreKind.postgresURL != nil || StoreKind.runningInCI))
@@ -358,14 +371,7 @@ struct PostgresCompanionStoreConfigurationTests {
             var components = try #require(URLComponents(string: url))
             components.user = role
             components.password = nil
-            let log = CapturingLogHandler.Sink()
-            let store = try PostgresCompanionStore(url: try #require(components.string), logger: CapturingLogHandler.logger(log, label: "store"))
-            let began = ContinuousClock.now
-            let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(2)) }
-            let message = error?.message ?? ""
-            #expect(ContinuousClock.now - began >= .milliseconds(1900), "waited out the timeout, not refused at once")
-            #expect(message.contains("accepted no connection within") && message.contains("53300"), "\(message)")
-            #expect(log.text.contains("trying again"), "tried again: \(log.text)")
+            try await Self.expectRetriedUntilTimeout(try #require(components.string), naming: "53300")
         } catch {
             try? await run("DROP ROLE \(role)")
             throw error
@@ -396,14 +402,7 @@ struct PostgresCompanionStoreConfigurationTests {
             let pidFile = try String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)
             let server = try #require(pidFile.split(separator: "\n").first.flatMap { pid_t($0) })
             #expect(kill(server, SIGTERM) == 0)
-            let log = CapturingLogHandler.Sink()
-            let store = try PostgresCompanionStore(url: url, logger: CapturingLogHandler.logger(log, label: "store"))
-            let began = ContinuousClock.now
-            let error = await #expect(throws: SwitchbackError.self) { try await store.start(timeout: .seconds(2)) }
-            let message = error?.message ?? ""
-            #expect(ContinuousClock.now - began >= .milliseconds(1900), "waited out the timeout, not refused at once")
-            #expect(message.contains("accepted no connection within") && message.contains("57P03"), "\(message)")
-            #expect(log.text.contains("trying again"), "tried again: \(log.text)")
+            try await Self.expectRetriedUntilTimeout(url, naming: "57P03")
             try? await staying.close()
         } catch {
             _ = try? await ChildProcess.run("/bin/bash", [script, "down", "--dir", directory])
