@@ -8,7 +8,7 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 @testable import SwitchbackServer
 import SwitchbackTestSupport
-@_spi(SwitchbackInternals) import SwitchbackTesting
+import SwitchbackTesting
 import ToolsTestSupport
 
 /// One-time records on both stores: single use under concurrency, expiry, digests only, and (for
@@ -377,38 +377,6 @@ struct PostgresCompanionStoreConfigurationTests {
             throw error
         }
         try await run("DROP ROLE \(role)")
-    }
-
-    @Test(
-        "a server shutting down (57P03, which may pass: a restart or a failover) is tried again until the start timeout, then named",
-        .enabled(if: StoreKind.postgresURL != nil || StoreKind.runningInCI))
-    func serverShuttingDown() async throws {
-        // A server of its own, as scripts/postgres.sh starts the tests' one, since this one is stopped.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let script = root.appendingPathComponent("scripts/postgres.sh").path
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-pg-\(UUID().uuidString)").path
-        let port = Int.random(in: 20_000..<30_000)
-        let up = try await ChildProcess.run("/bin/bash", [script, "up", "--dir", directory, "--port", "\(port)"])
-        defer { _ = try? FileManager.default.removeItem(atPath: directory) }
-        try #require(up.status == 0, "\(up.stderr)")
-        let url = "postgres://switchback@127.0.0.1:\(port)/switchback"
-        do {
-            // A session that stays: a smart shutdown (SIGTERM to the server) then waits for it and refuses new ones.
-            let quiet = Logger(label: "admin") { _ in SwiftLogNoOpLogHandler() }
-            let staying = try await PostgresConnection.connect(
-                configuration: .init(host: "127.0.0.1", port: port, username: "switchback", password: nil, database: "switchback", tls: .disable),
-                id: 1, logger: quiet)
-            let pidFile = try String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)
-            let server = try #require(pidFile.split(separator: "\n").first.flatMap { pid_t($0) })
-            #expect(kill(server, SIGTERM) == 0)
-            try await Self.expectRetriedUntilTimeout(url, naming: "57P03")
-            try? await staying.close()
-        } catch {
-            _ = try? await ChildProcess.run("/bin/bash", [script, "down", "--dir", directory])
-            throw error
-        }
-        _ = try await ChildProcess.run("/bin/bash", [script, "down", "--dir", directory])
     }
 }
 
