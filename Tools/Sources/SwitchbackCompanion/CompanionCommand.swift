@@ -41,8 +41,6 @@ struct CompanionCommand: AsyncParsableCommand {
     var probe: String?
 
     func validate() throws {
-        // A probe's every failure is Docker's "unhealthy", 1, not ArgumentParser's 64.
-        func refuse(_ message: String) -> any Error { probe == nil ? ValidationError(message) : Self.unhealthy(message) }
         if let port, !(0...65535).contains(port) { throw refuse("--port must be between 0 and 65535") }
         if let probe, !probe.hasPrefix("/") || probe.hasPrefix("//") { throw refuse("--probe takes a path, such as /health") }
     }
@@ -56,8 +54,7 @@ struct CompanionCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         // The file turns the routes on: without one, nothing would be served.
         guard let file = config ?? environment["SWITCHBACK_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) else {
-            let message = "give the configuration file with --config FILE or SWITCHBACK_CONFIG"
-            throw probe == nil ? ValidationError(message) : Self.unhealthy(message)
+            throw refuse("give the configuration file with --config FILE or SWITCHBACK_CONFIG")
         }
         let sources = ServerConfiguration.Sources(
             file: file, environment: environment,
@@ -66,9 +63,7 @@ struct CompanionCommand: AsyncParsableCommand {
         do {
             configuration = try await ServerConfiguration.load(sources, checkingKeys: probe == nil)
         } catch let error as SwitchbackError {
-            // Docker documents 0 and 1 (and reserves 2): a probe that cannot read the configuration is unhealthy, 1.
-            if probe != nil { throw Self.unhealthy(error.message) }
-            throw ValidationError(error.message)
+            throw refuse(error.message)
         }
         if let port { configuration.port = port }
         for name in ServerConfiguration.unknownEnvironmentNames(in: environment) where probe == nil {
@@ -117,6 +112,10 @@ struct CompanionCommand: AsyncParsableCommand {
         guard response.status == 200 else { throw unhealthy(summary) }
         FileHandle.standardOutput.write(Data("\(summary)\n".utf8))
     }
+
+    /// A command line or configuration that cannot be used: ArgumentParser's usage error, or for a probe
+    /// Docker's "unhealthy" (Docker documents 0 and 1 and reserves 2; ArgumentParser's would be 64).
+    func refuse(_ message: String) -> any Error { probe == nil ? ValidationError(message) : Self.unhealthy(message) }
 
     /// Prints `message` and gives the status Docker reads as unhealthy.
     static func unhealthy(_ message: String) -> ExitCode {

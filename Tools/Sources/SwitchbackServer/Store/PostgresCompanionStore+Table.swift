@@ -94,15 +94,19 @@ extension PostgresCompanionStore {
             throw SwitchbackError(
                 .storeFailed, "\(table) has a deferrable unique constraint, which the inserts' ON CONFLICT cannot use; make it immediate")
         }
-        var missing: [String] = []
-        for privilege in ["SELECT", "INSERT", "UPDATE", "DELETE"]
-        where try await !exists("SELECT has_table_privilege(to_regclass(\(table)), \(privilege))") {
-            missing.append(privilege)
-        }
+        // The privileges the statements need that the role lacks, in one round trip.
+        var missing = ""
+        let lacking = try await client.query(
+            """
+            SELECT coalesce(string_agg(p, ', ' ORDER BY n), '')
+            FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) WITH ORDINALITY AS wanted(p, n)
+            WHERE NOT has_table_privilege(to_regclass(\(table)), p)
+            """, logger: logger)
+        for try await listed in lacking.decode(String.self) { missing = listed }
         guard missing.isEmpty else {
             throw SwitchbackError(
                 .storeFailed,
-                "the role may not \(missing.joined(separator: ", ")) on \(table): GRANT SELECT, INSERT, UPDATE, DELETE ON \(table) TO the companion's role"
+                "the role may not \(missing) on \(table): GRANT SELECT, INSERT, UPDATE, DELETE ON \(table) TO the companion's role"
             )
         }
     }

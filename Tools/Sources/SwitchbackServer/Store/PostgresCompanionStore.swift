@@ -356,9 +356,9 @@ public final class PostgresCompanionStore: CompanionStore {
 
     /// Whether a failed first connection may work a moment later: a connection refused or cut (a server
     /// still starting, a name not yet in DNS), or the server's "starting up" or "shutting down" (57P03, as
-    /// in a restart or a failover), "too many connections" (53300) or a connection failure class (08), as PostgreSQL's "Appendix A. PostgreSQL Error
-    /// Codes" names them. Not the role, its password, the database, TLS or a setting, which only an operator
-    /// changes.
+    /// in a restart or a failover), "too many connections" (53300) or a connection failure class (08), as
+    /// PostgreSQL's "Appendix A. PostgreSQL Error Codes" names them. Not the role, its password, the
+    /// database, TLS or a setting, which only an operator changes.
     static func mayPass(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] { return state == "57P03" || state == "53300" || state.hasPrefix("08") }
