@@ -31,7 +31,9 @@ enum CompanionBenchmark {
         let token = try await accessToken(emulator)
         try await measureRecords()
         print("\nSession hand-off issue+redeem pairs at \(connections) connections from a second process, \(seconds) s per row")
-        print(pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + pad("of ceiling", 12) + "CPU µs/pair: server, load")
+        print(
+            pad("server", 36) + pad("pairs/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10) + pad("of ceiling", 12)
+                + "CPU µs/pair: server, load    switches/pair: server, load")
 
         // The ceiling and the memory row the goals compare run in turns, `rounds` times: this machine's speed
         // drifts by 10-20% within a minute, and a ratio of two rows run side by side moves less than either.
@@ -149,17 +151,22 @@ enum CompanionBenchmark {
 
     /// One row's figures: pairs per second, the median and 99th-percentile pair latency (s), and the CPU time
     /// per pair (s) of this process (the server) and of the load generator. The two share the machine's cores,
-    /// so a pair's cost to the load generator lowers the row's rate as well.
+    /// so a pair's cost to the load generator lowers the row's rate as well. The context switches per pair
+    /// count each time a thread of the process gave up its core: a task waking another thread on the way
+    /// pays one.
     struct LoadResult {
         let rate: Double
         let p50: Double
         let p99: Double
         let serverCPU: Double
         let loadCPU: Double
+        let serverSwitches: Double
+        let loadSwitches: Double
     }
 
     private static func cpu(_ result: LoadResult) -> String {
-        String(format: "%.0f, %.0f", result.serverCPU * 1e6, result.loadCPU * 1e6)
+        String(
+            format: "%.0f, %.0f    %.1f, %.1f", result.serverCPU * 1e6, result.loadCPU * 1e6, result.serverSwitches, result.loadSwitches)
     }
 
     private static func measureCeiling(seconds: Double, logger: Logger) async throws -> LoadResult {
@@ -214,19 +221,24 @@ enum CompanionBenchmark {
     /// Runs the load generator in a child process against `port` and reads its figures.
     private static func load(kind: String, port: Int, token: String, seconds: Double) async throws -> LoadResult {
         let serverStart = HandOffBenchmark.processCPUSeconds()
+        let switchesStart = HandOffBenchmark.processContextSwitches()
         let outcome = try await ChildProcess.run(
             ProcessInfo.processInfo.arguments[0], ["companion-load", kind, String(port), token, String(seconds)])
         guard outcome.status == 0, let line = outcome.stdout.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }) else {
             throw BenchmarkFailure("the load generator failed (\(outcome.status)): \(outcome.stderr.prefix(300))")
         }
         let serverCPU = HandOffBenchmark.processCPUSeconds() - serverStart
+        let serverSwitches = HandOffBenchmark.processContextSwitches() - switchesStart
         let figures = line.split(separator: " ").dropFirst().compactMap { Double($0) }
-        guard figures.count == 5, figures[4] > 0 else { throw BenchmarkFailure("unexpected load output: \(line)") }
-        return LoadResult(rate: figures[0], p50: figures[1], p99: figures[2], serverCPU: serverCPU / figures[4], loadCPU: figures[3] / figures[4])
+        guard figures.count == 6, figures[4] > 0 else { throw BenchmarkFailure("unexpected load output: \(line)") }
+        return LoadResult(
+            rate: figures[0], p50: figures[1], p99: figures[2], serverCPU: serverCPU / figures[4], loadCPU: figures[3] / figures[4],
+            serverSwitches: serverSwitches / figures[4], loadSwitches: figures[5] / figures[4])
     }
 
     /// The child's side: `companion-load KIND PORT TOKEN SECONDS` drives 64 keep-alive connections and
-    /// prints `RESULT pairs/s p50 p99 cpu pairs` (seconds; `cpu` is the generator's own CPU time).
+    /// prints `RESULT pairs/s p50 p99 cpu pairs switches` (seconds; `cpu` and `switches` are the generator's own
+    /// CPU time and context switches).
     static func generateLoad(_ arguments: [String]) async throws {
         guard arguments.count == 4, let port = Int(arguments[1]), let seconds = Double(arguments[3]) else {
             throw BenchmarkFailure("usage: companion-load ping|handoff PORT TOKEN SECONDS")
@@ -236,6 +248,7 @@ enum CompanionBenchmark {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let start = ContinuousClock.now
         let cpuStart = HandOffBenchmark.processCPUSeconds()
+        let switchesStart = HandOffBenchmark.processContextSwitches()
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
             for _ in 0..<connections {
                 group.addTask {
@@ -260,7 +273,8 @@ enum CompanionBenchmark {
         guard !latencies.isEmpty else { throw BenchmarkFailure("no pair completed") }
         let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
         let cpu = HandOffBenchmark.processCPUSeconds() - cpuStart
-        print("RESULT \(Double(latencies.count) / elapsed) \(latencies[latencies.count / 2]) \(p99) \(cpu) \(latencies.count)")
+        let switches = HandOffBenchmark.processContextSwitches() - switchesStart
+        print("RESULT \(Double(latencies.count) / elapsed) \(latencies[latencies.count / 2]) \(p99) \(cpu) \(latencies.count) \(switches)")
     }
 
     /// Issue, then the interstitial's confirmation (a same-origin POST); the page's GET is not measured.

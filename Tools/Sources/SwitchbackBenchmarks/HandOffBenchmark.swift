@@ -80,14 +80,25 @@ enum HandOffBenchmark {
 
     /// User plus system CPU time of this process.
     static func processCPUSeconds() -> Double {
+        let usage = processUsage()
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// How many times this process's threads gave up a core, waiting (voluntary) or preempted.
+    static func processContextSwitches() -> Double {
+        let usage = processUsage()
+        return Double(usage.ru_nvcsw + usage.ru_nivcsw)
+    }
+
+    private static func processUsage() -> rusage {
         var usage = rusage()
         #if canImport(Glibc)
             getrusage(RUSAGE_SELF.rawValue, &usage)
         #else
             getrusage(RUSAGE_SELF, &usage)
         #endif
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        return usage
     }
 
     static func plainCodeFlow(issuer: URL, client: OIDCClient) async throws {
