@@ -43,5 +43,6 @@ let result = try await app.coordinator.signIn(request)   // .credential(…): to
 // --- end of the app's code ---
 
 print("signed in: sub \(result.subject ?? "?"), acr \(result.acr ?? "?"), identity from \(result.credential.map { "\($0.identitySource)" } ?? "?")")
+await device.shutDown()   // the simulated phone's storage folder goes with it
 await companion.stop()
 await emulator.stop()

@@ -39,7 +39,8 @@ func phone(
     let app = await device.install(SimulatedApp(appID: appID, schemes: ["com.example.app"], associatedDomains: ["app.example.com"]) {
         install(issuer, companionURL, $0)
     })
-    return (app, { await companion.stop(); await emulator.stop() }, device)
+    // `shutDown` removes the phone's storage folder, which outlives the run otherwise.
+    return (app, { await device.shutDown(); await companion.stop(); await emulator.stop() }, device)
 }
 
 /// Prints the outcome; a failure prints the phone's (redacted) story first.

@@ -73,6 +73,8 @@ struct LoginCommandTests {
             try key.pemRepresentation.write(to: decryptionFile, atomically: true, encoding: .utf8)
         }
 
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+
         /// The emulator's registration of a private_key_jwt client with these keys.
         func client(_ clientID: String, redirectURI: String) -> EmulatorConfiguration.Client {
             .init(clientID: clientID, authentication: .privateKeyJWT, redirectURIs: [redirectURI], idTokenAlgorithm: "ES256", jwks: jwks)
@@ -84,10 +86,12 @@ struct LoginCommandTests {
     )
     func emulator() async throws {
         let keys = try ClientKeys()
+        defer { keys.remove() }
         var configuration = Self.loopbackConfiguration
         configuration.clients.append(keys.client("cli-fapi", redirectURI: "http://127.0.0.1/callback"))
         let (keyFile, decryptionFile) = (keys.keyFile, keys.decryptionFile)
         let browser = try Self.script(Self.emulatorBrowser, name: "browser.py")
+        defer { try? FileManager.default.removeItem(atPath: browser) }
         try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
             let public_ = try await Self.login([
                 "--issuer", emulator.issuer, "--client-id", "native-rs", "--scope", "openid profile", "--browser-command", "python3 \(browser)",
@@ -135,6 +139,7 @@ struct LoginCommandTests {
                 redirect = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("redirect_uri", [None])[0]
                 if redirect: urllib.request.urlopen(redirect + "?code=forged&state=forged").read()
                 """ + "\n" + Self.emulatorBrowser, name: "browser.py")
+        defer { try? FileManager.default.removeItem(atPath: browser) }
         try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
             let outcome = try await Self.login([
                 "--issuer", emulator.issuer, "--client-id", "native-rs", "--par", "never", "--browser-command", "python3 \(browser)", "--timeout",
@@ -151,6 +156,7 @@ struct LoginCommandTests {
     func pastedAddressChecked() async throws {
         let configuration = Self.loopbackConfiguration
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let fifo = directory.appendingPathComponent("paste").path
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -160,6 +166,7 @@ struct LoginCommandTests {
                 ("http://127.0.0.1:9/callback?code=forged&state=forged", "error: stateMismatch"),
             ] {
                 let browser = try Self.script("with open(\"\(fifo)\", \"w\") as paste: paste.write(\"\(pasted)\\n\")", name: "browser.py")
+                defer { try? FileManager.default.removeItem(atPath: browser) }
                 let outcome = try await Self.loginPasting(
                     [
                         "--issuer", emulator.issuer, "--client-id", "native-rs", "--redirect-uri", "http://127.0.0.1:9/callback",
@@ -208,6 +215,7 @@ struct LoginCommandTests {
             location=$(bash \(peer.loginScript) "$url")
             curl -s "$location" >/dev/null
             """, name: "browser.sh")
+        defer { try? FileManager.default.removeItem(atPath: browser) }
         let outcome = try await Self.login([
             "--issuer", peer.issuer, "--client-id", "native-rs", "--scope", "openid profile email", "--redirect-port", String(port),
             "--browser-command", "bash \(browser)", "--timeout", "120",
@@ -223,12 +231,14 @@ struct LoginCommandTests {
     func browserArgumentsCarryNoSecret() async throws {
         let configuration = Self.loopbackConfiguration
         let record = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-login-\(UUID().uuidString)-argv.json")
+        defer { try? FileManager.default.removeItem(at: record) }
         let browser = try Self.script(
             Self.handOffReader + """
                 import json, stat
                 path = urllib.parse.unquote(urllib.parse.urlsplit(arg).path)
                 json.dump({"argv": sys.argv, "file": oct(stat.S_IMODE(os.stat(path).st_mode)), "dir": oct(stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode)), "path": path, "url": url}, open("\(record.path)", "w"))
                 """ + "\n" + Self.emulatorBrowser, name: "browser.py")
+        defer { try? FileManager.default.removeItem(atPath: browser) }
         try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
             for par in ["never", "always"] {
                 let outcome = try await Self.login([
@@ -286,6 +296,7 @@ struct LoginCommandTests {
     )
     func singpassHTTPSRedirect() async throws {
         let keys = try ClientKeys()
+        defer { keys.remove() }
         var configuration = EmulatorConfiguration.defaults
         configuration.clients.append(keys.client("cli-singpass", redirectURI: "https://app.example.com/oauth/callback"))
         let (keyFile, decryptionFile) = (keys.keyFile, keys.decryptionFile)
@@ -293,6 +304,7 @@ struct LoginCommandTests {
         #expect(mkfifo(fifo, 0o600) == 0)
         try await EmulatorHarness.withEmulator(profile: .singpass, configuration: configuration) { emulator in
             let browser = try Self.script(Self.singpassBrowser(issuer: emulator.issuer, fifo: fifo), name: "browser.py")
+            defer { try? FileManager.default.removeItem(atPath: browser) }
             var thumbprints: [String] = []
             for _ in 0..<2 {
                 let outcome = try await Self.loginPasting(
@@ -329,6 +341,7 @@ struct LoginCommandTests {
         try await EmulatorHarness.withEmulator(profile: .uaePass(), configuration: configuration) { emulator in
             #expect(configuration.clients[2].clientID == "backend")
             let browser = try Self.script(Self.emulatorBrowser, name: "browser.py")
+            defer { try? FileManager.default.removeItem(atPath: browser) }
             let outcome = try await ChildProcess.run(
                 try VerifyIDTokenCommandTests.executable.path,
                 [

@@ -34,6 +34,8 @@ struct CompanionSingpassTests {
             jwks = .object(["keys": .array([signingJWK, .object(encryptionJWK)])])
         }
 
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+
         func configuration(issuer: String, change: (inout ServerConfiguration.Provider) -> Void = { _ in }) -> ServerConfiguration {
             var provider = ServerConfiguration.Provider(
                 issuer: issuer, clientID: "singpass-backend", privateKeyFile: directory.appendingPathComponent("client.pem").path,
@@ -86,6 +88,7 @@ struct CompanionSingpassTests {
         arguments: StoreKind.available)
     func keyPerSignInAcrossInstances(kind: StoreKind) async throws {
         let keys = try Keys()
+        defer { keys.remove() }
         try await Self.withEmulator(keys) { emulator in
             try await kind.with { store, second in
                 let quiet = Logger(label: "companion") { _ in SwiftLogNoOpLogHandler() }
@@ -124,6 +127,7 @@ struct CompanionSingpassTests {
     )
     func authenticationContext() async throws {
         let keys = try Keys()
+        defer { keys.remove() }
         try await Self.withEmulator(keys) { emulator in
             let quiet = Logger(label: "companion") { _ in SwiftLogNoOpLogHandler() }
             func start(_ companion: Companion, _ parameters: [String: String]) async throws -> (status: Int, json: [String: Any]) {
