@@ -8,6 +8,15 @@ extension URL {
         let scheme = scheme?.lowercased() ?? ""
         let host = host?.lowercased() ?? ""
         let port = port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
-        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)\(port.map { ":\($0)" } ?? "")"
+        return "\(scheme)://\(URLHost.bracketed(host))\(port.map { ":\($0)" } ?? "")"
+    }
+}
+
+/// A host as a URL's authority writes it.
+@_spi(SwitchbackInternals) public enum URLHost {
+    /// `host` with an IPv6 address in brackets (RFC 3986 §3.2.2), once: a name, an IPv4 address or an
+    /// address already in brackets is returned as it is.
+    public static func bracketed(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 }

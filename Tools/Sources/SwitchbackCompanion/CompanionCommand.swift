@@ -95,8 +95,7 @@ struct CompanionCommand: AsyncParsableCommand {
             switch configuration.host {
             case "0.0.0.0", "": "127.0.0.1"
             case "::", "[::]": "[::1]"
-            case let named where named.contains(":") && !named.hasPrefix("["): "[\(named)]"
-            case let named: named
+            case let named: URLHost.bracketed(named)
             }
         guard let url = URL(string: "http://\(host):\(configuration.port)\(path)") else { throw unhealthy("no URL for \(host) and \(path)") }
         let transport = ServerTransport(timeout: 5, maximumResponseBytes: 64 << 10)

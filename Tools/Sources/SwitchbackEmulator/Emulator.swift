@@ -85,7 +85,7 @@ public final class Emulator: Sendable {
             _ = await server.result
             throw EmulatorStartError(description: "the emulator could not listen on \(host):\(port)")
         }
-        let issuer = "http://\(host):\(bound)"
+        let issuer = "http://\(URLHost.bracketed(host)):\(bound)"
         issuerBox.set(issuer)
         return Emulator(
             issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, state: state, clock: clock,

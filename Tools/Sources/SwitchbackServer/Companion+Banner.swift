@@ -1,4 +1,5 @@
 import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 extension Companion {
     /// What a deployment's log shows once the companion listens: its address and store, the provider
@@ -25,7 +26,7 @@ extension Companion {
                     + "\(play.requireLicensed ? ", licensed" : ""), \(play.required ? "required" : "checked when sent")")
         }
         if let metrics = configuration.metrics, let metricsPort {
-            lines.append("metrics: http://\(metrics.host.contains(":") ? "[\(metrics.host)]" : metrics.host):\(metricsPort)/metrics (Prometheus)")
+            lines.append("metrics: http://\(URLHost.bracketed(metrics.host)):\(metricsPort)/metrics (Prometheus)")
         }
         lines.append("routes:")
         lines += routes.map { "  \($0)" }

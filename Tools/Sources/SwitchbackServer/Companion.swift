@@ -92,7 +92,7 @@ public final class Companion: Sendable {
             } catch let error as SwitchbackError {
                 // Where, as the URL names it, without its user info (the password).
                 let components = URLComponents(string: url)
-                let host = components?.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "?"
+                let host = components?.host.map(URLHost.bracketed) ?? "?"
                 let place = "\(host):\(components?.port ?? 5432), database \(components?.path.dropFirst() ?? "")"
                 throw SwitchbackError(.storeFailed, "the PostgreSQL store (\(place)) did not start: \(error.message)", underlying: error)
             }
@@ -223,7 +223,7 @@ public final class Companion: Sendable {
             metricsContinuation.finish()
         }
         var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next(), let bindURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)") else {
+        guard let bound = await iterator.next(), let bindURL = URL(string: "http://\(URLHost.bracketed(host)):\(bound)") else {
             server.cancel()
             _ = await server.result
             throw CompanionStartError(description: "the companion could not listen on \(host):\(configuration.port)")

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) import Switchback
 @_spi(SwitchbackInternals) import SwitchbackTesting
+import SwitchbackEmulator
+import ToolsTestSupport
 
 /// `switchback-companion`, the production companion on its own, run as the built executable.
 @Suite("switchback-companion")
@@ -91,6 +93,33 @@ struct CompanionCommandTests {
         #expect(await process.wait() == 0)
         let stopped = try await probe("/health")
         #expect(stopped.status == 1 && stopped.stderr.contains("no answer"), "\(stopped.stderr)")
+    }
+
+    @Test(
+        "on IPv6 loopback: the emulator's issuer, the banner and the probe write the address in brackets, and /ready reaches the provider there"
+    )
+    func ipv6Loopback() async throws {
+        let emulator = try await Emulator.start(host: "::1")
+        try await withStopping(emulator, stop: { await $0.stop() }) { emulator in
+            // Before the host went through one bracketing rule, the emulator's issuer was `http://::1:PORT`.
+            #expect(emulator.issuer == "http://[::1]:\(emulator.port)")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")
+            let configuration =
+                #"{"host": "::1", "port": 0, "provider": {"issuer": "ISSUER", "clientID": "backend", "clientSecret": "backend-secret"}}"#
+            try Data(configuration.replacingOccurrences(of: "ISSUER", with: emulator.issuer).utf8).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let process = try ChildProcess(try Self.executable.path, ["--config", file.path])
+            defer { process.send(SIGKILL) }
+            let banner = process.readOutput(until: "routes:\n")
+            #expect(banner.hasPrefix("Switchback companion on http://[::1]:"), "\(banner)")
+            let port = try #require(
+                banner.split(separator: " ").dropFirst(3).first.flatMap { URL(string: $0.trimmingCharacters(in: .punctuationCharacters)) }?.port)
+            let ready = try await ChildProcess.run(try Self.executable.path, ["--config", file.path, "--port", "\(port)", "--probe", "/ready"])
+            #expect(ready.status == 0 && ready.stdout.contains("http://[::1]:\(port)/ready: 200"), "\(ready.stdout) \(ready.stderr)")
+            #expect(ready.stdout.contains(#""provider":"ok""#) || ready.stdout.contains(#""provider": "ok""#), "\(ready.stdout)")
+            process.send(SIGTERM)
+            #expect(await process.wait() == 0)
+        }
     }
 
     @Test("without --config, or with one it cannot use, it refuses before listening")
