@@ -61,7 +61,7 @@ struct CompanionCommand: AsyncParsableCommand {
             secretsDirectory: secrets ?? environment["SWITCHBACK_SECRETS_DIRECTORY"])
         var configuration: ServerConfiguration
         do {
-            configuration = try await ServerConfiguration.load(sources, checkingKeys: probe == nil)
+            configuration = try await ServerConfiguration.load(sources, checkingKeys: probe == nil && !printConfig)
         } catch let error as SwitchbackError {
             throw refuse(error.message)
         }
@@ -70,7 +70,15 @@ struct CompanionCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("warning: \(name) names no setting of switchback-companion; it is ignored\n".utf8))
         }
         if printConfig {
+            // Printed first, so that a key file missing where this runs still shows the configuration; a
+            // key the start could not use then ends the command with status 1.
             FileHandle.standardOutput.write(Data((configuration.printed() + "\n").utf8))
+            do {
+                try await configuration.checkKeys()
+            } catch let error as SwitchbackError {
+                FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+                throw ExitCode.failure
+            }
             return
         }
         if let probe {

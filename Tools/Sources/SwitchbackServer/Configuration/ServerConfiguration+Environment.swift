@@ -66,8 +66,9 @@ extension ServerConfiguration {
     /// Reads ``Sources``: the file, then every ``settings`` value the environment or the secrets directory
     /// gives, then ``validate()``. Every problem is an ``SwitchbackError/Code/invalidConfiguration`` that names
     /// the key and where its value came from, raised before anything listens.
-    /// With `checkingKeys` (the default), the provider's keys are read and parsed too (a start needs them);
-    /// a health probe, which only needs the port, skips them.
+    /// With `checkingKeys` (the default), the provider's keys are read and parsed too (a start needs them,
+    /// ``checkKeys()``); a health probe, which only needs the port, skips them, and `--print-config` checks
+    /// them after printing.
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     public static func load(_ sources: Sources, checkingKeys: Bool = true) async throws -> ServerConfiguration {
         var configuration = try sources.file.map { try loadFile($0) } ?? ServerConfiguration()
@@ -100,8 +101,15 @@ extension ServerConfiguration {
         try configuration.validate()
         // The keys are read and parsed here too, so that one that cannot be used stops the start before the
         // store is opened or anything listens.
-        if checkingKeys { _ = try await configuration.provider?.credentials() }
+        if checkingKeys { try await configuration.checkKeys() }
         return configuration
+    }
+
+    /// Reads and parses the provider's keys (the client's `private_key_jwt` key, the ID-token decryption key)
+    /// as the start will: a file that cannot be read or a key that does not parse is an
+    /// ``SwitchbackError/Code/invalidConfiguration`` naming its setting.
+    public func checkKeys() async throws {
+        _ = try await provider?.credentials()
     }
 
     /// The trimmed content of the secret file `name`, following symbolic links: Kubernetes mounts each

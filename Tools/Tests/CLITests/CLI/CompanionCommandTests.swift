@@ -155,6 +155,23 @@ struct CompanionCommandTests {
         let refused = try await ChildProcess.run(
             try Self.executable.path, ["--config", file.path, "--print-config"], environment: ["SWITCHBACK_LIMITS_TRUSTED_HOPS": "many"])
         #expect(refused.status != 0 && refused.stderr.contains("limits.trustedHops (from SWITCHBACK_LIMITS_TRUSTED_HOPS)"), "\(refused.stderr)")
+        // A key the start could not use: the configuration is still printed (an operator checking it where the
+        // key files are not), then the key's setting is named and the status is 1.
+        let withKeyFile = directory.appendingPathComponent("with-key.json")
+        try Data(#"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "privateKeyFile": "/nonexistent/key.pem"}}"#.utf8)
+            .write(to: withKeyFile)
+        let missingKey = try await ChildProcess.run(try Self.executable.path, ["--config", withKeyFile.path, "--print-config"])
+        #expect(missingKey.status == 1 && missingKey.stdout.contains("nonexistent"), "\(missingKey.stdout)")
+        #expect(missingKey.stderr.contains("error: provider.privateKeyFile:") && !missingKey.stderr.contains("Usage:"), "\(missingKey.stderr)")
+        let badKey = try await ChildProcess.run(
+            try Self.executable.path, ["--config", file.path, "--print-config"], environment: ["SWITCHBACK_PROVIDER_PRIVATE_KEY": "not-a-key-at-all"])
+        #expect(badKey.status == 1 && badKey.stdout.contains("\"privateKey\" : \"<redacted>\""), "\(badKey.stdout) \(badKey.stderr)")
+        #expect(
+            badKey.stderr.contains("error: provider.privateKey:") && !(badKey.stdout + badKey.stderr).contains("not-a-key-at-all"), "\(badKey.stderr)"
+        )
+        let usable = try await ChildProcess.run(
+            try Self.executable.path, ["--config", file.path, "--print-config"], environment: ["SWITCHBACK_PROVIDER_CLIENT_SECRET": "s"])
+        #expect(usable.status == 0 && usable.stderr.isEmpty, "\(usable.stderr)")
     }
 
     @Test("a database it cannot reach ends the start with a message naming it, and an orderly exit, not a crash")
