@@ -38,9 +38,14 @@ extension ServerConfiguration.Provider {
         return Credentials(authentication: authentication, decryptionKeys: decryptionKeys)
     }
 
-    /// The PEM text given inline, or read from the file; with the name of the setting it came from.
+    /// The PEM text given inline, or read from the file; with the name of the setting it came from. Inline
+    /// text on one line may write its line breaks as `\n` (a line of `docker run --env-file` cannot hold a
+    /// real one): PEM's base64 has no backslash, so nothing else reads that way.
     private static func pem(_ text: String?, _ textSetting: String, file: String?, _ fileSetting: String) throws -> (String, String)? {
-        if let text { return (textSetting, text) }
+        if let text {
+            let oneLine = !text.contains("\n") && text.contains("\\n")
+            return (textSetting, oneLine ? text.replacingOccurrences(of: "\\r\\n", with: "\n").replacingOccurrences(of: "\\n", with: "\n") : text)
+        }
         guard let file else { return nil }
         guard let data = FileManager.default.contents(atPath: file), let pem = String(data: data, encoding: .utf8) else {
             throw SwitchbackError(.invalidConfiguration, "provider.\(fileSetting): \(file) could not be read as text")

@@ -174,6 +174,13 @@ struct ConfigurationSourcesTests {
             let body = try #require(signing.split(separator: "\n").dropFirst().first)
             let decryptionBody = try #require(decryption.split(separator: "\n").dropFirst().first)
             #expect(!printed.contains(body) && !printed.contains(decryptionBody) && !printed.contains("PRIVATE KEY"), "\(printed)")
+            // On one line, its breaks written as `\n` (a `docker run --env-file` line): the same key, parsed at load.
+            let escaped = decryption.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "\n", with: "\\n")
+            #expect(!escaped.contains("\n"))
+            let oneLine = try await deployment.load(["SWITCHBACK_PROVIDER_DECRYPTION_KEY": escaped])
+            #expect(oneLine.provider?.decryptionKey == escaped)
+            let flattened = await deployment.outcome(["SWITCHBACK_PROVIDER_DECRYPTION_KEY": escaped.replacingOccurrences(of: "\\n", with: " ")])
+            #expect(flattened.contains("provider.decryptionKey:"), "a key flattened with spaces is still no key: \(flattened)")
 
             // The same key twice, as text and as a path: refused, not one of them silently preferred.
             let twice = await deployment.outcome(["SWITCHBACK_PROVIDER_PRIVATE_KEY_FILE": "/run/secrets/key.pem"])
