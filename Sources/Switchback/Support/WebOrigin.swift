@@ -14,9 +14,10 @@ extension URL {
 
 /// A host as a URL's authority writes it.
 @_spi(SwitchbackInternals) public enum URLHost {
-    /// `host` with an IPv6 address in brackets (RFC 3986 §3.2.2), once: a name, an IPv4 address or an
-    /// address already in brackets is returned as it is.
+    /// `host` with an IPv6 address in brackets (RFC 3986 §3.2.2), once, and a zone index's `%` written
+    /// `%25` (RFC 6874: `fe80::1%eth0` is `[fe80::1%25eth0]`): a name, an IPv4 address or an address
+    /// already in brackets is returned as it is.
     public static func bracketed(_ host: String) -> String {
-        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host.replacingOccurrences(of: "%", with: "%25"))]" : host
     }
 }

@@ -26,6 +26,18 @@ struct CoreHardeningTests {
         #expect(EndpointSecurity.isAcceptable(URL(string: "http://127.0.0.1:4593/issuer")!))
     }
 
+    @Test("an IPv6 host is bracketed once for a URL, its zone index's % written %25; names and IPv4 addresses as they are")
+    func hostsBracketed() throws {
+        #expect(URLHost.bracketed("::1") == "[::1]" && URLHost.bracketed("[::1]") == "[::1]")
+        #expect(URLHost.bracketed("2001:db8::7") == "[2001:db8::7]")
+        #expect(URLHost.bracketed("fe80::1%eth0") == "[fe80::1%25eth0]")
+        #expect(URLHost.bracketed("127.0.0.1") == "127.0.0.1" && URLHost.bracketed("id.example.com") == "id.example.com")
+        for host in ["::1", "2001:db8::7", "fe80::1%eth0", "127.0.0.1"] {
+            let url = try #require(URL(string: "http://\(URLHost.bracketed(host)):8080/x"), "\(host)")
+            #expect(url.port == 8080 && url.path == "/x", "\(host)")
+        }
+    }
+
     // MARK: Finding 9: a length difference is never folded into a byte
 
     @Test("strings whose lengths differ by a multiple of 256 do not compare equal")

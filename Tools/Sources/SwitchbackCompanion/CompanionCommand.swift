@@ -71,13 +71,12 @@ struct CompanionCommand: AsyncParsableCommand {
         }
         if printConfig {
             // Printed first, so that a key file missing where this runs still shows the configuration; a
-            // key the start could not use then ends the command with status 1.
+            // key the start could not use is then refused as any other unusable value is.
             FileHandle.standardOutput.write(Data((configuration.printed() + "\n").utf8))
             do {
                 try await configuration.checkKeys()
             } catch let error as SwitchbackError {
-                FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
-                throw ExitCode.failure
+                throw refuse(error.message)
             }
             return
         }

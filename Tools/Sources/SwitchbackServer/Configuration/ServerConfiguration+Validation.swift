@@ -24,6 +24,13 @@ extension ServerConfiguration {
             guard provider.decryptionKey == nil || provider.decryptionKeyFile == nil else {
                 throw fail("give the provider decryptionKey or decryptionKeyFile, not both")
             }
+            // A key pasted where its path belongs would be printed by --print-config and repeated by the
+            // file's read error: refused without repeating it.
+            for (setting, path) in [("privateKeyFile", provider.privateKeyFile), ("decryptionKeyFile", provider.decryptionKeyFile)] {
+                if let path, path.contains("\n") || path.contains("-----BEGIN") {
+                    throw fail("provider.\(setting) holds a key, not a path: give the PEM text as provider.\(setting.dropLast(4))")
+                }
+            }
             if provider.clientSecret == nil, ClientAssertionSigner.Algorithm(rawValue: provider.keyAlgorithm ?? "ES256") == nil {
                 throw fail("provider.keyAlgorithm must be one of \(ClientAssertionSigner.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))")
             }

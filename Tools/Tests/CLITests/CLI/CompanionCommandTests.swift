@@ -95,8 +95,26 @@ struct CompanionCommandTests {
         #expect(stopped.status == 1 && stopped.stderr.contains("no answer"), "\(stopped.stderr)")
     }
 
+    /// Whether this machine can listen on IPv6 loopback (a container may run with IPv6 turned off).
+    static let canListenOnIPv6Loopback: Bool = {
+        #if canImport(Glibc)
+            let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(AF_INET6, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+        }
+    }()
+
     @Test(
-        "on IPv6 loopback: the emulator's issuer, the banner and the probe write the address in brackets, and /ready reaches the provider there"
+        "on IPv6 loopback: the emulator's issuer, the banner and the probe write the address in brackets, and /ready reaches the provider there",
+        .enabled(if: canListenOnIPv6Loopback, "this machine cannot listen on ::1")
     )
     func ipv6Loopback() async throws {
         let emulator = try await Emulator.start(host: "::1")
@@ -161,14 +179,19 @@ struct CompanionCommandTests {
         try Data(#"{"port": 0, "provider": {"issuer": "https://id.example.com", "clientID": "b", "privateKeyFile": "/nonexistent/key.pem"}}"#.utf8)
             .write(to: withKeyFile)
         let missingKey = try await ChildProcess.run(try Self.executable.path, ["--config", withKeyFile.path, "--print-config"])
-        #expect(missingKey.status == 1 && missingKey.stdout.contains("nonexistent"), "\(missingKey.stdout)")
-        #expect(missingKey.stderr.contains("error: provider.privateKeyFile:") && !missingKey.stderr.contains("Usage:"), "\(missingKey.stderr)")
+        #expect(missingKey.status == refused.status && missingKey.stdout.contains("nonexistent"), "\(missingKey.stdout)")
+        #expect(missingKey.stderr.contains("provider.privateKeyFile:"), "\(missingKey.stderr)")
         let badKey = try await ChildProcess.run(
             try Self.executable.path, ["--config", file.path, "--print-config"], environment: ["SWITCHBACK_PROVIDER_PRIVATE_KEY": "not-a-key-at-all"])
-        #expect(badKey.status == 1 && badKey.stdout.contains("\"privateKey\" : \"<redacted>\""), "\(badKey.stdout) \(badKey.stderr)")
+        #expect(badKey.status == refused.status && badKey.stdout.contains("\"privateKey\" : \"<redacted>\""), "\(badKey.stdout) \(badKey.stderr)")
+        #expect(badKey.stderr.contains("provider.privateKey:") && !(badKey.stdout + badKey.stderr).contains("not-a-key-at-all"), "\(badKey.stderr)")
+        // A key pasted where its path belongs: refused before printing, and repeated nowhere.
+        let pasted = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg-pasted\n-----END PRIVATE KEY-----"
+        let keyAsPath = try await ChildProcess.run(
+            try Self.executable.path, ["--config", file.path, "--print-config"], environment: ["SWITCHBACK_PROVIDER_PRIVATE_KEY_FILE": pasted])
         #expect(
-            badKey.stderr.contains("error: provider.privateKey:") && !(badKey.stdout + badKey.stderr).contains("not-a-key-at-all"), "\(badKey.stderr)"
-        )
+            keyAsPath.status == refused.status && keyAsPath.stderr.contains("provider.privateKeyFile holds a key, not a path"), "\(keyAsPath.stderr)")
+        #expect(!(keyAsPath.stdout + keyAsPath.stderr).contains("-pasted") && keyAsPath.stdout.isEmpty, "\(keyAsPath.stdout) \(keyAsPath.stderr)")
         let usable = try await ChildProcess.run(
             try Self.executable.path, ["--config", file.path, "--print-config"], environment: ["SWITCHBACK_PROVIDER_CLIENT_SECRET": "s"])
         #expect(usable.status == 0 && usable.stderr.isEmpty, "\(usable.stderr)")

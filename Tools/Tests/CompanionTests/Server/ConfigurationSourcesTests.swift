@@ -174,11 +174,14 @@ struct ConfigurationSourcesTests {
             let body = try #require(signing.split(separator: "\n").dropFirst().first)
             let decryptionBody = try #require(decryption.split(separator: "\n").dropFirst().first)
             #expect(!printed.contains(body) && !printed.contains(decryptionBody) && !printed.contains("PRIVATE KEY"), "\(printed)")
-            // On one line, its breaks written as `\n` (a `docker run --env-file` line): the same key, parsed at load.
+            // On one line, its breaks written as `\n` or `\r\n` (a `docker run --env-file` line): the same keys,
+            // parsed at load (a load that throws fails the test).
             let escaped = decryption.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "\n", with: "\\n")
-            #expect(!escaped.contains("\n"))
-            let oneLine = try await deployment.load(["SWITCHBACK_PROVIDER_DECRYPTION_KEY": escaped])
-            #expect(oneLine.provider?.decryptionKey == escaped)
+            let escapedSigning = signing.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "\n", with: "\\r\\n")
+            let oneLine = try await deployment.load([
+                "SWITCHBACK_PROVIDER_DECRYPTION_KEY": escaped, "SWITCHBACK_PROVIDER_PRIVATE_KEY": escapedSigning,
+            ])
+            #expect(oneLine.provider?.privateKey == escapedSigning, "the environment's value, over the secret file's")
             let flattened = await deployment.outcome(["SWITCHBACK_PROVIDER_DECRYPTION_KEY": escaped.replacingOccurrences(of: "\\n", with: " ")])
             #expect(flattened.contains("provider.decryptionKey:"), "a key flattened with spaces is still no key: \(flattened)")
 
