@@ -132,7 +132,14 @@ struct CompanionCommandTests {
             #expect(banner.hasPrefix("Switchback companion on http://[::1]:"), "\(banner)")
             let port = try #require(
                 banner.split(separator: " ").dropFirst(3).first.flatMap { URL(string: $0.trimmingCharacters(in: .punctuationCharacters)) }?.port)
-            let ready = try await ChildProcess.run(try Self.executable.path, ["--config", file.path, "--port", "\(port)", "--probe", "/ready"])
+            // The first /ready starts the fetch of the provider's metadata and answers `pending` while it lasts
+            // (a loaded machine can take more than the check's 2 s), so the probe is asked until it is ready.
+            var ready = try await ChildProcess.run(try Self.executable.path, ["--config", file.path, "--port", "\(port)", "--probe", "/ready"])
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ready.status != 0, ready.stderr.contains("\"provider\":\"pending\""), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(500))
+                ready = try await ChildProcess.run(try Self.executable.path, ["--config", file.path, "--port", "\(port)", "--probe", "/ready"])
+            }
             #expect(ready.status == 0 && ready.stdout.contains("http://[::1]:\(port)/ready: 200"), "\(ready.stdout) \(ready.stderr)")
             #expect(ready.stdout.contains(#""provider":"ok""#) || ready.stdout.contains(#""provider": "ok""#), "\(ready.stdout)")
             process.send(SIGTERM)
