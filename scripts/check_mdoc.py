@@ -19,9 +19,11 @@ Prints one line per check; exits 1 on the first failure.
 usage: check_mdoc.py PATH/TO/switchback
 """
 
+import atexit
 import datetime
 import hashlib
 import json
+import shutil
 import sys
 import tempfile
 
@@ -109,6 +111,7 @@ def answer(companion: Companion, claims: dict, presentation: str):
 def main() -> None:
     cli = sys.argv[1]
     directory = tempfile.mkdtemp(prefix="switchback-mdoc-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     iaca_root, signer_der, signer_key = certificate_pair("Check PID IACA", "pid.example.com")
     _, stranger_der, stranger_key = certificate_pair("Check Stranger IACA", "pid.example.com")
     config_path = write_config(directory, "mdocTrustAnchorsFile", iaca_root, {

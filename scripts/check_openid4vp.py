@@ -19,6 +19,7 @@ key must each be refused. Prints one line per check; exits 1 on the first failur
 usage: check_openid4vp.py PATH/TO/switchback
 """
 
+import atexit
 import base64
 import datetime
 import hashlib
@@ -26,6 +27,7 @@ import http.client
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -209,6 +211,7 @@ def write_config(directory: str, anchors_key: str, anchors_pem: str, query: dict
 def main() -> None:
     cli = sys.argv[1]
     directory = tempfile.mkdtemp(prefix="switchback-openid4vp-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     issuer_root, issuer_leaf, issuer_key = certificate_pair("Check PID Issuer", "issuer.example.com")
     config_path = write_config(directory, "issuerTrustAnchorsFile", issuer_root, {
         "credentials": [{"id": "pid", "format": "dc+sd-jwt", "meta": {"vct_values": ["urn:eudi:pid:1"]},
