@@ -26,9 +26,11 @@ extension ServerConfiguration {
             }
             // A key pasted where its path belongs would be printed by --print-config and repeated by the
             // file's read error: refused without repeating it.
-            for (setting, path) in [("privateKeyFile", provider.privateKeyFile), ("decryptionKeyFile", provider.decryptionKeyFile)] {
+            for (setting, path, inline) in [
+                ("privateKeyFile", provider.privateKeyFile, "privateKey"), ("decryptionKeyFile", provider.decryptionKeyFile, "decryptionKey"),
+            ] {
                 if let path, path.contains("\n") || path.contains("-----BEGIN") {
-                    throw fail("provider.\(setting) holds a key, not a path: give the PEM text as provider.\(setting.dropLast(4))")
+                    throw fail("provider.\(setting) holds a key, not a path: give the PEM text as provider.\(inline)")
                 }
             }
             if provider.clientSecret == nil, ClientAssertionSigner.Algorithm(rawValue: provider.keyAlgorithm ?? "ES256") == nil {
