@@ -127,6 +127,9 @@
             try items.delete(account: ".switchback-probe")
         }
 
+        /// The service and access group: two stores over the same items share their managers' refreshes.
+        public var storageIdentity: String { "keychain:\(items.service)|\(items.accessGroup ?? "")" }
+
         public func load(key: String) throws -> Credential? {
             guard let data = try items.read(account: key) else { return nil }
             return try dpopKeys.decoder().decode(Credential.self, from: data)
@@ -154,6 +157,8 @@
         /// waits for the credential instead of taking the user as signed out.
         public struct ProtectedDataAvailability: ProtectedDataGate {
             public init() {}
+
+            public var isAvailable: Bool { get async { await UIApplication.shared.isProtectedDataAvailable } }
 
             public func waitUntilAvailable() async throws {
                 let signal = OneSignal()

@@ -50,6 +50,9 @@ public final class DeviceUnlock: ProtectedDataGate, @unchecked Sendable {  // @u
     /// How many callers are waiting for the unlock.
     public var waiting: Int { lock.withLock { waiters.count } }
 
+    /// False until ``unlock()``.
+    public var isAvailable: Bool { lock.withLock { unlocked } }
+
     public func waitUntilAvailable() async throws {
         await withCheckedContinuation { continuation in
             let ready = lock.withLock {

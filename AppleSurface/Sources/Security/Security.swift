@@ -118,6 +118,10 @@ public let kSecMatchLimit: CFString = "m_Limit"
 public let kSecMatchLimitOne: CFString = "m_LimitOne"
 // https://developer.apple.com/documentation/security/ksecmatchlimitall
 public let kSecMatchLimitAll: CFString = "m_LimitAll"
+// https://developer.apple.com/documentation/security/ksecreturnattributes
+public let kSecReturnAttributes: CFString = "r_Attributes"
+// https://developer.apple.com/documentation/security/ksecattrgeneric
+public let kSecAttrGeneric: CFString = "gena"
 
 // https://developer.apple.com/documentation/security/secitemadd(_:_:)
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
@@ -148,6 +152,7 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
     private var items: [[String: String]: Data] = [:]
     private var failure: OSStatus?
     private var controlled: Set<[String: String]> = []
+    private var generic: [[String: String]: Data] = [:]
     private var answer: OSStatus?
     private var promptCount = 0
 
@@ -171,6 +176,7 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
         lock.withLock {
             items = [:]
             controlled = []
+            generic = [:]
             promptCount = 0
         }
     }
@@ -193,6 +199,7 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
             let key = key(attributes)
             guard items[key] == nil else { return errSecDuplicateItem }
             items[key] = attributes[kSecValueData] as? Data ?? Data()
+            generic[key] = attributes[kSecAttrGeneric] as? Data
             if attributes[kSecAttrAccessControl] is SecAccessControl { controlled.insert(key) } else { controlled.remove(key) }
             return errSecSuccess
         }
@@ -205,6 +212,16 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
             let matching = items.filter { matches($0.key, wanted) }.sorted { $0.key.description < $1.key.description }
             let found = matching.map(\.value)
             guard !found.isEmpty else { return errSecItemNotFound }
+            if query[kSecReturnAttributes] as? Bool == true, query[kSecReturnData] as? Bool != true {
+                // Attributes are not encrypted: returning them asks nobody.
+                let attributes = matching.map { item -> NSDictionary in
+                    var attributes: [String: Any] = item.key
+                    if let generic = generic[item.key] { attributes[kSecAttrGeneric] = generic }
+                    return attributes as NSDictionary
+                }
+                result?.pointee = query[kSecMatchLimit] as? String == kSecMatchLimitAll ? attributes as NSArray : attributes[0]
+                return errSecSuccess
+            }
             if matching.contains(where: { controlled.contains($0.key) }) {
                 // The system asks the user, with the context's reason, before the data is returned.
                 promptCount += 1
@@ -238,6 +255,7 @@ public final class Keychain: @unchecked Sendable {  // @unchecked: every field i
             guard !keys.isEmpty else { return errSecItemNotFound }
             for key in keys {
                 items[key] = nil
+                generic[key] = nil
                 controlled.remove(key)
             }
             return errSecSuccess

@@ -388,11 +388,22 @@ extension KeychainGlueTests {
         Keychain.shared.userAnswer = nil
         defer { Keychain.shared.userAnswer = nil }
         let secrets = UserPresenceSecrets(service: "glue.protected")
-        try secrets.save("rt-1", key: "main")
-        try secrets.save("rt-2", key: "main")
+        try await secrets.save("rt-1", key: "main")
+        try await secrets.save("rt-2", key: "main")
+        try await secrets.save("rt-3", key: "main")
         #expect(Keychain.shared.prompts == 0, "saving, even over an existing item, asks nothing")
-        #expect(try await secrets.read(key: "main", reason: "Unlock") == "rt-2")
-        #expect(Keychain.shared.prompts == 1)
+        #expect(try await secrets.read(key: "main", reason: "Unlock") == "rt-3")
+        #expect(Keychain.shared.prompts == 1, "finding the newest item reads attributes only: one prompt, for the token")
+        // The phone locks mid-refresh: the new item cannot be added, and the old one is still there.
+        Keychain.shared.failing = errSecInteractionNotAllowed
+        do {
+            try await secrets.save("rt-4", key: "main")
+            Issue.record("a refused write succeeded")
+        } catch let error as SwitchbackError {
+            #expect(error.code == .credentialUnavailable)
+        }
+        Keychain.shared.failing = nil
+        #expect(try await secrets.read(key: "main", reason: "Unlock") == "rt-3")
         for answer in [errSecUserCanceled, errSecAuthFailed] {
             Keychain.shared.userAnswer = answer
             do {
@@ -403,7 +414,7 @@ extension KeychainGlueTests {
             }
         }
         Keychain.shared.userAnswer = nil
-        try secrets.remove(key: "main")
+        try await secrets.remove(key: "main")
         #expect(try await secrets.read(key: "main", reason: "Unlock") == nil)
     }
 }

@@ -63,6 +63,8 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
             case authenticationUnavailable
             case noRefreshToken
             case reauthenticationRequired
+            case rotationLost
+            case notSignedIn
             case credentialUnavailable
             case entitlementMissing
             case storeFailed
@@ -207,6 +209,14 @@ public struct SwitchbackError: Error, Sendable, CustomStringConvertible {
         /// The provider refused the refresh token (`invalid_grant`) and no newer credential was stored by
         /// anyone else: the grant is revoked, expired, or its rotation was lost. The user signs in again.
         public static let reauthenticationRequired = Code(.reauthenticationRequired)
+        /// The provider refused the refresh token after an earlier refresh whose answer never reached the
+        /// store (the app was terminated, the connection broke or timed out after the request was sent, or
+        /// the answer could not be read): the provider rotated the token and the new one was lost. The user
+        /// signs in again; counted apart from ``reauthenticationRequired`` (a revocation or an expiry).
+        public static let rotationLost = Code(.rotationLost)
+        /// No credential is stored for this key: never signed in, signed out, or removed while the call
+        /// waited. Not a store failure (``storeFailed``) and not a locked device (``credentialUnavailable``).
+        public static let notSignedIn = Code(.notSignedIn)
         /// The store holds a credential it cannot read now: the device has not been unlocked since it
         /// started (a prewarmed or background launch), so protected data is unavailable. Not a sign-out:
         /// try again once protected data is available (``ProtectedDataGate``).

@@ -29,7 +29,8 @@ public struct Account: Sendable, Hashable, Identifiable, Codable {
 /// ```
 public actor AccountBook {
     private let store: any CredentialCollection
-    /// One manager per account, so that one refresh at a time holds per account and not per call.
+    /// One manager per account, so that every call for an account gets the same one (one refresh at a time
+    /// holds per account in any case: managers of one key in one store share it).
     private var managers: [String: CredentialManager] = [:]
 
     public init(store: any CredentialCollection) {
@@ -57,15 +58,19 @@ public actor AccountBook {
     }
 
     /// Keeps `credential` as its account's, replacing that account's previous one; returns the account.
+    /// A refresh of that account under way (through any manager) stores nothing over it.
     @discardableResult
     public func add(_ credential: Credential) async throws -> Account {
         let account = try Self.account(of: credential)
         if let manager = managers[account.id] {
-            // Through the account's manager, so that a refresh under way does not overwrite the new sign-in.
+            // Through the account's manager, so that a protected refresh token goes where it belongs.
             try await manager.save(credential)
         } else {
-            try await store.save(credential, key: account.id)
-            try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
+            let store = store
+            try await CredentialSlots.slot(storage: store.storageIdentity, key: account.id).write(replacing: true) { _ in
+                try await store.save(credential, key: account.id)
+                try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
+            }
         }
         return account
     }
@@ -85,16 +90,25 @@ public actor AccountBook {
         if let manager = managers.removeValue(forKey: account.id) {
             try await manager.remove()
         } else {
-            try await store.remove(key: account.id)
-            try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
+            let store = store
+            try await CredentialSlots.slot(storage: store.storageIdentity, key: account.id).write(replacing: true) { _ in
+                try await store.remove(key: account.id)
+                try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
+            }
         }
     }
 
     /// The manager that keeps `account`'s credential fresh, with `client` configured for its issuer: the
-    /// same manager for every call with the same account, so its refreshes never race each other.
-    public func manager(for account: Account, client: OIDCClient, protectedData: (any ProtectedDataGate)? = nil) -> CredentialManager {
+    /// same manager for every call with the same account. The options are ``CredentialManager``'s, and
+    /// the first call's are kept.
+    public func manager(
+        for account: Account, client: OIDCClient, protectedData: (any ProtectedDataGate)? = nil, backgroundWork: (any BackgroundWork)? = nil,
+        protection: RefreshTokenProtection? = nil, interProcessLock: (any InterProcessLock)? = nil
+    ) -> CredentialManager {
         if let manager = managers[account.id] { return manager }
-        let manager = CredentialManager(client: client, store: store, key: account.id, protectedData: protectedData)
+        let manager = CredentialManager(
+            client: client, store: store, key: account.id, protectedData: protectedData, backgroundWork: backgroundWork, protection: protection,
+            interProcessLock: interProcessLock)
         managers[account.id] = manager
         return manager
     }

@@ -4,23 +4,27 @@ public import Logging
 /// Keeps one signed-in credential fresh: the access token an API call needs, refreshed when it is about to
 /// expire, one refresh at a time.
 ///
-/// With rotating refresh tokens (every refresh returns a new one and retires the old), two refreshes racing
-/// with the same token sign the user out: the second is a reuse, and a provider following RFC 9700 §4.14.2
-/// revokes the whole family. The manager prevents that within a process:
+/// The invariant it holds: **a refresh token the provider issued is either in the store or reported as
+/// lost with its reason, and the user is signed out only because the provider or the user said so.**
 ///
-/// - **Single flight.** Concurrent callers of ``validCredential(minimumValidity:)`` and ``refresh()`` await
-///   the same request; the token endpoint sees one.
-/// - **Stored before used.** The rotated credential is saved to the store before any caller gets the new
-///   access token, so a termination right after cannot leave the app holding a retired refresh token.
+/// - **One refresh per account in the process.** Every manager of one key in one storage (see
+///   ``CredentialStore/storageIdentity``) shares one refresh, whoever made it: two managers built inline by
+///   a view model and an API client send one request between them. With an ``InterProcessLock``, an app's
+///   extensions sharing the store wait for each other too.
+/// - **Stored before used.** The rotated credential is saved before any caller gets the new access token.
+///   When the provider answered 200 with a rotated refresh token that the client cannot accept otherwise
+///   (an ID token refused, a token type it did not ask for), the rotated refresh token is stored anyway
+///   and the error says so. When the store refuses the write, the credential is kept in memory and stored
+///   by the next call.
 /// - **The store is the truth.** Each refresh starts from what the store holds, so a credential another
-///   process (an app extension sharing a Keychain access group) already rotated is used, not refreshed again.
-/// - **Told apart.** `invalid_grant` after someone else's successful rotation returns their credential;
-///   otherwise the grant is gone and the error is ``SwitchbackError/Code/reauthenticationRequired``.
-/// - **Cut off by termination.** A refresh is marked in the store before its request is sent and the mark
-///   is cleared once the result is stored. A manager that finds the mark on the next launch knows the
-///   refresh was cut off: it tries again with the token it holds (the provider may not have processed the
-///   request, or allows a reuse interval) and, if that is refused, reports ``SwitchbackError/Code/reauthenticationRequired``
-///   saying the rotation was lost, which the app can count apart from revocations.
+///   process already rotated is used, not refreshed again; `invalid_grant` after someone else's rotation
+///   returns their credential.
+/// - **Lost is told apart from revoked.** A refresh is marked in the store before its request is sent, and
+///   the mark stays unless the provider's answer was read: a termination, a broken connection, a gateway's
+///   502 or an unreadable 200 may each have rotated the token. If the provider then refuses the token, the
+///   error is ``SwitchbackError/Code/rotationLost``; otherwise it is ``SwitchbackError/Code/reauthenticationRequired``.
+/// - **A new sign-in or a sign-out wins.** A refresh under way sends nothing more once either starts, and
+///   its callers get the new sign-in's credential, or ``SwitchbackError/Code/notSignedIn``.
 ///
 /// ```swift
 /// let manager = CredentialManager(client: client, store: KeychainCredentialStore(), key: "main")
@@ -30,19 +34,15 @@ public import Logging
 public actor CredentialManager {
     public nonisolated let key: String
     let client: OIDCClient
-    private let store: any CredentialStore
-    private let clock: any WallClock
-    private let logger: Logger
-    private let protectedData: (any ProtectedDataGate)?
+    let store: any CredentialStore
+    let clock: any WallClock
+    let logger: Logger
+    let protectedData: (any ProtectedDataGate)?
     private let backgroundWork: (any BackgroundWork)?
-    private let protection: RefreshTokenProtection?
-    private var inFlight: Task<Credential, any Error>?
-    /// A ``save(_:)`` or ``remove()`` under way: a refresh waits for it, so that it never reads half of a
-    /// write (the old credential with a new protected refresh token).
-    private var writing: Task<Void, any Error>?
-    /// Bumped by every ``save(_:)`` and ``remove()``: a refresh that started before one of them stores
-    /// nothing, so a sign-out or a new sign-in is never undone by a refresh that finishes after it.
-    private var generation = 0
+    let protection: RefreshTokenProtection?
+    private let interProcessLock: (any InterProcessLock)?
+    /// Shared with every manager of this key in this storage.
+    let slot: CredentialSlot
 
     /// The store key under which a refresh in progress is marked.
     nonisolated var refreshMarkKey: String { Self.refreshMarkKey(for: key) }
@@ -52,97 +52,100 @@ public actor CredentialManager {
 
     /// `store` holds the credential under `key` (and a mark under `key` + `.refreshing` while a refresh is
     /// under way). With `protectedData`, a store that answers ``SwitchbackError/Code/credentialUnavailable``
-    /// (a device not unlocked since it started) is waited on, then read again, instead of failing. With
-    /// `backgroundWork`, each refresh runs as background work, so one started just before the app leaves
-    /// the foreground still stores its rotated token. With `protection`, the refresh token is kept apart,
-    /// behind the user's authentication, and read only when a refresh needs it (``RefreshTokenProtection``).
+    /// (a device not unlocked since it started), or answers empty while protected data is unavailable, is
+    /// waited on, then read again, instead of failing. With `backgroundWork`, each refresh runs as background
+    /// work, so one started just before the app leaves the foreground still stores its rotated token. With
+    /// `protection`, the refresh token is kept apart, behind the user's authentication, and read only when a
+    /// refresh needs it (``RefreshTokenProtection``). With `interProcessLock`, a refresh holds it, so that
+    /// the app's extensions sharing `store` never refresh the same token at once.
     public init(
         client: OIDCClient, store: any CredentialStore, key: String, clock: any WallClock = SystemClock(),
         protectedData: (any ProtectedDataGate)? = nil, backgroundWork: (any BackgroundWork)? = nil,
-        protection: RefreshTokenProtection? = nil, logger: Logger = Logger(label: "switchback.credentials")
+        protection: RefreshTokenProtection? = nil, interProcessLock: (any InterProcessLock)? = nil,
+        logger: Logger = Logger(label: "switchback.credentials")
     ) {
         self.protection = protection
         self.protectedData = protectedData
         self.backgroundWork = backgroundWork
+        self.interProcessLock = interProcessLock
         self.client = client
         self.store = store
         self.key = key
         self.clock = clock
         self.logger = logger
+        self.slot = CredentialSlots.slot(storage: store.storageIdentity, key: key)
     }
 
     /// The stored credential, as it is (possibly expired); nil when signed out. With ``RefreshTokenProtection``
     /// it holds no refresh token (that one is read only by a refresh).
     public func credential() async throws -> Credential? {
-        try await store.load(key: key)
+        await slot.writesSettled()
+        try await storeUnsaved()
+        return try await loadStored().map(withoutProtectedToken)
     }
 
-    /// Stores a credential a sign-in returned, replacing any other; a refresh under way stores nothing.
+    /// Stores a credential a sign-in returned, replacing any other; a refresh under way sends nothing more,
+    /// and its callers get this credential.
     public func save(_ credential: Credential) async throws {
-        generation += 1
-        await settle()
-        try await exclusively {
+        try await slot.write(replacing: true) { _ in
             try await self.keep(credential)
             try await self.store.remove(key: self.refreshMarkKey)
         }
     }
 
-    /// Runs `write` with no other write and no refresh under way.
-    private func exclusively(_ write: @escaping @Sendable () async throws -> Void) async throws {
-        while let writing {
-            _ = try? await writing.value
-            if self.writing == writing { self.writing = nil }
-        }
-        let task = Task { try await write() }
-        writing = task
-        defer { if writing == task { writing = nil } }
-        try await task.value
+    /// Forgets the credential locally (sign-out does this after revoking it); a refresh under way sends
+    /// nothing more, and its callers get ``SwitchbackError/Code/notSignedIn``.
+    public func remove() async throws {
+        try await slot.write(replacing: true) { _ in try await self.removeStored() }
     }
 
-    /// Waits for a write under way to end (its outcome is the writer's).
-    private func writesSettled() async {
-        while let writing {
-            _ = try? await writing.value
-            if self.writing == writing { break }
-        }
+    /// Removes the credential, its mark and its protected refresh token; the caller holds the slot's write.
+    func removeStored() async throws {
+        try await store.remove(key: key)
+        try await store.remove(key: refreshMarkKey)
+        try await protection?.secrets.remove(key: key)
     }
 
     /// Stores `credential`: its refresh token behind the user's authentication when protected (no prompt
     /// to write), the rest in the store.
-    private func keep(_ credential: Credential) async throws {
+    func keep(_ credential: Credential) async throws {
         guard let protection else { return try await store.save(credential, key: key) }
-        var unprotected = credential
         if let refreshToken = credential.refreshToken {
             try await protection.secrets.save(refreshToken, key: key)
-            unprotected.refreshToken = nil
         } else {
             try await protection.secrets.remove(key: key)
         }
-        try await store.save(unprotected, key: key)
+        try await store.save(withoutProtectedToken(credential), key: key)
     }
 
-    /// Forgets the credential locally (sign-out does this after revoking it); a refresh under way stores nothing.
-    public func remove() async throws {
-        generation += 1
-        await settle()
-        try await exclusively {
-            try await self.store.remove(key: self.key)
-            try await self.store.remove(key: self.refreshMarkKey)
-            try await self.protection?.secrets.remove(key: self.key)
-        }
+    /// `credential` as callers see it: without its refresh token when that one is protected.
+    func withoutProtectedToken(_ credential: Credential) -> Credential {
+        guard protection != nil else { return credential }
+        var unprotected = credential
+        unprotected.refreshToken = nil
+        return unprotected
     }
 
-    /// Waits until no refresh is under way (its outcome does not matter here).
-    func settle() async {
-        while let inFlight {
-            _ = try? await inFlight.value
-            if self.inFlight == inFlight { break }
-        }
+    /// The stored credential. An empty answer while protected data is unavailable is not believed (a
+    /// Keychain before its first unlock may answer "not found"): it is ``SwitchbackError/Code/credentialUnavailable``.
+    func loadStored() async throws -> Credential? {
+        if let stored = try await store.load(key: key) { return stored }
+        guard let protectedData, await !protectedData.isAvailable else { return nil }
+        throw SwitchbackError(.credentialUnavailable, "the store answered empty while protected data is unavailable")
+    }
+
+    /// Stores a refreshed credential the store refused before, if there is one, and clears the mark.
+    func storeUnsaved() async throws {
+        guard let unsaved = await slot.unsaved else { return }
+        try await keep(unsaved)
+        try await store.remove(key: refreshMarkKey)
+        await slot.stored(unsaved)
+        logger.notice("a refreshed credential the store refused earlier is stored now", metadata: ["key": "\(key)"])
     }
 
     /// A credential whose access token stays valid for at least `minimumValidity` seconds, refreshed if it
-    /// would not (a credential without an expiry is taken as valid). Throws ``SwitchbackError/Code/noRefreshToken``
-    /// when it expires and cannot be refreshed, and `storeFailed` with nothing stored.
+    /// would not (a credential without an expiry is taken as valid). Throws ``SwitchbackError/Code/notSignedIn``
+    /// with nothing stored, ``SwitchbackError/Code/noRefreshToken`` when it expires and cannot be refreshed.
     public func validCredential(minimumValidity: TimeInterval = 60) async throws -> Credential {
         do {
             return try await freshCredential(minimumValidity: minimumValidity)
@@ -156,22 +159,26 @@ public actor CredentialManager {
     }
 
     private func freshCredential(minimumValidity: TimeInterval) async throws -> Credential {
-        await writesSettled()
-        if inFlight == nil, var stored = try await store.load(key: key) {
-            if protection != nil, stored.refreshToken != nil {
-                // Stored before protection was turned on (or by someone else): the refresh token moves behind it now.
-                let found = stored
-                try await exclusively { try await self.keep(found) }
-                stored.refreshToken = nil
+        await slot.writesSettled()
+        if await !slot.refreshing {
+            try await storeUnsaved()
+            if var stored = try await loadStored() {
+                if protection != nil, stored.refreshToken != nil {
+                    // Stored before protection was turned on (or by someone else): the refresh token moves behind it now.
+                    let found = stored
+                    try await slot.write(replacing: false) { _ in try await self.keep(found) }
+                    stored.refreshToken = nil
+                }
+                // A mark left by a refresh cut off does not stop a still-valid access token from being used (a
+                // token endpoint that is down must not block every API call); it is acted on at the next refresh.
+                if stored.expiresAt.map({ $0.timeIntervalSince(clock.now()) >= minimumValidity }) ?? true { return stored }
             }
-            // A mark left by a refresh cut off does not stop a still-valid access token from being used (a
-            // token endpoint that is down must not block every API call); it is acted on at the next refresh.
-            if stored.expiresAt.map({ $0.timeIntervalSince(clock.now()) >= minimumValidity }) ?? true { return stored }
         }
         return try await refresh(unlessValidFor: minimumValidity)
     }
 
-    /// Refreshes now; callers that arrive while a refresh is under way share its result.
+    /// Refreshes now; callers that arrive while a refresh is under way (through any manager of this
+    /// account) share its result.
     public func refresh() async throws -> Credential {
         try await refresh(unlessValidFor: nil)
     }
@@ -179,79 +186,28 @@ public actor CredentialManager {
     /// With `minimumValidity`, a caller that read the credential before another caller's refresh stored
     /// its result takes that result instead of refreshing again.
     private func refresh(unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
-        await writesSettled()
-        if let inFlight { return try await inFlight.value }
         let backgroundWork = backgroundWork
-        let task = Task {
-            guard let backgroundWork else { return try await self.performRefresh(unlessValidFor: minimumValidity) }
-            return try await backgroundWork.finish("switchback.refresh") { try await self.performRefresh(unlessValidFor: minimumValidity) }
-        }
-        inFlight = task
-        defer { inFlight = nil }
-        return try await task.value
-    }
-
-    private func performRefresh(unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
-        let started = generation
-        guard let stored = try await store.load(key: key) else {
-            throw SwitchbackError(.storeFailed, "no credential is stored under \"\(key)\"")
-        }
-        let interrupted = try await store.load(key: refreshMarkKey) != nil
-        if let minimumValidity, !interrupted, let expiresAt = stored.expiresAt, expiresAt.timeIntervalSince(clock.now()) >= minimumValidity {
-            return stored
-        }
-        if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
-        guard generation == started else { throw CancellationError() }
-        var presented = stored
-        if let protection, stored.refreshToken == nil {
-            // The one place the user is asked: the access token is about to expire. A decline changes nothing.
-            guard let refreshToken = try await protection.secrets.read(key: key, reason: protection.reason) else {
-                throw SwitchbackError(
-                    .reauthenticationRequired, "the protected refresh token is gone (removed, or invalidated by a biometry change); sign in again")
-            }
-            presented.refreshToken = refreshToken
-            guard generation == started else { throw CancellationError() }
-        }
-        try await store.save(stored, key: refreshMarkKey)
-        let refreshed: Credential
+        let interProcessLock = interProcessLock
+        let name = refreshMarkKey
         do {
-            refreshed = try await client.refresh(presented)
-        } catch let error as SwitchbackError where error.code == .tokenEndpointError && error.oauthError?.error == "invalid_grant" {
-            // Someone else (another process sharing the store) may have rotated it meanwhile.
-            // (A protected credential is stored without its refresh token: its access token tells instead.)
-            if let current = try await store.load(key: key),
-                current.refreshToken != stored.refreshToken || (protection != nil && current.accessToken != stored.accessToken)
-            {
-                try await store.remove(key: refreshMarkKey)
-                logger.info("the refresh token was rotated elsewhere; using the stored credential", metadata: ["key": "\(key)"])
-                return current
+            return try await slot.refresh { started in
+                @Sendable func locked() async throws -> Credential {
+                    guard let interProcessLock else { return try await self.performRefresh(from: started, unlessValidFor: minimumValidity) }
+                    return try await interProcessLock.withLock(name) { try await self.performRefresh(from: started, unlessValidFor: minimumValidity) }
+                }
+                guard let backgroundWork else { return try await locked() }
+                return try await backgroundWork.finish("switchback.refresh") { try await locked() }
             }
-            try await store.remove(key: refreshMarkKey)
-            throw SwitchbackError(
-                .reauthenticationRequired,
-                interrupted
-                    ? "the provider refused the refresh token after a refresh was cut off (its rotation was lost); sign in again"
-                    : "the provider refused the refresh token (revoked or expired); sign in again",
-                oauthError: error.oauthError, underlying: error)
-        } catch {
-            // Not refused: the mark stays only if the request may have reached the provider.
-            if let error = error as? SwitchbackError, error.code == .transportFailed {
-                throw error
+        } catch is Superseded {
+            // A new sign-in or a sign-out started while this refresh ran: its outcome is the answer.
+            await slot.writesSettled()
+            guard let current = try await loadStored() else {
+                throw SwitchbackError(.notSignedIn, "the credential under \"\(key)\" was removed while it was being refreshed")
             }
-            try? await store.remove(key: refreshMarkKey)
-            throw error
+            return withoutProtectedToken(current)
         }
-        // Signed out or signed in again meanwhile: the result belongs to a credential that is gone.
-        guard generation == started else {
-            try? await store.remove(key: refreshMarkKey)
-            throw SwitchbackError(.reauthenticationRequired, "the credential was replaced or removed while it was being refreshed")
-        }
-        // The rotated token is stored before anyone gets the new access token.
-        try await keep(refreshed)
-        try await store.remove(key: refreshMarkKey)
-        guard protection != nil else { return refreshed }
-        var unprotected = refreshed
-        unprotected.refreshToken = nil
-        return unprotected
     }
 }
+
+/// Thrown inside a refresh that a new sign-in or a sign-out replaced; its callers get what replaced it.
+struct Superseded: Error {}

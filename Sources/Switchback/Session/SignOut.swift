@@ -44,23 +44,29 @@ public struct EndSessionRequest: Sendable, Codable, Equatable, CustomStringConve
 
 /// What ``CredentialManager/signOut(signedInWith:postLogoutRedirectURI:)`` did, and what is left to show.
 public struct SignOut: Sendable {
-    /// The token types the provider revoked (`refresh_token`, `access_token`), in order.
+    /// The token types the provider revoked (`refresh_token`, `access_token`), in order: the ones it
+    /// accepted, also when a later one failed.
     public let revoked: [String]
-    /// Why revocation did not happen or failed, when it did not (no `revocation_endpoint`, the provider
-    /// unreachable): the local credential is removed anyway.
+    /// Why revocation did not happen or stopped, when it did (no `revocation_endpoint`, the provider
+    /// unreachable, a token it refused): the local credential is removed anyway, and ``revoked`` lists
+    /// what was revoked before.
     public let revocationError: SwitchbackError?
     /// The provider's session to end in the user agent the sign-in used; nil when none needs a browser
     /// (no `end_session_endpoint`, or an ephemeral sign-in that left no session behind), so no sign-in
-    /// prompt is ever shown for a sign-out.
+    /// prompt is ever shown for a sign-out, or when it could not be built (``endSessionError``).
     public let endSession: EndSessionRequest?
+    /// Why the end-session request could not be built (the provider's metadata unreachable, a URL that
+    /// does not form), when it could not; the provider's session may then still be open.
+    public let endSessionError: SwitchbackError?
     /// How the end-session page ended, when ``SignInCoordinator/signOut(_:signedInWith:postLogoutRedirectURI:timeout:)``
     /// showed it; nil when nothing was shown.
     public internal(set) var userAgent: EndSessionOutcome?
 
-    init(revoked: [String], revocationError: SwitchbackError?, endSession: EndSessionRequest?) {
+    init(revoked: [String], revocationError: SwitchbackError?, endSession: EndSessionRequest?, endSessionError: SwitchbackError? = nil) {
         self.revoked = revoked
         self.revocationError = revocationError
         self.endSession = endSession
+        self.endSessionError = endSessionError
     }
 }
 
@@ -91,15 +97,27 @@ extension OIDCClient {
     /// Revokes the credential's refresh token, then its access token (RFC 7009 §2.1 lets revoking the first
     /// revoke the second; the second call makes sure). Returns the types revoked.
     public func revoke(_ credential: Credential) async throws -> [String] {
-        let tokens = tokenClient(try await metadata())
-        var revoked: [String] = []
-        if let refreshToken = credential.refreshToken {
-            try await tokens.revoke(refreshToken, typeHint: "refresh_token")
-            revoked.append("refresh_token")
-        }
-        try await tokens.revoke(credential.accessToken, typeHint: "access_token")
-        revoked.append("access_token")
+        let (revoked, error) = try await revokeEach(credential)
+        if let error { throw error }
         return revoked
+    }
+
+    /// Revokes what `credential` holds, one token after the other, and says how far it got: the types
+    /// revoked, and the error that stopped it, if one did. Only a cancellation is thrown.
+    func revokeEach(_ credential: Credential) async throws -> (revoked: [String], error: SwitchbackError?) {
+        var revoked: [String] = []
+        do {
+            let tokens = tokenClient(try await metadata())
+            if let refreshToken = credential.refreshToken {
+                try await tokens.revoke(refreshToken, typeHint: "refresh_token")
+                revoked.append("refresh_token")
+            }
+            try await tokens.revoke(credential.accessToken, typeHint: "access_token")
+            revoked.append("access_token")
+            return (revoked, nil)
+        } catch let error as SwitchbackError {
+            return (revoked, error)
+        }
     }
 }
 
@@ -109,27 +127,51 @@ extension CredentialManager {
     /// any. A sign-in made in an ephemeral browser left no provider session to end, so none is returned;
     /// show the returned request in the same kind of user agent the sign-in used, then check its return
     /// with ``EndSessionRequest/verifyReturn(_:)``.
-    public func signOut(signedInWith strategy: UserAgentStrategy, postLogoutRedirectURI: URL? = nil) async throws -> SignOut {
-        // A refresh under way finishes first, so that the token it rotated is the one revoked.
-        await settle()
-        guard let credential = try await credential() else {
-            try await remove()
+    ///
+    /// The sign-out replaces the credential before anything is revoked: a refresh under way (through any
+    /// manager of this account) sends nothing more, or finishes first so that the token it rotated is the
+    /// one revoked, and no refresh starts until the credential is gone.
+    ///
+    /// `strategy` is the user agent the sign-in used; nil takes the one the credential recorded
+    /// (``Credential/userAgent``), else the system browser.
+    public func signOut(signedInWith strategy: UserAgentStrategy? = nil, postLogoutRedirectURI: URL? = nil) async throws -> SignOut {
+        try await slot.write(replacing: true) { unsaved in
+            try await self.revokeAndRemove(unsaved, signedInWith: strategy, postLogoutRedirectURI: postLogoutRedirectURI)
+        }
+    }
+
+    /// The sign-out's work, holding the slot's write: `unsaved`, a refreshed credential the store had
+    /// refused, is the one to revoke when there is one. A protected refresh token is not read (that would
+    /// ask the user to authenticate to sign out): the provider's end-session revokes it where the provider
+    /// does, and it is deleted here with the credential.
+    private func revokeAndRemove(_ unsaved: Credential?, signedInWith strategy: UserAgentStrategy?, postLogoutRedirectURI: URL?) async throws
+        -> SignOut
+    {
+        let found: Credential? = if let unsaved { withoutProtectedToken(unsaved) } else { try await loadStored() }
+        guard var credential = found else {
+            try await removeStored()
             return SignOut(revoked: [], revocationError: nil, endSession: nil)
         }
-        var revoked: [String] = []
-        var revocationError: SwitchbackError?
+        let revoked: [String]
+        let revocationError: SwitchbackError?
         do {
-            revoked = try await client.revoke(credential)
-        } catch let error as SwitchbackError {
-            revocationError = error
+            (revoked, revocationError) = try await client.revokeEach(credential)
         } catch {
             // Cancelled: the credential still goes.
-            try await remove()
+            try await removeStored()
             throw error
         }
-        let endSession =
-            strategy == .ephemeralBrowser ? nil : try? await client.endSessionRequest(for: credential, postLogoutRedirectURI: postLogoutRedirectURI)
-        try await remove()
-        return SignOut(revoked: revoked, revocationError: revocationError, endSession: endSession ?? nil)
+        credential.refreshToken = nil
+        var endSession: EndSessionRequest?
+        var endSessionError: SwitchbackError?
+        if (strategy ?? credential.userAgent) != .ephemeralBrowser {
+            do {
+                endSession = try await client.endSessionRequest(for: credential, postLogoutRedirectURI: postLogoutRedirectURI)
+            } catch let error as SwitchbackError {
+                endSessionError = error
+            }
+        }
+        try await removeStored()
+        return SignOut(revoked: revoked, revocationError: revocationError, endSession: endSession, endSessionError: endSessionError)
     }
 }

@@ -43,6 +43,51 @@ struct DPoPNonceRetryTests {
         #expect(try Self.claims(of: sent[0].headers["DPoP"])["jti"] != Self.claims(of: sent[1].headers["DPoP"])["jti"])
     }
 
+    @Test("the nonce is remembered (RFC 9449 §8.2): the next refresh's first proof carries it, one round trip instead of two")
+    func remembered() async throws {
+        let answers = LockedValue([Self.askForNonce, Self.granted, Self.granted])
+        let transport = StubTransport { _ in answers.withLock { $0.removeFirst() } }
+        let tokens = Self.tokens(transport)
+        let key = DPoPKey()
+        _ = try await tokens.refresh(refreshToken: "r", dpop: key)
+        _ = try await tokens.refresh(refreshToken: "r2", dpop: key)
+        let sent = transport.requests
+        #expect(sent.count == 3)
+        #expect(try Self.claims(of: sent[2].headers["DPoP"])["nonce"] == .string("eyJ7S_zG.eyJH0-Z.HX4w-7v"))
+    }
+
+    @Test("a resource server's nonce is kept for that origin only, and a newer one from any answer replaces it")
+    func rememberedPerOrigin() async throws {
+        let nonces = DPoPNonces()
+        let api = try #require(URL(string: "https://api.example/orders"))
+        nonces.remember(HTTPResponse(status: 200, headers: ["DPoP-Nonce": "n-1"]), from: api)
+        #expect(nonces.nonce(for: try #require(URL(string: "https://api.example/other?x=1"))) == "n-1")
+        #expect(nonces.nonce(for: try #require(URL(string: "https://api.example:8443/orders"))) == nil)
+        #expect(nonces.nonce(for: try #require(URL(string: "https://id.example/token"))) == nil)
+        nonces.remember(HTTPResponse(status: 401, headers: ["DPoP-Nonce": "n-2"]), from: api)
+        #expect(nonces.nonce(for: api) == "n-2")
+        nonces.remember(HTTPResponse(status: 200, headers: ["DPoP-Nonce": "not safe"]), from: api)
+        #expect(nonces.nonce(for: api) == "n-2", "a nonce that cannot go in a proof is not kept")
+
+        // Through the client: the second call to the API sends its first proof with the nonce.
+        let transport = StubTransport { request in
+            let proof = request.headers["DPoP"] ?? ""
+            let hasNonce = (try? Self.claims(of: proof)["nonce"]) == .string("api-nonce")
+            return hasNonce
+                ? StubTransport.json(200, "[]")
+                : HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"DPoP error="use_dpop_nonce""#, "DPoP-Nonce": "api-nonce"])
+        }
+        let client = OIDCClient(
+            configuration: ClientConfiguration(clientID: "c", redirectURI: try #require(URL(string: "com.example.app:/cb"))),
+            provider: .static(Self.metadata), transport: transport)
+        let credential = Credential(
+            issuer: "https://id.example", clientID: "c", accessToken: "at", tokenType: "DPoP", refreshToken: nil, idToken: nil,
+            idTokenClaims: nil, expiresAt: nil, scopes: [], dpopKey: DPoPKey())
+        #expect(try await client.send(HTTPRequest(method: .get, url: api), authorizedBy: credential).status == 200)
+        #expect(try await client.send(HTTPRequest(method: .get, url: api), authorizedBy: credential).status == 200)
+        #expect(transport.requests.count == 3)
+    }
+
     @Test("a server that asks again is not asked a third time: the second refusal is the error")
     func onlyOnce() async throws {
         let transport = StubTransport { _ in Self.askForNonce }

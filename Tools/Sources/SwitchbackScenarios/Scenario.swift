@@ -381,10 +381,14 @@ public enum ScenarioRunner {
                 throw SwitchbackError(.flowInterrupted, "the app is not running, or its sign-in was the companion's")
             }
             await device.narrate(.app, .app, "signs out")
+            guard credential.userAgent == strategy else {
+                throw SwitchbackError(.invalidConfiguration, "the credential does not record the user agent it was signed in with")
+            }
             let manager = CredentialManager(client: client, store: InMemoryCredentialStore(), key: "main")
             try await manager.save(credential)
+            // Without the strategy: the sign-out shows its page where the credential says the sign-in ran.
             let done = try await app.coordinator.signOut(
-                manager, signedInWith: strategy,
+                manager,
                 postLogoutRedirectURI: postLogoutRedirectURI(after: client.configuration.redirectURI, strategy: strategy), timeout: 60)
             guard try await manager.credential() == nil else { throw SwitchbackError(.invalidConfiguration, "the credential outlived the sign-out") }
             await device.narrate(

@@ -1,6 +1,37 @@
 import Foundation
 import Logging
 
+/// What the token endpoint did with a refresh token, as far as the client can tell once it answered 200.
+enum RefreshRotation: Sendable, Equatable {
+    /// The answer holds no refresh token: the one presented stays valid (RFC 6749 §6).
+    case unchanged
+    /// The answer holds a new refresh token; the one presented is retired.
+    case rotated(String)
+    /// The answer cannot be read, so whether it rotated the token is unknown.
+    case unreadable
+
+    /// Reads only the `refresh_token` member, leniently: an answer refused for any other reason (its
+    /// token type, its ID token, a missing member) still yields the token the provider rotated.
+    init(answer body: Data) {
+        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: body) else {
+            self = .unreadable
+            return
+        }
+        switch members["refresh_token"] {
+        case nil, .null?: self = .unchanged
+        case .string(let token)? where !token.isEmpty: self = .rotated(token)
+        default: self = .unreadable
+        }
+    }
+}
+
+/// A refresh the provider answered: accepted, or answered with 200 and refused here (with what the answer
+/// did to the refresh token, which the caller must keep).
+enum RefreshAnswer: Sendable {
+    case accepted(Credential)
+    case refused(any Error, RefreshRotation)
+}
+
 extension OIDCClient {
     /// Redeems the refresh token. A new ID token, when sent, must keep `iss`, `sub` and `aud`.
     ///
@@ -9,12 +40,37 @@ extension OIDCClient {
     /// (`jwksFetchFailed`: a key rotation while offline) is therefore set aside, the identity of the sign-in
     /// kept, and the new tokens returned, unless the configuration requires acr values or claims; one that
     /// is checked and fails still fails.
+    ///
+    /// This call stores nothing: an answer it refuses after the provider rotated the refresh token loses
+    /// that token. Apps refresh through ``CredentialManager``, which keeps a rotated token whatever happens
+    /// to the rest of the answer.
     public func refresh(_ credential: Credential) async throws -> Credential {
+        switch try await refreshAnswer(credential) {
+        case .accepted(let refreshed): return refreshed
+        case .refused(let error, _): throw error
+        }
+    }
+
+    /// Sends the refresh and reads the answer. Throws when the provider did not answer 200 (or could not be
+    /// reached); returns ``RefreshAnswer/refused(_:_:)`` for a 200 that cannot be accepted, with the
+    /// rotation it carried.
+    func refreshAnswer(_ credential: Credential) async throws -> RefreshAnswer {
         guard let refreshToken = credential.refreshToken else {
             throw SwitchbackError(.noRefreshToken, "this credential holds no refresh token")
         }
         let metadata = try await metadata()
-        let tokens = try await tokenClient(metadata).refresh(refreshToken: refreshToken, dpop: credential.dpopKey)
+        let tokenClient = tokenClient(metadata)
+        let response = try await tokenClient.refreshResponse(refreshToken: refreshToken, dpop: credential.dpopKey)
+        guard response.status == 200 else { throw TokenClient.endpointError(response, code: .tokenEndpointError, what: "the token request") }
+        do {
+            let tokens = try tokenClient.tokens(from: response, dpop: credential.dpopKey, grant: "refresh_token")
+            return .accepted(try await refreshed(credential, with: tokens, metadata: metadata))
+        } catch {
+            return .refused(error, RefreshRotation(answer: response.body))
+        }
+    }
+
+    private func refreshed(_ credential: Credential, with tokens: TokenResponse, metadata: ProviderMetadata) async throws -> Credential {
         var idToken: IDToken?
         if let raw = tokens.idToken {
             let validated: IDToken

@@ -23,6 +23,8 @@ public actor OIDCClient {
     let logger: Logger
     private let discovery: DiscoveryClient
     private var keyCaches: [URL: JWKSCache] = [:]
+    /// The DPoP nonce each server gave last, for the next proof to it.
+    let dpopNonces = DPoPNonces()
     /// The `state` of every sign-in completed, or being completed, by this instance, with the time its
     /// session was prepared. An entry is dropped once its session is older than
     /// ``authorizationLifetime``, after which the session is refused anyway: the set stays bounded in a
@@ -303,7 +305,9 @@ public actor OIDCClient {
     }
 
     func tokenClient(_ metadata: ProviderMetadata) -> TokenClient {
-        TokenClient(configuration: configuration, metadata: metadata, transport: transport, clock: clock, entropy: entropy, logger: logger)
+        TokenClient(
+            configuration: configuration, metadata: metadata, transport: transport, clock: clock, entropy: entropy, logger: logger, nonces: dpopNonces
+        )
     }
 
     private func keyCache(for url: URL) -> JWKSCache {
@@ -326,7 +330,8 @@ public actor OIDCClient {
             scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? previous?.scopes ?? configuration.scopes,
             identitySource: idToken == nil ? previous?.identitySource ?? .idToken : .idToken,
             userInfoClaims: idToken == nil ? previous?.userInfoClaims : nil,
-            dpopKey: dpopKey
+            dpopKey: dpopKey,
+            userAgent: previous?.userAgent
         )
     }
 }

@@ -19,13 +19,19 @@ public struct Credential: Sendable, Codable, Equatable {
     /// The DPoP key the access and refresh tokens are bound to (`token_type` `DPoP`): the sign-in's own,
     /// needed for every use of them. Stored with the credential, so only in protected storage.
     public var dpopKey: DPoPKey?
+    /// The user agent the sign-in ran in, as ``SignInCoordinator`` records it, so that a sign-out shows the
+    /// provider's end-session page in the same kind (and none after an ephemeral sign-in) without the app
+    /// remembering; nil when unknown (signed in before it was recorded, or without the coordinator).
+    public var userAgent: UserAgentStrategy?
 
     public init(
         issuer: String, clientID: String, accessToken: String, tokenType: String, refreshToken: String?,
         idToken: String?, idTokenClaims: IDTokenClaims?, expiresAt: Date?, scopes: [String],
-        identitySource: IdentitySource = .idToken, userInfoClaims: [String: JSONValue]? = nil, dpopKey: DPoPKey? = nil
+        identitySource: IdentitySource = .idToken, userInfoClaims: [String: JSONValue]? = nil, dpopKey: DPoPKey? = nil,
+        userAgent: UserAgentStrategy? = nil
     ) {
         self.dpopKey = dpopKey
+        self.userAgent = userAgent
         self.identitySource = identitySource
         self.userInfoClaims = userInfoClaims
         self.issuer = issuer
@@ -48,10 +54,11 @@ public struct Credential: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case issuer, clientID, accessToken, tokenType, refreshToken, idToken, idTokenClaims, expiresAt, scopes, identitySource, userInfoClaims
-        case dpopKey
+        case dpopKey, userAgent
     }
 
-    /// Credentials stored before ``identitySource`` existed read as ID-token identities.
+    /// Credentials stored before ``identitySource`` existed read as ID-token identities; a user agent this
+    /// version does not know reads as unknown.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -63,7 +70,8 @@ public struct Credential: Sendable, Codable, Equatable {
             scopes: try c.decode([String].self, forKey: .scopes),
             identitySource: try c.decodeIfPresent(IdentitySource.self, forKey: .identitySource) ?? .idToken,
             userInfoClaims: try c.decodeIfPresent([String: JSONValue].self, forKey: .userInfoClaims),
-            dpopKey: try c.decodeIfPresent(DPoPKey.self, forKey: .dpopKey)
+            dpopKey: try c.decodeIfPresent(DPoPKey.self, forKey: .dpopKey),
+            userAgent: try? c.decodeIfPresent(UserAgentStrategy.self, forKey: .userAgent)
         )
     }
 

@@ -106,9 +106,7 @@ public struct DPoPKey: Sendable {
     /// authorization server: 400 with `use_dpop_nonce`; §9 at a resource server: 401 whose
     /// `WWW-Authenticate` says `use_dpop_nonce`), with the nonce in `DPoP-Nonce`; nil otherwise.
     public static func nonceRequested(by response: HTTPResponse, resourceServer: Bool) -> String? {
-        guard let nonce = response.headers["dpop-nonce"], !nonce.isEmpty, nonce.count <= 512,
-            nonce.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value <= 0x7E })
-        else { return nil }
+        guard let nonce = response.headers["dpop-nonce"], isHeaderSafe(nonce) else { return nil }
         if resourceServer {
             guard response.status == 401, response.headers["www-authenticate"]?.contains("use_dpop_nonce") == true else { return nil }
         } else {
@@ -116,6 +114,11 @@ public struct DPoPKey: Sendable {
             else { return nil }
         }
         return nonce
+    }
+
+    /// Whether a server's nonce can go into a proof: 1 to 512 visible ASCII characters.
+    static func isHeaderSafe(_ nonce: String) -> Bool {
+        !nonce.isEmpty && nonce.count <= 512 && nonce.unicodeScalars.allSatisfy { $0.value >= 0x21 && $0.value <= 0x7E }
     }
 
     /// `ath`: base64url SHA-256 of the access token.

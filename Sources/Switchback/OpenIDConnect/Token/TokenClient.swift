@@ -9,6 +9,7 @@ public struct TokenClient: Sendable {
     private let clock: any WallClock
     private let entropy: any EntropySource
     private let logger: Logger
+    private let nonces: DPoPNonces
 
     public init(
         configuration: ClientConfiguration,
@@ -24,6 +25,21 @@ public struct TokenClient: Sendable {
         self.clock = clock
         self.entropy = entropy
         self.logger = logger
+        self.nonces = DPoPNonces()
+    }
+
+    /// A client that shares `nonces` with the other requests of its ``OIDCClient``.
+    init(
+        configuration: ClientConfiguration, metadata: ProviderMetadata, transport: any HTTPTransport, clock: any WallClock,
+        entropy: any EntropySource, logger: Logger, nonces: DPoPNonces
+    ) {
+        self.configuration = configuration
+        self.metadata = metadata
+        self.transport = transport
+        self.clock = clock
+        self.entropy = entropy
+        self.logger = logger
+        self.nonces = nonces
     }
 
     /// Redeems an authorization code with its PKCE verifier (RFC 6749 §4.1.3, RFC 7636 §4.5), proving
@@ -99,8 +115,20 @@ public struct TokenClient: Sendable {
         return introspection
     }
 
+    /// The token endpoint's answer to a refresh as it came, whatever its status: a refresh must see a
+    /// 200 it cannot accept, because the provider may have rotated the refresh token in it.
+    func refreshResponse(refreshToken: String, dpop: DPoPKey?) async throws -> HTTPResponse {
+        try await post(metadata.tokenEndpoint, fields: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], dpop: dpop)
+    }
+
     private func tokenRequest(_ fields: [(String, String)], dpop: DPoPKey?) async throws -> TokenResponse {
         let response = try await post(metadata.tokenEndpoint, fields: fields, dpop: dpop)
+        return try tokens(from: response, dpop: dpop, grant: fields.first?.1 ?? "")
+    }
+
+    /// The tokens of a token endpoint's answer: a 200 holding a token response of a type the request allows
+    /// (only `DPoP` when it proved a key); anything else is a typed error.
+    func tokens(from response: HTTPResponse, dpop: DPoPKey?, grant: String) throws -> TokenResponse {
         guard response.status == 200 else {
             throw Self.endpointError(response, code: .tokenEndpointError, what: "the token request")
         }
@@ -119,18 +147,22 @@ public struct TokenClient: Sendable {
                     : "the provider issued a \(tokens.tokenType.prefix(40)) token although the request proved a DPoP key; an unbound token is refused"
             )
         }
-        logger.debug("token endpoint answered", metadata: ["grant": "\(fields.first?.1 ?? "")", "tokens": "\(tokens)"])
+        logger.debug("token endpoint answered", metadata: ["grant": "\(grant)", "tokens": "\(tokens)"])
         return tokens
     }
 
-    /// Sends a form POST with the client authentication applied. When the server answers a DPoP proof
-    /// with `use_dpop_nonce` and a `DPoP-Nonce` (RFC 9449 §8.1), the request is sent once more, with a new
-    /// proof carrying that nonce (and a new client assertion: its `jti` is single use).
+    /// Sends a form POST with the client authentication applied. A proof carries the nonce the server
+    /// gave last (RFC 9449 §8.2); when the server answers with `use_dpop_nonce` and a `DPoP-Nonce` (§8.1),
+    /// the request is sent once more, with a new proof carrying that nonce (and a new client assertion:
+    /// its `jti` is single use).
     private func post(_ url: URL, fields: [(String, String)], dpop: DPoPKey?) async throws -> HTTPResponse {
-        let response = try await post(url, fields: fields, dpop: dpop, nonce: nil)
+        let response = try await post(url, fields: fields, dpop: dpop, nonce: dpop == nil ? nil : nonces.nonce(for: url))
+        if dpop != nil { nonces.remember(response, from: url) }
         guard let dpop, let nonce = DPoPKey.nonceRequested(by: response, resourceServer: false) else { return response }
         logger.debug("the server asked for a DPoP nonce; sending the request again with it", metadata: ["url": "\(Redaction.describe(url))"])
-        return try await post(url, fields: fields, dpop: dpop, nonce: nonce)
+        let retried = try await post(url, fields: fields, dpop: dpop, nonce: nonce)
+        nonces.remember(retried, from: url)
+        return retried
     }
 
     private func post(_ url: URL, fields: [(String, String)], dpop: DPoPKey?, nonce: String?) async throws -> HTTPResponse {

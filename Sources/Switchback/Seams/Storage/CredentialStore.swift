@@ -5,6 +5,19 @@ public protocol CredentialStore: Sendable {
     func load(key: String) async throws -> Credential?
     func save(_ credential: Credential, key: String) async throws
     func remove(key: String) async throws
+    /// Names the storage this store reads and writes, so that two stores over one storage (two Keychain
+    /// stores of one service and access group, two file stores of one directory) give one name. Every
+    /// ``CredentialManager`` of one key in one storage shares one refresh in the process, whoever made it.
+    /// The default names the store itself when it is a class or an actor; a value type that keeps the
+    /// default shares with no other store.
+    var storageIdentity: String { get }
+}
+
+extension CredentialStore {
+    public var storageIdentity: String {
+        guard type(of: self) is AnyClass else { return "unshared:" + UUID().uuidString }
+        return "object:\(ObjectIdentifier(self as AnyObject).hashValue)"
+    }
 }
 
 /// Credentials kept in memory only, for tests and short-lived processes.
@@ -32,6 +45,9 @@ public actor FileCredentialStore: CredentialCollection {
         self.directory = directory
         self.dpopKeys = dpopKeys
     }
+
+    /// The directory: two stores over one directory share their managers' refreshes.
+    public nonisolated var storageIdentity: String { "file:" + directory.standardizedFileURL.path }
 
     public func load(key: String) throws -> Credential? {
         let url = try fileURL(for: key)

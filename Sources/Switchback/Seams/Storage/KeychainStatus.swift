@@ -57,4 +57,13 @@ public protocol ProtectedDataGate: Sendable {
     /// Returns once protected data is available; at once when it already is. Throws `CancellationError`
     /// when the waiting task is cancelled.
     func waitUntilAvailable() async throws
+    /// Whether protected data can be read now. A store that answers "nothing stored" while it cannot (a
+    /// Keychain read before the first unlock that reports `errSecItemNotFound` instead of
+    /// `errSecInteractionNotAllowed`, as other SDKs' users have seen) is not believed then. The default,
+    /// for a gate that cannot tell, is true: an empty read is believed.
+    var isAvailable: Bool { get async }
+}
+
+extension ProtectedDataGate {
+    public var isAvailable: Bool { get async { true } }
 }

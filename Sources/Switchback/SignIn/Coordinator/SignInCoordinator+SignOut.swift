@@ -27,10 +27,18 @@ extension SignInCoordinator {
     /// Signs out with `manager`: revokes the tokens, removes the credential (``CredentialManager/signOut(signedInWith:postLogoutRedirectURI:)``),
     /// then shows the provider's end-session page with `strategy` when there is one to show. A sign-in
     /// made in an ephemeral browser, or a provider without an `end_session_endpoint`, shows nothing: no
-    /// "wants to use … to Sign In" prompt appears for a sign-out that needs no browser.
+    /// "wants to use … to Sign In" prompt appears for a sign-out that needs no browser. `strategy` nil takes
+    /// the user agent the credential's sign-in recorded (``Credential/userAgent``), else the system browser.
+    ///
+    /// ```swift
+    /// let signOut = try await coordinator.signOut(manager, postLogoutRedirectURI: URL(string: "com.example.app:/signed-out")!)
+    /// ```
     public func signOut(
-        _ manager: CredentialManager, signedInWith strategy: UserAgentStrategy, postLogoutRedirectURI: URL, timeout: TimeInterval = 300
+        _ manager: CredentialManager, signedInWith strategy: UserAgentStrategy? = nil, postLogoutRedirectURI: URL, timeout: TimeInterval = 300
     ) async throws -> SignOut {
+        var recorded = strategy
+        if recorded == nil { recorded = try await manager.credential()?.userAgent }
+        let strategy = recorded ?? .systemBrowser
         // Checked before anything is revoked, so that a configuration mistake signs nobody half out.
         try Self.requireReturn(postLogoutRedirectURI, strategy: strategy)
         var signOut = try await manager.signOut(signedInWith: strategy, postLogoutRedirectURI: postLogoutRedirectURI)

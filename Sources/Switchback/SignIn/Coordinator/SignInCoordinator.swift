@@ -250,7 +250,8 @@ public actor SignInCoordinator {
         case .exchange(let callback):
             switch entry.authorization {
             case .app(let session):
-                run(flowID) { .signedIn(try await self.redeem(callback, session: session)) }
+                let strategy = entry.flow.plan.strategy
+                run(flowID) { .signedIn(try await self.redeem(callback, session: session, strategy: strategy)) }
             case .signOut(let request):
                 run(flowID) {
                     guard case .redirect(let url) = callback else {
@@ -316,17 +317,23 @@ public actor SignInCoordinator {
     static let notThisAuthorizers = SwitchbackError(
         .invalidConfiguration, "this sign-in was started by another authorizer than this coordinator's, which cannot finish it")
 
-    /// The app's own code, redeemed by itself or by the companion, and the ID token validated here.
-    private func redeem(_ callback: AuthorizationCallback, session: AuthorizationSession) async throws -> SignInResult {
+    /// The app's own code, redeemed by itself or by the companion, and the ID token validated here; the
+    /// credential records the user agent it was signed in with, for its sign-out.
+    private func redeem(_ callback: AuthorizationCallback, session: AuthorizationSession, strategy: UserAgentStrategy) async throws
+        -> SignInResult
+    {
         guard case .app(let client, let redeemer) = authorizer.kind else { throw Self.notThisAuthorizers }
+        var credential: Credential
         switch redeemer {
         case nil:
-            return .credential(try await client.completeAuthorization(callback, session: session))
+            credential = try await client.completeAuthorization(callback, session: session)
         case let companion?:
             let code = try await client.authorizationCode(from: callback, session: session)
             let tokens = try await companion.exchange(code: code, session: session)
-            return .credential(try await client.credential(fromRedeemed: tokens, code: code, session: session))
+            credential = try await client.credential(fromRedeemed: tokens, code: code, session: session)
         }
+        credential.userAgent = strategy
+        return .credential(credential)
     }
 
     /// Runs an exchange in a task of the flow's and reports its end to the flow. An error `notThisFlows`

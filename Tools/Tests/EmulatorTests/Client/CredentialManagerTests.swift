@@ -135,14 +135,16 @@ struct CredentialManagerTests {
             await lostStore.save(credential, key: "main.refreshing")
             let lost = CredentialManager(client: client, store: lostStore, key: "main")
             let error = await expectFailure("a lost rotation cannot be recovered under strict reuse detection") { try await lost.validCredential() }
-            #expect(error?.code == .reauthenticationRequired)
+            #expect(error?.code == .rotationLost)
             #expect(error?.message.contains("cut off") == true)
         }
     }
 }
 
 extension CredentialManagerTests {
-    @Test("a sign-out, or a new sign-in, while a refresh is under way: the refresh stores nothing, so neither is undone")
+    @Test(
+        "a sign-out, or a new sign-in, while a refresh is under way: neither is undone; the refresh's callers get the new sign-in, or notSignedIn"
+    )
     func removeOrSaveDuringRefresh() async throws {
         var configuration = EmulatorConfiguration.defaults
         // The sign-out or sign-in below must land while the refresh waits for the token endpoint: 5 s, so
@@ -161,9 +163,14 @@ extension CredentialManagerTests {
                 #expect(await store.load(key: "main.refreshing") != nil, "the refresh is under way")
                 var newer = credential
                 newer.accessToken = "at-newer-sign-in"
-                if replacedBySignIn { try await manager.save(newer) } else { try await manager.remove() }
-                let error = await expectFailure("the refresh must not store over a sign-out or a new sign-in") { try await refreshing.value }
-                #expect(error?.code == .reauthenticationRequired)
+                if replacedBySignIn {
+                    try await manager.save(newer)
+                    #expect(try await refreshing.value.accessToken == "at-newer-sign-in", "the user who just signed in is not sent back to sign in")
+                } else {
+                    try await manager.remove()
+                    let error = await expectFailure("the refresh must not store over a sign-out") { try await refreshing.value }
+                    #expect(error?.code == .notSignedIn)
+                }
                 #expect(await store.load(key: "main")?.accessToken == (replacedBySignIn ? "at-newer-sign-in" : nil))
                 #expect(await store.load(key: "main.refreshing") == nil)
             }

@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+
+extension CredentialManager {
+    /// One refresh, started under `generation`: the one place a refresh token is sent and its answer kept.
+    func performRefresh(from generation: Int, unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
+        try await storeUnsaved()
+        guard let stored = try await loadStored() else {
+            throw SwitchbackError(.notSignedIn, "no credential is stored under \"\(key)\"")
+        }
+        let interrupted = try await store.load(key: refreshMarkKey) != nil
+        if let minimumValidity, !interrupted, let expiresAt = stored.expiresAt, expiresAt.timeIntervalSince(clock.now()) >= minimumValidity {
+            return withoutProtectedToken(stored)
+        }
+        if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
+        try await ensureCurrent(generation)
+        var presented = stored
+        if let protection, stored.refreshToken == nil {
+            // The one place the user is asked: the access token is about to expire. A decline changes nothing.
+            guard let refreshToken = try await protection.secrets.read(key: key, reason: protection.reason) else {
+                throw SwitchbackError(
+                    .reauthenticationRequired, "the protected refresh token is gone (removed, or invalidated by a biometry change); sign in again")
+            }
+            presented.refreshToken = refreshToken
+            try await ensureCurrent(generation)
+        }
+        // Discovery first: a provider that cannot be found was never sent the token, so it leaves no mark.
+        _ = try await client.metadata()
+        try await store.save(stored, key: refreshMarkKey)
+        do {
+            return try await send(presented, stored: stored, interrupted: interrupted, from: generation)
+        } catch {
+            // Whatever the provider said of a credential that a sign-in or a sign-out replaced meanwhile
+            // is not the caller's answer: what replaced it is.
+            if await slot.generation != generation { throw Superseded() }
+            throw error
+        }
+    }
+
+    /// Sends the refresh of `presented` (the stored credential with its refresh token) and keeps what the
+    /// provider answered.
+    private func send(_ presented: Credential, stored: Credential, interrupted: Bool, from generation: Int) async throws -> Credential {
+        let answer: RefreshAnswer
+        do {
+            answer = try await client.refreshAnswer(presented)
+        } catch let error as SwitchbackError where error.code == .tokenEndpointError && error.oauthError?.error == "invalid_grant" {
+            return try await refused(error, stored: stored, interrupted: interrupted)
+        } catch let error as SwitchbackError where error.code == .tokenEndpointError {
+            // The provider read the request and refused it with an OAuth error: nothing was rotated.
+            try await store.remove(key: refreshMarkKey)
+            throw error
+        }
+        // Anything else thrown above (a broken connection, a timeout, a gateway's 502 or 504, a cancellation)
+        // may have reached the provider and rotated the token: the mark stays, so that a refusal of the
+        // token held is reported as the lost rotation it would be.
+        switch answer {
+        case .accepted(let refreshed):
+            // Stored even when a sign-in or a sign-out replaced it meanwhile: their write comes after this one
+            // and replaces it, and a sign-out then revokes the token the provider holds as current.
+            try await keepRefreshed(refreshed, from: generation)
+            try await ensureCurrent(generation)
+            return withoutProtectedToken(refreshed)
+        case .refused(let error, .rotated(let rotated)):
+            var kept = presented
+            kept.refreshToken = rotated
+            try await keepRefreshed(kept, from: generation)
+            logger.notice("the provider's answer was refused; the rotated refresh token it carried is stored", metadata: ["key": "\(key)"])
+            guard let error = error as? SwitchbackError else { throw error }
+            throw SwitchbackError(
+                error.code, error.message + " (the provider's answer was refused; the rotated refresh token it carried is stored)",
+                oauthError: error.oauthError, httpStatus: error.httpStatus, underlying: error)
+        case .refused(let error, .unchanged):
+            try await store.remove(key: refreshMarkKey)
+            throw error
+        case .refused(let error, .unreadable):
+            logger.warning("the provider's answer to a refresh cannot be read; it may have rotated the refresh token", metadata: ["key": "\(key)"])
+            throw error
+        }
+    }
+
+    /// Throws ``Superseded`` when a sign-in or a sign-out replaced the credential since `generation`.
+    private func ensureCurrent(_ generation: Int) async throws {
+        guard await slot.generation == generation else { throw Superseded() }
+    }
+
+    /// Stores a credential the provider issued and clears the mark; when the store refuses it, the slot
+    /// keeps it for the next call, and the error says so.
+    private func keepRefreshed(_ credential: Credential, from generation: Int) async throws {
+        do {
+            try await keep(credential)
+        } catch {
+            await slot.keepUnsaved(credential, from: generation, store: store)
+            let underlying = error as? SwitchbackError
+            throw SwitchbackError(
+                underlying?.code ?? .storeFailed,
+                "the refreshed credential could not be stored (\(underlying?.message ?? "\(type(of: error))")); it is kept in memory and stored by the next call",
+                underlying: underlying)
+        }
+        await clearMark()
+    }
+
+    /// Removes the refresh mark once the result is stored. A mark that stays is only a hint (a later
+    /// refusal of the stored token would be reported as a lost rotation), so failing to remove it fails
+    /// nothing; the next successful refresh or write removes it.
+    private func clearMark() async {
+        do {
+            try await store.remove(key: refreshMarkKey)
+        } catch {
+            logger.warning("the refresh mark could not be removed", metadata: ["key": "\(key)", "error": "\(error)"])
+        }
+    }
+
+    /// The provider refused the token held: someone else's rotation, a lost one, or a revocation.
+    private func refused(_ error: SwitchbackError, stored: Credential, interrupted: Bool) async throws -> Credential {
+        // Someone else (another process sharing the store) may have rotated it meanwhile.
+        // (A protected credential is stored without its refresh token: its access token tells instead.)
+        if let current = try await store.load(key: key),
+            current.refreshToken != stored.refreshToken || (protection != nil && current.accessToken != stored.accessToken)
+        {
+            try await store.remove(key: refreshMarkKey)
+            logger.info("the refresh token was rotated elsewhere; using the stored credential", metadata: ["key": "\(key)"])
+            return withoutProtectedToken(current)
+        }
+        guard interrupted else {
+            try await store.remove(key: refreshMarkKey)
+            throw SwitchbackError(
+                .reauthenticationRequired, "the provider refused the refresh token (revoked or expired); sign in again",
+                oauthError: error.oauthError, underlying: error)
+        }
+        // The mark stays: every later refusal of this token is the same lost rotation.
+        throw SwitchbackError(
+            .rotationLost,
+            "the provider refused the refresh token after a refresh whose answer was lost (cut off, or never read): its rotation was lost; sign in again",
+            oauthError: error.oauthError, underlying: error)
+    }
+}

@@ -1,0 +1,55 @@
+public import Foundation
+import Logging
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// The calls an app makes on every API request: a fresh token on the request in one call, and a token the
+/// API refuses answered with one refresh and one retry.
+extension CredentialManager {
+    /// Sends `request` to an API with a fresh access token (``validCredential(minimumValidity:)``): Bearer,
+    /// or DPoP with a proof for this method and URL that binds the token (``OIDCClient/send(_:authorizedBy:)``).
+    /// When the API answers 401 with `error="invalid_token"` (RFC 6750 §3.1: revoked or expired early), the
+    /// token is refreshed once and the request sent once more; any other answer is returned as it came.
+    ///
+    /// ```swift
+    /// let response = try await manager.send(HTTPRequest(method: .get, url: ordersURL))
+    /// ```
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let credential = try await validCredential()
+        let response = try await client.send(request, authorizedBy: credential)
+        guard Self.refusesToken(response) else { return response }
+        logger.info("the API refused the access token; refreshing once and sending again", metadata: ["key": "\(key)"])
+        let refreshed = try await refreshAfterRefusal(of: credential)
+        return try await client.send(request, authorizedBy: refreshed)
+    }
+
+    /// Sets `request`'s `Authorization` (and, for a DPoP-bound token, `DPoP`) header for a fresh access
+    /// token, with the proof's time and `jti` new and the nonce the API gave last, for apps that send with
+    /// their own `URLSession`. A 401 `invalid_token` is then the app's to answer, with ``refresh()``.
+    ///
+    /// ```swift
+    /// var request = URLRequest(url: ordersURL)
+    /// try await manager.authorize(&request)
+    /// let (data, _) = try await URLSession.shared.data(for: request)
+    /// ```
+    public nonisolated func authorize(_ request: inout URLRequest, minimumValidity: TimeInterval = 60) async throws {
+        guard let url = request.url else { throw SwitchbackError(.invalidURL, "the request has no URL") }
+        let credential = try await validCredential(minimumValidity: minimumValidity)
+        let headers = try await client.authorizationHeaders(method: request.httpMethod ?? "GET", url: url, credential: credential)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    }
+
+    /// Whether `response` says the access token itself was refused (RFC 6750 §3.1; RFC 9449 §7.1 for DPoP).
+    static func refusesToken(_ response: HTTPResponse) -> Bool {
+        guard response.status == 401, let challenge = response.headers["www-authenticate"] else { return false }
+        return challenge.range(of: #"error\s*=\s*"?invalid_token"#, options: [.regularExpression, .caseInsensitive]) != nil
+    }
+
+    /// One refresh after the API refused `credential`'s access token: another caller's refresh that
+    /// already replaced it is taken instead of a second one.
+    private func refreshAfterRefusal(of credential: Credential) async throws -> Credential {
+        if let current = try await self.credential(), current.accessToken != credential.accessToken { return current }
+        return try await refresh()
+    }
+}
