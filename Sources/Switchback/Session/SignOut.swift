@@ -42,11 +42,27 @@ public struct EndSessionRequest: Sendable, Codable, Equatable, CustomStringConve
     }
 }
 
-/// What ``CredentialManager/signOut(signedInWith:postLogoutRedirectURI:)`` did, and what is left to show.
+/// What ``CredentialManager/signOut(signedInWith:postLogoutRedirectURI:revokingThrough:)`` did, and what is left to show.
 public struct SignOut: Sendable {
+    /// Where tokens are revoked: at the provider by the app, or through the app's backend companion, which
+    /// holds the client authentication of a confidential client (UAE Pass, Norwegian BankID).
+    public enum Revoker: Sendable, Equatable, CustomStringConvertible {
+        case provider
+        case companion(URL)
+
+        public var description: String {
+            switch self {
+            case .provider: "at the provider"
+            case .companion(let url): "through the companion \(Redaction.describe(url))"
+            }
+        }
+    }
+
     /// The token types the provider revoked (`refresh_token`, `access_token`), in order: the ones it
     /// accepted, also when a later one failed.
     public let revoked: [String]
+    /// Where they were revoked, or were to be.
+    public let revokedThrough: Revoker
     /// Why revocation did not happen or stopped, when it did (no `revocation_endpoint`, the provider
     /// unreachable, a token it refused): the local credential is removed anyway, and ``revoked`` lists
     /// what was revoked before.
@@ -62,8 +78,12 @@ public struct SignOut: Sendable {
     /// showed it; nil when nothing was shown.
     public internal(set) var userAgent: EndSessionOutcome?
 
-    init(revoked: [String], revocationError: SwitchbackError?, endSession: EndSessionRequest?, endSessionError: SwitchbackError? = nil) {
+    init(
+        revoked: [String], revokedThrough: Revoker = .provider, revocationError: SwitchbackError?, endSession: EndSessionRequest?,
+        endSessionError: SwitchbackError? = nil
+    ) {
         self.revoked = revoked
+        self.revokedThrough = revokedThrough
         self.revocationError = revocationError
         self.endSession = endSession
         self.endSessionError = endSessionError
@@ -102,17 +122,26 @@ extension OIDCClient {
         return revoked
     }
 
-    /// Revokes what `credential` holds, one token after the other, and says how far it got: the types
-    /// revoked, and the error that stopped it, if one did. Only a cancellation is thrown.
-    func revokeEach(_ credential: Credential) async throws -> (revoked: [String], error: SwitchbackError?) {
+    /// Revokes what `credential` holds, one token after the other, at the provider or through `companion`,
+    /// and says how far it got: the types revoked, and the error that stopped it, if one did. Only a
+    /// cancellation is thrown.
+    func revokeEach(_ credential: Credential, through companion: CompanionClient? = nil) async throws -> (
+        revoked: [String], error: SwitchbackError?
+    ) {
         var revoked: [String] = []
         do {
-            let tokens = tokenClient(try await metadata())
+            let revoke: (String, String) async throws -> Void
+            if let companion {
+                revoke = { try await companion.revoke($0, typeHint: $1) }
+            } else {
+                let tokens = tokenClient(try await metadata())
+                revoke = { try await tokens.revoke($0, typeHint: $1) }
+            }
             if let refreshToken = credential.refreshToken {
-                try await tokens.revoke(refreshToken, typeHint: "refresh_token")
+                try await revoke(refreshToken, "refresh_token")
                 revoked.append("refresh_token")
             }
-            try await tokens.revoke(credential.accessToken, typeHint: "access_token")
+            try await revoke(credential.accessToken, "access_token")
             revoked.append("access_token")
             return (revoked, nil)
         } catch let error as SwitchbackError {
@@ -133,10 +162,15 @@ extension CredentialManager {
     /// one revoked, and no refresh starts until the credential is gone.
     ///
     /// `strategy` is the user agent the sign-in used; nil takes the one the credential recorded
-    /// (``Credential/userAgent``), else the system browser.
-    public func signOut(signedInWith strategy: UserAgentStrategy? = nil, postLogoutRedirectURI: URL? = nil) async throws -> SignOut {
+    /// (``Credential/userAgent``), else the system browser. With `companion`, the tokens are revoked through
+    /// the app's backend companion (``CompanionClient/revoke(_:typeHint:)``): where the companion is the
+    /// confidential client, the app cannot authenticate to the provider's revocation endpoint itself.
+    public func signOut(
+        signedInWith strategy: UserAgentStrategy? = nil, postLogoutRedirectURI: URL? = nil, revokingThrough companion: CompanionClient? = nil
+    ) async throws -> SignOut {
         try await slot.write(replacing: true) { unsaved in
-            try await self.revokeAndRemove(unsaved, signedInWith: strategy, postLogoutRedirectURI: postLogoutRedirectURI)
+            try await self.revokeAndRemove(
+                unsaved, signedInWith: strategy, postLogoutRedirectURI: postLogoutRedirectURI, companion: companion)
         }
     }
 
@@ -144,9 +178,9 @@ extension CredentialManager {
     /// refused, is the one to revoke when there is one. A protected refresh token is not read (that would
     /// ask the user to authenticate to sign out): the provider's end-session revokes it where the provider
     /// does, and it is deleted here with the credential.
-    private func revokeAndRemove(_ unsaved: Credential?, signedInWith strategy: UserAgentStrategy?, postLogoutRedirectURI: URL?) async throws
-        -> SignOut
-    {
+    private func revokeAndRemove(
+        _ unsaved: Credential?, signedInWith strategy: UserAgentStrategy?, postLogoutRedirectURI: URL?, companion: CompanionClient?
+    ) async throws -> SignOut {
         let found: Credential? = if let unsaved { withoutProtectedToken(unsaved) } else { try await loadStored() }
         guard var credential = found else {
             try await removeStored()
@@ -155,7 +189,7 @@ extension CredentialManager {
         let revoked: [String]
         let revocationError: SwitchbackError?
         do {
-            (revoked, revocationError) = try await client.revokeEach(credential)
+            (revoked, revocationError) = try await client.revokeEach(credential, through: companion)
         } catch {
             // Cancelled: the credential still goes.
             try await removeStored()
@@ -172,6 +206,8 @@ extension CredentialManager {
             }
         }
         try await removeStored()
-        return SignOut(revoked: revoked, revocationError: revocationError, endSession: endSession, endSessionError: endSessionError)
+        return SignOut(
+            revoked: revoked, revokedThrough: companion.map { .companion($0.baseURL) } ?? .provider, revocationError: revocationError,
+            endSession: endSession, endSessionError: endSessionError)
     }
 }

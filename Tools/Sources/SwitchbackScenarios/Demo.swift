@@ -124,6 +124,9 @@ public struct DemoOptions: ParsableArguments, Sendable {
         }
         if otherPhone, noAuthenticator { throw ValidationError("--other-phone already means the authenticator is not on this phone") }
         if let concurrentRefresh, !(1...1000).contains(concurrentRefresh) { throw ValidationError("--concurrent-refresh is 1 to 1000 callers") }
+        if concurrentRefresh != nil, !all, let reason = Self.appCannotRefresh(provider) {
+            throw ValidationError("--concurrent-refresh needs an app that refreshes its own tokens; \(reason)")
+        }
         if signOut || concurrentRefresh != nil || lockedKeychain, !all, Self.companionHeld(provider, backendCompletion: backendCompletion) {
             throw ValidationError(
                 "--sign-out, --concurrent-refresh and --locked-keychain need the app's own credential; \(provider)\(backendCompletion ? " with --backend-completion" : "") signs in through the companion"
@@ -140,6 +143,23 @@ public struct DemoOptions: ParsableArguments, Sendable {
     /// Whether the companion, not the app, holds the provider's tokens after this preset's sign-in.
     public static func companionHeld(_ provider: String, backendCompletion: Bool) -> Bool {
         provider == "singpass" || provider == Scenario.wallet || backendCompletion
+    }
+
+    /// A refusal in one line: its code, and the description the server gave, if one.
+    static func reason(_ error: SwitchbackError) -> String {
+        error.oauthError?.errorDescription.map { "\(error.code): \(Redaction.printable(String($0.prefix(120))))" } ?? "\(error.code)"
+    }
+
+    /// Why the app of `provider`'s scenario cannot refresh its own tokens, if it cannot: the token endpoint
+    /// authenticates a confidential client whose secret only the companion holds.
+    public static func appCannotRefresh(_ provider: String) -> String? {
+        switch provider {
+        case "uaepass":
+            "UAE Pass's token endpoint takes the client secret (HTTP Basic; docs.uaepass.ae, \"2. Obtaining the access token\"), which only the companion holds"
+        case "bankid-no":
+            "Norwegian BankID's client here is confidential (its secret is the companion's, which redeems the code and registers permissions)"
+        default: nil
+        }
     }
 
     /// The presets whose pages offer a phone other than the one signing in.
@@ -220,9 +240,11 @@ public enum Narration {
         }
         switch result.signOut {
         case .success(let signOut)?:
-            let revoked =
+            var revoked =
                 signOut.revoked.isEmpty
-                ? "nothing revoked (\(signOut.revocationError.map { "\($0.code)" } ?? "?"))" : "revoked \(signOut.revoked.joined(separator: " and "))"
+                ? "nothing revoked \(signOut.revokedThrough) (\(signOut.revocationError.map(DemoOptions.reason) ?? "?"))"
+                : "revoked \(signOut.revoked.joined(separator: " and ")) \(signOut.revokedThrough)"
+            if !signOut.revoked.isEmpty, let error = signOut.revocationError { revoked += ", then stopped (\(DemoOptions.reason(error)))" }
             let page: String
             switch signOut.userAgent {
             case .returned?: page = "the provider's end-session page came back with its state"

@@ -340,7 +340,9 @@ public enum ScenarioRunner {
         }
         var afterSignIn: [Result<String, SwitchbackError>] = []
         if case .success(.credential(let credential)) = outcome, let client = await device.app?.coordinator.authorizer.client {
-            if let callers = scenario.concurrentRefresh {
+            if scenario.concurrentRefresh != nil, let reason = DemoOptions.appCannotRefresh(scenario.provider) {
+                afterSignIn.append(.success("Concurrent refresh not run: \(reason)."))
+            } else if let callers = scenario.concurrentRefresh {
                 afterSignIn.append(await SessionDemos.concurrentRefresh(callers, credential, client: client, emulator: emulator, device: device))
             }
             if scenario.lockedKeychain {

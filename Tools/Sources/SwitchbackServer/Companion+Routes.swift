@@ -124,6 +124,9 @@ extension Companion {
             add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true, attested: .result) {
                 try await $0.exchange($1)
             }
+            add(.post, Path.revoke, .app, "revoke a token the app holds, as the confidential client (RFC 7009)", limited: true) {
+                try await $0.revoke($1)
+            }
         }
         if configuration.permission != nil {
             add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true, attested: .start) {

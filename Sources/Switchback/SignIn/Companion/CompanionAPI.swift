@@ -39,6 +39,9 @@ import Crypto
         public static let walletRedeem = "/wallet/redeem"
         public static let appleIdentityStart = "/wallet/apple/start"
         public static let appleIdentityVerify = "/wallet/apple/verify"
+        /// RFC 7009 through the companion: a token the app holds, revoked with the client authentication
+        /// only the companion has (a confidential client's, as UAE Pass and Norwegian BankID require).
+        public static let revoke = "/revoke"
     }
 
     /// `path` below `base`, keeping a path prefix `base` has (`https://example.com/auth` → `…/auth/exchange`).
@@ -266,6 +269,22 @@ import Crypto
         public init(handoffotp: String, binding: String) {
             self.handoffotp = handoffotp
             self.binding = binding
+        }
+    }
+
+    /// `POST /revoke`: one token the app holds, and what kind it is (`refresh_token` or `access_token`).
+    public struct Revocation: Codable, Sendable, Equatable {
+        public var token: String
+        public var tokenTypeHint: String
+
+        public init(token: String, tokenTypeHint: String) {
+            self.token = token
+            self.tokenTypeHint = tokenTypeHint
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case token
+            case tokenTypeHint = "token_type_hint"
         }
     }
 

@@ -63,6 +63,16 @@ public struct CompanionClient: Sendable {
         return [("permission_token", granted.permissionToken)]
     }
 
+    /// Has the companion revoke `token` (RFC 7009) with the client authentication it holds: the sign-out of
+    /// an app whose codes the companion redeems, which cannot authenticate to the provider itself.
+    /// `typeHint` is `refresh_token` or `access_token`. Throws ``SwitchbackError/Code/tokenEndpointError``
+    /// with the companion's error when it or the provider refuses.
+    public func revoke(_ token: String, typeHint: String) async throws {
+        _ = try await send(
+            CompanionAPI.Path.revoke, body: try Self.encoder.encode(CompanionAPI.Revocation(token: token, tokenTypeHint: typeHint)), headers: [:],
+            expecting: [200], refusal: .tokenEndpointError)
+    }
+
     /// Has the companion redeem `code` with the session's PKCE verifier, for the session's redirect URI
     /// and nonce. Throws ``SwitchbackError/Code/tokenEndpointError`` when it refuses, and
     /// ``SwitchbackError/Code/invalidTokenResponse`` when it answers with a session rather than tokens.

@@ -24,7 +24,8 @@ enum FlowEnding: Sendable {
 /// authentication session, a WebView's navigation, or ``handle(url:)`` for the Safari view and universal
 /// links), checked against the request's `state`.
 extension SignInCoordinator {
-    /// Signs out with `manager`: revokes the tokens, removes the credential (``CredentialManager/signOut(signedInWith:postLogoutRedirectURI:)``),
+    /// Signs out with `manager`: revokes the tokens (through the companion when it redeems this app's codes),
+    /// removes the credential (``CredentialManager/signOut(signedInWith:postLogoutRedirectURI:revokingThrough:)``),
     /// then shows the provider's end-session page with `strategy` when there is one to show. A sign-in
     /// made in an ephemeral browser, or a provider without an `end_session_endpoint`, shows nothing: no
     /// "wants to use … to Sign In" prompt appears for a sign-out that needs no browser. `strategy` nil takes
@@ -41,7 +42,10 @@ extension SignInCoordinator {
         let strategy = recorded ?? .systemBrowser
         // Checked before anything is revoked, so that a configuration mistake signs nobody half out.
         try Self.requireReturn(postLogoutRedirectURI, strategy: strategy)
-        var signOut = try await manager.signOut(signedInWith: strategy, postLogoutRedirectURI: postLogoutRedirectURI)
+        // An app whose codes the companion redeems revokes through it: the client authentication is the companion's.
+        var signOut = try await manager.signOut(
+            signedInWith: strategy, postLogoutRedirectURI: postLogoutRedirectURI,
+            revokingThrough: authorizer.client == nil ? nil : authorizer.companion)
         if let request = signOut.endSession {
             signOut.userAgent = try await endSession(request, strategy: strategy, timeout: timeout)
         }

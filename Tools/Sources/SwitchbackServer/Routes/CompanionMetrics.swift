@@ -187,6 +187,7 @@ struct CompanionMetrics: Sendable {
         case bridgeCodeIssued = "bridge_code_issued"
         case bridgeCodeRedeemed = "bridge_code_redeemed"
         case backChannelLogout = "backchannel_logout"
+        case revocation = "token_revoked"
         case keyAttested = "app_attest_key_attested"
         case attestationRefused = "app_attest_refused"
         case playIntegrityRefused = "play_integrity_refused"

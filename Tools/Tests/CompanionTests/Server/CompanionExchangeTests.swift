@@ -80,6 +80,42 @@ struct CompanionExchangeTests {
             }
         }
     }
+    @Test(
+        "sign-out of an app whose codes the companion redeems: revoked through the companion (RFC 7009 with the secret the app lacks); malformed revocations are refused, an unknown token is 200"
+    )
+    func signOutThroughCompanion() async throws {
+        try await CompanionRig.with(returns: .tokens) { rig in
+            let host = RecordingUserAgentHost()
+            let companion = CompanionClient(rig.companion.baseURL)
+            let client = Self.client(rig)
+            let coordinator = SignInCoordinator(.app(client, redeemingCodesAt: companion), host: host, opener: RecordingURLOpener())
+            let credential = try await Self.signIn(coordinator, host: host).0.get()
+            #expect(try await client.userInfo(for: credential)["sub"] == .string("9b1f7c2e-alice"))
+
+            // The app's own client cannot: it holds no secret.
+            let alone = CredentialManager(client: client, store: InMemoryCredentialStore(), key: "alone")
+            try await alone.save(credential)
+            let refused = try await alone.signOut(signedInWith: .ephemeralBrowser)
+            #expect(refused.revoked.isEmpty && refused.revocationError?.code == .tokenEndpointError && refused.revokedThrough == .provider)
+
+            let manager = CredentialManager(client: client, store: InMemoryCredentialStore(), key: "main")
+            try await manager.save(credential)
+            let signOut = try await manager.signOut(signedInWith: .ephemeralBrowser, revokingThrough: companion)
+            #expect(signOut.revoked == ["refresh_token", "access_token"])
+            #expect(signOut.revokedThrough == .companion(rig.companion.baseURL))
+            #expect(signOut.revocationError == nil)
+            await expectCode(.userInfoInvalid) { _ = try await client.userInfo(for: credential) }
+
+            for body in [
+                ["token": "", "token_type_hint": "access_token"], ["token": "t", "token_type_hint": "id_token"], ["token_type_hint": "access_token"],
+                ["token": String(repeating: "t", count: 8193), "token_type_hint": "access_token"],
+            ] {
+                #expect(try await rig.post("/revoke", body).response.status == 400, "\(body.keys.sorted())")
+            }
+            let unknown = try await rig.post("/revoke", ["token": "never-issued", "token_type_hint": "refresh_token"])
+            #expect(unknown.response.status == 200, "RFC 7009 §2.2: an unknown token is not an error, and says nothing of which exist")
+        }
+    }
 }
 
 extension Result {
@@ -87,4 +123,5 @@ extension Result {
         if case .failure(let error) = self { return error }
         return nil
     }
+
 }

@@ -19,14 +19,16 @@ struct SignOutScenarioTests {
         }
     }()
 
-    /// Why a provider's tokens are not revoked by the app, where they are not.
+    /// Why a provider's tokens are not revoked, where they are not.
     static let notRevoked: [String: SwitchbackError.Code] = [
-        // UAE Pass documents authorize, token, userinfo, logout and introspect, and no revocation endpoint.
-        "uaepass": .invalidConfiguration,
-        // Norwegian BankID's client is confidential: its secret is at the companion, so the app cannot
-        // authenticate a revocation (the companion would have to revoke; not built).
-        "bankid-no": .tokenEndpointError,
+        // UAE Pass documents authorize, token, userinfo, logout and introspect, and no revocation endpoint:
+        // the companion (its confidential client) answers that it has none to call.
+        "uaepass": .tokenEndpointError
     ]
+
+    /// The presets whose client is confidential, its secret at the companion: their tokens are revoked
+    /// through the companion (`POST /revoke`), which the coordinator does since it redeems their codes.
+    static let revokedThroughCompanion: Set<String> = ["uaepass", "bankid-no"]
 
     @Test("revoked, removed, and the provider's page shown in the same user agent and back with its state", arguments: combinations)
     func signOut(_ combination: EndToEndTests.Combination) async throws {
@@ -36,6 +38,7 @@ struct SignOutScenarioTests {
                 signOut: true))
         _ = try EndToEndTests.signedIn(result)
         let signOut = try #require(result.signOut).get()
+        #expect((signOut.revokedThrough != .provider) == Self.revokedThroughCompanion.contains(combination.provider), "\(signOut.revokedThrough)")
         if let reason = Self.notRevoked[combination.provider] {
             #expect(signOut.revoked.isEmpty)
             #expect(signOut.revocationError?.code == reason)
