@@ -29,12 +29,19 @@ public struct Account: Sendable, Hashable, Identifiable, Codable {
 /// ```
 public actor AccountBook {
     private let store: any CredentialCollection
+    /// The store's identity, read once: every write here and every manager made here share its slots.
+    private let storage: String
+    private let protection: RefreshTokenProtection?
     /// One manager per account, so that every call for an account gets the same one (one refresh at a time
     /// holds per account in any case: managers of one key in one store share it).
     private var managers: [String: CredentialManager] = [:]
 
-    public init(store: any CredentialCollection) {
+    /// With `protection`, every account's refresh token is kept behind the user's authentication
+    /// (``RefreshTokenProtection``), from the sign-in on.
+    public init(store: any CredentialCollection, protection: RefreshTokenProtection? = nil) {
         self.store = store
+        self.storage = store.storageIdentity
+        self.protection = protection
     }
 
     /// The account a credential belongs to; throws `identityRequirementNotMet` when it names no subject.
@@ -66,9 +73,18 @@ public actor AccountBook {
             // Through the account's manager, so that a protected refresh token goes where it belongs.
             try await manager.save(credential)
         } else {
-            let store = store
-            try await CredentialSlots.slot(storage: store.storageIdentity, key: account.id).write(replacing: true) { _ in
-                try await store.save(credential, key: account.id)
+            let (store, protection) = (store, protection)
+            try await CredentialSlots.slot(storage: storage, key: account.id).write(replacing: true) { _ in
+                var kept = credential
+                if let protection {
+                    if let refreshToken = credential.refreshToken {
+                        try await protection.secrets.save(refreshToken, key: account.id)
+                    } else {
+                        try await protection.secrets.remove(key: account.id)
+                    }
+                    kept.refreshToken = nil
+                }
+                try await store.save(kept, key: account.id)
                 try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
             }
         }
@@ -90,25 +106,26 @@ public actor AccountBook {
         if let manager = managers.removeValue(forKey: account.id) {
             try await manager.remove()
         } else {
-            let store = store
-            try await CredentialSlots.slot(storage: store.storageIdentity, key: account.id).write(replacing: true) { _ in
+            let (store, protection) = (store, protection)
+            try await CredentialSlots.slot(storage: storage, key: account.id).write(replacing: true) { _ in
                 try await store.remove(key: account.id)
                 try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
+                try await protection?.secrets.remove(key: account.id)
             }
         }
     }
 
     /// The manager that keeps `account`'s credential fresh, with `client` configured for its issuer: the
-    /// same manager for every call with the same account. The options are ``CredentialManager``'s, and
-    /// the first call's are kept.
+    /// same manager for every call with the same account, with the book's protection. The other options are
+    /// ``CredentialManager``'s, and the first call's are kept.
     public func manager(
         for account: Account, client: OIDCClient, protectedData: (any ProtectedDataGate)? = nil, backgroundWork: (any BackgroundWork)? = nil,
-        protection: RefreshTokenProtection? = nil, interProcessLock: (any InterProcessLock)? = nil
+        interProcessLock: (any InterProcessLock)? = nil
     ) -> CredentialManager {
         if let manager = managers[account.id] { return manager }
         let manager = CredentialManager(
-            client: client, store: store, key: account.id, protectedData: protectedData, backgroundWork: backgroundWork, protection: protection,
-            interProcessLock: interProcessLock)
+            client: client, store: store, storage: storage, key: account.id, protectedData: protectedData, backgroundWork: backgroundWork,
+            protection: protection, interProcessLock: interProcessLock)
         managers[account.id] = manager
         return manager
     }

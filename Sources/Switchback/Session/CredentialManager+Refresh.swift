@@ -1,15 +1,20 @@
+import Crypto
 import Foundation
 import Logging
 
 extension CredentialManager {
     /// One refresh, started under `generation`: the one place a refresh token is sent and its answer kept.
-    func performRefresh(from generation: Int, unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
-        try await storeUnsaved()
+    func performRefresh(from generation: Int, unlessValidFor minimumValidity: TimeInterval?, refused: String?) async throws -> Credential {
+        try await storeUnsavedNow()
         guard let stored = try await loadStored() else {
             throw SwitchbackError(.notSignedIn, "no credential is stored under \"\(key)\"")
         }
         let interrupted = try await store.load(key: refreshMarkKey) != nil
         if let minimumValidity, !interrupted, let expiresAt = stored.expiresAt, expiresAt.timeIntervalSince(clock.now()) >= minimumValidity {
+            return withoutProtectedToken(stored)
+        }
+        if let refused, !interrupted, stored.accessToken != refused {
+            // Another caller's refresh already replaced the token the API refused.
             return withoutProtectedToken(stored)
         }
         if interrupted { logger.notice("a refresh was cut off before its result was stored; trying again", metadata: ["key": "\(key)"]) }
@@ -26,7 +31,7 @@ extension CredentialManager {
         }
         // Discovery first: a provider that cannot be found was never sent the token, so it leaves no mark.
         _ = try await client.metadata()
-        try await store.save(stored, key: refreshMarkKey)
+        try await store.save(Self.mark(of: presented), key: refreshMarkKey)
         do {
             return try await send(presented, stored: stored, interrupted: interrupted, from: generation)
         } catch {
@@ -45,9 +50,10 @@ extension CredentialManager {
             answer = try await client.refreshAnswer(presented)
         } catch let error as SwitchbackError where error.code == .tokenEndpointError && error.oauthError?.error == "invalid_grant" {
             return try await refused(error, stored: stored, interrupted: interrupted)
-        } catch let error as SwitchbackError where error.code == .tokenEndpointError {
-            // The provider read the request and refused it with an OAuth error: nothing was rotated.
-            try await store.remove(key: refreshMarkKey)
+        } catch let error as SwitchbackError where error.code == .tokenEndpointError && (400..<500).contains(error.httpStatus ?? 0) {
+            // The provider read the request and refused it (a 4xx with an OAuth error): nothing was rotated.
+            // A mark an earlier refresh left stays: that one may still have rotated the token.
+            if !interrupted { try? await store.remove(key: refreshMarkKey) }
             throw error
         }
         // Anything else thrown above (a broken connection, a timeout, a gateway's 502 or 504, a cancellation)
@@ -76,6 +82,17 @@ extension CredentialManager {
             logger.warning("the provider's answer to a refresh cannot be read; it may have rotated the refresh token", metadata: ["key": "\(key)"])
             throw error
         }
+    }
+
+    /// What the refresh mark holds: the credential's identity and a digest of the refresh token sent, and
+    /// no token (the mark is a second copy in the store, and only says a refresh was under way).
+    static func mark(of presented: Credential) -> Credential {
+        var mark = presented
+        mark.accessToken = ""
+        mark.refreshToken = presented.refreshToken.map { Base64URL.encode(SHA256.hash(data: Data($0.utf8))) }
+        mark.idToken = nil
+        mark.dpopKey = nil
+        return mark
     }
 
     /// Throws ``Superseded`` when a sign-in or a sign-out replaced the credential since `generation`.

@@ -64,6 +64,18 @@ public actor CredentialManager {
         protection: RefreshTokenProtection? = nil, interProcessLock: (any InterProcessLock)? = nil,
         logger: Logger = Logger(label: "switchback.credentials")
     ) {
+        self.init(
+            client: client, store: store, storage: store.storageIdentity, key: key, clock: clock, protectedData: protectedData,
+            backgroundWork: backgroundWork, protection: protection, interProcessLock: interProcessLock, logger: logger)
+    }
+
+    /// A manager whose store's identity its owner read once (``AccountBook``), so that its slot is the owner's.
+    init(
+        client: OIDCClient, store: any CredentialStore, storage: String, key: String, clock: any WallClock = SystemClock(),
+        protectedData: (any ProtectedDataGate)? = nil, backgroundWork: (any BackgroundWork)? = nil,
+        protection: RefreshTokenProtection? = nil, interProcessLock: (any InterProcessLock)? = nil,
+        logger: Logger = Logger(label: "switchback.credentials")
+    ) {
         self.protection = protection
         self.protectedData = protectedData
         self.backgroundWork = backgroundWork
@@ -73,7 +85,7 @@ public actor CredentialManager {
         self.key = key
         self.clock = clock
         self.logger = logger
-        self.slot = CredentialSlots.slot(storage: store.storageIdentity, key: key)
+        self.slot = CredentialSlots.slot(storage: storage, key: key)
     }
 
     /// The stored credential, as it is (possibly expired); nil when signed out. With ``RefreshTokenProtection``
@@ -134,11 +146,19 @@ public actor CredentialManager {
         throw SwitchbackError(.credentialUnavailable, "the store answered empty while protected data is unavailable")
     }
 
-    /// Stores a refreshed credential the store refused before, if there is one, and clears the mark.
+    /// Stores a refreshed credential the store refused before, if there is one, as a write of the slot
+    /// (after any write or refresh under way, and not after a sign-in or a sign-out that dropped it).
     func storeUnsaved() async throws {
+        guard await slot.unsaved != nil else { return }
+        try await slot.write(replacing: false) { _ in try await self.storeUnsavedNow() }
+    }
+
+    /// Stores the slot's unsaved credential and clears the mark; the caller holds the slot (a write, or
+    /// the refresh under way).
+    func storeUnsavedNow() async throws {
         guard let unsaved = await slot.unsaved else { return }
         try await keep(unsaved)
-        try await store.remove(key: refreshMarkKey)
+        try? await store.remove(key: refreshMarkKey)
         await slot.stored(unsaved)
         logger.notice("a refreshed credential the store refused earlier is stored now", metadata: ["key": "\(key)"])
     }
@@ -164,9 +184,14 @@ public actor CredentialManager {
             try await storeUnsaved()
             if var stored = try await loadStored() {
                 if protection != nil, stored.refreshToken != nil {
-                    // Stored before protection was turned on (or by someone else): the refresh token moves behind it now.
+                    // Stored before protection was turned on (or by someone else): the refresh token moves behind
+                    // it now, unless a refresh, a sign-in or a sign-out changed the credential meanwhile.
                     let found = stored
-                    try await slot.write(replacing: false) { _ in try await self.keep(found) }
+                    let generation = await slot.generation
+                    try await slot.write(replacing: false) { _ in
+                        guard await self.slot.generation == generation, try await self.store.load(key: self.key) == found else { return }
+                        try await self.keep(found)
+                    }
                     stored.refreshToken = nil
                 }
                 // A mark left by a refresh cut off does not stop a still-valid access token from being used (a
@@ -184,16 +209,23 @@ public actor CredentialManager {
     }
 
     /// With `minimumValidity`, a caller that read the credential before another caller's refresh stored
-    /// its result takes that result instead of refreshing again.
-    private func refresh(unlessValidFor minimumValidity: TimeInterval?) async throws -> Credential {
+    /// its result takes that result instead of refreshing again; with `refused`, an access token an API
+    /// refused, a stored credential holding another one is taken instead of refreshing again.
+    func refresh(unlessValidFor minimumValidity: TimeInterval?, refused: String? = nil) async throws -> Credential {
         let backgroundWork = backgroundWork
         let interProcessLock = interProcessLock
-        let name = refreshMarkKey
+        // The key names the lock: the storage's name in this process means nothing to another one (two
+        // stores of one key in one app group merely take turns).
+        let name = key
         do {
             return try await slot.refresh { started in
                 @Sendable func locked() async throws -> Credential {
-                    guard let interProcessLock else { return try await self.performRefresh(from: started, unlessValidFor: minimumValidity) }
-                    return try await interProcessLock.withLock(name) { try await self.performRefresh(from: started, unlessValidFor: minimumValidity) }
+                    guard let interProcessLock else {
+                        return try await self.performRefresh(from: started, unlessValidFor: minimumValidity, refused: refused)
+                    }
+                    return try await interProcessLock.withLock(name) {
+                        try await self.performRefresh(from: started, unlessValidFor: minimumValidity, refused: refused)
+                    }
                 }
                 guard let backgroundWork else { return try await locked() }
                 return try await backgroundWork.finish("switchback.refresh") { try await locked() }

@@ -18,6 +18,9 @@ actor CredentialSlot {
     /// The store the unsaved credential belongs to, held with it: while a slot holds a credential, the
     /// store's identity cannot pass to another store.
     private var unsavedStore: (any CredentialStore)?
+    /// A credential a refresh could not store after a replacing write moved the generation on: handed to
+    /// that write.
+    private var superseded: Credential?
 
     init(name: String) {
         self.name = name
@@ -34,11 +37,15 @@ actor CredentialSlot {
         return try await task.value
     }
 
-    /// Runs `write` after the writes already queued. With `replacing`, the generation moves on first (in
-    /// the same step that queues the write, so nobody sees the new generation without the write) and the
-    /// write also waits for the refresh under way, whose result it replaces.
-    /// A replacing write is given the unsaved credential it drops (a sign-out revokes it).
-    func write<Result: Sendable>(replacing: Bool, _ write: @escaping @Sendable (_ unsaved: Credential?) async throws -> Result) async throws
+    /// Runs `write` after the writes already queued and the refresh under way, so that no two writes of
+    /// the credential and no write and a refresh ever interleave. With `replacing`, the generation moves
+    /// on first, in the same step that queues the write (nobody sees the new generation without the
+    /// write), and the refresh under way sends nothing more or stores its answer before the write.
+    ///
+    /// A replacing write is given the credential it drops that the store never took: the slot's unsaved
+    /// one, or one the refresh under way could not store after the generation moved on (a sign-out revokes
+    /// it, so that no live token is left unrevoked at the provider).
+    func write<Result: Sendable>(replacing: Bool, _ write: @escaping @Sendable (_ dropped: Credential?) async throws -> Result) async throws
         -> Result
     {
         var dropped: Credential?
@@ -48,11 +55,13 @@ actor CredentialSlot {
             forgetUnsaved()
         }
         let previous = writing
-        let refresh = replacing ? inFlight : nil
+        let refresh = inFlight
         let task = Task<Result, any Error> { [dropped] in
             _ = try? await previous?.value
             _ = try? await refresh?.value
-            return try await write(dropped)
+            guard replacing else { return try await write(nil) }
+            let superseded = self.takeSuperseded()
+            return try await write(superseded ?? dropped)
         }
         let queued = Task<Void, any Error> { _ = try await task.value }
         writing = queued
@@ -78,11 +87,14 @@ actor CredentialSlot {
 
     var refreshing: Bool { inFlight != nil }
 
-    /// Keeps `credential` for the next call to store in `store`, unless a write replaced the generation it
-    /// came from. The slot outlives every manager until then: an app that drops its manager and makes a
-    /// new one for the next call still finds it.
+    /// Keeps `credential` for the next call to store in `store`; when a write replaced the generation it
+    /// came from, that write gets it instead (``write(replacing:_:)``). The slot outlives every manager
+    /// until then: an app that drops its manager and makes a new one for the next call still finds it.
     func keepUnsaved(_ credential: Credential, from generation: Int, store: any CredentialStore) {
-        guard generation == self.generation else { return }
+        guard generation == self.generation else {
+            superseded = credential
+            return
+        }
         unsaved = credential
         unsavedStore = store
         CredentialSlots.pin(self)
@@ -91,6 +103,12 @@ actor CredentialSlot {
     /// Forgets the unsaved credential once it is stored, unless another one took its place meanwhile.
     func stored(_ credential: Credential) {
         if unsaved == credential { forgetUnsaved() }
+    }
+
+    /// The credential a refresh of an older generation could not store, once.
+    private func takeSuperseded() -> Credential? {
+        defer { superseded = nil }
+        return superseded
     }
 
     private func forgetUnsaved() {

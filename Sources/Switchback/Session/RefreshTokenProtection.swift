@@ -34,7 +34,8 @@ public protocol ProtectedItemStore: Sendable {
 
 /// A secret replaced without a moment where neither the old nor the new one is stored: the new one is
 /// added under the second of the key's two names with the next generation, and only then is the old one
-/// deleted; a read opens whichever has the higher generation. A replacement cut off anywhere (the phone
+/// deleted; a read opens whichever has the higher generation. Saves of one key must not overlap (a
+/// ``CredentialManager`` runs them one at a time); a key may not end with `.next`. A replacement cut off anywhere (the phone
 /// locking mid-refresh, the app terminated) leaves the old secret or the new one, never nothing. (Deleting
 /// first and then adding, because updating an access-controlled item would ask the user, could leave
 /// nothing: the provider had rotated the token, and the next launch blamed a biometry change.)
@@ -47,10 +48,16 @@ public struct RotatingSecrets: UserAuthenticatedSecrets {
 
     /// The two names a key's secret alternates between; the first is the one a single item was kept
     /// under before, so such an item is read and replaced like any other.
-    static func names(_ key: String) -> [String] { [key, key + ".next"] }
+    static func names(_ key: String) -> [String] { [key, key + nextSuffix] }
+
+    /// What the second name adds to a key; a key ending with it would share an item with another key's.
+    static let nextSuffix = ".next"
 
     /// The newest of the key's items, if any.
     private func newest(_ key: String) async throws -> (name: String, generation: Int)? {
+        guard !key.hasSuffix(Self.nextSuffix) else {
+            throw SwitchbackError(.storeFailed, "a protected secret's key may not end with \"\(Self.nextSuffix)\" (the second item's name)")
+        }
         let generations = try await items.generations(of: Self.names(key))
         return Self.names(key).compactMap { name in generations[name].map { (name, $0) } }.max { $0.generation < $1.generation }
     }
@@ -72,6 +79,7 @@ public struct RotatingSecrets: UserAuthenticatedSecrets {
     }
 
     public func remove(key: String) async throws {
+        guard !key.hasSuffix(Self.nextSuffix) else { return }
         for name in Self.names(key) { try await items.delete(name: name) }
     }
 }

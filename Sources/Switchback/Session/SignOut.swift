@@ -174,14 +174,15 @@ extension CredentialManager {
         }
     }
 
-    /// The sign-out's work, holding the slot's write: `unsaved`, a refreshed credential the store had
-    /// refused, is the one to revoke when there is one. A protected refresh token is not read (that would
+    /// The sign-out's work, holding the slot's write: `unsaved`, a refreshed credential the store never
+    /// took, is the one to revoke when there is one. A protected refresh token is not read (that would
     /// ask the user to authenticate to sign out): the provider's end-session revokes it where the provider
     /// does, and it is deleted here with the credential.
     private func revokeAndRemove(
         _ unsaved: Credential?, signedInWith strategy: UserAgentStrategy?, postLogoutRedirectURI: URL?, companion: CompanionClient?
     ) async throws -> SignOut {
-        let found: Credential? = if let unsaved { withoutProtectedToken(unsaved) } else { try await loadStored() }
+        // A credential the store never took is revoked whole: its refresh token is in memory, no prompt needed.
+        let found: Credential? = if let unsaved { unsaved } else { try await loadStored() }
         guard var credential = found else {
             try await removeStored()
             return SignOut(revoked: [], revocationError: nil, endSession: nil)

@@ -17,6 +17,8 @@ enum CrashWorld {
         case lostAnswer
         /// The provider processed the request; a gateway answered 502 in its place.
         case gateway502
+        /// The provider processed the request, then failed to answer it: 503 with an OAuth error body.
+        case unavailableJSON
         /// The provider processed the request and answered 200 with a body that is not JSON.
         case unreadable
         /// The provider processed the request and answered 200 with an ID token the client refuses.
@@ -25,12 +27,12 @@ enum CrashWorld {
         var description: String { rawValue }
 
         /// Faults that only a request can meet.
-        static let requestOnly: Set<Fault> = [.killAfterProvider, .lostAnswer, .gateway502, .unreadable, .refusedIDToken]
+        static let requestOnly: Set<Fault> = [.killAfterProvider, .lostAnswer, .gateway502, .unavailableJSON, .unreadable, .refusedIDToken]
 
         /// Whether a refresh token the provider rotated can be lost without the app being at fault: the
         /// app was terminated, or never received a readable answer. Loss is then acceptable only when it
         /// is reported as ``SwitchbackError/Code/rotationLost``.
-        var mayLoseAnswer: Bool { [.kill, .killAfterProvider, .lostAnswer, .gateway502, .unreadable].contains(self) }
+        var mayLoseAnswer: Bool { [.kill, .killAfterProvider, .lostAnswer, .gateway502, .unavailableJSON, .unreadable].contains(self) }
     }
 
     /// The app was terminated.
@@ -214,6 +216,7 @@ enum CrashWorld {
         func send(_ request: HTTPRequest) async throws -> HTTPResponse {
             switch try await plan.next("POST \(request.url.path)", request: true) {
             case nil: return await provider.handle(request)
+            // (.kill never arrives here: the plan throws Killed for it.)
             case .fail?, .kill?: throw URLError(.notConnectedToInternet)
             case .killAfterProvider?:
                 _ = await provider.handle(request)
@@ -225,6 +228,10 @@ enum CrashWorld {
             case .gateway502?:
                 _ = await provider.handle(request)
                 return HTTPResponse(status: 502, headers: ["Content-Type": "text/html"], body: Data("<html>Bad Gateway</html>".utf8))
+            case .unavailableJSON?:
+                _ = await provider.handle(request)
+                return HTTPResponse(
+                    status: 503, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"temporarily_unavailable"}"#.utf8))
             case .unreadable?:
                 _ = await provider.handle(request)
                 return HTTPResponse(status: 200, headers: ["Content-Type": "text/html"], body: Data("<html>maintenance</html>".utf8))

@@ -106,6 +106,15 @@ struct CredentialManagerRequestTests {
         #expect(claims["htu"] == .string(Self.api.absoluteString))
         #expect(claims["ath"] == .string(DPoPKey.accessTokenHash("at-0-alice")))
 
+        // The API's answer gives a nonce: the next proof carries it.
+        let answer = try #require(HTTPURLResponse(url: Self.api, statusCode: 200, httpVersion: nil, headerFields: ["DPoP-Nonce": "api-n1"]))
+        manager.record(answer, for: Self.api)
+        var next = URLRequest(url: Self.api)
+        try await manager.authorize(&next)
+        let nextProof = try #require(next.value(forHTTPHeaderField: "DPoP")).split(separator: ".")[1]
+        guard case .object(let nextClaims) = try JSONDecoder().decode(JSONValue.self, from: #require(Base64URL.decode(nextProof))) else { return }
+        #expect(nextClaims["nonce"] == .string("api-n1"))
+
         var cleartext = URLRequest(url: try #require(URL(string: "http://api.example.test/api")))
         await expectCode(.insecureEndpoint) { try await manager.authorize(&cleartext) }
         #expect(cleartext.value(forHTTPHeaderField: "Authorization") == nil)

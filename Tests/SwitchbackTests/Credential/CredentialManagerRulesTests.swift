@@ -79,8 +79,10 @@ struct CredentialManagerRulesTests {
         }
     }
 
-    static func waitFor(_ condition: () async -> Bool) async throws {
+    /// Waits up to 5 s for `condition`; records an issue when it never holds.
+    static func waitFor(_ condition: () async -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for _ in 0..<1000 where await !condition() { try await Task.sleep(nanoseconds: 5_000_000) }
+        if await !condition() { Issue.record("the condition did not hold within 5 s", sourceLocation: sourceLocation) }
     }
 
     @Test("signed out is notSignedIn, not storeFailed; for validCredential, refresh and credential alike")
@@ -225,9 +227,16 @@ struct CredentialManagerRulesTests {
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         blocker.cancel()
-        let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("bob.lock").path)[.posixPermissions]
+        let folder = directory.appendingPathComponent("switchback-locks")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(files.count == 2 && files.allSatisfy { $0.count == 37 && $0.hasSuffix(".lock") }, "named by a digest: \(files)")
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(files[0]).path)[.posixPermissions]
         #expect((mode as? NSNumber)?.intValue == 0o600)
-        await expectCode(.storeFailed) { try await FileLock(directory: directory).withLock("../escape") { 1 } }
+        let folderMode = try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions]
+        #expect((folderMode as? NSNumber)?.intValue == 0o700)
+        // Any name works, and stays inside the folder.
+        #expect(try await FileLock(directory: directory).withLock("../escape/user@example.com: main") { 1 } == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["switchback-locks"])
     }
 
     /// A Keychain that answers "not found" before the first unlock instead of `errSecInteractionNotAllowed`.

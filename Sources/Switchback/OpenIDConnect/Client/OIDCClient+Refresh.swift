@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// What the token endpoint did with a refresh token, as far as the client can tell once it answered 200.
-enum RefreshRotation: Sendable, Equatable {
+enum RefreshRotation: Sendable, Equatable, CustomStringConvertible {
     /// The answer holds no refresh token: the one presented stays valid (RFC 6749 §6).
     case unchanged
     /// The answer holds a new refresh token; the one presented is retired.
@@ -23,13 +23,30 @@ enum RefreshRotation: Sendable, Equatable {
         default: self = .unreadable
         }
     }
+
+    /// Never shows the token.
+    var description: String {
+        switch self {
+        case .unchanged: "unchanged"
+        case .rotated: "rotated(‹redacted›)"
+        case .unreadable: "unreadable"
+        }
+    }
 }
 
 /// A refresh the provider answered: accepted, or answered with 200 and refused here (with what the answer
 /// did to the refresh token, which the caller must keep).
-enum RefreshAnswer: Sendable {
+enum RefreshAnswer: Sendable, CustomStringConvertible {
     case accepted(Credential)
     case refused(any Error, RefreshRotation)
+
+    /// Never shows a token (a ``Credential`` describes itself without them).
+    var description: String {
+        switch self {
+        case .accepted(let credential): "accepted(\(credential))"
+        case .refused(let error, let rotation): "refused(\(error), \(rotation))"
+        }
+    }
 }
 
 extension OIDCClient {

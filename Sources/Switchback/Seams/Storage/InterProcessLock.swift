@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 
 #if canImport(Darwin)
     import Darwin
@@ -18,8 +19,10 @@ public protocol InterProcessLock: Sendable {
     func withLock<Result: Sendable>(_ name: String, _ body: @Sendable () async throws -> Result) async throws -> Result
 }
 
-/// An advisory `flock(2)` on a file per lock name in a directory every process can reach: on iOS the app
-/// group's container (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`).
+/// An advisory `flock(2)` on a file per lock name, in a folder of its own (`switchback-locks`, owner-only)
+/// inside a directory every process can reach: on iOS the app group's container
+/// (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`). A lock's file is named by a digest
+/// of its name, so any name works and none shows in the file system.
 ///
 /// The lock is held only while a refresh runs, which ``CredentialManager`` runs as background work
 /// (``BackgroundWork``): iOS terminates a suspended app that still holds a file lock in a shared container
@@ -40,7 +43,7 @@ public struct FileLock: InterProcessLock {
         defer { close(descriptor) }
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw SwitchbackError(.storeFailed, "the refresh lock \"\(name)\" cannot be taken: \(String(cString: strerror(errno)))")
+                throw SwitchbackError(.storeFailed, "a refresh lock cannot be taken: \(String(cString: strerror(errno)))")
             }
             try await Task.sleep(for: pollInterval)
         }
@@ -48,18 +51,15 @@ public struct FileLock: InterProcessLock {
         return try await body()
     }
 
-    /// The lock file's descriptor, created owner-only on first use; names become file names, so only a
-    /// safe alphabet is accepted.
+    /// The lock file's descriptor, created owner-only on first use.
     private func lockFile(_ name: String) throws -> Int32 {
-        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
-        guard !name.isEmpty, name.count <= 128, name.allSatisfy({ allowed.contains($0) }), !name.hasPrefix(".") else {
-            throw SwitchbackError(.storeFailed, "a lock name must be 1 to 128 letters, digits, '-', '_' or '.', not starting with '.'")
-        }
-        try OwnerOnlyFile.makeDirectory(directory)
-        let path = directory.appendingPathComponent(name + ".lock").path
+        let folder = directory.appendingPathComponent("switchback-locks")
+        try OwnerOnlyFile.makeDirectory(folder)
+        let digest = SHA256.hash(data: Data(name.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let path = folder.appendingPathComponent(digest + ".lock").path
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw SwitchbackError(.storeFailed, "the refresh lock file for \"\(name)\" cannot be opened: \(String(cString: strerror(errno)))")
+            throw SwitchbackError(.storeFailed, "a refresh lock file cannot be opened: \(String(cString: strerror(errno)))")
         }
         return descriptor
     }
