@@ -149,6 +149,26 @@
         }
     }
 
+    /// The `AccountBook`'s current account in one Keychain item, so that it survives a relaunch and, with
+    /// `accessGroup`, the app's extensions see the same one.
+    public struct KeychainAccountSelection: AccountSelectionStore {
+        private let items: KeychainItems
+        private static let account = "current-account"
+
+        public init(service: String = "switchback.accounts", accessGroup: String? = nil) {
+            items = KeychainItems(service: service, accessGroup: accessGroup)
+        }
+
+        public func load() throws -> String? {
+            try items.read(account: Self.account).map { String(decoding: $0, as: UTF8.self) }
+        }
+
+        public func save(_ accountID: String?) throws {
+            guard let accountID else { return try items.delete(account: Self.account) }
+            try items.write(Data(accountID.utf8), account: Self.account)
+        }
+    }
+
     #if canImport(UIKit)
         import UIKit
 

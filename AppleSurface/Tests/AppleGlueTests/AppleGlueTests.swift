@@ -419,6 +419,18 @@ extension KeychainGlueTests {
     }
 }
 
+extension KeychainGlueTests {
+    @Test("the current account in the Keychain: saved, read back by another value (a relaunch), cleared")
+    func accountSelection() throws {
+        Keychain.shared.removeAll()
+        Keychain.shared.failing = nil
+        try KeychainAccountSelection(accessGroup: "ABCDE12345.group").save("account-abc")
+        #expect(try KeychainAccountSelection(accessGroup: "ABCDE12345.group").load() == "account-abc")
+        try KeychainAccountSelection(accessGroup: "ABCDE12345.group").save(nil)
+        #expect(try KeychainAccountSelection(accessGroup: "ABCDE12345.group").load() == nil)
+    }
+}
+
 /// A device's App Attest, as the model lets a test stand in for it.
 final class TestAppAttestService: DCAppAttestService, @unchecked Sendable {
     var refuseKey = false

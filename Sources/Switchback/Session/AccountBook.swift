@@ -14,8 +14,20 @@ public struct Account: Sendable, Hashable, Identifiable, Codable {
     public let id: String
     public let issuer: String
     public let subject: String
+    /// The client the account signed in with at its issuer: with ``issuer``, which ``OIDCClient`` keeps it.
+    public let clientID: String
     /// A name to show in an account picker: the `name`, else the `email`, else nil.
     public let displayName: String?
+}
+
+/// What changed in an ``AccountBook``, as ``AccountBook/changes()`` reports it.
+public enum AccountChange: Sendable, Equatable {
+    /// A sign-in's credential was kept for this account (a new account, or the same one signing in again).
+    case saved(Account)
+    /// The account was forgotten here.
+    case removed(Account)
+    /// The current account is now this one, or none.
+    case selected(Account?)
 }
 
 /// Several signed-in accounts in one store: each sign-in's credential is kept under a key derived from its
@@ -32,16 +44,23 @@ public actor AccountBook {
     /// The store's identity, read once: every write here and every manager made here share its slots.
     private let storage: String
     private let protection: RefreshTokenProtection?
+    let selection: any AccountSelectionStore
+    /// Who listens to ``changes()``.
+    var listeners: [UUID: AsyncStream<AccountChange>.Continuation] = [:]
     /// One manager per account, so that every call for an account gets the same one (one refresh at a time
     /// holds per account in any case: managers of one key in one store share it).
     private var managers: [String: CredentialManager] = [:]
 
     /// With `protection`, every account's refresh token is kept behind the user's authentication
-    /// (``RefreshTokenProtection``), from the sign-in on.
-    public init(store: any CredentialCollection, protection: RefreshTokenProtection? = nil) {
+    /// (``RefreshTokenProtection``), from the sign-in on. `selection` keeps the current account across
+    /// launches (in memory only by default).
+    public init(
+        store: any CredentialCollection, protection: RefreshTokenProtection? = nil, selection: any AccountSelectionStore = InMemoryAccountSelection()
+    ) {
         self.store = store
         self.storage = store.storageIdentity
         self.protection = protection
+        self.selection = selection
     }
 
     /// The account a credential belongs to; throws `identityRequirementNotMet` when it names no subject.
@@ -61,11 +80,14 @@ public actor AccountBook {
             if case .string(let name)? = claims["name"] { Redaction.printable(name) } else if case .string(let email)? = claims["email"] {
                 Redaction.printable(email)
             } else { nil }
-        return Account(id: "account-" + Base64URL.encode(Data(digest).prefix(18)), issuer: credential.issuer, subject: subject, displayName: name)
+        return Account(
+            id: "account-" + Base64URL.encode(Data(digest).prefix(18)), issuer: credential.issuer, subject: subject, clientID: credential.clientID,
+            displayName: name)
     }
 
-    /// Keeps `credential` as its account's, replacing that account's previous one; returns the account.
-    /// A refresh of that account under way (through any manager) stores nothing over it.
+    /// Keeps `credential` as its account's, replacing that account's previous one; returns the account,
+    /// which becomes the current one when none is. A refresh of that account under way (through any
+    /// manager) stores nothing over it.
     @discardableResult
     public func add(_ credential: Credential) async throws -> Account {
         let account = try Self.account(of: credential)
@@ -88,6 +110,8 @@ public actor AccountBook {
                 try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
             }
         }
+        emit(.saved(account))
+        if try await selection.load() == nil { try await select(account) }
         return account
     }
 
@@ -101,7 +125,8 @@ public actor AccountBook {
         return seen.values.sorted { ($0.issuer, $0.displayName ?? $0.subject) < ($1.issuer, $1.displayName ?? $1.subject) }
     }
 
-    /// Forgets an account here (sign out of it first with its manager to end it at the provider).
+    /// Forgets an account here (sign out of it first with its manager to end it at the provider); when it
+    /// was the current one, none is current after.
     public func remove(_ account: Account) async throws {
         if let manager = managers.removeValue(forKey: account.id) {
             try await manager.remove()
@@ -113,6 +138,8 @@ public actor AccountBook {
                 try await protection?.secrets.remove(key: account.id)
             }
         }
+        emit(.removed(account))
+        if try await selection.load() == account.id { try await select(nil) }
     }
 
     /// The manager that keeps `account`'s credential fresh, with `client` configured for its issuer: the

@@ -21,13 +21,20 @@ extension CredentialManager {
         try await ensureCurrent(generation)
         var presented = stored
         if let protection, stored.refreshToken == nil {
-            // The one place the user is asked: the access token is about to expire. A decline changes nothing.
-            guard let refreshToken = try await protection.secrets.read(key: key, reason: protection.reason) else {
-                throw SwitchbackError(
-                    .reauthenticationRequired, "the protected refresh token is gone (removed, or invalidated by a biometry change); sign in again")
+            if let token = await slot.graceToken(at: clock.now()) {
+                // The user authenticated for it within the grace period: not asked again.
+                presented.refreshToken = token
+            } else {
+                // The one place the user is asked: the access token is about to expire. A decline changes nothing.
+                guard let refreshToken = try await protection.secrets.read(key: key, reason: protection.reason) else {
+                    throw SwitchbackError(
+                        .reauthenticationRequired, "the protected refresh token is gone (removed, or invalidated by a biometry change); sign in again"
+                    )
+                }
+                presented.refreshToken = refreshToken
+                try await ensureCurrent(generation)
+                if protection.gracePeriod > 0 { await slot.startGrace(refreshToken, until: clock.now().addingTimeInterval(protection.gracePeriod)) }
             }
-            presented.refreshToken = refreshToken
-            try await ensureCurrent(generation)
         }
         // Discovery first: a provider that cannot be found was never sent the token, so it leaves no mark.
         _ = try await client.metadata()
@@ -63,12 +70,14 @@ extension CredentialManager {
         case .accepted(let refreshed):
             // Stored even when a sign-in or a sign-out replaced it meanwhile: their write comes after this one
             // and replaces it, and a sign-out then revokes the token the provider holds as current.
+            await moveGrace(from: presented, to: refreshed.refreshToken)
             try await keepRefreshed(refreshed, from: generation)
             try await ensureCurrent(generation)
             return withoutProtectedToken(refreshed)
         case .refused(let error, .rotated(let rotated)):
             var kept = presented
             kept.refreshToken = rotated
+            await moveGrace(from: presented, to: rotated)
             try await keepRefreshed(kept, from: generation)
             logger.notice("the provider's answer was refused; the rotated refresh token it carried is stored", metadata: ["key": "\(key)"])
             guard let error = error as? SwitchbackError else { throw error }
@@ -93,6 +102,12 @@ extension CredentialManager {
         mark.idToken = nil
         mark.dpopKey = nil
         return mark
+    }
+
+    /// A grace period under way follows the token to the one that rotated it.
+    private func moveGrace(from presented: Credential, to rotated: String?) async {
+        guard let old = presented.refreshToken, let rotated else { return }
+        await slot.moveGrace(from: old, to: rotated)
     }
 
     /// Throws ``Superseded`` when a sign-in or a sign-out replaced the credential since `generation`.

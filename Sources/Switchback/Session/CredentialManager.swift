@@ -202,6 +202,13 @@ public actor CredentialManager {
         return try await refresh(unlessValidFor: minimumValidity)
     }
 
+    /// Ends the grace period of a protected refresh token (``RefreshTokenProtection/gracePeriod``): the
+    /// next refresh asks the user again. Call it when the app leaves the foreground, for a grace period
+    /// that lasts one app session at most.
+    public func endGracePeriod() async {
+        await slot.endGrace()
+    }
+
     /// Refreshes now; callers that arrive while a refresh is under way (through any manager of this
     /// account) share its result.
     public func refresh() async throws -> Credential {

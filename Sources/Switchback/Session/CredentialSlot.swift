@@ -21,6 +21,9 @@ actor CredentialSlot {
     /// A credential a refresh could not store after a replacing write moved the generation on: handed to
     /// that write.
     private var superseded: Credential?
+    /// A protected refresh token the user authenticated for, and until when it may be used again without
+    /// asking (``RefreshTokenProtection/gracePeriod``).
+    private var grace: (token: String, until: Date)?
 
     init(name: String) {
         self.name = name
@@ -53,6 +56,7 @@ actor CredentialSlot {
             generation += 1
             dropped = unsaved
             forgetUnsaved()
+            grace = nil
         }
         let previous = writing
         let refresh = inFlight
@@ -104,6 +108,22 @@ actor CredentialSlot {
     func stored(_ credential: Credential) {
         if unsaved == credential { forgetUnsaved() }
     }
+
+    /// The protected refresh token, when the user authenticated for it within its grace period.
+    func graceToken(at now: Date) -> String? {
+        guard let grace, grace.until > now else { return nil }
+        return grace.token
+    }
+
+    /// Starts a grace period for `token` until `until`; with `rotatedFrom`, moves the one under way to the
+    /// token that replaced it, keeping its end.
+    func startGrace(_ token: String, until: Date) { grace = (token, until) }
+
+    func moveGrace(from old: String, to new: String) {
+        if let grace, grace.token == old { self.grace = (new, grace.until) }
+    }
+
+    func endGrace() { grace = nil }
 
     /// The credential a refresh of an older generation could not store, once.
     private func takeSuperseded() -> Credential? {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where a refresh token is kept behind the user's Face ID, Touch ID or passcode: on Apple platforms a
 /// Keychain item with an access control (`UserPresenceSecrets` in SwitchbackApple). The adapter only
@@ -102,9 +102,15 @@ public struct RefreshTokenProtection: Sendable {
     /// What the prompt says ("Unlock your session to continue"); on iOS, Face ID also shows the app's
     /// `NSFaceIDUsageDescription`, which the app must declare.
     public let reason: String
+    /// How long after the user authenticated a refresh may use the token again without asking: 0 (the
+    /// default) asks at every refresh. Within it the token is kept in the process's memory, never written
+    /// anywhere; ``CredentialManager/endGracePeriod()`` ends it early (when the app leaves the foreground,
+    /// for "not again within one app session"), and a sign-out or a new sign-in ends it.
+    public let gracePeriod: TimeInterval
 
-    public init(secrets: any UserAuthenticatedSecrets, reason: String) {
+    public init(secrets: any UserAuthenticatedSecrets, reason: String, gracePeriod: TimeInterval = 0) {
         self.secrets = secrets
         self.reason = reason
+        self.gracePeriod = max(0, gracePeriod)
     }
 }

@@ -59,3 +59,52 @@ struct AccountBookTests {
         await expectCode(.identityRequirementNotMet) { try await AccountBook(store: InMemoryCredentialStore()).add(credential) }
     }
 }
+
+extension AccountBookTests {
+    @Test("the current account: the first one kept, then the one selected; it survives a relaunch and goes with its account")
+    func currentAccount() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-accounts-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FileCredentialStore(directory: directory)
+        let selection = FileAccountSelection(file: directory.appendingPathComponent("current"))
+        let book = AccountBook(store: store, selection: selection)
+        #expect(try await book.currentAccount() == nil)
+        let personal = try await book.add(Self.credential(issuer: Self.singpass, subject: "S1234567D", name: "Tan Ah Kow"))
+        let business = try await book.add(Self.credential(issuer: Self.corppass, subject: "S1234567D-UEN201912345K", name: "ACME"))
+        #expect(try await book.currentAccount() == personal, "the first account kept becomes the current one")
+        #expect(personal.clientID == "app" && business.issuer == Self.corppass, "the account names its issuer and client")
+        try await book.select(business)
+
+        // A relaunch: a new book over the same store and selection.
+        let relaunched = AccountBook(
+            store: FileCredentialStore(directory: directory), selection: FileAccountSelection(file: directory.appendingPathComponent("current")))
+        #expect(try await relaunched.currentAccount() == business)
+        try await relaunched.remove(business)
+        #expect(try await relaunched.currentAccount() == nil, "a removed account is current no more")
+        await expectCode(.notSignedIn) { try await relaunched.select(business) }
+    }
+
+    @Test("changes(): every save, removal and selection, in order, to each listener")
+    func changes() async throws {
+        let book = AccountBook(store: InMemoryCredentialStore())
+        let stream = await book.changes()
+        let other = await book.changes()
+        let alice = try await book.add(Self.credential(issuer: Self.singpass, subject: "alice", name: "Alice"))
+        let bob = try await book.add(Self.credential(issuer: Self.singpass, subject: "bob", name: "Bob"))
+        try await book.select(bob)
+        try await book.remove(bob)
+        let expected: [AccountChange] = [.saved(alice), .selected(alice), .saved(bob), .selected(bob), .removed(bob), .selected(nil)]
+        var seen: [AccountChange] = []
+        for await change in stream {
+            seen.append(change)
+            if seen.count == expected.count { break }
+        }
+        #expect(seen == expected)
+        var first: AccountChange?
+        for await change in other {
+            first = change
+            break
+        }
+        #expect(first == .saved(alice))
+    }
+}

@@ -250,3 +250,49 @@ struct CredentialManagerRulesTests {
         func remove(key: String) async throws { try await base.remove(key: key) }
     }
 }
+
+/// A grace period after the user authenticated for the protected refresh token (Auth0.swift #443's request).
+@Suite("RefreshTokenProtection: grace period")
+struct GracePeriodTests {
+    @Test("within the grace period a refresh asks nothing; after it, after endGracePeriod(), or after a sign-in, it asks again")
+    func gracePeriod() async throws {
+        let disk = CrashWorld.Disk()
+        let provider = CrashWorld.Provider()
+        let plan = CrashWorld.Plan()
+        let clock = ManualClock(Date())
+        let protection = RefreshTokenProtection(
+            secrets: RotatingSecrets(items: CrashWorld.Items(disk: disk, plan: plan)), reason: "Unlock", gracePeriod: 300)
+        let manager = CredentialManager(
+            client: CrashWorld.client(CrashWorld.Network(provider: provider, plan: plan)), store: CrashWorld.Store(disk, plan), key: "alice",
+            clock: clock, protection: protection)
+        try await manager.save(CrashWorld.credential("alice", refreshToken: await provider.signIn("alice")))
+        func prompts() async -> Int { await plan.steps.filter { $0.hasPrefix("item read") }.count }
+
+        _ = try await manager.refresh()
+        #expect(await prompts() == 1)
+        _ = try await manager.refresh()
+        _ = try await manager.refresh()
+        #expect(await prompts() == 1, "within 300 s the user is not asked again")
+        #expect(await provider.family("alice")?.reuses == 0, "the token kept in memory follows each rotation")
+        clock.advance(by: 301)
+        _ = try await manager.refresh()
+        #expect(await prompts() == 2)
+        await manager.endGracePeriod()
+        _ = try await manager.refresh()
+        #expect(await prompts() == 3)
+        try await manager.save(CrashWorld.credential("alice", refreshToken: await provider.signIn("alice")))
+        _ = try await manager.refresh()
+        #expect(await prompts() == 4, "a new sign-in ends the grace period")
+        #expect(await disk.secret("alice") == provider.family("alice")?.current)
+
+        // Without a grace period every refresh asks.
+        let strict = CredentialManager(
+            client: CrashWorld.client(CrashWorld.Network(provider: provider, plan: plan)), store: CrashWorld.Store(disk, plan), key: "alice",
+            clock: clock,
+            protection: RefreshTokenProtection(secrets: RotatingSecrets(items: CrashWorld.Items(disk: disk, plan: plan)), reason: "Unlock"))
+        await strict.endGracePeriod()
+        _ = try await strict.refresh()
+        _ = try await strict.refresh()
+        #expect(await prompts() == 6)
+    }
+}
