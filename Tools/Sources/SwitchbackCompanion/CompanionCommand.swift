@@ -66,6 +66,7 @@ struct CompanionCommand: AsyncParsableCommand {
             throw refuse(error.message)
         }
         if let port { configuration.port = port }
+        if let level = Logger.Level(rawValue: configuration.logLevel) { logger.logLevel = level }
         for name in ServerConfiguration.unknownEnvironmentNames(in: environment) where probe == nil {
             FileHandle.standardError.write(Data("warning: \(name) names no setting of switchback-companion; it is ignored\n".utf8))
         }

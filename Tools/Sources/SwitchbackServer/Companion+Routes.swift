@@ -228,7 +228,7 @@ extension Companion {
                 case .limited(let retryAfter) = await limiter.admit(
                     clientAddress(request, context, limits: limits, proxies: proxies))
             {
-                service.logger.notice("rate limited", metadata: ["path": "\(request.uri.path.prefix(200))"])
+                service.logger.notice("rate limited", metadata: ["route": "\(path)"])
                 throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(
                     after: retryAfter)
             }
@@ -240,19 +240,19 @@ extension Companion {
             let attestedRequest = request
             return try await CompanionService.$attested.withValue(proof) { try await handler(service, attestedRequest) }
         } catch let error as CompanionError {
-            service.logger.info("refused", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error.code)"])
+            service.logger.info("refused", metadata: ["route": "\(path)", "error": "\(error.code)"])
             // `slow_down` is the OAuth name the answer carries; the metric says what happened.
             metrics.refused(route: path, reason: error.code == .rateLimited ? "rate_limited" : error.code.name)
             var response = audience == .app ? error.json : error.page
             if let retryAfter = error.retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
             return response
         } catch let error as SwitchbackError {
-            service.logger.error("store or provider failure", metadata: ["path": "\(request.uri.path.prefix(200))", "code": "\(error.code)"])
+            service.logger.error("store or provider failure", metadata: ["route": "\(path)", "code": "\(error.code)"])
             metrics.refused(route: path, reason: "unavailable")
             let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
             return audience == .app ? failure.json : failure.page
         } catch {
-            service.logger.error("unexpected failure", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(type(of: error))"])
+            service.logger.error("unexpected failure", metadata: ["route": "\(path)", "error": "\(type(of: error))"])
             metrics.refused(route: path, reason: "unavailable")
             let failure = CompanionError(.unavailable, "the server could not complete this request; try again")
             return audience == .app ? failure.json : failure.page

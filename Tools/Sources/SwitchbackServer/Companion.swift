@@ -79,6 +79,7 @@ public final class Companion: Sendable {
         if let warning = OpenFileLimit.warning(maxConnections: configuration.limits.maxConnections, limit: OpenFileLimit.current()) {
             logger.warning("\(warning)")
         }
+        for warning in configuration.limits.proxyWarnings { logger.warning("\(warning)") }
         var ownedStore: PostgresCompanionStore?
         let chosenStore: any CompanionStore
         if let store {
@@ -347,14 +348,16 @@ private struct SharedService: Sendable {
     private static let unbound = URL(string: "http://127.0.0.1")!
 }
 
-/// Logs each request's method, path (never its query, which can hold codes) and status.
+/// Logs each request's method, route template and status: never its path or query, which can hold a
+/// secret (a wallet request's `state` is its path's last segment; codes travel in queries).
 private struct RequestLog<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
         logger.info(
-            "request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(200))", "status": "\(response.status.code)"])
+            "request",
+            metadata: ["method": "\(request.method)", "route": "\(context.endpointPath ?? "unmatched")", "status": "\(response.status.code)"])
         return response
     }
 }

@@ -139,6 +139,7 @@ extension ServerConfiguration {
             text("host") { $0.host = $1 },
             Setting(key: "port", isSecret: false) { $0.port = try port($1) },
             text("publicURL") { $0.publicURL = $1 },
+            text("logLevel") { $0.logLevel = $1 },
             Setting(key: "postgresURL", isSecret: true) { $0.postgresURL = $1 },
             // The database password alone, for a URL given without it.
             Setting(key: "postgresPassword", isSecret: true) { configuration, password in

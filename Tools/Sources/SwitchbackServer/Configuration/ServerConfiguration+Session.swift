@@ -51,9 +51,11 @@ extension ServerConfiguration {
         /// How many proxies of yours append to ``clientAddressHeader``: the entry this many from the end is the
         /// client's address (1: a load balancer; 2: a CDN in front of it).
         public var trustedHops: Int
-        /// The addresses of your proxies (`10.0.0.0/8`, `2001:db8::/32`, or single addresses): the header is
-        /// read only on connections from them, so a client that reaches the server directly cannot write it.
-        /// Required with ``clientAddressHeader``.
+        /// The addresses of your proxies (`10.0.1.0/24`, `2001:db8:1::/64`, or single addresses): the header
+        /// is read only on connections from them, so a client that reaches the server directly cannot write
+        /// it. Required with ``clientAddressHeader``; `/0` is refused, and a network wider than an IPv4 /16 or
+        /// an IPv6 /56 is warned of at start (``proxyWarnings``): every host in it (every pod of a cluster)
+        /// may choose the address the rate limits see.
         public var trustedProxies: [String]
         /// Clients connect to this server directly (no proxy in front): their connection address is theirs.
         /// A server that listens beyond loopback must say either this or ``clientAddressHeader``: behind a
@@ -161,5 +163,18 @@ extension ServerConfiguration.Limits {
             writeTimeout: try c.decodeIfPresent(TimeInterval.self, forKey: .writeTimeout) ?? defaults.writeTimeout,
             maxConnections: try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? defaults.maxConnections
         )
+    }
+}
+
+extension ServerConfiguration.Limits {
+    /// What the start warns of in ``trustedProxies``: each network wider than an IPv4 /16 or an IPv6 /56.
+    public var proxyWarnings: [String] {
+        trustedProxies.compactMap { text in
+            guard let network = ClientAddress.Network(text) else { return nil }
+            let widest = if case .v4 = network.base.value { 16 } else { 56 }
+            guard network.prefixLength < widest else { return nil }
+            return
+                "limits.trustedProxies: \(text) trusts every host in it to write \(clientAddressHeader ?? "the client address header"), so each of them may choose the address the rate limits see; name your load balancers' own addresses or subnet"
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 @_spi(SwitchbackInternals) import Switchback
 
 extension ServerConfiguration {
@@ -207,6 +208,9 @@ extension ServerConfiguration {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }
         }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw fail("logLevel must be trace, debug, info, notice, warning, error or critical, not \(logLevel.prefix(20))")
+        }
         guard limits.shutdownGrace >= 0, limits.shutdownGrace <= 300 else { throw fail("limits.shutdownGrace must be 0…300 seconds") }
         guard limits.idleTimeout >= 1, limits.idleTimeout <= 3600 else { throw fail("limits.idleTimeout must be 1…3600 seconds") }
         guard limits.bodyTimeout >= 1, limits.bodyTimeout <= 3600 else { throw fail("limits.bodyTimeout must be 1…3600 seconds") }
@@ -214,8 +218,15 @@ extension ServerConfiguration {
         guard limits.maxConnections == 0 || limits.maxConnections > limits.waitingStatusRequests else {
             throw fail("limits.maxConnections must be 0 (no cap) or more than limits.waitingStatusRequests: each waiting request holds a connection")
         }
-        for proxy in limits.trustedProxies where ClientAddress.Network(proxy) == nil {
-            throw fail("limits.trustedProxies: \(proxy.prefix(60)) is not an address or a network (a.b.c.d/n, v6/n)")
+        for proxy in limits.trustedProxies {
+            guard let network = ClientAddress.Network(proxy) else {
+                throw fail("limits.trustedProxies: \(proxy.prefix(60)) is not an address or a network (a.b.c.d/n, v6/n)")
+            }
+            guard network.prefixLength > 0 else {
+                throw fail(
+                    "limits.trustedProxies: \(proxy) trusts every address on the Internet to write the client's address, so any client could choose its own; name your load balancers' addresses or subnet"
+                )
+            }
         }
         if limits.clientAddressHeader != nil, limits.trustedProxies.isEmpty {
             throw fail("limits.trustedProxies must name your proxies' addresses: the header is read only on their connections")

@@ -32,6 +32,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var wallet: Wallet?
     /// Apple's Verify with Wallet, the companion decrypting and verifying the answers.
     public var appleIdentity: AppleIdentity?
+    /// The least severe level `switchback-companion` logs: `trace`, `debug`, `info`, `notice` (the
+    /// default), `warning`, `error` or `critical`. No level logs a secret: routes are logged by their
+    /// template, never their path or query.
+    public var logLevel: String
 
     /// OpenID for Verifiable Presentations 1.0 with HAIP 1.0: SD-JWT VCs and ISO mdocs presented same-device
     /// with `direct_post.jwt`, the request signed with an `x509_hash` identity (Documentation/Wallets.md).
@@ -256,8 +260,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         host: String = "127.0.0.1", port: Int = 8080, publicURL: String? = nil, provider: Provider? = nil, exchange: Exchange? = nil,
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
         limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
-        appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil, appleIdentity: AppleIdentity? = nil
+        appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil, appleIdentity: AppleIdentity? = nil,
+        logLevel: String = "notice"
     ) {
+        self.logLevel = logLevel
         self.wallet = wallet
         self.appleIdentity = appleIdentity
         self.appAttest = appAttest
@@ -280,7 +286,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics, appAttest, playIntegrity, wallet, appleIdentity
+        case metrics, appAttest, playIntegrity, wallet, appleIdentity, logLevel
     }
 
     /// Every key but the sections is optional in a file.
@@ -304,7 +310,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             appAttest: try container.decodeIfPresent(AppAttest.self, forKey: .appAttest),
             playIntegrity: try container.decodeIfPresent(PlayIntegrity.self, forKey: .playIntegrity),
             wallet: try container.decodeIfPresent(Wallet.self, forKey: .wallet),
-            appleIdentity: try container.decodeIfPresent(AppleIdentity.self, forKey: .appleIdentity)
+            appleIdentity: try container.decodeIfPresent(AppleIdentity.self, forKey: .appleIdentity),
+            logLevel: try container.decodeIfPresent(String.self, forKey: .logLevel) ?? "notice"
         )
     }
 

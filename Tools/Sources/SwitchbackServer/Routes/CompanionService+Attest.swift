@@ -23,8 +23,9 @@ extension CompanionService {
 
     /// What a request's attestation proved.
     enum Attested: Sendable, Equatable {
-        /// An App Attest assertion by this key (its ID, base64url).
-        case appAttest(keyID: String)
+        /// An App Attest assertion by this key (its ID, base64url), over a fresh challenge or without one
+        /// (``CompanionAPI/unchallenged``, which only a result request may send).
+        case appAttest(keyID: String, challenged: Bool)
         /// A Play Integrity verdict for this package.
         case playIntegrity(packageName: String)
     }
@@ -45,15 +46,21 @@ extension CompanionService {
 
     /// The App Attest key of the request being answered.
     static var assertingKey: String? {
-        if case .appAttest(let key)? = attested { key } else { nil }
+        if case .appAttest(let key, _)? = attested { key } else { nil }
     }
 
     /// True when a start must be attested: either section says `required`.
     var attestationRequired: Bool { configuration.appAttest?.required == true || configuration.playIntegrity?.required == true }
 
-    /// Refuses an unattested request where attestation is required: for `POST /exchange` with an app-started
-    /// code, which is where such a sign-in begins at the companion.
+    /// Refuses what a start refuses, for `POST /exchange` with an app-started code, which is where such a
+    /// sign-in begins at the companion: an unattested request where attestation is required, and an
+    /// assertion without a fresh challenge (the route takes those for its other use, a result request).
     func requireAttestedStart() throws {
+        if case .appAttest(_, challenged: false)? = Self.attested {
+            throw CompanionError(
+                .attestationInvalid,
+                "an app-started exchange begins a sign-in here: its assertion must cover a fresh challenge from /attest/challenge")
+        }
         guard attestationRequired, Self.attested == nil else { return }
         throw CompanionError(.attestationRequired, "this server takes sign-ins only from an attested app (App Attest or Play Integrity)")
     }
@@ -111,7 +118,10 @@ extension CompanionService {
         async throws -> Attested?
     {
         if attestation != nil, let header = request.headers[HTTPField.Name(CompanionAPI.attestationHeader)!] {
-            return .appAttest(keyID: try await checkAssertion(header, &request, method: method, path: path, route: route, bodyLimit: bodyLimit))
+            let challenged = header.split(separator: " ").dropFirst().first != Substring(CompanionAPI.unchallenged)
+            return .appAttest(
+                keyID: try await checkAssertion(header, &request, method: method, path: path, route: route, bodyLimit: bodyLimit),
+                challenged: challenged)
         }
         if let verifier = playIntegrity, let header = request.headers[HTTPField.Name(CompanionAPI.playIntegrityHeader)!] {
             return .playIntegrity(

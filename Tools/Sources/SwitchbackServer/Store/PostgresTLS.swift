@@ -6,8 +6,12 @@ import Foundation
 /// TLS when the server offers it, which someone on the path can refuse; `require` TLS without checking the
 /// certificate (unless `sslrootcert` names a CA, which makes it `verify-ca`, as in libpq); `verify-ca` the
 /// certificate chains to a trusted CA; `verify-full` that, and it names the host. An unknown or repeated
-/// `sslmode` is refused, and so is anything but TLS to a database beyond loopback, as http issuers are:
-/// someone on the path could otherwise answer the store's queries.
+/// `sslmode` is refused. Beyond loopback only a verified server is accepted: `verify-full`, or `verify-ca`
+/// (or `require`) with `sslrootcert`. Anything less lets someone on the path answer the store's queries,
+/// and read the password the server may ask for in clear text: `require` checks no certificate, and
+/// `verify-ca` without a root file would check the chain against every publicly trusted CA and not the
+/// host, which libpq never does (without `sslrootcert` it reads its own `root.crt`, and
+/// `sslrootcert=system` needs `verify-full`).
 enum PostgresTLS: Equatable {
     case disable
     case prefer
@@ -35,7 +39,7 @@ enum PostgresTLS: Equatable {
         func needsTLS() -> SwitchbackError {
             SwitchbackError(
                 .invalidConfiguration,
-                "the database \(components.host ?? "") is beyond loopback and sslmode=\(mode) lets someone on the path read or answer its queries: use sslmode=verify-full (or verify-ca with sslrootcert)"
+                "the database \(components.host ?? "") is beyond loopback and sslmode=\(mode)\(mode.hasPrefix("verify") || mode == "require" ? " without sslrootcert" : "") does not verify who answers: someone on the path could read the password and answer the store's queries. Use sslmode=verify-full"
             )
         }
         switch mode {
@@ -46,8 +50,12 @@ enum PostgresTLS: Equatable {
             guard loopback else { throw needsTLS() }
             self = .prefer
         case "require":
+            guard loopback || root != nil else { throw needsTLS() }
             self = .require(root == nil ? .none : .certificate, rootCertificate: root)
         case "verify-ca":
+            // Without a root file the chain would be checked against the whole system store and the host
+            // not at all: a publicly issued certificate for any name would pass.
+            guard loopback || root != nil else { throw needsTLS() }
             self = .require(.certificate, rootCertificate: root)
         case "verify-full":
             self = .require(.certificateAndHost, rootCertificate: root)

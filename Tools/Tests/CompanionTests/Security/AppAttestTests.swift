@@ -166,6 +166,19 @@ struct AppAttestTests {
             let again = try await rig.post("/completion/status", body: status, headers: ["Switchback-App-Attestation": unchallenged])
             #expect(again.response.status == 401 && again.json["error"] as? String == "attestation_invalid")
             #expect(rig.log.all.dropFirst(before).contains { $0.contains("assertion refused") && $0.contains("counter") })
+
+            // An app-started POST /exchange begins a sign-in: like a start, its assertion must cover a challenge.
+            let code = try JSONSerialization.data(withJSONObject: [
+                "code": "some-code", "code_verifier": String(repeating: "v", count: 43), "redirect_uri": CompanionRig.appRedirect,
+                "nonce": "nonce-0123456789abcdef",
+            ])
+            let unchallengedCode = try await rig.post(
+                "/exchange", body: code, headers: ["Switchback-App-Attestation": try await header(code, path: "/exchange", challenged: false)])
+            #expect(unchallengedCode.response.status == 401 && unchallengedCode.json["error"] as? String == "attestation_invalid")
+            #expect((unchallengedCode.json["error_description"] as? String)?.contains("challenge") == true)
+            let challengedCode = try await rig.post(
+                "/exchange", body: code, headers: ["Switchback-App-Attestation": try await header(code, path: "/exchange")])
+            #expect(challengedCode.response.status == 400, "attested as a start; the provider then refuses the made-up code")
         }
     }
 

@@ -938,6 +938,25 @@ struct CompanionAttackTests {
         try configuration.validate()
         configuration.limits.trustedProxies = ["10.0.0.0/8", "not-a-network"]
         #expect(throws: (any Error).self) { try configuration.validate() }
+
+        // Every address as a proxy lets any client choose the address the limits see: refused.
+        for everything in ["0.0.0.0/0", "::/0"] {
+            configuration.limits.trustedProxies = ["10.0.1.0/24", everything]
+            #expect(throws: SwitchbackError.self, "\(everything)") { try configuration.validate() }
+        }
+        // A broad network is allowed, and warned of at start; a load balancers' subnet is not.
+        configuration.limits.trustedProxies = ["10.0.0.0/8", "10.0.1.0/24", "2001:db8::/32", "2001:db8:1::/64", "192.0.2.7"]
+        try configuration.validate()
+        let warnings = configuration.limits.proxyWarnings
+        #expect(warnings.count == 2)
+        #expect(warnings.first?.contains("10.0.0.0/8") == true && warnings.last?.contains("2001:db8::/32") == true)
+        #expect(warnings.allSatisfy { $0.contains("X-Forwarded-For") })
+
+        // The log level is one of swift-log's.
+        configuration.logLevel = "loud"
+        #expect(throws: SwitchbackError.self) { try configuration.validate() }
+        configuration.logLevel = "trace"
+        try configuration.validate()
     }
 
     @Test("rate-limit buckets: with a proxy header, the entry the trusted hops name")

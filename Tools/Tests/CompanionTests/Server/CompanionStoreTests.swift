@@ -390,8 +390,8 @@ struct PostgresTLSTests {
     @Test("each sslmode means what it means to libpq; verify-full checks the certificate and the host")
     func modes() throws {
         #expect(try Self.tls("postgres://u@db.internal/x?sslmode=verify-full") == .require(.certificateAndHost, rootCertificate: nil))
-        #expect(try Self.tls("postgres://u@db.internal/x?sslmode=verify-ca") == .require(.certificate, rootCertificate: nil))
-        #expect(try Self.tls("postgres://u@db.internal/x?sslmode=require") == .require(.none, rootCertificate: nil))
+        #expect(try Self.tls("postgres://u@127.0.0.1/x?sslmode=verify-ca") == .require(.certificate, rootCertificate: nil))
+        #expect(try Self.tls("postgres://u@localhost/x?sslmode=require") == .require(.none, rootCertificate: nil))
         #expect(try Self.tls("postgres://u@127.0.0.1/x?sslmode=disable") == .disable)
         #expect(try Self.tls("postgres://u@127.0.0.1/x") == .prefer, "libpq's default is prefer")
         #expect(try Self.tls("postgres://u@localhost/x?sslmode=allow") == .prefer)
@@ -403,6 +403,27 @@ struct PostgresTLSTests {
         #expect(
             try Self.tls("postgres://u@db.internal/x?sslmode=verify-full&sslrootcert=\(ca.path)")
                 == .require(.certificateAndHost, rootCertificate: ca.path))
+        #expect(
+            try Self.tls("postgres://u@db.internal/x?sslmode=verify-ca&sslrootcert=\(ca.path)") == .require(.certificate, rootCertificate: ca.path))
+    }
+
+    @Test(
+        "beyond loopback a server whose certificate is not verified is refused: require, and verify-ca without sslrootcert; the message suggests verify-full only"
+    )
+    func unverifiedRefused() {
+        for url in [
+            "postgres://u@db.internal/x?sslmode=require", "postgres://u@10.0.0.5/x?sslmode=verify-ca", "postgres://u@[2001:db8::1]/x?sslmode=require",
+        ] {
+            do {
+                _ = try Self.tls(url)
+                Issue.record("\(url) was accepted")
+            } catch let error as SwitchbackError {
+                #expect(error.code == .invalidConfiguration)
+                #expect(error.message.contains("Use sslmode=verify-full") && !error.message.contains("or verify-ca"), "\(error.message)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
     }
 
     @Test("beyond loopback, no TLS or a downgradable one is refused; unknown, repeated or missing values are refused")

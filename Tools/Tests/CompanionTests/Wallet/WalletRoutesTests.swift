@@ -165,6 +165,23 @@ struct WalletRoutesTests {
         }
     }
 
+    @Test("a wallet request's state, the last segment of its request object's path, is never logged, at any level, served, refused or unmatched")
+    func stateNotLogged() async throws {
+        let wallet = try Wallet()
+        try await Self.with(wallet) { rig in
+            let request = try await Self.start(rig)
+            let path = "/wallet/request/" + request.state
+            _ = try await rig.get(rig.url(path))
+            let unknown = "unknown-state-0123456789abcdefghij"
+            _ = try await rig.get(rig.url("/wallet/request/" + unknown))
+            _ = try await rig.transport.send(HTTPRequest(method: .put, url: rig.url(path)))
+            _ = try await rig.transport.send(HTTPRequest(method: .delete, url: rig.url(path + "/more")))
+            let text = rig.log.text
+            #expect(text.contains("/wallet/request/{id}"), "the route is logged by its template")
+            #expect(!text.contains(request.state) && !text.contains(unknown), "a state reached the log")
+        }
+    }
+
     @Test("refused: another request's nonce, a missing claim, the wallet's refusal, a replayed answer; each reaches the app as a failure")
     func refusals() async throws {
         let wallet = try Wallet()
