@@ -246,6 +246,13 @@ extension Companion {
             var response = audience == .app ? error.json : error.page
             if let retryAfter = error.retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
             return response
+        } catch let tampered as TamperedRecord {
+            // Someone wrote to the store without a record key this server holds, or altered a row: answered
+            // as a secret the server does not know, and counted.
+            service.logger.warning("\(tampered.description)", metadata: ["route": "\(path)"])
+            metrics.refused(route: path, reason: "tampered_record")
+            let refusal = CompanionError(.invalidToken, "this value is unknown, expired or was already used")
+            return audience == .app ? refusal.json : refusal.page
         } catch let error as SwitchbackError {
             service.logger.error("store or provider failure", metadata: ["route": "\(path)", "code": "\(error.code)"])
             metrics.refused(route: path, reason: "unavailable")

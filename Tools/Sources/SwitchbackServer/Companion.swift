@@ -87,7 +87,7 @@ public final class Companion: Sendable {
         } else if let url = configuration.postgresURL {
             // The store first: a database that cannot be reached ends the start here, with nothing else
             // opened yet to close (an HTTP client left open would stop the process when it is released).
-            let postgres = try PostgresCompanionStore(url: url, logger: logger)
+            let postgres = try PostgresCompanionStore(url: url, recordKeys: try RecordKeys(configuration.recordKeys), logger: logger)
             do {
                 try await postgres.start()
             } catch let error as SwitchbackError {
@@ -100,7 +100,7 @@ public final class Companion: Sendable {
             ownedStore = postgres
             chosenStore = postgres
         } else {
-            chosenStore = InMemoryCompanionStore()
+            chosenStore = InMemoryCompanionStore(recordKeys: configuration.recordKeys.isEmpty ? .random() : try RecordKeys(configuration.recordKeys))
         }
         let ownedTransport = transport == nil ? ServerTransport() : nil
         let transport: any HTTPTransport = transport ?? ownedTransport!

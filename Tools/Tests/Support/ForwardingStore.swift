@@ -8,6 +8,8 @@ package protocol ForwardingStore: CompanionStore {
 }
 
 extension ForwardingStore {
+    package var recordKeys: RecordKeys { inner.recordKeys }
+
     package func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws {
         try await inner.insert(kind, digest: digest, value: value, expiresAt: expiresAt)
     }

@@ -33,7 +33,9 @@ package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
                 throw PostgresMissing(description: "CI=true but SWITCHBACK_TEST_POSTGRES_URL is unset; scripts/test.sh must start PostgreSQL")
             }
             let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            let store = try PostgresCompanionStore(url: url, schema: schema)
+            // One record key for every instance of this schema, as a deployment's recordKeys gives them.
+            let keys = RecordKeys.random()
+            let store = try PostgresCompanionStore(url: url, schema: schema, recordKeys: keys)
             try await store.start()
             var others: [PostgresCompanionStore] = []
             do {
@@ -41,7 +43,7 @@ package enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
                 let result = try await body(
                     store,
                     {
-                        let other = try PostgresCompanionStore(url: url, schema: schema)
+                        let other = try PostgresCompanionStore(url: url, schema: schema, recordKeys: keys)
                         try await other.start()
                         others.append(other)
                         return other

@@ -140,6 +140,7 @@ extension ServerConfiguration {
             Setting(key: "port", isSecret: false) { $0.port = try port($1) },
             text("publicURL") { $0.publicURL = $1 },
             text("logLevel") { $0.logLevel = $1 },
+            Setting(key: "recordKeys", isSecret: true) { $0.recordKeys = list($1) },
             Setting(key: "postgresURL", isSecret: true) { $0.postgresURL = $1 },
             // The database password alone, for a URL given without it.
             Setting(key: "postgresPassword", isSecret: true) { configuration, password in
@@ -212,6 +213,7 @@ extension ServerConfiguration {
         if copy.provider?.privateKey != nil { copy.provider?.privateKey = Self.redaction }
         if copy.provider?.decryptionKey != nil { copy.provider?.decryptionKey = Self.redaction }
         if copy.playIntegrity?.decryptionKey != nil { copy.playIntegrity?.decryptionKey = Self.redaction }
+        copy.recordKeys = recordKeys.map { _ in Self.redaction }
         if let url = postgresURL {
             if var components = URLComponents(string: url) {
                 if components.password != nil { components.password = Self.redaction }

@@ -208,6 +208,12 @@ extension ServerConfiguration {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }
         }
+        if !recordKeys.isEmpty { _ = try RecordKeys(recordKeys) }
+        if postgresURL != nil, recordKeys.isEmpty {
+            throw fail(
+                "recordKeys is required with postgresURL: every instance seals the shared records under the same server-held key, so that whoever can write to the database cannot make one (openssl rand -base64 32 makes one)"
+            )
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw fail("logLevel must be trace, debug, info, notice, warning, error or critical, not \(logLevel.prefix(20))")
         }

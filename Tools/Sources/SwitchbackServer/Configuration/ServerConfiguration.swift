@@ -32,6 +32,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var wallet: Wallet?
     /// Apple's Verify with Wallet, the companion decrypting and verifying the answers.
     public var appleIdentity: AppleIdentity?
+    /// The server-held keys the store's records are sealed under (``RecordKeys``): base64url of 32 random
+    /// bytes each, the current key first, then earlier ones still accepted while their records expire.
+    /// Required with ``postgresURL`` (every instance must hold the same); without it a store in memory
+    /// gets a key of the process. A secret: give it through the secrets directory or the environment.
+    public var recordKeys: [String]
     /// The least severe level `switchback-companion` logs: `trace`, `debug`, `info`, `notice` (the
     /// default), `warning`, `error` or `critical`. No level logs a secret: routes are logged by their
     /// template, never their path or query.
@@ -261,8 +266,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
         limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
         appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil, appleIdentity: AppleIdentity? = nil,
-        logLevel: String = "notice"
+        logLevel: String = "notice", recordKeys: [String] = []
     ) {
+        self.recordKeys = recordKeys
         self.logLevel = logLevel
         self.wallet = wallet
         self.appleIdentity = appleIdentity
@@ -286,7 +292,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics, appAttest, playIntegrity, wallet, appleIdentity, logLevel
+        case metrics, appAttest, playIntegrity, wallet, appleIdentity, logLevel, recordKeys
     }
 
     /// Every key but the sections is optional in a file.
@@ -311,7 +317,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             playIntegrity: try container.decodeIfPresent(PlayIntegrity.self, forKey: .playIntegrity),
             wallet: try container.decodeIfPresent(Wallet.self, forKey: .wallet),
             appleIdentity: try container.decodeIfPresent(AppleIdentity.self, forKey: .appleIdentity),
-            logLevel: try container.decodeIfPresent(String.self, forKey: .logLevel) ?? "notice"
+            logLevel: try container.decodeIfPresent(String.self, forKey: .logLevel) ?? "notice",
+            recordKeys: try container.decodeIfPresent([String].self, forKey: .recordKeys) ?? []
         )
     }
 

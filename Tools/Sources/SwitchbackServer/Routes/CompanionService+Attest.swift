@@ -165,7 +165,7 @@ extension CompanionService {
         // result request it is the growing counter, kept here as Apple asks (two concurrent requests may store
         // their counters in either order, and the result itself is handed over once).
         _ = try await store.replace(
-            .attestedKey, digest: Secrets.digest(secret), sealedWith: RecordSealing.key(for: secret, kind: .attestedKey), record,
+            .attestedKey, digest: Secrets.digest(secret), sealedWith: store.sealingKey(for: secret, kind: .attestedKey), record,
             expiresAt: record.expiresAt, now: now)
         return secret
     }

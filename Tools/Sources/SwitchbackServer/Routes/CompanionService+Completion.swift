@@ -44,7 +44,7 @@ extension CompanionService {
             throw CompanionError(.invalidRequest, "flow_id must be a random value of at least 128 bits (22+ characters)")
         }
         let digest = Secrets.digest(body.flowID)
-        let key = RecordSealing.encode(RecordSealing.key(for: body.flowID, kind: .completion))
+        let key = store.sealingKey(for: body.flowID, kind: .completion).encoded
         let expiresAt = clock.now().addingTimeInterval(Self.authorizationLifetime)
         let options = try options(
             responseMode: body.responseMode, acrValues: body.acrValues, loginHint: body.loginHint, uiLocales: body.uiLocales,
@@ -85,7 +85,7 @@ extension CompanionService {
             state = Self.parameters(of: url)["state"]
         }
         let pending = try await takeAuthorization(state: state, for: .completion)
-        guard case .completion(let flowDigest, let resultKey, let attestedKey) = pending.purpose, let key = RecordSealing.decode(resultKey) else {
+        guard case .completion(let flowDigest, let resultKey, let attestedKey) = pending.purpose, let key = RecordKey(encoded: resultKey) else {
             throw CompanionError(.invalidState, "this state belongs to another route")
         }
         let returnValue = Base64URL.encode(entropy.randomBytes(count: 32))
@@ -136,8 +136,7 @@ extension CompanionService {
         if let result = body.result, !Secrets.isIssued(result) { throw CompanionError(.invalidRequest, "result is malformed") }
         let digest = Secrets.digest(body.flowID)
         let wait = min(max(body.wait ?? completion.maximumWait, 0), completion.maximumWait)
-        let key = RecordSealing.key(for: body.flowID, kind: .completion)
-        guard let record = try await currentCompletion(digest, key: key) else {
+        guard let record = try await currentCompletion(body.flowID) else {
             return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
         }
         try requireAssertion(by: record.attestedKey)
@@ -150,7 +149,7 @@ extension CompanionService {
             do {
                 while current.status == .pending, ContinuousClock.now < deadline, await waiters.isCurrent(digest, ticket) {
                     await waiters.wait(digest, ticket, until: deadline, recheck: completion.storeRecheck.map { .milliseconds(Int($0 * 1000)) })
-                    guard let fresh = try await currentCompletion(digest, key: key) else {
+                    guard let fresh = try await currentCompletion(body.flowID) else {
                         await waiters.leave(digest, ticket)
                         return CompanionError(.invalidGrant, "no sign-in is waiting under this flow_id").json.withStatus(404)
                     }
@@ -187,8 +186,10 @@ extension CompanionService {
         }
     }
 
-    private func currentCompletion(_ digest: String, key: SymmetricKey) async throws -> CompletionRecord? {
-        try await store.read(.completion, digest: digest, sealedWith: key, as: CompletionRecord.self, now: clock.now())
+    /// The completion record of `flowID`, opened with the record key it names (one rotated in since the
+    /// start still opens it).
+    private func currentCompletion(_ flowID: String) async throws -> CompletionRecord? {
+        try await store.lookUp(.completion, secret: flowID, as: CompletionRecord.self, now: clock.now())
     }
 }
 

@@ -8,6 +8,8 @@ struct InstrumentedStore: CompanionStore {
     let inner: any CompanionStore
     let metrics: CompanionMetrics
 
+    var recordKeys: RecordKeys { inner.recordKeys }
+
     private func measure<T: Sendable>(_ operation: String, _ kind: RecordKind?, _ body: () async throws -> T) async throws -> T {
         guard metrics.enabled || metrics.tracing else { return try await body() }
         guard metrics.tracing else { return try await timed(operation, body) }

@@ -37,12 +37,16 @@ public enum RecordKind: String, Sendable, CaseIterable {
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret
 /// (a code, a session ID, a `state`, a flow ID), so a copy of the store cannot be replayed, and every value
-/// the extension methods below write is sealed (AES-GCM) with a key derived from that same secret (HKDF),
-/// which the store never sees: a dump of the store alone yields neither a usable key nor a readable record.
+/// the extension methods below write is sealed (AES-GCM) with a key derived from that same secret and a
+/// server-held key (``recordKeys``), neither of which the store holds: a dump of the store yields no
+/// readable record, and a row written by someone who can write to the database does not open.
 ///
 /// ``take(_:digest:now:)`` must be atomic: of any number of concurrent calls for one key, across every
 /// server instance sharing the store, exactly one returns the value.
 public protocol CompanionStore: Sendable {
+    /// The server-held keys the extension methods seal values under: the same on every instance that
+    /// shares the store (the configuration's `recordKeys`).
+    var recordKeys: RecordKeys { get }
     /// Stores `value` until `expiresAt`; throws ``SwitchbackError/Code/storeFailed`` when the key exists.
     func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) async throws
     /// Removes and returns the value when it exists and is unexpired at `now`; nil otherwise.
@@ -119,17 +123,18 @@ extension CompanionStore {
     }
 
     /// Stores `value` under a secret the caller already holds (a `state`, a flow ID), sealed with a key
-    /// derived from it.
+    /// derived from it and the current record key.
     public func insert(_ kind: RecordKind, secret: String, _ value: some Encodable, expiresAt: Date) async throws {
-        try await insert(kind, digest: Secrets.digest(secret), sealedWith: RecordSealing.key(for: secret, kind: kind), value, expiresAt: expiresAt)
+        try await insert(kind, digest: Secrets.digest(secret), sealedWith: sealingKey(for: secret, kind: kind), value, expiresAt: expiresAt)
     }
 
-    /// Redeems `secret` once: of concurrent redemptions exactly one gets the value.
+    /// Redeems `secret` once: of concurrent redemptions exactly one gets the value. Throws
+    /// ``TamperedRecord`` for a value that does not open.
     public func redeem<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type, now: Date) async throws -> Value? {
         guard Secrets.isPlausible(secret) else { return nil }
         let digest = Secrets.digest(secret)
         guard let data = try await take(kind, digest: digest, now: now) else { return nil }
-        return try RecordSealing.open(type, from: data, key: RecordSealing.key(for: secret, kind: kind), kind: kind, digest: digest)
+        return try RecordSealing.open(type, from: data, secret: secret, keys: recordKeys, kind: kind, digest: digest)
     }
 
     /// Looks `secret` up without using it.
@@ -137,17 +142,22 @@ extension CompanionStore {
         guard Secrets.isPlausible(secret) else { return nil }
         let digest = Secrets.digest(secret)
         guard let data = try await read(kind, digest: digest, now: now) else { return nil }
-        return try RecordSealing.open(type, from: data, key: RecordSealing.key(for: secret, kind: kind), kind: kind, digest: digest)
+        return try RecordSealing.open(type, from: data, secret: secret, keys: recordKeys, kind: kind, digest: digest)
+    }
+
+    /// The key a value stored under `secret` is sealed with now: derived under the current record key.
+    func sealingKey(for secret: String, kind: RecordKind) -> RecordKey {
+        RecordSealing.key(for: secret, kind: kind, under: recordKeys.current)
     }
 
     /// Stores `value` under `digest`, sealed with `key` (for a record written by a request that holds only
     /// the key, not the secret: a completion's result).
-    func insert(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date) async throws {
+    func insert(_ kind: RecordKind, digest: String, sealedWith key: RecordKey, _ value: some Encodable, expiresAt: Date) async throws {
         try await insert(kind, digest: digest, value: try RecordSealing.seal(value, key: key, kind: kind, digest: digest), expiresAt: expiresAt)
     }
 
     /// Replaces the record under `digest` with `value` sealed with `key`; false when it is gone.
-    func replace(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, _ value: some Encodable, expiresAt: Date, now: Date) async throws
+    func replace(_ kind: RecordKind, digest: String, sealedWith key: RecordKey, _ value: some Encodable, expiresAt: Date, now: Date) async throws
         -> Bool
     {
         try await replace(
@@ -155,7 +165,7 @@ extension CompanionStore {
     }
 
     /// Reads the record under `digest` sealed with `key`, without using it.
-    func read<Value: Decodable>(_ kind: RecordKind, digest: String, sealedWith key: SymmetricKey, as type: Value.Type, now: Date) async throws
+    func read<Value: Decodable>(_ kind: RecordKind, digest: String, sealedWith key: RecordKey, as type: Value.Type, now: Date) async throws
         -> Value?
     {
         guard let data = try await read(kind, digest: digest, now: now) else { return nil }
@@ -216,23 +226,27 @@ extension HandOffGrant: FlatJSON {
 }
 
 /// The sealing of stored values: AES-256-GCM under a key derived with HKDF-SHA256 from the record's own
-/// secret (salted, and bound to the record kind), with the kind and digest as associated data so that a
-/// value moved to another row does not open.
+/// secret, with a server-held record key as the salt (``RecordKeys``) and the record kind as the info, with
+/// the kind and digest as associated data so that a value moved to another row does not open. A sealed
+/// value is a version byte (2), the record key's 4-byte identifier, then AES-GCM's nonce, ciphertext and
+/// tag; a value of the first version (sealed under a constant salt, which anyone who can write to the
+/// database could reproduce) does not open.
 enum RecordSealing {
-    private static let salt = Data("switchback companion record v1".utf8)
+    private static let version: UInt8 = 2
 
-    /// HKDF-SHA256 (RFC 5869) of the secret, `salt` and the kind, 32 bytes: the same key as swift-crypto's
-    /// `HKDF<SHA256>.deriveKey`, which a test holds it to. Two HMACs, as HKDF's extract and one block of
-    /// expand are; the extract's HMAC keyed with the constant salt is made once and copied (its hash states
-    /// are copied on write), and the expand's HMAC is written over SHA-256 below: `deriveKey` was 7% of the
-    /// server's time in a hand-off pair (BENCHMARKS.md).
-    static func key(for secret: String, kind: RecordKind) -> SymmetricKey {
-        var extract = extractor
+    /// HKDF-SHA256 (RFC 5869) of the secret with the record key as salt and the kind as info, 32 bytes: the
+    /// same key as swift-crypto's `HKDF<SHA256>.deriveKey`, which a test holds it to. Two HMACs, as HKDF's
+    /// extract and one block of expand are; the extract's HMAC keyed with the record key is made once per
+    /// key and copied (its hash states are copied on write), and the expand's HMAC is written over SHA-256
+    /// below: `deriveKey` was 7% of the server's time in a hand-off pair (BENCHMARKS.md).
+    static func key(for secret: String, kind: RecordKind, under serverKey: RecordKeys.Key) -> RecordKey {
+        var extract = serverKey.extractor
         var secret = secret
         secret.withUTF8 { extract.update(data: UnsafeRawBufferPointer($0)) }
         let pseudoRandomKey = extract.finalize()
         let info = infos[kind] ?? Data(kind.rawValue.utf8) + [1]
-        return pseudoRandomKey.withUnsafeBytes { SymmetricKey(data: hmacSHA256(key: $0, message: info)) }
+        return RecordKey(
+            serverKeyID: serverKey.id, key: pseudoRandomKey.withUnsafeBytes { SymmetricKey(data: hmacSHA256(key: $0, message: info)) })
     }
 
     /// HMAC-SHA256 (RFC 2104) for a key of at most one block, written over SHA-256 directly: swift-crypto's
@@ -258,23 +272,25 @@ enum RecordSealing {
         }
     }
 
-    /// HMAC-SHA256 keyed with the salt, before any input: HKDF's extract step starts from here.
-    private static let extractor = HMAC<SHA256>(key: SymmetricKey(data: salt))
-
     /// Each kind's expand input for the first (and only) output block: the info, then the counter 1.
     private static let infos = Dictionary(uniqueKeysWithValues: RecordKind.allCases.map { ($0, Data($0.rawValue.utf8) + [1]) })
 
-    static func seal(_ value: some Encodable, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Data {
+    static func seal(_ value: some Encodable, key: RecordKey, kind: RecordKind, digest: String) throws -> Data {
         let plain = try (value as? any FlatJSON)?.json() ?? Secrets.encoder.encode(value)
         do {
             // The nonce in one system call (`AES.GCM.Nonce()` makes two); 96 random bits, as before and as
             // NIST SP 800-38D §8.2.2 allows. Most keys seal one record; the most a key seals is an App Attest
             // key's record, resealed at each assertion, far below the 2^32 seals that bound random nonces.
             let nonce = try AES.GCM.Nonce(data: KernelEntropy().randomBytes(count: 12))
-            guard let combined = try AES.GCM.seal(plain, using: key, nonce: nonce, authenticating: associatedData(kind, digest)).combined else {
+            guard let combined = try AES.GCM.seal(plain, using: key.key, nonce: nonce, authenticating: associatedData(kind, digest)).combined
+            else {
                 throw SwitchbackError(.storeFailed, "a \(kind.rawValue) record could not be sealed")
             }
-            return combined
+            var sealed = Data(capacity: 5 + combined.count)
+            sealed.append(version)
+            sealed.append(contentsOf: key.serverKeyID)
+            sealed.append(combined)
+            return sealed
         } catch let error as SwitchbackError {
             throw error
         } catch {
@@ -282,12 +298,27 @@ enum RecordSealing {
         }
     }
 
-    static func open<Value: Decodable>(_ type: Value.Type, from data: Data, key: SymmetricKey, kind: RecordKind, digest: String) throws -> Value {
+    /// Opens a value stored under `secret`, with the record key it names. Throws ``TamperedRecord`` when it
+    /// names no key this server holds or does not open.
+    static func open<Value: Decodable>(_ type: Value.Type, from data: Data, secret: String, keys: RecordKeys, kind: RecordKind, digest: String)
+        throws -> Value
+    {
+        guard data.count > 5, data.first == version, let serverKey = keys.key(id: data.dropFirst().prefix(4)) else {
+            throw TamperedRecord(kind: kind)
+        }
+        return try open(type, from: data, key: key(for: secret, kind: kind, under: serverKey), kind: kind, digest: digest)
+    }
+
+    /// Opens a value sealed with `key`, which must be the key the value names.
+    static func open<Value: Decodable>(_ type: Value.Type, from data: Data, key: RecordKey, kind: RecordKind, digest: String) throws -> Value {
+        guard data.count > 5, data.first == version, data.dropFirst().prefix(4).elementsEqual(key.serverKeyID) else {
+            throw TamperedRecord(kind: kind)
+        }
         let plain: Data
         do {
-            plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: data), using: key, authenticating: associatedData(kind, digest))
+            plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: data.dropFirst(5)), using: key.key, authenticating: associatedData(kind, digest))
         } catch {
-            throw SwitchbackError(.storeFailed, "a stored \(kind.rawValue) record could not be opened (written by another version, or altered)")
+            throw TamperedRecord(kind: kind)
         }
         if let flat = type as? any FlatJSON.Type {
             guard let value = flat.read(plain) as? Value else {
@@ -306,15 +337,6 @@ enum RecordSealing {
         bytes.append(UInt8(ascii: " "))
         bytes += digest.utf8
         return bytes
-    }
-
-    /// A key as text, to keep inside another sealed record.
-    static func encode(_ key: SymmetricKey) -> String {
-        key.withUnsafeBytes { Base64URL.encode(Array($0)) }
-    }
-
-    static func decode(_ text: String) -> SymmetricKey? {
-        Base64URL.decode(text).flatMap { $0.count == 32 ? SymmetricKey(data: $0) : nil }
     }
 }
 

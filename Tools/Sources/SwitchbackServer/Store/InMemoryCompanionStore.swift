@@ -9,8 +9,12 @@ public actor InMemoryCompanionStore: CompanionStore {
     }
 
     private var records: [Key: (value: Data, expiresAt: Date)] = [:]
+    public nonisolated let recordKeys: RecordKeys
 
-    public init() {}
+    /// `recordKeys` defaults to a key of this process: nothing else reads these records.
+    public init(recordKeys: RecordKeys = .random()) {
+        self.recordKeys = recordKeys
+    }
 
     public func insert(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date) throws {
         let key = Key(kind: kind, digest: digest)

@@ -50,10 +50,18 @@ public final class PostgresCompanionStore: CompanionStore {
     private let inserts: BatchedStatement<Statements.Insert, Bool>
     private let takes: BatchedStatement<Statements.Take, (Data, Date)?>
 
+    /// The keys records are sealed under: the same on every instance that shares the table.
+    public let recordKeys: RecordKeys
+
     /// `url` is `postgres://user[:password]@host[:port]/database`; `sslmode` there means what it means to
     /// libpq. `schema`, when given, must be a plain lower-case SQL identifier of at most 36 characters; it is
-    /// created when missing and is the only schema the connections search.
-    public init(url: String, schema: String? = nil, logger: Logger = Logger(label: "switchback.server.postgres")) throws {
+    /// created when missing and is the only schema the connections search. `recordKeys` must be the same on
+    /// every instance sharing the table (the configuration's `recordKeys`); the default, a key of this
+    /// process, suits one instance.
+    public init(
+        url: String, schema: String? = nil, recordKeys: RecordKeys = .random(), logger: Logger = Logger(label: "switchback.server.postgres")
+    ) throws {
+        self.recordKeys = recordKeys
         if let schema {
             guard Self.isIdentifier(schema), schema.utf8.count <= 36, !schema.hasPrefix("pg_") else {
                 throw SwitchbackError(.invalidConfiguration, "the schema name must match [a-z_][a-z0-9_]{0,35} and not begin with pg_")

@@ -210,7 +210,10 @@ struct CompanionCommandTests {
     @Test("a database it cannot reach ends the start with a message naming it, and an orderly exit, not a crash")
     func unreachableDatabase() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-companion-\(UUID().uuidString).json")
-        try Data(#"{"port": 0, "postgresURL": "postgres://switchback@127.0.0.1:1/switchback"}"#.utf8).write(to: file)
+        try Data(
+            #"{"port": 0, "postgresURL": "postgres://switchback@127.0.0.1:1/switchback", "recordKeys": ["AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"]}"#
+                .utf8
+        ).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let run = try await ChildProcess.run(try Self.executable.path, ["--config", file.path])
         #expect(run.status != 0 && run.status < 128, "an error exit, not a signal (status \(run.status))")

@@ -47,7 +47,7 @@ struct CompanionInstancesTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-instances-\(UUID().uuidString).json")
         // No store recheck (the default): only a notification can wake the waiting request in time.
         let json = """
-            {"port": 0, "postgresURL": "\(postgres)",
+            {"port": 0, "postgresURL": "\(postgres)", "recordKeys": ["\(Base64URL.encode(Data((0..<32).map { _ in UInt8.random(in: 0...255) })))"],
              "provider": {"issuer": "\(emulator.issuer)", "clientID": "backend", "clientSecret": "backend-secret"},
              "exchange": {"redirectURIs": ["com.example.app:/oauth/callback"], "returns": "session"},
              "completion": {"appLink": "https://app.example.com/signed-in", "maximumWait": 25}}

@@ -1122,12 +1122,83 @@ struct CompanionRecordsAtRestTests {
         // The attacker with write access copies alice's sealed value over bob's row.
         _ = await store.take(.session, digest: Secrets.digest(second), now: now)
         try await store.insert(.session, digest: Secrets.digest(second), value: firstValue, expiresAt: now.addingTimeInterval(60))
-        await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: second, as: [String: String].self, now: now) }
+        await #expect(throws: TamperedRecord.self) { _ = try await store.lookUp(.session, secret: second, as: [String: String].self, now: now) }
         // Altered in place.
         var altered = firstValue
         altered[altered.count - 1] ^= 0x01
         _ = await store.take(.session, digest: Secrets.digest(first), now: now)
         try await store.insert(.session, digest: Secrets.digest(first), value: altered, expiresAt: now.addingTimeInterval(60))
-        await expectCode(.storeFailed) { _ = try await store.lookUp(.session, secret: first, as: [String: String].self, now: now) }
+        await #expect(throws: TamperedRecord.self) { _ = try await store.lookUp(.session, secret: first, as: [String: String].self, now: now) }
+    }
+
+    @Test(
+        "a database writer cannot mint a session: a record sealed without the server's record key is refused with 401, counted, never a 5xx; the same record sealed by the server opens",
+        arguments: StoreKind.available)
+    func writerCannotMint(kind: StoreKind) async throws {
+        try await kind.with { store, _ in
+            let rig = try await CompanionRig.start(store: store, returns: .session)
+            do {
+                let now = rig.clock.now()
+                let victim = SessionRecord(subject: "victim-sub", acr: nil, createdAt: now, expiresAt: now.addingTimeInterval(3600))
+                // The attacker knows the format and picks the secret, but holds no record key of this server.
+                let attacker = InMemoryCompanionStore()
+                let forgedID = try await attacker.issue(.session, victim, expiresAt: now.addingTimeInterval(3600))
+                let forged = try #require(await attacker.read(.session, digest: Secrets.digest(forgedID), now: now))
+                try await store.insert(.session, digest: Secrets.digest(forgedID), value: forged, expiresAt: now.addingTimeInterval(3600))
+                let refused = try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(forgedID)"])
+                #expect(refused.status == 401, "a minted session was answered \(refused.status)")
+                #expect(!String(decoding: refused.body, as: UTF8.self).contains("victim-sub"))
+                #expect(rig.log.text.contains("sealed under no key this server holds"))
+                // A record the first version sealed (no version byte, no key): refused the same way.
+                let legacyID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
+                try await store.insert(
+                    .session, digest: Secrets.digest(legacyID), value: Data(forged.dropFirst(5)), expiresAt: now.addingTimeInterval(3600))
+                #expect(try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(legacyID)"]).status == 401)
+
+                // The control: the server's own record for the same subject opens.
+                let genuineID = try await store.issue(.session, victim, expiresAt: now.addingTimeInterval(3600))
+                let genuine = try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(genuineID)"])
+                #expect(genuine.status == 200 && String(decoding: genuine.body, as: UTF8.self).contains("victim-sub"))
+                await rig.stop()
+            } catch {
+                await rig.stop()
+                throw error
+            }
+        }
+    }
+
+    @Test("record keys rotate: a record sealed under the previous key opens while that key is listed; new records are sealed under the current one")
+    func rotation() async throws {
+        let old = Base64URL.encode(Data((0..<32).map { UInt8($0) }))
+        let new = Base64URL.encode(Data((0..<32).map { UInt8(255 - $0) }))
+        let now = Date()
+        let before = InMemoryCompanionStore(recordKeys: try RecordKeys([old]))
+        let secret = try await before.issue(.session, ["subject": "alice"], expiresAt: now.addingTimeInterval(60))
+        let sealed = try #require(await before.read(.session, digest: Secrets.digest(secret), now: now))
+
+        let rotating = InMemoryCompanionStore(recordKeys: try RecordKeys([new, old]))
+        try await rotating.insert(.session, digest: Secrets.digest(secret), value: sealed, expiresAt: now.addingTimeInterval(60))
+        #expect(try await rotating.lookUp(.session, secret: secret, as: [String: String].self, now: now) == ["subject": "alice"])
+        let fresh = try await rotating.issue(.session, ["subject": "bob"], expiresAt: now.addingTimeInterval(60))
+        let freshSealed = try #require(await rotating.read(.session, digest: Secrets.digest(fresh), now: now))
+        #expect(Array(freshSealed.prefix(5)) == [2] + (try RecordKeys([new])).current.id, "sealed under the current key, which it names")
+
+        let after = InMemoryCompanionStore(recordKeys: try RecordKeys([new]))
+        try await after.insert(.session, digest: Secrets.digest(secret), value: sealed, expiresAt: now.addingTimeInterval(60))
+        await #expect(throws: TamperedRecord.self, "the old key is gone") {
+            _ = try await after.lookUp(.session, secret: secret, as: [String: String].self, now: now)
+        }
+        try await after.insert(.session, digest: Secrets.digest(fresh), value: freshSealed, expiresAt: now.addingTimeInterval(60))
+        #expect(try await after.lookUp(.session, secret: fresh, as: [String: String].self, now: now) == ["subject": "bob"])
+
+        // A key that is not 32 bytes, a key twice, or none: refused without repeating a key.
+        for keys in [["c2hvcnQ"], [new, new], []] {
+            #expect(throws: SwitchbackError.self) { try RecordKeys(keys) }
+        }
+        do {
+            _ = try RecordKeys([new, "c2hvcnQ"])
+        } catch let error as SwitchbackError {
+            #expect(error.message.contains("key 2") && !error.message.contains(new))
+        }
     }
 }

@@ -275,18 +275,20 @@ struct CompanionStoreTests {
         }
     }
 
-    /// Records already stored (and instances still running the previous version) must keep opening: the
-    /// derivation is written out by hand for speed, and must stay exactly HKDF-SHA256 as swift-crypto gives it.
-    @Test("a record key is exactly HKDF-SHA256 of the secret, the salt and the kind, for every kind and secrets of every shape")
-    func recordKeyIsHKDF() {
-        let salt = Data("switchback companion record v1".utf8)
+    /// Records already stored (and instances still running the same keys) must keep opening: the derivation
+    /// is written out by hand for speed, and must stay exactly HKDF-SHA256 as swift-crypto gives it.
+    @Test(
+        "a record key is exactly HKDF-SHA256 of the secret, the server's record key as salt and the kind, for every kind and secrets of every shape")
+    func recordKeyIsHKDF() throws {
+        let salt = Data((0..<32).map { UInt8($0 &* 7 &+ 3) })
+        let keys = try RecordKeys([Base64URL.encode(salt)])
         var secrets = ["", "a", String(repeating: "x", count: 64), String(repeating: "y", count: 65), "é ü \u{1F600}"]
         secrets += (0..<40).map { Base64URL.encode((0..<(1 + $0 * 7)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }) }
         for kind in RecordKind.allCases {
             for secret in secrets {
                 let expected = HKDF<SHA256>.deriveKey(
                     inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(kind.rawValue.utf8), outputByteCount: 32)
-                #expect(RecordSealing.key(for: secret, kind: kind) == expected, "\(kind) \(secret.prefix(12))")
+                #expect(RecordSealing.key(for: secret, kind: kind, under: keys.current).key == expected, "\(kind) \(secret.prefix(12))")
             }
         }
     }

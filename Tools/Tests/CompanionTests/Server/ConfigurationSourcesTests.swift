@@ -23,6 +23,7 @@ struct ConfigurationSourcesTests {
                  "provider": {"issuer": "https://id.example.com", "clientID": "backend", "clientSecret": "from-the-file"},
                  "handOff": {"allowedRedirects": ["https://web.example.com/app"], "audience": "https://auth.example.com"},
                  "postgresURL": "postgres://switchback@db.internal:5432/switchback?sslmode=verify-full",
+                 "recordKeys": ["AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"],
                  "limits": {"directClients": true}}
                 """
             try Data(json.utf8).write(to: URL(fileURLWithPath: file))
