@@ -49,7 +49,8 @@ public import Foundation
 
 /// Checks a credential's status (draft-ietf-oauth-status-list-20 §8.3): the Status List Token at the
 /// credential's `uri` is fetched (§8.1, `Accept: application/statuslist+jwt`, and `+cwt` first for an mdoc's;
-/// https, up to three https redirects), its `typ` must be `statuslist+jwt` (or the CWT's) and its signature by
+/// https, up to three redirects on the same host, within ``deadline`` in all, a body of at most 1 MiB that
+/// inflates to at most 1 MiB), its `typ` must be `statuslist+jwt` (or the CWT's) and its signature by
 /// keys of the credential's own issuer
 /// (as `CredentialIssuerKeys` gives them; §11.3's first way), its `sub` the `uri`, its `exp` in the future;
 /// then the index must be inside the list. A token is kept until its `exp`, its `ttl` or `maximumAge`,
@@ -65,14 +66,21 @@ public import Foundation
     private let maximumAge: TimeInterval
     /// By issuer and `uri`: a list is taken for the issuer whose keys verified it, never for another.
     private var cache: [String: (list: StatusList, until: TimeInterval)] = [:]
-    /// Lists kept at most; the oldest is dropped for a new one.
-    static let cacheLimit = 64
+    /// How long a fetch may take in all, redirects and body included: a list trickled a byte at a time must
+    /// not hold the presentation that waits for it.
+    private let deadline: Duration
+    /// Lists kept at most; the oldest is dropped for a new one. With ``maximumListBytes`` each, 32 MiB at most.
+    static let cacheLimit = 32
+    /// The most a list's body may hold, and the most its entries may inflate to: 1 MiB, 8 million entries
+    /// of one bit. A list fetched from an issuer's URL is attacker-reachable input.
+    static let maximumListBytes = 1 << 20
 
     public init(
         transport: any HTTPTransport, issuers: any CredentialIssuerKeys, cwtSigners: (any MDocIssuerKeys)? = nil,
         clock: any WallClock = SystemClock(),
-        maximumAge: TimeInterval = 3600
+        maximumAge: TimeInterval = 3600, deadline: Duration = .seconds(10)
     ) {
+        self.deadline = deadline
         self.cwtSigners = cwtSigners
         self.transport = transport
         self.issuers = issuers
@@ -97,7 +105,7 @@ public import Foundation
         if let kept = cache[cacheKey], kept.until > now {
             list = kept.list
         } else {
-            let (fetched, until) = try await fetch(uri, issuer: issuer, authorities: authorities, now: now)
+            let (fetched, until) = try await Self.within(deadline) { try await self.fetch(uri, issuer: issuer, authorities: authorities, now: now) }
             cache = cache.filter { $0.value.until > now }
             if cache.count >= Self.cacheLimit, let oldest = cache.min(by: { $0.value.until < $1.value.until })?.key { cache[oldest] = nil }
             cache[cacheKey] = (fetched, until)
@@ -107,21 +115,48 @@ public import Foundation
         return status
     }
 
+    /// `body`'s result, or a refusal once `deadline` has passed, whether or not `body` (a transport that
+    /// does not stop when cancelled) has returned by then; `body` is cancelled then.
+    private static func within<Value: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let pending = LockedValue<CheckedContinuation<Value, any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { continuation in
+            pending.withLock { $0 = continuation }
+            let work = Task {
+                do {
+                    let value = try await body()
+                    pending.withLock { $0.take() }?.resume(returning: value)
+                } catch {
+                    pending.withLock { $0.take() }?.resume(throwing: error)
+                }
+            }
+            Task {
+                try? await Task.sleep(for: deadline)
+                guard let waiting = pending.withLock({ $0.take() }) else { return }
+                work.cancel()
+                waiting.resume(throwing: refused("the status list did not arrive within \(deadline)"))
+            }
+        }
+    }
+
     private func fetch(_ uri: String, issuer: String?, authorities: Set<Data>?, now: TimeInterval) async throws -> (StatusList, TimeInterval) {
-        guard var url = URL(string: uri), url.scheme == "https" else { throw Self.refused("the status list's uri is not https") }
+        guard var url = URL(string: uri), url.scheme == "https", let host = url.host?.lowercased() else {
+            throw Self.refused("the status list's uri is not https")
+        }
         var response = HTTPResponse(status: 0)
         for _ in 0...3 {
             let accept = cwtSigners == nil ? "application/statuslist+jwt" : "application/statuslist+cwt, application/statuslist+jwt;q=0.5"
             response = try await transport.send(HTTPRequest(method: .get, url: url, headers: ["Accept": accept]))
             guard (300..<400).contains(response.status) else { break }
+            // Only on the list's own host: a redirect elsewhere would let whoever controls the list's URL make
+            // the verifier call any address it can reach (an internal service), blind but with its requests.
             guard let location = response.headers.first(where: { $0.key.lowercased() == "location" })?.value,
-                let next = URL(string: location, relativeTo: url)?.absoluteURL, next.scheme == "https"
-            else { throw Self.refused("the status list redirects to no https URL") }
+                let next = URL(string: location, relativeTo: url)?.absoluteURL, next.scheme == "https", next.host?.lowercased() == host,
+                next.port == url.port
+            else { throw Self.refused("the status list redirects elsewhere than an https URL on its own host") }
             url = next
         }
-        guard (200..<300).contains(response.status), response.body.count <= 4 << 20 else {
-            throw Self.refused("the status list answered HTTP \(response.status)")
-        }
+        guard (200..<300).contains(response.status) else { throw Self.refused("the status list answered HTTP \(response.status)") }
+        guard response.body.count <= Self.maximumListBytes else { throw Self.refused("the status list is larger than 1 MiB") }
         let contentType = response.headers.first { $0.key.lowercased() == "content-type" }?.value.lowercased() ?? ""
         if contentType.hasPrefix("application/statuslist+cwt") {
             // A CWT list is an mdoc's: it never speaks for a credential that names an issuer URL.
@@ -145,7 +180,7 @@ public import Foundation
         if case .number(let ttl)? = claims["ttl"], ttl > 0 { until = min(until, now + ttl) }
         guard case .object(let object)? = claims["status_list"], case .number(let bits)? = object["bits"], case .string(let lst)? = object["lst"]
         else { throw Self.refused("the status list token has no status_list with bits and lst") }
-        return (try StatusList(bits: Int(exactly: bits) ?? 0, lst: lst), until)
+        return (try StatusList(bits: Int(exactly: bits) ?? 0, lst: lst, limit: Self.maximumListBytes), until)
     }
 
     /// A CWT Status List Token (§5.2): COSE_Sign1 (ES256) with `typ` (16) `application/statuslist+cwt` (ISO/IEC
@@ -188,6 +223,6 @@ public import Foundation
         guard let list = claims[.int(65533)], let bits = list["bits"]?.int, let lst = list["lst"]?.bytes else {
             throw Self.refused("the status list token has no status_list with bits and lst")
         }
-        return (try StatusList(bits: bits, compressed: lst), until)
+        return (try StatusList(bits: bits, compressed: lst, limit: Self.maximumListBytes), until)
     }
 }

@@ -132,6 +132,34 @@ struct StatusListTests {
         #expect(unchecked?.message.contains("not set up") == true, "a status nobody checks is not taken as valid")
     }
 
+    @Test("a list that takes longer than the deadline in all (a trickled body), or is larger than 1 MiB, leaves the status unknown: refused")
+    func boundedFetch() async throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let keys = try JWKSCache(jwksJSON: Data(RFC9901Example.issuerJWKS.utf8), clock: clock, logger: Logger(label: "test"))
+        // A transport that answers after 60 s, and does not stop when cancelled.
+        let slow = StubTransport { _ in
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 60) { continuation.resume() }
+            }
+            return HTTPResponse(status: 200, body: Data(try Self.statusListToken().utf8))
+        }
+        let checker = StatusListChecker(transport: slow, issuers: FixedIssuerKeys(keys), clock: clock, deadline: .milliseconds(300))
+        let started = ContinuousClock.now
+        let late = await #expect(throws: SwitchbackError.self) {
+            _ = try await checker.status(uri: Self.uri, index: 1, issuer: "https://example.com/issuer")
+        }
+        #expect(late?.message.contains("did not arrive within") == true, "\(String(describing: late))")
+        // Well before the transport's minute, with room for a loaded machine's scheduling.
+        #expect(ContinuousClock.now - started < .seconds(30), "the deadline, not the transport, ended the wait")
+
+        let large = StubTransport { _ in HTTPResponse(status: 200, body: Data(count: (1 << 20) + 1)) }
+        let big = await #expect(throws: SwitchbackError.self) {
+            _ = try await StatusListChecker(transport: large, issuers: FixedIssuerKeys(keys), clock: clock).status(
+                uri: Self.uri, index: 1, issuer: "https://example.com/issuer")
+        }
+        #expect(big?.message.contains("larger than 1 MiB") == true)
+    }
+
     @Test("a Status List Token for another uri, expired, signed by another key, or not there leaves the status unknown: refused")
     func untrustedLists() async throws {
         let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
@@ -150,8 +178,11 @@ struct StatusListTests {
             let verifier = try Self.verifier(StubTransport { _ in try answer() }, clock: clock)
             await #expect(throws: SwitchbackError.self, "\(name)") { _ = try await verifier.verify(try Self.presentation(index: 1), keyBinding: nil) }
         }
-        // A redirect is followed to https only: the http URL would answer a good list.
-        for (location, followed) in [("http://issuer.example.com/list", false), ("https://lists.example.com/1", true)] {
+        // A redirect is followed to https on the list's own host only: the others would answer a good list.
+        for (location, followed) in [
+            ("http://issuer.example.com/list", false), ("https://lists.example.com/1", false), ("https://169.254.169.254/latest", false),
+            ("https://issuer.example.com:8443/1", false), ("https://ISSUER.example.com/statuslists/current", true), ("/statuslists/moved", true),
+        ] {
             let transport = StubTransport { request in
                 guard request.url.absoluteString == Self.uri else {
                     return HTTPResponse(status: 200, body: Data(try Self.statusListToken().utf8))
@@ -162,7 +193,7 @@ struct StatusListTests {
             if followed {
                 _ = try await verifier.verify(try Self.presentation(index: 1), keyBinding: nil)
             } else {
-                await #expect(throws: SwitchbackError.self, "a redirect to http") {
+                await #expect(throws: SwitchbackError.self, "a redirect to \(location)") {
                     _ = try await verifier.verify(try Self.presentation(index: 1), keyBinding: nil)
                 }
             }
