@@ -140,6 +140,8 @@ extension Provider {
             var answer: [String: JSONValue] = [
                 "active": .bool(true), "sub": .string(grant.subject), "client_id": .string(grant.clientID), "iss": .string(issuer.issuer),
                 "scope": .string(grant.scope.joined(separator: " ")), "exp": .number(expires.timeIntervalSince1970.rounded(.down)),
+                // RFC 7662 §2.2: when the token was issued (its lifetime back from its expiry).
+                "iat": .number((expires.timeIntervalSince1970 - accessTokenLifetime).rounded(.down)),
                 "token_type": .string(grant.boundKey == nil ? "Bearer" : "DPoP"),
             ]
             // RFC 7662 §2.2: the audience, when access tokens are issued for a resource server (RFC 9068's `aud`).

@@ -17,9 +17,13 @@ public import Foundation
         @_spi(SwitchbackInternals) public let confirmationThumbprint: String?
         /// `preferred_username` (OpenID Connect Core §5.1), when the provider puts it in its access tokens.
         @_spi(SwitchbackInternals) public let preferredUsername: String?
+        /// `iat` (RFC 9068 §2.2): when the provider issued the token, on its clock.
+        @_spi(SwitchbackInternals) public let iat: Double?
+        /// `sid`, when the provider names the sign-in session the token belongs to.
+        @_spi(SwitchbackInternals) public let sid: String?
 
         private enum CodingKeys: String, CodingKey {
-            case sub, client_id, azp, scope, exp, cnf, preferred_username
+            case sub, client_id, azp, scope, exp, cnf, preferred_username, iat, sid
         }
 
         private struct Confirmation: Decodable {
@@ -44,6 +48,8 @@ public import Foundation
                 confirmationThumbprint = nil
             }
             preferredUsername = (try? members.string("preferred_username")) ?? nil
+            iat = (try? members.number("iat")) ?? nil
+            sid = (try? members.string("sid")) ?? nil
         }
 
         @_spi(SwitchbackInternals) public init(from decoder: any Decoder) throws {
@@ -55,6 +61,8 @@ public import Foundation
             exp = try container.decode(Double.self, forKey: .exp)
             confirmationThumbprint = container.contains(.cnf) ? ((try? container.decode(Confirmation.self, forKey: .cnf))?.jkt ?? "") : nil
             preferredUsername = try? container.decodeIfPresent(String.self, forKey: .preferred_username)
+            iat = (try? container.decodeIfPresent(Double.self, forKey: .iat)) ?? nil
+            sid = (try? container.decodeIfPresent(String.self, forKey: .sid)) ?? nil
         }
     }
 

@@ -16,11 +16,19 @@ public import Foundation
     @_spi(SwitchbackInternals) public let confirmationThumbprint: String?
     /// `username` (RFC 7662 §2.2): a human-readable identifier of the resource owner, when the provider sends one.
     @_spi(SwitchbackInternals) public let username: String?
+    /// `iat` (RFC 7662 §2.2): when the provider issued the token, on its clock.
+    @_spi(SwitchbackInternals) public let issuedAt: Date?
+    /// `sid`, when the provider names the sign-in session the token belongs to (OpenID Connect Back-Channel
+    /// Logout 1.0 §2.1's identifier; not a member RFC 7662 registers, sent by providers that put it in their tokens).
+    @_spi(SwitchbackInternals) public let sessionID: String?
 
     @_spi(SwitchbackInternals) public init(
         active: Bool, subject: String? = nil, clientID: String? = nil, issuer: String? = nil, scope: String? = nil, expiresAt: Date? = nil,
-        audience: [String]? = nil, tokenType: String? = nil, confirmationThumbprint: String? = nil, username: String? = nil
+        audience: [String]? = nil, tokenType: String? = nil, confirmationThumbprint: String? = nil, username: String? = nil,
+        issuedAt: Date? = nil, sessionID: String? = nil
     ) {
+        self.issuedAt = issuedAt
+        self.sessionID = sessionID
         self.username = username
         self.active = active
         self.subject = subject
@@ -39,7 +47,7 @@ public import Foundation
     }
 
     private enum CodingKeys: String, CodingKey {
-        case active, sub, client_id, iss, scope, exp, aud, token_type, cnf, username
+        case active, sub, client_id, iss, scope, exp, aud, token_type, cnf, username, iat, sid
     }
 
     private struct Confirmation: Decodable {
@@ -61,6 +69,8 @@ public import Foundation
         }
         tokenType = try container.decodeIfPresent(String.self, forKey: .token_type)
         username = try? container.decodeIfPresent(String.self, forKey: .username)
+        issuedAt = (try? container.decodeIfPresent(Double.self, forKey: .iat)).flatMap { $0 }.map(Date.init(timeIntervalSince1970:))
+        sessionID = (try? container.decodeIfPresent(String.self, forKey: .sid)) ?? nil
         // A `cnf` of another confirmation method (x5t#S256 for mTLS) still marks the token as bound; it
         // cannot be proven here, so it is kept as an unmatchable thumbprint.
         if container.contains(.cnf) {

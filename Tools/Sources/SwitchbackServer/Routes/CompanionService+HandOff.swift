@@ -15,6 +15,10 @@ extension CompanionService {
         let boundThumbprint: String?
         /// The token's `exp`, which the web session never outlives (nil when introspection names none).
         let expiresAt: Date?
+        /// The token's `iat`, on the provider's clock: a Back-Channel Logout of the subject is compared with it.
+        let issuedAt: Date?
+        /// The provider's sign-in session (`sid`), when the token names it.
+        let sessionID: String?
     }
 
     static let handOffPath = CompanionAPI.Path.handOff
@@ -46,7 +50,8 @@ extension CompanionService {
         let now = clock.now()
         let grant = HandOffGrant(
             subject: owner.subject, clientID: owner.clientID, issuedAt: now, expiresAt: now.addingTimeInterval(handOff.codeLifetime),
-            displayName: owner.displayName.map { String($0.prefix(120)) }, tokenExpiresAt: owner.expiresAt
+            displayName: owner.displayName.map { String($0.prefix(120)) }, tokenExpiresAt: owner.expiresAt,
+            sessionID: owner.sessionID.map { String($0.prefix(256)) }, signedInAt: owner.issuedAt
         )
         let code = try await store.issue(grant, entropy: entropy)
         metrics.record(.handOffIssued)
@@ -102,7 +107,8 @@ extension CompanionService {
             try Self.requireScope(handOff.requiredScope, in: answer.scope)
             return TokenOwner(
                 subject: subject, clientID: clientID, displayName: answer.username,
-                boundThumbprint: answer.isSenderConstrained ? (answer.confirmationThumbprint ?? "") : nil, expiresAt: answer.expiresAt
+                boundThumbprint: answer.isSenderConstrained ? (answer.confirmationThumbprint ?? "") : nil, expiresAt: answer.expiresAt,
+                issuedAt: answer.issuedAt, sessionID: answer.sessionID
             )
         case .jwt:
             let claims: AccessTokenValidator.Claims
@@ -120,7 +126,8 @@ extension CompanionService {
             try Self.requireScope(handOff.requiredScope, in: claims.scope)
             return TokenOwner(
                 subject: claims.sub, clientID: clientID, displayName: claims.preferredUsername, boundThumbprint: claims.confirmationThumbprint,
-                expiresAt: Date(timeIntervalSince1970: claims.exp))
+                expiresAt: Date(timeIntervalSince1970: claims.exp), issuedAt: claims.iat.map(Date.init(timeIntervalSince1970:)), sessionID: claims.sid
+            )
         }
     }
 
@@ -208,9 +215,12 @@ extension CompanionService {
         }
         // The browser's previous session (of any subject) ends: a new sign-in never inherits an old session ID.
         if let current { _ = try await store.take(.session, digest: Secrets.digest(current), now: now) }
-        // The access token was the provider's: a Back-Channel Logout for this subject ends the session too.
-        // The session never outlives the access token that bought it.
-        let session = try await issueSession(subject: grant.subject, acr: nil, issuer: configuration.provider?.issuer, notAfter: grant.tokenExpiresAt)
+        // The access token was the provider's: a Back-Channel Logout for its session (`sid`, when the token
+        // named one) or for this subject after the token was issued (`iat`, on the provider's clock, as the
+        // logout token's is) ends the session too. The session never outlives the access token that bought it.
+        let session = try await issueSession(
+            subject: grant.subject, acr: nil, issuer: configuration.provider?.issuer, sessionID: grant.sessionID, signedInAt: grant.signedInAt,
+            notAfter: grant.tokenExpiresAt)
         metrics.record(.handOffRedeemed)
         logger.info("hand-off code redeemed", metadata: ["destination": "\(target.host ?? "")", "replaced": "\(replaced)"])
         return Replies.redirect(target.absoluteString, cookie: sessionCookie(session.id, expiresAt: session.record.expiresAt))

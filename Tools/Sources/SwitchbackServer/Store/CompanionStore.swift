@@ -101,8 +101,18 @@ public struct HandOffGrant: Sendable, Codable, Equatable {
     public var displayName: String?
     /// When the access token that bought the code expires: the web session ends then at the latest.
     public var tokenExpiresAt: Date?
+    /// The provider's sign-in session the access token named (`sid`), which a Back-Channel Logout may name.
+    public var sessionID: String?
+    /// When the provider issued the access token, on its clock: a Back-Channel Logout of the subject at or
+    /// after it ends the web session.
+    public var signedInAt: Date?
 
-    public init(subject: String, clientID: String, issuedAt: Date, expiresAt: Date, displayName: String? = nil, tokenExpiresAt: Date? = nil) {
+    public init(
+        subject: String, clientID: String, issuedAt: Date, expiresAt: Date, displayName: String? = nil, tokenExpiresAt: Date? = nil,
+        sessionID: String? = nil, signedInAt: Date? = nil
+    ) {
+        self.sessionID = sessionID
+        self.signedInAt = signedInAt
         self.displayName = displayName
         self.tokenExpiresAt = tokenExpiresAt
         self.subject = subject
@@ -209,6 +219,8 @@ extension HandOffGrant: FlatJSON {
         writer.add("displayName", displayName)
         writer.add("expiresAt", expiresAt.timeIntervalSince1970)
         writer.add("issuedAt", issuedAt.timeIntervalSince1970)
+        writer.add("sessionID", sessionID)
+        writer.add("signedInAt", signedInAt?.timeIntervalSince1970)
         writer.add("subject", subject)
         writer.add("tokenExpiresAt", tokenExpiresAt?.timeIntervalSince1970)
         return writer.data()
@@ -221,7 +233,8 @@ extension HandOffGrant: FlatJSON {
         self.init(
             subject: subject, clientID: clientID, issuedAt: Date(timeIntervalSince1970: issuedAt), expiresAt: Date(timeIntervalSince1970: expiresAt),
             displayName: try members.string("displayName"),
-            tokenExpiresAt: try members.number("tokenExpiresAt").map(Date.init(timeIntervalSince1970:)))
+            tokenExpiresAt: try members.number("tokenExpiresAt").map(Date.init(timeIntervalSince1970:)),
+            sessionID: try members.string("sessionID"), signedInAt: try members.number("signedInAt").map(Date.init(timeIntervalSince1970:)))
     }
 }
 

@@ -35,6 +35,26 @@ struct BackChannelLogoutTests {
             contentType: "application/x-www-form-urlencoded")
     }
 
+    @Test(
+        "a hand-off web session is ended by a logout of its subject on the provider's clock (the access token's iat), even with the companion's clock three minutes ahead"
+    )
+    func handOffSessionByProviderTime() async throws {
+        try await CompanionRig.with(returns: .tokens) { rig in
+            // The companion's clock runs three minutes ahead of the provider's: compared with its own, the session
+            // would look begun after the logout and would live on.
+            rig.clock.advance(by: 180)
+            let token = try await rig.accessToken()
+            let issued = try await rig.post("/handoff", ["goto": CompanionRig.webApp], headers: ["Authorization": "Bearer \(token)"])
+            let landing = try await rig.followRedeem(try #require(URL(string: issued.json["redeem_url"] as? String ?? "")))
+            let session = try #require(landing.headers["set-cookie"]?.split(separator: ";").first?.split(separator: "=").last.map(String.init))
+            #expect(try await Self.alive(rig, session))
+            try await Task.sleep(nanoseconds: 1_100_000_000)
+            let answer = try await Self.post(rig, try await rig.emulator.logoutToken(forClient: "backend", subject: Self.alice))
+            #expect(answer.response.status == 200)
+            #expect(try await !Self.alive(rig, session), "the hand-off session outlived its subject's logout")
+        }
+    }
+
     @Test("a logout token for the user ends every session made before it, once; a replay is refused; a later sign-in lives")
     func bySubject() async throws {
         try await CompanionRig.with { rig in
