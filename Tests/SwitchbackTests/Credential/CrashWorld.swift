@@ -38,24 +38,33 @@ enum CrashWorld {
     /// The app was terminated.
     struct Killed: Error {}
 
-    /// Counts the app's steps (every store, secret and HTTP operation) and applies the fault at one.
+    /// Counts the app's steps (every store, secret and HTTP operation) and applies the fault at one, named by
+    /// its label and which occurrence of that label it is, so that two tasks interleaving their steps
+    /// differently from run to run still meet the fault at the same operation.
     actor Plan {
         private(set) var steps: [String] = []
-        private let faultAt: Int?
+        private let target: (step: String, occurrence: Int)?
         private let fault: Fault
         private(set) var dead = false
         private(set) var applied = false
 
-        init(faultAt: Int? = nil, fault: Fault = .fail) {
-            self.faultAt = faultAt
+        init(faultAt target: (step: String, occurrence: Int)? = nil, fault: Fault = .fail) {
+            self.target = target
             self.fault = fault
+        }
+
+        /// The plan for the fault at step `index` of `steps` (a run without faults).
+        init(faultAt index: Int, of steps: [String], fault: Fault) {
+            self.init(faultAt: (steps[index], steps[..<index].filter { $0 == steps[index] }.count), fault: fault)
         }
 
         /// The fault to apply to this step, if it is the planned one; throws ``Killed`` once the app is dead.
         func next(_ step: String, request: Bool = false) throws -> Fault? {
             if dead { throw Killed() }
+            let occurrence = steps.filter { $0 == step }.count
             steps.append(step)
-            guard steps.count - 1 == faultAt, request || !Fault.requestOnly.contains(fault) else { return nil }
+            guard let target, target.step == step, target.occurrence == occurrence, !applied, request || !Fault.requestOnly.contains(fault)
+            else { return nil }
             applied = true
             if fault == .kill {
                 dead = true
