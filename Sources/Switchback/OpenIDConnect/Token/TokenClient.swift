@@ -19,13 +19,9 @@ public struct TokenClient: Sendable {
         entropy: any EntropySource,
         logger: Logger
     ) {
-        self.configuration = configuration
-        self.metadata = metadata
-        self.transport = transport
-        self.clock = clock
-        self.entropy = entropy
-        self.logger = logger
-        self.nonces = DPoPNonces()
+        self.init(
+            configuration: configuration, metadata: metadata, transport: transport, clock: clock, entropy: entropy, logger: logger,
+            nonces: DPoPNonces())
     }
 
     /// A client that shares `nonces` with the other requests of its ``OIDCClient``.
