@@ -119,21 +119,22 @@ public import Foundation
     /// does not stop when cancelled) has returned by then; `body` is cancelled then.
     private static func within<Value: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let pending = LockedValue<CheckedContinuation<Value, any Error>?>(nil)
+        let timer = LockedValue<Task<Void, Never>?>(nil)
         return try await withCheckedThrowingContinuation { continuation in
             pending.withLock { $0 = continuation }
             let work = Task {
-                do {
-                    let value = try await body()
-                    pending.withLock { $0.take() }?.resume(returning: value)
-                } catch {
-                    pending.withLock { $0.take() }?.resume(throwing: error)
-                }
+                let result: Result<Value, any Error>
+                do { result = .success(try await body()) } catch { result = .failure(error) }
+                pending.withLock { $0.take() }?.resume(with: result)
+                timer.withLock { $0 }?.cancel()
             }
-            Task {
-                try? await Task.sleep(for: deadline)
-                guard let waiting = pending.withLock({ $0.take() }) else { return }
-                work.cancel()
-                waiting.resume(throwing: refused("the status list did not arrive within \(deadline)"))
+            timer.withLock {
+                $0 = Task {
+                    try? await Task.sleep(for: deadline)
+                    guard let waiting = pending.withLock({ $0.take() }) else { return }
+                    work.cancel()
+                    waiting.resume(throwing: refused("the status list did not arrive within \(deadline)"))
+                }
             }
         }
     }

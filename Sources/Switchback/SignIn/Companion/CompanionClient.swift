@@ -79,7 +79,9 @@ public struct CompanionClient: Sendable {
     @_spi(SwitchbackInternals) public func exchange(code: String, session: AuthorizationSession) async throws -> TokenResponse {
         let body = CompanionAPI.Exchange(
             code: code, codeVerifier: session.pkce.verifier, redirectURI: session.redirectURI.absoluteString, nonce: session.nonce)
-        let answer = try await post(CompanionAPI.Path.exchange, body, expecting: [200], as: CompanionAPI.SignInAnswer.self).value
+        // An app-started exchange begins the sign-in at the companion: asserted over a fresh challenge, as a start is.
+        let answer = try await post(CompanionAPI.Path.exchange, body, challenged: true, expecting: [200], as: CompanionAPI.SignInAnswer.self)
+            .value
         guard let tokens = try Self.tokens(in: answer) else {
             // A session answer is the companion's configuration, not a broken response.
             throw SwitchbackError(.invalidTokenResponse, "the companion answered without tokens; configure its exchange with \"returns\": \"tokens\"")
@@ -356,10 +358,11 @@ public struct CompanionClient: Sendable {
     /// Posts `body` as JSON to the route `path` and decodes an answer with one of `statuses`; any other
     /// status throws `refusal` with the companion's OAuth-style error.
     private func post<Body: Encodable, Answer: Decodable>(
-        _ path: String, _ body: Body, headers extra: [String: String] = [:], expecting statuses: Set<Int>,
+        _ path: String, _ body: Body, headers extra: [String: String] = [:], challenged: Bool? = nil, expecting statuses: Set<Int>,
         refusal: SwitchbackError.Code = .tokenEndpointError, as type: Answer.Type
     ) async throws -> (status: Int, value: Answer) {
-        let response = try await send(path, body: try Self.encoder.encode(body), headers: extra, expecting: statuses, refusal: refusal)
+        let response = try await send(
+            path, body: try Self.encoder.encode(body), headers: extra, challenged: challenged, expecting: statuses, refusal: refusal)
         do {
             return (response.status, try JSONDecoder().decode(Answer.self, from: response.body))
         } catch {
@@ -368,16 +371,19 @@ public struct CompanionClient: Sendable {
     }
 
     /// Posts `body` to the route `path` and returns an answer with one of `statuses`; any other status
-    /// throws `refusal` with the companion's OAuth-style error.
+    /// throws `refusal` with the companion's OAuth-style error. An attested request is asserted over a fresh
+    /// challenge on a start path, or when `challenged` says so (a route that starts sign-ins in one use
+    /// and collects results in another).
     private func send(
-        _ path: String, body: Data, headers extra: [String: String], expecting statuses: Set<Int>, refusal: SwitchbackError.Code
+        _ path: String, body: Data, headers extra: [String: String], challenged: Bool? = nil, expecting statuses: Set<Int>,
+        refusal: SwitchbackError.Code
     ) async throws -> HTTPResponse {
         guard EndpointSecurity.isAcceptable(baseURL) else {
             throw SwitchbackError(.insecureEndpoint, "the companion \(Redaction.describe(baseURL)) is not HTTPS")
         }
         var headers = ["Content-Type": "application/json", "Accept": "application/json"]
         headers.merge(extra) { $1 }
-        let challenged = Self.startPaths.contains(path)
+        let challenged = challenged ?? Self.startPaths.contains(path)
         if let attestation, challenged || Self.resultPaths.contains(path),
             let assertion = try await attestation.header(method: "POST", path: path, body: body, challenged: challenged, companion: self)
         {

@@ -103,7 +103,12 @@ extension CompanionService {
             try await store.insert(.attestedKey, secret: secret, AttestedKeyRecord(key: key, expiresAt: expiresAt), expiresAt: expiresAt)
         } catch {
             // Only a key that is there already is a refusal; anything else is the store's failure, reported as such.
-            guard try await store.lookUp(.attestedKey, secret: secret, as: AttestedKeyRecord.self, now: now) != nil else { throw error }
+            guard try await lookUpDroppingTampered(.attestedKey, secret: secret, as: AttestedKeyRecord.self) != nil else {
+                // A row that did not open was removed: the key is attested now.
+                try await store.insert(.attestedKey, secret: secret, AttestedKeyRecord(key: key, expiresAt: expiresAt), expiresAt: expiresAt)
+                metrics.record(.keyAttested)
+                return Replies.json(["status": "attested", "app_id": key.appID], status: .created)
+            }
             throw CompanionError(.attestationInvalid, "this key is already attested")
         }
         metrics.record(.keyAttested)
@@ -147,7 +152,7 @@ extension CompanionService {
         if challenge != CompanionAPI.unchallenged || route != .result { try await spendChallenge(challenge) }
         let now = clock.now()
         let secret = Base64URL.encode(keyID)
-        guard var record = try await store.lookUp(.attestedKey, secret: secret, as: AttestedKeyRecord.self, now: now) else {
+        guard var record = try await lookUpDroppingTampered(.attestedKey, secret: secret, as: AttestedKeyRecord.self) else {
             // Never attested here, expired, or the store was reset: the app attests a new key (AppAttestation does).
             throw CompanionError(.attestationKeyUnknown, "this key is not attested here; attest a new one")
         }

@@ -51,7 +51,7 @@ extension CompanionService {
         let grant = HandOffGrant(
             subject: owner.subject, clientID: owner.clientID, issuedAt: now, expiresAt: now.addingTimeInterval(handOff.codeLifetime),
             displayName: owner.displayName.map { String($0.prefix(120)) }, tokenExpiresAt: owner.expiresAt,
-            sessionID: owner.sessionID.map { String($0.prefix(256)) }, signedInAt: owner.issuedAt
+            sessionID: owner.sessionID.flatMap { $0.utf8.count <= 1024 ? $0 : nil }, signedInAt: owner.issuedAt
         )
         let code = try await store.issue(grant, entropy: entropy)
         metrics.record(.handOffIssued)
@@ -245,7 +245,7 @@ extension CompanionService {
             throw CompanionError(.invalidGrant, "the app's access token behind this link has expired; open the link from the app again")
         }
         var currentRecord: SessionRecord?
-        if let current { currentRecord = try await store.lookUp(.session, secret: current, as: SessionRecord.self, now: now) }
+        if let current { currentRecord = try await lookUpDroppingTampered(.session, secret: current, as: SessionRecord.self) }
         if let currentRecord, currentRecord.subject != preview.subject, confirmed != currentRecord.subject {
             var page = Self.redeemPage(
                 action: url(Self.redeemPath), code: code, goto: goto, account: Self.account(preview), subject: preview.subject, destination: target,

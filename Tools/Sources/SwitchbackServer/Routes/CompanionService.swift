@@ -80,6 +80,22 @@ final class CompanionService: Sendable {
         return url
     }
 
+    /// Looks `secret` up; a record that does not open (sealed under no record key this server holds: written
+    /// by a database writer, or before an upgrade or a rotation dropped its key) is removed, logged and
+    /// counted, and reads as none, so that a browser's old session cookie or an app's attested key is
+    /// replaced rather than refused until it expires.
+    func lookUpDroppingTampered<Value: Decodable>(_ kind: RecordKind, secret: String, as type: Value.Type) async throws -> Value? {
+        let now = clock.now()
+        do {
+            return try await store.lookUp(kind, secret: secret, as: type, now: now)
+        } catch let tampered as TamperedRecord {
+            _ = try await store.take(kind, digest: Secrets.digest(secret), now: now)
+            logger.warning("\(tampered.description); removed")
+            metrics.refused(route: "store", reason: "tampered_record")
+            return nil
+        }
+    }
+
     func requireProvider() throws -> ProviderAccess {
         guard let provider else { throw CompanionError(.notConfigured, "no provider is configured") }
         return provider
@@ -344,7 +360,7 @@ final class CompanionService: Sendable {
 
     /// The session a request's cookie or `Authorization: Session …` header names.
     func session(of request: Request) async throws -> SessionRecord? {
-        guard let id = sessionID(of: request), let record = try await store.lookUp(.session, secret: id, as: SessionRecord.self, now: clock.now())
+        guard let id = sessionID(of: request), let record = try await lookUpDroppingTampered(.session, secret: id, as: SessionRecord.self)
         else { return nil }
         if try await loggedOut(record) {
             // The provider said this user or session signed out after the session began: it ends here.

@@ -5,7 +5,9 @@ import Testing
 import X509
 @_spi(SwitchbackInternals) import Switchback
 @testable import SwitchbackServer
+import SwitchbackEmulator
 import SwitchbackTesting
+import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// A key ID kept in memory, as the Keychain would keep it.
@@ -23,15 +25,18 @@ struct AppAttestTests {
 
     /// A rig whose companion requires App Attest for `appID`, trusting `authority`.
     static func with(
-        _ authority: SoftwareAppAttest.Authority, required: Bool = true, environment: String = "production",
+        _ authority: SoftwareAppAttest.Authority, required: Bool = true, environment: String = "production", store: (any CompanionStore)? = nil,
         _ body: (CompanionRig) async throws -> Void
     ) async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-attest-root-\(UUID().uuidString).pem")
         try authority.rootPEM.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        try await CompanionRig.with(change: {
-            $0.appAttest = .init(appIDs: [appID], environment: environment, required: required, rootCertificateFile: file.path)
-        }) { rig in try await body(rig) }
+        try await CompanionRig.with(
+            store: store,
+            change: {
+                $0.appAttest = .init(appIDs: [appID], environment: environment, required: required, rootCertificateFile: file.path)
+            }
+        ) { rig in try await body(rig) }
     }
 
     static func client(_ rig: CompanionRig, _ device: SoftwareAppAttest, keys: MemoryAttestedKeys = MemoryAttestedKeys()) -> CompanionClient {
@@ -179,6 +184,44 @@ struct AppAttestTests {
             let challengedCode = try await rig.post(
                 "/exchange", body: code, headers: ["Switchback-App-Attestation": try await header(code, path: "/exchange")])
             #expect(challengedCode.response.status == 400, "attested as a start; the provider then refuses the made-up code")
+        }
+    }
+
+    @Test(
+        "an attested key whose row no longer opens (sealed under a record key rotated out, or before record keys): removed, answered attestation_key_unknown, and the app attests a new key by itself"
+    )
+    func attestedKeyRowThatDoesNotOpen() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        let store = InMemoryCompanionStore()
+        try await Self.with(authority, store: store) { rig in
+            let (_, keys, client) = try await Self.attestedDevice(rig, authority)
+            let keyID = try #require(await keys.keyID)
+            let digest = Secrets.digest(Base64URL.encode(try #require(Data(base64Encoded: keyID))))
+            let now = rig.clock.now()
+            // The row now names a record key this server does not hold.
+            _ = try await store.replace(
+                .attestedKey, digest: digest, value: Data([2, 9, 9, 9, 9]) + Data(repeating: 7, count: 60), expiresAt: now.addingTimeInterval(3600),
+                now: now)
+            try await Self.start(client)
+            #expect(await keys.keyID != keyID, "a new key was attested")
+            #expect(rig.log.text.contains("removed"))
+            try await Self.start(client)
+        }
+    }
+
+    @Test("the library asserts an app-started POST /exchange over a fresh challenge, which the companion requires there")
+    func appStartedExchangeThroughTheLibrary() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        try await Self.with(authority) { rig in
+            let (_, _, client) = try await Self.attestedDevice(rig, authority)
+            let app = OIDCClient(
+                configuration: ClientConfiguration(
+                    clientID: "backend", redirectURI: try #require(URL(string: CompanionRig.appRedirect)), pushedAuthorization: .never),
+                provider: .discovery(issuer: rig.emulator.issuer))
+            let session = try await app.prepareAuthorization()
+            let error = await expectFailure("a made-up code must not redeem") { try await client.exchange(code: "made-up-code", session: session) }
+            // Past the attestation (a challenged assertion): the provider is the one that refuses the code.
+            #expect(error?.oauthError?.error == "invalid_grant", "\(String(describing: error))")
         }
     }
 

@@ -1149,6 +1149,7 @@ struct CompanionRecordsAtRestTests {
                 #expect(refused.status == 401, "a minted session was answered \(refused.status)")
                 #expect(!String(decoding: refused.body, as: UTF8.self).contains("victim-sub"))
                 #expect(rig.log.text.contains("sealed under no key this server holds"))
+                #expect(try await store.read(.session, digest: Secrets.digest(forgedID), now: now) == nil, "the row that did not open is removed")
                 // A record the first version sealed (no version byte, no key): refused the same way.
                 let legacyID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
                 try await store.insert(
