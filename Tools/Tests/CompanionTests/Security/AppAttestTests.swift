@@ -199,7 +199,7 @@ struct AppAttestTests {
             let digest = Secrets.digest(Base64URL.encode(try #require(Data(base64Encoded: keyID))))
             let now = rig.clock.now()
             // The row now names a record key this server does not hold.
-            _ = try await store.replace(
+            _ = await store.replace(
                 .attestedKey, digest: digest, value: Data([2, 9, 9, 9, 9]) + Data(repeating: 7, count: 60), expiresAt: now.addingTimeInterval(3600),
                 now: now)
             try await Self.start(client)
