@@ -152,7 +152,9 @@ extension CompanionService {
         if challenge != CompanionAPI.unchallenged || route != .result { try await spendChallenge(challenge) }
         let now = clock.now()
         let secret = Base64URL.encode(keyID)
-        guard var record = try await lookUpDroppingTampered(.attestedKey, secret: secret, as: AttestedKeyRecord.self) else {
+        // The sealed expiry counts, not only the row's, which a database writer could move.
+        guard var record = try await lookUpDroppingTampered(.attestedKey, secret: secret, as: AttestedKeyRecord.self), record.expiresAt > now
+        else {
             // Never attested here, expired, or the store was reset: the app attests a new key (AppAttestation does).
             throw CompanionError(.attestationKeyUnknown, "this key is not attested here; attest a new one")
         }

@@ -24,9 +24,16 @@ extension CompanionService {
             try await client.tokenClient().revoke(body.token, typeHint: body.tokenTypeHint)
         } catch let error as SwitchbackError where error.code == .invalidConfiguration {
             throw CompanionError(.notConfigured, "the provider publishes no revocation endpoint")
+        } catch let error as SwitchbackError where (400..<500).contains(error.httpStatus ?? 0) {
+            // A token the provider will not revoke for this client (another client's, a type it does not take)
+            // is answered as RFC 7009 §2.2 answers an unknown one: the caller learns nothing of which tokens exist.
+            logger.notice(
+                "a revocation was refused by the provider",
+                metadata: ["reason": "\(error.oauthError?.error.prefix(40) ?? "")", "hint": "\(body.tokenTypeHint)"])
+            return Replies.json(["revoked": body.tokenTypeHint])
         } catch let error as SwitchbackError {
-            logger.notice("a revocation was refused by the provider", metadata: ["reason": "\(error.code)", "hint": "\(body.tokenTypeHint)"])
-            throw CompanionError(.providerFailed, "the provider did not revoke the token (\(error.oauthError?.error ?? "\(error.code)"))")
+            logger.notice("a revocation failed", metadata: ["reason": "\(error.code)", "hint": "\(body.tokenTypeHint)"])
+            throw CompanionError(.providerFailed, "the provider could not be asked to revoke the token")
         }
         metrics.record(.revocation)
         return Replies.json(["revoked": body.tokenTypeHint])

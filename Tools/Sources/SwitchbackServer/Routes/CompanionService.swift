@@ -362,6 +362,11 @@ final class CompanionService: Sendable {
     func session(of request: Request) async throws -> SessionRecord? {
         guard let id = sessionID(of: request), let record = try await lookUpDroppingTampered(.session, secret: id, as: SessionRecord.self)
         else { return nil }
+        // The sealed expiry, not only the row's: a database writer can move the row's `expires_at`, not this.
+        guard record.expiresAt > clock.now() else {
+            _ = try await store.take(.session, digest: Secrets.digest(id), now: clock.now())
+            return nil
+        }
         if try await loggedOut(record) {
             // The provider said this user or session signed out after the session began: it ends here.
             _ = try await store.take(.session, digest: Secrets.digest(id), now: clock.now())

@@ -1156,6 +1156,12 @@ struct CompanionRecordsAtRestTests {
                     .session, digest: Secrets.digest(legacyID), value: Data(forged.dropFirst(5)), expiresAt: now.addingTimeInterval(3600))
                 #expect(try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(legacyID)"]).status == 401)
 
+                // A writer who moves a genuine session's row expiry forward: the sealed expiry still ends it.
+                let endedID = try await store.issue(
+                    .session, SessionRecord(subject: "victim-sub", acr: nil, createdAt: now - 7200, expiresAt: now - 3600),
+                    expiresAt: now.addingTimeInterval(3600))
+                #expect(try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(endedID)"]).status == 401)
+
                 // The control: the server's own record for the same subject opens.
                 let genuineID = try await store.issue(.session, victim, expiresAt: now.addingTimeInterval(3600))
                 let genuine = try await rig.get(rig.url("/session"), headers: ["Authorization": "Session \(genuineID)"])

@@ -114,6 +114,16 @@ struct CompanionExchangeTests {
             }
             let unknown = try await rig.post("/revoke", ["token": "never-issued", "token_type_hint": "refresh_token"])
             #expect(unknown.response.status == 200, "RFC 7009 §2.2: an unknown token is not an error, and says nothing of which exist")
+            // Another client's token, which the provider refuses to revoke for this one: answered as an unknown one.
+            let other = EmulatorHarness.client(rig.emulator)
+            let started = try await other.prepareAuthorization()
+            guard case .redirect(let location) = try await EmulatorBrowser().signIn(started.authorizationURL) else {
+                throw RigFailure("no redirect for the other client")
+            }
+            let foreign = try await other.completeAuthorization(.redirect(try #require(URL(string: location))), session: started)
+            let refusedByProvider = try await rig.post("/revoke", ["token": foreign.accessToken, "token_type_hint": "access_token"])
+            #expect(refusedByProvider.response.status == 200 && refusedByProvider.json["error"] == nil, "\(refusedByProvider.json)")
+            #expect(try await other.userInfo(for: foreign)["sub"] != nil, "the other client's token was not revoked")
         }
     }
 }
