@@ -97,16 +97,7 @@ public actor AccountBook {
         } else {
             let (store, protection) = (store, protection)
             try await CredentialSlots.slot(storage: storage, key: account.id).write(replacing: true) { _ in
-                var kept = credential
-                if let protection {
-                    if let refreshToken = credential.refreshToken {
-                        try await protection.secrets.save(refreshToken, key: account.id)
-                    } else {
-                        try await protection.secrets.remove(key: account.id)
-                    }
-                    kept.refreshToken = nil
-                }
-                try await store.save(kept, key: account.id)
+                try await CredentialManager.keep(credential, key: account.id, store: store, protection: protection)
                 try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
             }
         }
@@ -133,9 +124,7 @@ public actor AccountBook {
         } else {
             let (store, protection) = (store, protection)
             try await CredentialSlots.slot(storage: storage, key: account.id).write(replacing: true) { _ in
-                try await store.remove(key: account.id)
-                try await store.remove(key: CredentialManager.refreshMarkKey(for: account.id))
-                try await protection?.secrets.remove(key: account.id)
+                try await CredentialManager.removeStored(key: account.id, store: store, protection: protection)
             }
         }
         emit(.removed(account))

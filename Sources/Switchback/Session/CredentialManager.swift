@@ -113,21 +113,31 @@ public actor CredentialManager {
 
     /// Removes the credential, its mark and its protected refresh token; the caller holds the slot's write.
     func removeStored() async throws {
+        try await Self.removeStored(key: key, store: store, protection: protection)
+    }
+
+    static func removeStored(key: String, store: any CredentialStore, protection: RefreshTokenProtection?) async throws {
         try await store.remove(key: key)
-        try await store.remove(key: refreshMarkKey)
+        try await store.remove(key: refreshMarkKey(for: key))
         try await protection?.secrets.remove(key: key)
     }
 
     /// Stores `credential`: its refresh token behind the user's authentication when protected (no prompt
     /// to write), the rest in the store.
     func keep(_ credential: Credential) async throws {
+        try await Self.keep(credential, key: key, store: store, protection: protection)
+    }
+
+    static func keep(_ credential: Credential, key: String, store: any CredentialStore, protection: RefreshTokenProtection?) async throws {
         guard let protection else { return try await store.save(credential, key: key) }
+        var unprotected = credential
         if let refreshToken = credential.refreshToken {
             try await protection.secrets.save(refreshToken, key: key)
+            unprotected.refreshToken = nil
         } else {
             try await protection.secrets.remove(key: key)
         }
-        try await store.save(withoutProtectedToken(credential), key: key)
+        try await store.save(unprotected, key: key)
     }
 
     /// `credential` as callers see it: without its refresh token when that one is protected.

@@ -81,14 +81,6 @@ actor CredentialSlot {
         }
     }
 
-    /// Waits until no refresh is under way (its outcome is the refresher's).
-    func refreshSettled() async {
-        while let inFlight {
-            _ = try? await inFlight.value
-            if self.inFlight == inFlight { break }
-        }
-    }
-
     var refreshing: Bool { inFlight != nil }
 
     /// Keeps `credential` for the next call to store in `store`; when a write replaced the generation it
