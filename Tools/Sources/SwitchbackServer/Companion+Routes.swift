@@ -37,19 +37,25 @@ extension Companion {
         let proxies = configuration.limits.trustedProxies.compactMap(ClientAddress.Network.init)
         let limits = configuration.limits
         func add(
-            _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: Bool = false,
+            _ method: HTTPRequest.Method, _ path: String, _ audience: Audience, _ purpose: String, limited: RateLimiter.Kind? = nil,
             attested: CompanionService.AttestedRoute = .none, bodyLimit: Int = CompanionService.maximumBody,
             _ handler: @escaping @Sendable (CompanionService, Request) async throws -> Response
         ) {
             let attesting = configuration.appAttest != nil || configuration.playIntegrity != nil
             let attested = attesting ? attested : .none
-            let notes = (limited ? " [rate-limited]" : "") + [.none: "", .start: " [attested]", .result: " [attestation checked if sent]"][attested]!
+            let notes =
+                (limited == nil ? "" : " [rate-limited]") + [.none: "", .start: " [attested]", .result: " [attestation checked if sent]"][attested]!
             routes.append(Route(method: method.rawValue, path: path, purpose: purpose + notes))
+            // A flow's request names state the server issued, and an attested start carries a proof the server
+            // checks: when the route's instance budget is spent, those it recognises are still answered.
+            let budget = limited.map {
+                RateLimiter.Route(name: "\(method.rawValue) \(path)", kind: $0, answersKnown: $0 == .flow || attested == .start)
+            }
             router.on(RouterPath(path), method: method) { request, context in
                 let start = ContinuousClock.now
                 let respond = {
                     await answer(
-                        request, context, service: service(), route: (method, path, audience), limited: limited,
+                        request, context, service: service(), route: (method, path, audience), budget: budget,
                         attested: (attested, bodyLimit), limiter: limiter, limits: limits, proxies: proxies, metrics: metrics,
                         handler: handler)
                 }
@@ -75,22 +81,22 @@ extension Companion {
         }
 
         if configuration.appAttest != nil || configuration.playIntegrity != nil {
-            add(.post, Path.attestChallenge, .app, "a one-time challenge for App Attest or Play Integrity", limited: true) {
+            add(.post, Path.attestChallenge, .app, "a one-time challenge for App Attest or Play Integrity", limited: .start) {
                 try await $0.attestationChallenge($1)
             }
         }
         if configuration.wallet != nil {
             add(
-                .post, Path.walletStart, .app, "start a wallet presentation (OpenID4VP) bound to the app's secret; the wallet link", limited: true,
+                .post, Path.walletStart, .app, "start a wallet presentation (OpenID4VP) bound to the app's secret; the wallet link", limited: .start,
                 attested: .start
             ) { try await $0.startPresentation($1) }
-            add(.get, Path.walletRequest, .app, "the signed request object, for the wallet", limited: true) {
+            add(.get, Path.walletRequest, .app, "the signed request object, for the wallet", limited: .flow) {
                 try await $0.presentationRequestObject($1)
             }
-            add(.post, Path.walletRequest, .app, "the signed request object with the wallet's wallet_nonce", limited: true) {
+            add(.post, Path.walletRequest, .app, "the signed request object with the wallet's wallet_nonce", limited: .flow) {
                 try await $0.presentationRequestObject($1)
             }
-            add(.post, Path.walletResponse, .app, "the wallet's direct_post.jwt answer -> redirect_uri with a response_code", limited: true) {
+            add(.post, Path.walletResponse, .app, "the wallet's direct_post.jwt answer -> redirect_uri with a response_code", limited: .flow) {
                 try await $0.presentationResponse($1)
             }
             add(.post, Path.walletRedeem, .app, "the verified claims for a response_code, once, with the app's secret", attested: .result) {
@@ -100,41 +106,41 @@ extension Companion {
         if configuration.appleIdentity != nil {
             add(
                 .post, Path.appleIdentityStart, .app, "start a Verify with Wallet request bound to the app's secret; its nonce and merchant",
-                limited: true, attested: .start
+                limited: .start, attested: .start
             ) { try await $0.startAppleIdentity($1) }
             add(
                 .post, Path.appleIdentityVerify, .app, "Wallet's encrypted answer, decrypted and verified, once, with the app's secret",
-                limited: true, attested: .result, bodyLimit: CompanionService.maximumAppleIdentityBody
+                limited: .flow, attested: .result, bodyLimit: CompanionService.maximumAppleIdentityBody
             ) {
                 try await $0.verifyAppleIdentity($1)
             }
         }
         if configuration.appAttest != nil {
-            add(.post, Path.attestRegister, .app, "App Attest: a new key's attestation over a challenge", limited: true) {
+            add(.post, Path.attestRegister, .app, "App Attest: a new key's attestation over a challenge", limited: .start) {
                 try await $0.registerAttestation($1)
             }
         }
         if configuration.exchange != nil {
             add(
-                .post, Path.exchangeStart, .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: true,
+                .post, Path.exchangeStart, .app, "start a sign-in whose code the server redeems, bound to the app's secret", limited: .start,
                 attested: .start
             ) {
                 try await $0.startExchange($1)
             }
-            add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: true, attested: .result) {
+            add(.post, Path.exchange, .app, "redeem the callback as a confidential client; tokens or a session", limited: .flow, attested: .result) {
                 try await $0.exchange($1)
             }
-            add(.post, Path.revoke, .app, "revoke a token the app holds, as the confidential client (RFC 7009)", limited: true) {
+            add(.post, Path.revoke, .app, "revoke a token the app holds, as the confidential client (RFC 7009)", limited: .start) {
                 try await $0.revoke($1)
             }
         }
         if configuration.permission != nil {
-            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: true, attested: .start) {
+            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: .start, attested: .start) {
                 try await $0.permission($1)
             }
         }
         if configuration.bridge != nil {
-            add(.post, Path.bridgeStart, .app, "start a sign-in that returns to an allow-listed deep link", limited: true, attested: .start) {
+            add(.post, Path.bridgeStart, .app, "start a sign-in that returns to an allow-listed deep link", limited: .start, attested: .start) {
                 try await $0.startBridge($1)
             }
             add(.get, Path.bridgeCallback, .browser, "provider answer (query; fragment through a forwarding page)") {
@@ -145,7 +151,7 @@ extension Companion {
             add(.post, Path.bridgeRedeem, .app, "redeem the deep link's one-time code once") { try await $0.redeemBridge($1) }
         }
         if configuration.handOff != nil {
-            add(.post, Path.handOff, .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: true) {
+            add(.post, Path.handOff, .app, "access token (Bearer, or DPoP with a proof) -> one-time hand-off code", limited: .start) {
                 try await $0.issueHandOff($1)
             }
             add(.get, Path.handOffRedeem, .browser, "?handoffotp&goto -> a page naming the account; nothing used up") { try await $0.showRedeem($1) }
@@ -153,7 +159,7 @@ extension Companion {
         }
         if configuration.completion != nil {
             add(
-                .post, Path.completionStart, .app, "start a sign-in the server completes, bound to the app's flow_id", limited: true,
+                .post, Path.completionStart, .app, "start a sign-in the server completes, bound to the app's flow_id", limited: .start,
                 attested: .start
             ) {
                 try await $0.startCompletion($1)
@@ -218,19 +224,21 @@ extension Companion {
     private static func answer(
         _ request: Request, _ context: CompanionContext, service: CompanionService,
         route: (method: HTTPRequest.Method, path: String, audience: Audience),
-        limited: Bool, attested attestedRoute: (route: CompanionService.AttestedRoute, bodyLimit: Int), limiter: RateLimiter,
+        budget: RateLimiter.Route?, attested attestedRoute: (route: CompanionService.AttestedRoute, bodyLimit: Int), limiter: RateLimiter,
         limits: ServerConfiguration.Limits, proxies: [ClientAddress.Network],
         metrics: CompanionMetrics, handler: @Sendable (CompanionService, Request) async throws -> Response
     ) async -> Response {
         let (method, path, audience) = route
+        var knownOnly: Int?
         do {
-            if limited,
-                case .limited(let retryAfter) = await limiter.admit(
-                    clientAddress(request, context, limits: limits, proxies: proxies))
-            {
-                service.logger.notice("rate limited", metadata: ["route": "\(path)"])
-                throw CompanionError(.rateLimited, "too many requests from this address; try again in \(retryAfter) seconds").retry(
-                    after: retryAfter)
+            if let budget {
+                switch await limiter.admit(clientAddress(request, context, limits: limits, proxies: proxies), route: budget) {
+                case .allowed: break
+                case .knownOnly(let retryAfter): knownOnly = retryAfter
+                case .limited(let retryAfter):
+                    service.logger.notice("rate limited", metadata: ["route": "\(path)"])
+                    throw CompanionError.rateLimited(retryAfter: retryAfter)
+                }
             }
             var request = request
             let (attested, bodyLimit) = attestedRoute
@@ -239,7 +247,12 @@ extension Companion {
             else { return try await handler(service, request) }
             let attestedRequest = request
             return try await CompanionService.$attested.withValue(proof) { try await handler(service, attestedRequest) }
-        } catch let error as CompanionError {
+        } catch var error as CompanionError {
+            // Over the route's budget, only what the server recognised is answered: any other refusal is the limit.
+            if let knownOnly, error.code != .rateLimited {
+                service.logger.notice("rate limited", metadata: ["route": "\(path)"])
+                error = CompanionError.rateLimited(retryAfter: knownOnly)
+            }
             service.logger.info("refused", metadata: ["route": "\(path)", "error": "\(error.code)"])
             // `slow_down` is the OAuth name the answer carries; the metric says what happened.
             metrics.refused(route: path, reason: error.code == .rateLimited ? "rate_limited" : error.code.name)
@@ -272,18 +285,19 @@ extension Companion {
 /// outermost trusted proxy saw); on any other connection, the connection's own address, the header ignored.
 func clientAddress(
     _ request: Request, _ context: CompanionContext, limits: ServerConfiguration.Limits, proxies: [ClientAddress.Network]
-) -> String {
+) -> ClientAddress? {
     let connection = context.remoteAddress.flatMap { ClientAddress($0) }
     if let header = limits.clientAddressHeader, let name = HTTPField.Name(header), let connection, proxies.contains(where: connection.isIn),
         let value = request.headers[name]
     {
         let entries = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         let index = entries.count - limits.trustedHops
-        // An entry your own proxy wrote that is no address: one shared bucket, so nothing is gained by it.
-        guard index >= 0, let client = ClientAddress(entries[index]) else { return "unparsable" }
-        return client.bucket
+        // An entry your own proxy wrote that is no address: the one shared bucket of unknown clients, so
+        // nothing is gained by it.
+        guard index >= 0 else { return nil }
+        return ClientAddress(entries[index])
     }
-    return connection?.bucket ?? "unknown"
+    return connection
 }
 
 /// Reads a caller's trace context (W3C `traceparent`, or whatever the bootstrapped instrument propagates)

@@ -36,9 +36,12 @@ extension ServerConfiguration {
     /// `[rate-limited]`), how many status requests may wait at once, and the limits of every connection.
     /// Past a rate limit or a cap the answer is `429` with `Retry-After`.
     public struct Limits: Sendable, Codable, Equatable {
-        /// Start requests per minute from one client address (0: no limit).
+        /// Start requests per minute from one client address, an IPv6 /64 (0: no limit). A client's coarser
+        /// networks (an IPv6 /56 and /48, an IPv4 /24) and its requests within flows get multiples of it
+        /// (Deployment.md, "Rate limits").
         public var startsPerMinutePerAddress: Int
-        /// Start requests per minute in all, on this instance (0: no limit).
+        /// Requests per minute to each rate-limited start route on this instance, four times that to each
+        /// route within a flow (0: no limit).
         public var startsPerMinute: Int
         /// Authorizations waiting for the provider's answer, across every instance sharing the store.
         public var pendingAuthorizations: Int
@@ -115,9 +118,9 @@ extension ServerConfiguration {
                 clientAddressHeader.map {
                     "\($0) from \(trustedProxies.joined(separator: ", ")), \(trustedHops) trusted hop\(trustedHops == 1 ? "" : "s")"
                 }
-                ?? "connection address, IPv6 by /64"
+                ?? "connection address"
             let connections = maxConnections == 0 ? "unlimited connections" : "at most \(maxConnections) connections"
-            return "rate-limited routes \(perAddress) per address (by \(by)), \(total) in all; "
+            return "rate-limited routes \(perAddress) per address (by \(by); IPv6 /64, multiples for /56, /48 and IPv4 /24), \(total) per route; "
                 + "at most \(pendingAuthorizations) pending authorizations, \(waitingStatusRequests) waiting status requests; "
                 + "\(connections), idle \(Int(idleTimeout)) s, a body within \(Int(bodyTimeout)) s, a stalled answer \(Int(writeTimeout)) s"
         }

@@ -66,6 +66,11 @@ public struct CompanionError: Error, Sendable, CustomStringConvertible {
         return error
     }
 
+    /// A rate limit's refusal: the client's network, or the route on this instance, is over its budget.
+    static func rateLimited(retryAfter seconds: Int) -> CompanionError {
+        CompanionError(.rateLimited, "too many requests; try again in \(seconds) seconds").retry(after: seconds)
+    }
+
     public var description: String { "\(code.name): \(message)" }
 
     /// The JSON answer for an app.

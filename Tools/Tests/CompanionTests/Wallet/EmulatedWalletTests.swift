@@ -122,7 +122,9 @@ struct EmulatedWalletTests {
         }
     }
 
-    @Test("a flood from one address: the wallet's start, request, and response routes answer 429 with Retry-After, the limit shared")
+    @Test(
+        "a flood from one address: the wallet's start, then its request and response routes, answer 429 with Retry-After, each kind past its own budget"
+    )
     func flood() async throws {
         let issuer = try EmulatedIssuer()
         try await Self.with(issuer, change: { configuration, _ in configuration.limits.startsPerMinutePerAddress = 3 }) { rig in
@@ -137,10 +139,41 @@ struct EmulatedWalletTests {
             let requestURI = try #require(
                 URLComponents(url: links[0], resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "request_uri" }?.value.flatMap(
                     URL.init(string:)))
-            #expect(try await rig.get(requestURI).status == 429, "fetching request objects counts too")
-            #expect(try await rig.transport.send(.form(rig.url("/wallet/response"), [("error", "access_denied"), ("state", "x")])).status == 429)
+            // The wallet's requests within a started presentation have their own budget (four times the
+            // starts'): the flood of starts leaves them answerable, and a flood of them is refused in turn.
+            #expect(try await rig.get(requestURI).status == 200, "a presentation under way")
+            let bogus = HTTPRequest.form(rig.url("/wallet/response"), [("error", "access_denied"), ("state", "x")])
+            for _ in 0..<11 { #expect(try await rig.transport.send(bogus).status == 400) }
+            #expect(try await rig.transport.send(bogus).status == 429)
+            #expect(try await rig.get(requestURI).status == 429, "the wallet's routes share the budget")
             rig.clock.advance(by: 61)
             #expect(try await rig.get(requestURI).status == 200, "a minute later")
+        }
+    }
+
+    @Test("a flood of made-up states spends the instance's budget of the wallet's routes: a presentation the server started is still answered")
+    func knownFlowsOverBudget() async throws {
+        let issuer = try EmulatedIssuer()
+        try await Self.with(
+            issuer,
+            change: { configuration, _ in
+                // Two starts a minute for the instance, so eight requests a minute within flows; no per-address limit
+                // (the flood comes from everywhere).
+                configuration.limits.startsPerMinute = 2
+                configuration.limits.startsPerMinutePerAddress = 0
+            }
+        ) { rig in
+            let started = try await rig.post("/wallet/start", ["binding": CompanionRig.binding])
+            let link = try #require((started.json["wallet_url"] as? String).flatMap(URL.init(string:)))
+            let requestURI = try #require(
+                URLComponents(url: link, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "request_uri" }?.value.flatMap(
+                    URL.init(string:)))
+            // The same route as the wallet's, for presentations the server never started.
+            let bogus = requestURI.deletingLastPathComponent().appendingPathComponent("made-up-state-0123456789")
+            for _ in 0..<8 { #expect(try await rig.get(bogus).status != 429) }
+            let refused = try await rig.transport.send(HTTPRequest(method: .get, url: bogus))
+            #expect(refused.status == 429 && Int(refused.headers["retry-after"] ?? "") ?? 0 >= 1, "an unknown state over the budget")
+            #expect(try await rig.get(requestURI).status == 200, "the presentation the server started")
         }
     }
 
