@@ -2,6 +2,8 @@ public import Foundation
 import Hummingbird
 import HummingbirdCore
 import NIOCore
+import NIOSSL
+import HummingbirdTLS
 import ServiceLifecycle
 public import UnixSignals
 public import Logging
@@ -76,6 +78,8 @@ public final class Companion: Sendable {
         logger: Logger = Logger(label: "switchback.server")
     ) async throws -> Companion {
         try configuration.validate()
+        // The listener's certificate and key before anything is opened: a file that does not serve ends the start here.
+        let tls = try configuration.tls?.serverConfiguration()
         if let warning = OpenFileLimit.warning(maxConnections: configuration.limits.maxConnections, limit: OpenFileLimit.current()) {
             logger.warning("\(warning)")
         }
@@ -106,7 +110,8 @@ public final class Companion: Sendable {
         let transport: any HTTPTransport = transport ?? ownedTransport!
         do {
             return try await listen(
-                configuration, store: chosenStore, ownedStore: ownedStore, transport: transport, ownedTransport: ownedTransport, clock: clock,
+                configuration, tls: tls, store: chosenStore, ownedStore: ownedStore, transport: transport, ownedTransport: ownedTransport,
+                clock: clock,
                 entropy: entropy,
                 shutdownSignals: shutdownSignals, logger: logger
             )
@@ -118,7 +123,8 @@ public final class Companion: Sendable {
     }
 
     private static func listen(
-        _ configuration: ServerConfiguration, store: any CompanionStore, ownedStore: PostgresCompanionStore?, transport: any HTTPTransport,
+        _ configuration: ServerConfiguration, tls: TLSConfiguration?, store: any CompanionStore, ownedStore: PostgresCompanionStore?,
+        transport: any HTTPTransport,
         ownedTransport: ServerTransport?, clock: any WallClock, entropy: any EntropySource, shutdownSignals: [UnixSignal], logger: Logger
     ) async throws -> Companion {
         let metrics = configuration.metrics == nil ? CompanionMetrics.bootstrapped() : CompanionMetrics.prometheus()
@@ -161,20 +167,24 @@ public final class Companion: Sendable {
         let host = configuration.host
         let limits = configuration.limits
         /// HTTP/1 with the idle timeout and one ``ConnectionGuard`` per connection (the closure runs for
-        /// each), all sharing `connections`.
-        func guarded(_ connections: ConnectionCount, _ listener: CompanionMetrics.Listener) -> HTTPServerBuilder {
+        /// each), all sharing `connections`; over TLS when `tls` is given.
+        func guarded(_ connections: ConnectionCount, _ listener: CompanionMetrics.Listener, tls: TLSConfiguration? = nil) throws
+            -> HTTPServerBuilder
+        {
             func amount(_ seconds: TimeInterval) -> TimeAmount { .milliseconds(Int64(seconds * 1000)) }
             let (body, write) = (amount(limits.bodyTimeout), amount(limits.writeTimeout))
-            return .http1(
+            let http: HTTPServerBuilder = .http1(
                 configuration: .init(
                     additionalChannelHandlers: [
                         ConnectionGuard(connections: connections, bodyTimeout: body, writeTimeout: write, metrics: metrics, listener: listener)
                     ],
                     idleTimeout: amount(limits.idleTimeout)))
+            guard let tls else { return http }
+            return try .tls(http, tlsConfiguration: tls)
         }
         let app = Application(
             router: router,
-            server: guarded(ConnectionCount(limit: limits.maxConnections), .public),
+            server: try guarded(ConnectionCount(limit: limits.maxConnections), .public, tls: tls),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? configuration.port)
@@ -200,7 +210,7 @@ public final class Companion: Sendable {
             // needs a connection or two, and this listener's connections must not take the public one's.
             let exporter = Application(
                 router: metricsRouter,
-                server: guarded(ConnectionCount(limit: Self.metricsConnections), .metrics),
+                server: try guarded(ConnectionCount(limit: Self.metricsConnections), .metrics),
                 configuration: ApplicationConfiguration(address: .hostname(section.host, port: section.port), serverName: "switchback-metrics"),
                 onServerRunning: { channel in
                     metricsContinuation.yield(channel.localAddress?.port ?? section.port)
@@ -224,7 +234,8 @@ public final class Companion: Sendable {
             metricsContinuation.finish()
         }
         var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next(), let bindURL = URL(string: "http://\(URLHost.bracketed(host)):\(bound)") else {
+        guard let bound = await iterator.next(), let bindURL = URL(string: "\(tls == nil ? "http" : "https")://\(URLHost.bracketed(host)):\(bound)")
+        else {
             server.cancel()
             _ = await server.result
             throw CompanionStartError(description: "the companion could not listen on \(host):\(configuration.port)")

@@ -106,10 +106,12 @@ extension ServerConfiguration {
     }
 
     /// Reads and parses the provider's keys (the client's `private_key_jwt` key, the ID-token decryption key)
+    /// and the listener's TLS certificate and key
     /// as the start will: a file that cannot be read or a key that does not parse is an
     /// ``SwitchbackError/Code/invalidConfiguration`` naming its setting.
     public func checkKeys() async throws {
         _ = try await provider?.credentials()
+        _ = try tls?.serverConfiguration()
     }
 
     /// The trimmed content of the secret file `name`, following symbolic links: Kubernetes mounts each
@@ -198,6 +200,10 @@ extension ServerConfiguration {
             Setting(key: "limits.maxConnections", isSecret: false) { $0.limits.maxConnections = try count($1) },
             inSection(\.playIntegrity, "playIntegrity", "decryptionKey", secret: true) { $0.decryptionKey = $1 },
             inSection(\.playIntegrity, "playIntegrity", "verificationKey", secret: false) { $0.verificationKey = $1 },
+            // Each turns TLS on; validation asks for the certificate and the key together.
+            tlsFile("certificateChainFile") { $0.certificateChainFile = $1 },
+            tlsFile("privateKeyFile") { $0.privateKeyFile = $1 },
+            tlsFile("clientCertificateAuthoritiesFile") { $0.clientCertificateAuthoritiesFile = $1 },
             // Either turns the metrics listener on.
             Setting(key: "metrics.host", isSecret: false) { $0.metrics = .init(host: $1, port: $0.metrics?.port ?? 9464) },
             Setting(key: "metrics.port", isSecret: false) { $0.metrics = .init(host: $0.metrics?.host ?? "127.0.0.1", port: try port($1)) },
@@ -243,6 +249,15 @@ extension ServerConfiguration {
             guard var section = configuration[keyPath: path] else { throw Refusal(reason: "the configuration has no \(name) section") }
             try set(&section, value)
             configuration[keyPath: path] = section
+        }
+    }
+
+    /// A file of the `tls` section, which any of them turns on.
+    private static func tlsFile(_ key: String, _ set: @escaping @Sendable (inout TLS, String) -> Void) -> Setting {
+        Setting(key: "tls." + key, isSecret: false) { configuration, value in
+            var section = configuration.tls ?? TLS()
+            set(&section, value)
+            configuration.tls = section
         }
     }
 

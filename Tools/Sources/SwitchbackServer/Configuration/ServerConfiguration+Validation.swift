@@ -208,6 +208,17 @@ extension ServerConfiguration {
             guard (0...65535).contains(metrics.port), !metrics.host.isEmpty else { throw fail("metrics needs a host and a port (0…65535)") }
             if metrics.port != 0, metrics.port == port { throw fail("metrics.port must differ from port: metrics are never served publicly") }
         }
+        if let tls {
+            guard !tls.certificateChainFile.isEmpty, !tls.privateKeyFile.isEmpty else {
+                throw fail("tls needs certificateChainFile and privateKeyFile")
+            }
+            for (setting, path) in [
+                ("certificateChainFile", tls.certificateChainFile), ("privateKeyFile", tls.privateKeyFile),
+                ("clientCertificateAuthoritiesFile", tls.clientCertificateAuthoritiesFile ?? ""),
+            ] where path.contains("\n") || path.contains("-----BEGIN") {
+                throw fail("tls.\(setting) holds PEM text, not a path: give the path of a file that holds it")
+            }
+        }
         if !recordKeys.isEmpty { _ = try RecordKeys(recordKeys) }
         if postgresURL != nil, recordKeys.isEmpty {
             throw fail(

@@ -236,6 +236,29 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
     }
 
+    /// TLS on the public listener, for the hop from the load balancer (or from clients, when they connect
+    /// directly); nil serves plain HTTP, which only a network no one else can read or write may carry
+    /// (Deployment.md, "TLS to the instance").
+    public var tls: TLS?
+
+    /// The public listener's certificate and key, and the authorities whose client certificates it requires.
+    public struct TLS: Sendable, Codable, Equatable {
+        /// The listener's certificate chain (PEM, leaf first).
+        public var certificateChainFile: String
+        /// Its private key (PEM). Read at start; a restart picks up a renewed certificate.
+        public var privateKeyFile: String
+        /// The authorities (PEM) that issue your load balancers' client certificates: set, every connection
+        /// must present a certificate one of them issued, so a host on the segment that holds none cannot
+        /// reach the instance at all. Nil: no client certificate is asked for.
+        public var clientCertificateAuthoritiesFile: String?
+
+        public init(certificateChainFile: String = "", privateKeyFile: String = "", clientCertificateAuthoritiesFile: String? = nil) {
+            self.certificateChainFile = certificateChainFile
+            self.privateKeyFile = privateKeyFile
+            self.clientCertificateAuthoritiesFile = clientCertificateAuthoritiesFile
+        }
+    }
+
     /// Serve `GET /metrics` (Prometheus) on a listener of its own; nil hands metrics to the process's
     /// `MetricsSystem` instead (a no-op unless it was bootstrapped).
     public var metrics: Metrics?
@@ -266,8 +289,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
         limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
         appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil, appleIdentity: AppleIdentity? = nil,
-        logLevel: String = "notice", recordKeys: [String] = []
+        logLevel: String = "notice", recordKeys: [String] = [], tls: TLS? = nil
     ) {
+        self.tls = tls
         self.recordKeys = recordKeys
         self.logLevel = logLevel
         self.wallet = wallet
@@ -292,7 +316,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics, appAttest, playIntegrity, wallet, appleIdentity, logLevel, recordKeys
+        case metrics, appAttest, playIntegrity, wallet, appleIdentity, logLevel, recordKeys, tls
     }
 
     /// Every key but the sections is optional in a file.
@@ -318,7 +342,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             wallet: try container.decodeIfPresent(Wallet.self, forKey: .wallet),
             appleIdentity: try container.decodeIfPresent(AppleIdentity.self, forKey: .appleIdentity),
             logLevel: try container.decodeIfPresent(String.self, forKey: .logLevel) ?? "notice",
-            recordKeys: try container.decodeIfPresent([String].self, forKey: .recordKeys) ?? []
+            recordKeys: try container.decodeIfPresent([String].self, forKey: .recordKeys) ?? [],
+            tls: try container.decodeIfPresent(TLS.self, forKey: .tls)
         )
     }
 
