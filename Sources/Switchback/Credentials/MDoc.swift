@@ -7,6 +7,15 @@ import Crypto
     /// The document signer that heads `certificates` (DER, leaf first), once the chain leads to a trust
     /// anchor. Throws ``SwitchbackError/Code/presentationInvalid`` otherwise.
     func documentSigner(certificates: [Data]) async throws -> MDocSigner
+    /// The signer of a status list under the same anchors: as ``documentSigner(certificates:)`` but for
+    /// what is asked of a document signer alone (its extended key usage). By default the same.
+    func statusListSigner(certificates: [Data]) async throws -> MDocSigner
+}
+
+extension MDocIssuerKeys {
+    public func statusListSigner(certificates: [Data]) async throws -> MDocSigner {
+        try await documentSigner(certificates: certificates)
+    }
 }
 
 /// A document signer whose chain was validated: its key, and the authorities it was validated under.

@@ -191,7 +191,7 @@ public import Foundation
     /// The list's signer, which must be under one of the credential's own authorities.
     private func requireAuthority(_ authorities: Set<Data>, chain: [Data]) async throws -> MDocSigner {
         guard let signers = cwtSigners else { throw Self.refused("this verifier has no mdoc authorities to hold the status list to") }
-        let signer = try await signers.documentSigner(certificates: chain)
+        let signer = try await signers.statusListSigner(certificates: chain)
         guard !authorities.isDisjoint(with: signer.authorities) else {
             throw Self.refused("the status list is not signed under the authority that issued the credential")
         }

@@ -2,7 +2,7 @@ public import Foundation
 public import Crypto
 @_spi(SwitchbackInternals) import Switchback
 import SwiftASN1
-import X509
+public import X509
 
 /// A credential issuer and a verifier's certificate for the emulated wallet ecosystem: an authority (a
 /// self-signed root) over an end-entity signing certificate, as SD-JWT VC §2.5 (`x5c`) and OpenID4VP 1.0
@@ -18,13 +18,24 @@ public struct EmulatedAuthority: Sendable {
     /// The root's key identifier: its Subject Key Identifier, and the leaf's Authority Key Identifier (what
     /// a DCQL `trusted_authorities` query of type `aki` names).
     public let rootKeyIdentifier: Data
+    /// The root's name and key, which sign its revocation list (``revocationList(revokingLeaf:)``).
+    public let rootName: DistinguishedName
+    let rootKey: P256.Signing.PrivateKey
+    /// The end-entity certificate's serial number.
+    public let leafSerial: Certificate.SerialNumber
 
     /// A root named `name` over an end-entity certificate for `dnsName`, valid from a day before `now` for
     /// `days`; for signatures, or (`signing: false`) for key agreement only, as a TLS certificate may be.
     /// `claimingAuthority` writes another key identifier into the end-entity certificate's Authority Key
-    /// Identifier than its root's, as a hostile issuer under a shared anchor might.
+    /// Identifier than its root's, as a hostile issuer under a shared anchor might. `documentSigning`
+    /// makes the end-entity certificate an mdoc document signer's as ISO/IEC 18013-5 Annex B (Table B.4)
+    /// profiles it: extended key usage id-mdl-kp-mdlDS (1.0.18013.5.1.2, critical), and the IACA's CRL
+    /// distribution point `revocationListURI`. A certificate that signs SD-JWT VCs as well writes the extended
+    /// key usage non-critical (`documentSigningCritical: false`, as Apple's test document signer does): a
+    /// critical one would restrict the key to mdocs (RFC 5280 §4.2.1.12).
     public init(
-        name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365, signing: Bool = true, claimingAuthority: Data? = nil
+        name: String, dnsName: String, now: Date = Date(), validFor days: Double = 365, signing: Bool = true, claimingAuthority: Data? = nil,
+        documentSigning: Bool = false, documentSigningCritical: Bool = true, revocationListURI: String? = nil
     ) throws {
         let rootKey = P256.Signing.PrivateKey()
         let identifier = Data(SHA256.hash(data: rootKey.publicKey.x963Representation).prefix(20))
@@ -35,22 +46,56 @@ public struct EmulatedAuthority: Sendable {
             notValidAfter: now + 3650 * 86400, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                Critical(KeyUsage(keyCertSign: true))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 SubjectKeyIdentifier(keyIdentifier: ArraySlice(identifier))
             }, issuerPrivateKey: .init(rootKey))
         key = P256.Signing.PrivateKey()
+        let serial = Certificate.SerialNumber()
         let certificate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: now - 86400, notValidAfter: now + days * 86400,
+            version: .v3, serialNumber: serial, publicKey: .init(key.publicKey), notValidBefore: now - 86400, notValidAfter: now + days * 86400,
             issuer: rootName, subject: try DistinguishedName { CommonName(name) }, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(signing ? KeyUsage(digitalSignature: true) : KeyUsage(keyAgreement: true))
                 SubjectAlternativeNames([.dnsName(dnsName)])
                 AuthorityKeyIdentifier(keyIdentifier: ArraySlice(claimingAuthority ?? identifier))
+                if documentSigning {
+                    if documentSigningCritical {
+                        Critical(try ExtendedKeyUsage([.init(oid: [1, 0, 18013, 5, 1, 2])]))
+                    } else {
+                        try ExtendedKeyUsage([.init(oid: [1, 0, 18013, 5, 1, 2])])
+                    }
+                }
+                if let revocationListURI { Self.distributionPoint(revocationListURI) }
             }, issuerPrivateKey: .init(rootKey))
+        self.rootName = rootName
+        self.rootKey = rootKey
+        leafSerial = serial
         rootPEM = try root.serializeAsPEM().pemString
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
         leaf = Data(serializer.serializedBytes)
+    }
+
+    /// The root's revocation list, listing the end-entity certificate when `revokingLeaf`.
+    public func revocationList(revokingLeaf: Bool = false) -> EmulatedRevocationList {
+        EmulatedRevocationList(issuer: rootName, key: rootKey, revoked: revokingLeaf ? [leafSerial] : [])
+    }
+
+    /// A CRL distribution points extension (RFC 5280 §4.2.1.13) naming `uri` as the point's full name.
+    static func distributionPoint(_ uri: String) -> Certificate.Extension {
+        var serializer = DER.Serializer()
+        serializer.appendConstructedNode(identifier: .sequence) { points in
+            points.appendConstructedNode(identifier: .sequence) { point in
+                point.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { name in
+                    name.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { fullName in
+                        fullName.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 6, tagClass: .contextSpecific)) {
+                            $0.append(contentsOf: Array(uri.utf8))
+                        }
+                    }
+                }
+            }
+        }
+        return Certificate.Extension(oid: [2, 5, 29, 31], critical: false, value: serializer.serializedBytes[...])
     }
 
     /// The end-entity certificate, PEM (a verifier's chain file).
@@ -66,10 +111,17 @@ public struct EmulatedIssuer: Sendable {
     public let issuer: String
     public let authority: EmulatedAuthority
 
+    /// Its certificate signs SD-JWT VCs and mdocs alike, so it is also profiled as an mdoc document
+    /// signer's (``EmulatedAuthority``'s `documentSigning`), naming ``revocationListURI``.
     public init(host: String = "pid-issuer.example.com", now: Date = Date()) throws {
         issuer = "https://" + host
-        authority = try EmulatedAuthority(name: "Emulated PID Issuer", dnsName: host, now: now)
+        authority = try EmulatedAuthority(
+            name: "Emulated PID Issuer", dnsName: host, now: now, documentSigning: true, documentSigningCritical: false,
+            revocationListURI: "https://" + host + "/iaca.crl")
     }
+
+    /// Where the issuer's root publishes its revocation list (the document signer's CRL distribution point).
+    public var revocationListURI: String { issuer + "/iaca.crl" }
 
     /// A credential the wallet holds: the issuer-signed JWT and one disclosure per claim.
     public struct Credential: Sendable {

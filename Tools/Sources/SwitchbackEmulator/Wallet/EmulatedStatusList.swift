@@ -60,19 +60,29 @@ extension EmulatedIssuer {
 /// A transport that answers the emulated issuer's status list itself (the issuer's https host exists only
 /// here) and sends everything else on: what the companion fetches status lists with in the emulated
 /// ecosystem.
+///
+/// It also publishes the issuer root's revocation list at ``EmulatedIssuer/revocationListURI``, listing the
+/// document signer when `revokedSigner`.
 public struct StatusListHosting: HTTPTransport {
     let issuer: EmulatedIssuer
     let revoked: Set<Int>
+    let revokedSigner: Bool
     let next: any HTTPTransport
 
-    public init(_ issuer: EmulatedIssuer, revoked: Set<Int>, next: any HTTPTransport) {
+    public init(_ issuer: EmulatedIssuer, revoked: Set<Int>, revokedSigner: Bool = false, next: any HTTPTransport) {
         self.issuer = issuer
         self.revoked = revoked
+        self.revokedSigner = revokedSigner
         self.next = next
     }
 
     /// The list in the form the request's `Accept` prefers: CWT when it names it first, else JWT.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if request.method == .get, request.url.absoluteString == issuer.revocationListURI {
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/pkix-crl"],
+                body: try issuer.authority.revocationList(revokingLeaf: revokedSigner).der())
+        }
         guard request.method == .get, request.url.absoluteString == issuer.statusListURI else { return try await next.send(request) }
         let accept = request.headers.first { $0.key.lowercased() == "accept" }?.value ?? ""
         if accept.hasPrefix("application/statuslist+cwt") {

@@ -32,7 +32,9 @@ extension CompanionService {
                 throw SwitchbackError(.invalidConfiguration, "appleIdentity.encryptionKeyFile is not a P-256 private key in PEM")
             }
             envelope = AppleIdentityEnvelope(key: key, merchantID: section.merchantIdentifier, teamID: section.teamIdentifier)
-            let signers = try X509DocumentSigners(anchorsPEM: try read(section.issuerTrustAnchorsFile), clock: clock)
+            let signers = try X509DocumentSigners(
+                anchorsPEM: try read(section.issuerTrustAnchorsFile), clock: clock,
+                revocation: DocumentSignerRevocation(transport: transport, clock: clock))
             documents = MDocVerifier(
                 issuers: signers, clock: clock,
                 statusLists: StatusListChecker(transport: transport, issuers: signers, cwtSigners: signers, clock: clock))

@@ -47,7 +47,8 @@ extension CompanionService {
                 SDJWTVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
             }
             mdocs = try section.mdocTrustAnchorsFile.map {
-                let signers = try X509DocumentSigners(anchorsPEM: try read($0), clock: clock)
+                let signers = try X509DocumentSigners(
+                    anchorsPEM: try read($0), clock: clock, revocation: DocumentSignerRevocation(transport: transport, clock: clock))
                 return MDocVerifier(
                     issuers: signers, clock: clock,
                     statusLists: StatusListChecker(transport: transport, issuers: signers, cwtSigners: signers, clock: clock))

@@ -73,7 +73,12 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
     /// The chain (`x5c` or `x5chain`, leaf first, DER) read, led to one of `anchors` under RFC 5280's rules
     /// at `now`, its leaf an end-entity certificate for signatures; returns the validated path, leaf first and
     /// the anchor last.
-    static func validatedChain(_ certificates: [Data], anchors: [Certificate], now: Date) async throws -> [Certificate] {
+    /// With `purpose`, the leaf's extended key usage must name it, and the extension is then understood
+    /// when critical (as ISO/IEC 18013-5 Annex B marks a document signer's); without, a critical extended
+    /// key usage fails the chain, as RFC 5280 §4.2 has it for an extension the verifier does not act on.
+    static func validatedChain(
+        _ certificates: [Data], anchors: [Certificate], now: Date, purpose: ExtendedKeyUsage.Usage? = nil
+    ) async throws -> [Certificate] {
         guard !certificates.isEmpty, certificates.count <= 8 else { throw Self.refused("the credential carries no x5c chain (or one longer than 8)") }
         let chain: [Certificate]
         do {
@@ -81,7 +86,10 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
         } catch {
             throw Self.refused("a certificate of the x5c chain cannot be read")
         }
-        var verifier = Verifier(rootCertificates: CertificateStore(anchors)) { RFC5280Policy(fixedExpiryValidationTime: now) }
+        var verifier = Verifier(rootCertificates: CertificateStore(anchors)) {
+            RFC5280Policy(fixedExpiryValidationTime: now)
+            if let purpose { LeafPurpose(usage: purpose) }
+        }
         guard case .validCertificate(let path) = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst())) else {
             throw Self.refused("the x5c chain does not lead to a trust anchor, or a certificate is not valid now")
         }
@@ -98,25 +106,52 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
     }
 }
 
+/// The leaf's extended key usage must name `usage`; the extension is this policy's to verify when critical.
+struct LeafPurpose: VerifierPolicy {
+    let usage: ExtendedKeyUsage.Usage
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [.X509ExtensionID.extendedKeyUsage]
+
+    mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        guard (try? chain.leaf.extensions.extendedKeyUsage)??.contains(usage) == true else {
+            return .failsToMeetPolicy(reason: "the leaf's extended key usage does not name the purpose asked")
+        }
+        return .meetsPolicy
+    }
+}
+
 /// mdoc document signers (ISO/IEC 18013-5 §9.3.3): the `x5chain` of an mdoc's `issuerAuth` must lead to one
 /// of the verifier's mdoc trust anchors (the IACA roots of the issuers it accepts), kept apart from the
 /// SD-JWT VC issuers' anchors: an mdoc names no issuer URL a certificate could be held to, so an anchor here
-/// vouches for every document type.
+/// vouches for every document type. The signer's certificate must be for document signing (its extended
+/// key usage names `1.0.18013.5.1.2`, id-mdl-kp-mdlDS, Annex B Table B.4) and, with ``revocation``, not be
+/// on its IACA's revocation list.
 ///
 /// The same anchors sign the status lists of the documents (`CredentialIssuerKeys`, for ``StatusListChecker``):
-/// a status list token's `x5c` must be one certificate signed by an anchor, as a document signer's is.
+/// a status list token's `x5c` must be one certificate signed by an anchor, as a document signer's is; no
+/// extended key usage is asked of it (none is defined for status lists).
 package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
     /// The anchors and the clock, read as the SD-JWT VC issuers' are.
     private let trust: X509IssuerKeys
+    /// The IACAs' revocation lists; nil checks none (a verifier without network, in tests and benchmarks).
+    private let revocation: DocumentSignerRevocation?
     var anchors: [Certificate] { trust.anchors }
     var clock: any WallClock { trust.clock }
 
-    package init(anchorsPEM: String, clock: any WallClock) throws {
+    /// id-mdl-kp-mdlDS (ISO/IEC 18013-5 Annex B, Table B.4; as spruceid/isomdl's Annex B checks name it).
+    static let documentSigning = ExtendedKeyUsage.Usage(oid: [1, 0, 18013, 5, 1, 2])
+
+    init(anchorsPEM: String, clock: any WallClock, revocation: DocumentSignerRevocation?) throws {
         trust = try X509IssuerKeys(anchorsPEM: anchorsPEM, clock: clock)
+        self.revocation = revocation
+    }
+
+    /// Checks no revocation (a verifier without network: the benchmarks).
+    package init(anchorsPEM: String, clock: any WallClock) throws {
+        try self.init(anchorsPEM: anchorsPEM, clock: clock, revocation: nil)
     }
 
     package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
-        var jwk = PublicJWK.ec(curve: "P-256", x963: try await documentSigner(certificates: certificates).key)
+        var jwk = PublicJWK.ec(curve: "P-256", x963: try await statusListSigner(certificates: certificates).key)
         if let keyID { jwk["kid"] = .string(keyID) }
         let document = JSONValue.object(["keys": .array([.object(jwk)])]).description
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5chain"))
@@ -125,16 +160,37 @@ package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
     /// Its key and the key identifier of the IACA that signed it (``X509IssuerKeys/authorities(on:)``), from
     /// one validation.
     package func documentSigner(certificates: [Data]) async throws -> MDocSigner {
+        if let first = certificates.first, let leaf = try? Certificate(derEncoded: Array(first)),
+            (try? leaf.extensions.extendedKeyUsage)??.contains(Self.documentSigning) != true
+        {
+            throw SwitchbackError(
+                .presentationInvalid, "the mdoc is refused: its signer's certificate is not for document signing (extended key usage 1.0.18013.5.1.2)"
+            )
+        }
+        let (chain, signer) = try await signedByRoot(certificates, purpose: Self.documentSigning)
+        try await revocation?.check(chain[0], issuedBy: chain[chain.count - 1])
+        return signer
+    }
+
+    /// A status list's signer: led to an anchor as a document signer is, and not revoked, with no extended
+    /// key usage asked.
+    package func statusListSigner(certificates: [Data]) async throws -> MDocSigner {
+        let (chain, signer) = try await signedByRoot(certificates)
+        try await revocation?.check(chain[0], issuedBy: chain[chain.count - 1])
+        return signer
+    }
+
+    private func signedByRoot(_ certificates: [Data], purpose: ExtendedKeyUsage.Usage? = nil) async throws -> ([Certificate], MDocSigner) {
         // ISO/IEC 18013-5 Annex B: the IACA root signs the document signer certificate itself; an
         // intermediate would let a CA under the root (for another purpose) sign documents.
         guard certificates.count == 1 else {
             throw SwitchbackError(
                 .presentationInvalid, "the mdoc is refused: its x5chain must be the document signer certificate alone, signed by the root")
         }
-        let chain = try await X509IssuerKeys.validatedChain(certificates, anchors: anchors, now: clock.now())
+        let chain = try await X509IssuerKeys.validatedChain(certificates, anchors: anchors, now: clock.now(), purpose: purpose)
         guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
             throw SwitchbackError(.presentationInvalid, "the mdoc is refused: its document signer key is not P-256")
         }
-        return MDocSigner(key: key.x963Representation, authorities: X509IssuerKeys.authorities(on: chain))
+        return (chain, MDocSigner(key: key.x963Representation, authorities: X509IssuerKeys.authorities(on: chain)))
     }
 }

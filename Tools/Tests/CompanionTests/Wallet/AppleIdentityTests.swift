@@ -126,10 +126,13 @@ struct AppleIdentityRoutesTests {
         let section = ServerConfiguration.AppleIdentity(
             merchantIdentifier: merchant, teamIdentifier: teamID, encryptionKeyFile: try write("identity-access.pem", key.pemRepresentation),
             issuerTrustAnchorsFile: try write("iaca.pem", issuer.authority.rootPEM))
-        try await CompanionRig.with(change: {
-            $0.appleIdentity = section
-            change(&$0, directory)
-        }) { rig in try await body(rig) }
+        // The issuer's root publishes its revocation list, which the companion reads for each answer.
+        try await CompanionRig.with(
+            change: {
+                $0.appleIdentity = section
+                change(&$0, directory)
+            }, transport: StatusListHosting(issuer, revoked: [], next: URLSessionTransport())
+        ) { rig in try await body(rig) }
     }
 
     static func coordinator(_ rig: CompanionRig, wallet: any IdentityDocumentProvider) -> SignInCoordinator {

@@ -76,6 +76,23 @@ struct EmulatedWalletMDocTests {
         }
     }
 
+    @Test("a document signer its IACA revoked signs no mdoc: the companion reads the IACA's list at the signer's distribution point")
+    func revokedSigner() async throws {
+        let issuer = try EmulatedIssuer()
+        let wallet = try EmulatedWallet(issuer: issuer)
+        let hosting = StatusListHosting(issuer, revoked: [EmulatedWallet.revokedIndex], revokedSigner: true, next: URLSessionTransport())
+        try await EmulatedWalletTests.with(trusting: issuer.authority.rootPEM, query: Self.query, transport: hosting) { rig in
+            let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
+            let (code, _) = try await EmulatedWalletTests.present(rig, client, wallet)
+            let refused = await #expect(throws: SwitchbackError.self) {
+                _ = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
+            }
+            #expect(refused?.code == .presentationInvalid)
+            let line = rig.log.all.first { $0.contains("presentation refused") } ?? ""
+            #expect(line.contains("revoked by its IACA"), "\(line)")
+        }
+    }
+
     @Test("trusted_authorities (aki) is enforced per query: the issuer's authority passes; a query naming another refuses the same credential")
     func trustedAuthorities() async throws {
         let issuer = try EmulatedIssuer()

@@ -89,7 +89,7 @@ struct X509IssuerKeysTests {
 
     @Test("mdoc document signers: the certificate alone, signed by an anchor; an intermediate, another root or a CA certificate is refused")
     func documentSigners() async throws {
-        let issuer = try EmulatedAuthority(name: "IACA", dnsName: "pid.example.com")
+        let issuer = try EmulatedAuthority(name: "IACA", dnsName: "pid.example.com", documentSigning: true)
         let signers = try X509DocumentSigners(anchorsPEM: issuer.rootPEM, clock: SystemClock())
         let signer = try await signers.documentSigner(certificates: [issuer.leaf])
         #expect(signer.key == issuer.key.publicKey.x963Representation && signer.authorities == [issuer.rootKeyIdentifier])
@@ -97,8 +97,28 @@ struct X509IssuerKeysTests {
             _ = try await signers.documentSigner(certificates: [issuer.leaf, issuer.leaf])
         }
         #expect(chained?.message.contains("alone") == true)
-        let stranger = try EmulatedAuthority(name: "Another IACA", dnsName: "pid.example.com")
+        let stranger = try EmulatedAuthority(name: "Another IACA", dnsName: "pid.example.com", documentSigning: true)
         await #expect(throws: SwitchbackError.self) { _ = try await signers.documentSigner(certificates: [stranger.leaf]) }
+    }
+
+    @Test("a document signer's certificate names id-mdl-kp-mdlDS (ISO/IEC 18013-5 Annex B), critical or not; one without it signs no mdoc")
+    func documentSigningPurpose() async throws {
+        // Critical, as Annex B writes it: understood, not refused as an unknown critical extension.
+        let critical = try EmulatedAuthority(name: "IACA", dnsName: "pid.example.com", documentSigning: true)
+        _ = try await X509DocumentSigners(anchorsPEM: critical.rootPEM, clock: SystemClock()).documentSigner(certificates: [critical.leaf])
+        // Not critical, as Apple's test document signer writes it.
+        let plain = try EmulatedAuthority(name: "IACA", dnsName: "pid.example.com", documentSigning: true, documentSigningCritical: false)
+        _ = try await X509DocumentSigners(anchorsPEM: plain.rootPEM, clock: SystemClock()).documentSigner(certificates: [plain.leaf])
+        // Any other certificate under the IACA (one for TLS, say) signs no mdoc; it may still sign status lists.
+        let other = try EmulatedAuthority(name: "IACA", dnsName: "pid.example.com")
+        let signers = try X509DocumentSigners(anchorsPEM: other.rootPEM, clock: SystemClock())
+        let refused = await #expect(throws: SwitchbackError.self) { _ = try await signers.documentSigner(certificates: [other.leaf]) }
+        #expect(refused?.message.contains("not for document signing") == true, "\(String(describing: refused))")
+        _ = try await signers.statusListSigner(certificates: [other.leaf])
+        // An SD-JWT VC issuer's certificate restricted to mdocs by a critical extended key usage is refused there.
+        await #expect(throws: SwitchbackError.self) {
+            _ = try await X509IssuerKeys.validatedChain([critical.leaf], anchors: [try Certificate(pemEncoded: critical.rootPEM)], now: Date())
+        }
     }
 
     @Test("a chain carrying a certificate that certifies nothing in it is refused: it would name an authority for trusted_authorities")
