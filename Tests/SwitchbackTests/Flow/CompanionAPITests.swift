@@ -26,7 +26,8 @@ struct CompanionAPITests {
             ])
         #expect(Set(try Self.object(CompanionAPI.Exchange(callbackURL: "u", binding: "b")).keys) == ["callback_url", "binding"])
         #expect(Set(try Self.object(CompanionAPI.CompletionStatus(flowID: "f", wait: 5)).keys) == ["flow_id", "wait"])
-        #expect(Set(try Self.object(CompanionAPI.PermissionRequest(appCallbackURI: "u")).keys) == ["app_callback_uri"])
+        #expect(
+            Set(try Self.object(CompanionAPI.PermissionRequest(appCallbackURI: "u", statementID: "s")).keys) == ["app_callback_uri", "statement_id"])
     }
 
     @Test("a tokens answer and a session answer read back as they were written; an unknown status survives")

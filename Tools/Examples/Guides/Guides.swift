@@ -68,9 +68,10 @@ func makeBankIDNorwayCoordinator(
 }
 
 /// The system browser; the BankID app returns by the app's universal link (`app_callback_uri`), which
-/// BankID accepts only with an upfront permission the companion asks for.
-func signInWithBankIDNorway(_ coordinator: SignInCoordinator, companion: CompanionClient) async throws -> SignInResult {
-    let bankID = ProviderPreset.bankIDNorway(permission: { try await companion.permissionParameters(for: $0) })
+/// BankID accepts only with an upfront permission the companion asks for. `statement` is the one-time
+/// `statement_id` your backend got for this order from the companion's `POST /permission/statement`.
+func signInWithBankIDNorway(_ coordinator: SignInCoordinator, companion: CompanionClient, statement: String) async throws -> SignInResult {
+    let bankID = ProviderPreset.bankIDNorway(permission: { try await companion.permissionParameters(for: $0, statement: statement) })
     let request = try await bankID.request(
         strategy: .systemBrowser, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
     )

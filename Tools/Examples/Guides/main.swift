@@ -90,25 +90,34 @@ try await report("MitID (backend completion)", on: completionPhone) {
 }
 await stopCompletion()
 
-let bankIDCompanion = LockedValue<CompanionClient?>(nil)
+let bankIDCompanion = LockedValue<(client: CompanionClient, url: URL, network: any HTTPTransport)?>(nil)
+// What the shop's backend sends to register each order's statement with the companion.
+let shopBackendToken = "guides-shop-backend-token-0123456789abcdef"
+// One order, in the shape of BankID's payment.v1 examples.
+let order: JSONValue = .object(["payments": .array([.object([
+    "paymentId": .string("order-42"), "amount": .string("199.00"), "currency": .string("NOK"), "creditorName": .string("Example Shop"),
+])])])
 let (bankIDApp, stopBankID, bankIDPhone) = try await phone(profile: "bankid-no", authenticator: "bankid-no", companion: { issuer, configuration in
     // The confidential client: the permission proxy and the code exchange, returning tokens to the app.
     configuration.provider = .init(issuer: issuer, clientID: "backend", clientSecret: "backend-secret")
     configuration.exchange = .init(redirectURIs: ["com.example.app:/oauth/callback"], returns: .tokens)
-    // The permission type and statement agreed with BankID (here a payment, the shape of BankID's examples).
-    let payment: JSONValue = .object(["payments": .array([.object([
-        "paymentId": .string("order-42"), "amount": .string("199.00"), "currency": .string("NOK"), "creditorName": .string("Example Shop"),
-    ])])])
+    // The permission type agreed with BankID; each order's statement comes from the shop's backend.
     configuration.permission = .init(
-        server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1", statement: payment)
+        server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
+        backendToken: shopBackendToken)
 }) { issuer, companionURL, device in
     let companion = CompanionClient(companionURL, transport: device.network)
-    bankIDCompanion.withLock { $0 = companion }
+    bankIDCompanion.withLock { $0 = (companion, companionURL, device.network) }
     return makeBankIDNorwayCoordinator(issuer: issuer, companion: companion, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("Norwegian BankID", on: bankIDPhone) {
-    guard let companion = bankIDCompanion.withLock({ $0 }) else { throw SwitchbackError(.invalidConfiguration, "the app did not launch") }
-    return try await signInWithBankIDNorway(bankIDApp.coordinator, companion: companion)
+    guard let (companion, companionURL, network) = bankIDCompanion.withLock({ $0 }) else {
+        throw SwitchbackError(.invalidConfiguration, "the app did not launch")
+    }
+    // The shop's backend, server to server: the order's statement, whose one-time ID the app is given (here
+    // over the simulated network, where the companion's public host resolves).
+    let statement = try await RegisteredStatement.register(order, at: companionURL, backendToken: shopBackendToken, transport: network)
+    return try await signInWithBankIDNorway(bankIDApp.coordinator, companion: companion, statement: statement.statementID)
 }
 await stopBankID()
 

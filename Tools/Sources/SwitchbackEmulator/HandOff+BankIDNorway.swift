@@ -64,7 +64,8 @@ extension Provider {
 
     /// `POST /biometrics/permissions` on the biometrics server: with a client-credentials access token whose
     /// scope holds `permissions/client`, a JSON permission as BankID's examples post it (`type`, `iat`,
-    /// `exp` after `iat` and not past, the statement as base64url JSON in `permission`; here also an
+    /// `exp` after `iat` and not past, the statement as base64url JSON in `permission`, with its `nonce` and
+    /// `id`; here also an
     /// `app_callback_uri` allow-listed for the client); answers `id`, `permissionToken` and `bindingMessage`.
     /// How the token is carried to `/authorize` is not documented; the emulator reads `permission_token`.
     func registerPermission(json body: ByteBuffer?, authorization: String?) async -> Response {
@@ -86,9 +87,14 @@ extension Provider {
             return Reply.oauthError(.badRequest, "invalid_request", "the permission needs a type, iat (now) and exp (later)")
         }
         guard case .string(let encoded)? = permission["permission"], let statement = Base64URL.decode(encoded),
-            case .object? = try? JSONDecoder().decode(JSONValue.self, from: statement)
+            case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: statement)
         else {
             return Reply.oauthError(.badRequest, "invalid_request", "permission must be the statement, a JSON object, base64url-encoded")
+        }
+        // Every statement carries its own `nonce` and `id` (BankID's examples: `PermissionStatement` in
+        // Models/Oidc/Permission.cs, both made fresh for each permission in PaymentController.cs).
+        guard case .string(let nonce)? = members["nonce"], !nonce.isEmpty, case .string(let id)? = members["id"], !id.isEmpty else {
+            return Reply.oauthError(.badRequest, "invalid_request", "the statement needs its nonce and id")
         }
         var callback: String?
         if case .string(let uri)? = permission["app_callback_uri"] {

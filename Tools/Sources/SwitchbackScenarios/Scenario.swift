@@ -302,7 +302,13 @@ public enum ScenarioRunner {
                     clock: context.clock,
                     logger: logger)
             })
-        let preset = setup.preset(issuer: issuer, companion: backend)
+        // The shop's backend registers the order's statement with the companion, server to server.
+        let companionURL = companion.baseURL
+        let preset = setup.preset(issuer: issuer, companion: backend) {
+            try await RegisteredStatement.register(
+                Setup.payment, at: companionURL, backendToken: Setup.backendToken, transport: URLSessionTransport()
+            ).statementID
+        }
         var installed = true
         if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
         let request: SignInRequest

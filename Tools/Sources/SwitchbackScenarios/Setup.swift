@@ -164,13 +164,26 @@ struct Setup: Sendable {
     /// The preset for the emulator at `issuer`: its pages are on the issuer's host, and when the app's
     /// code goes to a backend client the permission hook asks the companion for the permission, as the
     /// app does.
-    func preset(issuer: URL, companion: CompanionClient?) -> ProviderPreset {
+    /// `statement` is the shop's backend registering this order's statement with the companion.
+    func preset(issuer: URL, companion: CompanionClient?, statement: @escaping @Sendable () async throws -> String) -> ProviderPreset {
         var preset = basePreset.serving(from: [issuer.host ?? "127.0.0.1"])
         if backendClient != nil, companionRoute == nil, let companion {
-            preset.permission = { try await companion.permissionParameters(for: $0) }
+            preset.permission = { try await companion.permissionParameters(for: $0, statement: try await statement()) }
         }
         return preset
     }
+
+    /// The permission proxy's backend token, which the shop's backend sends to register a statement.
+    static let backendToken = "demo-shop-backend-token-0123456789abcdef"
+
+    /// The order the demo's user approves with Norwegian BankID: a payment, in the shape of BankID's examples.
+    static let payment: JSONValue = .object([
+        "payments": .array([
+            .object([
+                "paymentId": .string("demo-1"), "amount": .string("100.00"), "currency": .string("NOK"), "creditorName": .string("Example Shop"),
+            ])
+        ])
+    ])
 
     /// Where the app's companion completion page links back to.
     static let completionLink = "https://app.example.com/signed-in"
@@ -232,14 +245,7 @@ struct Setup: Sendable {
             exchange: .init(redirectURIs: [Self.nativeRedirect.absoluteString], returns: .tokens),
             permission: .init(
                 server: issuer + "/biometrics", appCallbackURIs: EmulatorConfiguration.defaultAppReturnURLs, type: "payment.v1",
-                statement: .object([
-                    "payments": .array([
-                        .object([
-                            "paymentId": .string("demo-1"), "amount": .string("100.00"), "currency": .string("NOK"),
-                            "creditorName": .string("Example Shop"),
-                        ])
-                    ])
-                ])),
+                backendToken: Self.backendToken),
             associations: associations
         )
     }

@@ -21,6 +21,9 @@ struct CompanionContext: RequestContext, RemoteAddressRequestContext {
 }
 
 extension Companion {
+    /// The backend's route for a permission statement (Norwegian BankID): not the app's, so not in ``CompanionAPI``.
+    public static let permissionStatementPath = "/permission/statement"
+
     /// Who reads a route's answer: an app (JSON errors) or a browser (an error page, never a redirect).
     enum Audience {
         case app
@@ -135,8 +138,15 @@ extension Companion {
             }
         }
         if configuration.permission != nil {
-            add(.post, Path.permission, .app, "upfront permission for an app_callback_uri (Norwegian BankID)", limited: .start, attested: .start) {
+            add(
+                .post, Path.permission, .app, "upfront permission for an app_callback_uri and a registered statement (Norwegian BankID)",
+                limited: .start, attested: .start
+            ) {
                 try await $0.permission($1)
+            }
+            add(.post, Companion.permissionStatementPath, .app, "your backend registers one transaction's statement (Bearer permission.backendToken)")
+            {
+                try await $0.registerStatement($1)
             }
         }
         if configuration.bridge != nil {

@@ -22,6 +22,18 @@ package struct CompanionRig {
     package let transport = URLSessionTransport()
 
     /// The configuration the tests start from; `change` adjusts it.
+    /// The permission proxy's backend token (Norwegian BankID): the shop's backend registers statements with it.
+    package static let backendToken = "shop-backend-token-0123456789abcdef0123"
+
+    /// One order's payment statement, as a shop's backend registers it.
+    package static let payment: JSONValue = .object([
+        "payments": .array([
+            .object([
+                "paymentId": .string("order-1"), "amount": .string("100.00"), "currency": .string("NOK"), "creditorName": .string("Example"),
+            ])
+        ])
+    ])
+
     package static func configuration(issuer: String, returns: ServerConfiguration.ExchangeResult = .session) -> ServerConfiguration {
         ServerConfiguration(
             port: 0,
@@ -29,14 +41,7 @@ package struct CompanionRig {
             exchange: .init(redirectURIs: [appRedirect], returns: returns),
             permission: .init(
                 server: issuer + "/biometrics", appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
-                statement: .object([
-                    "payments": .array([
-                        .object([
-                            "paymentId": .string("order-1"), "amount": .string("100.00"), "currency": .string("NOK"),
-                            "creditorName": .string("Example"),
-                        ])
-                    ])
-                ])),
+                backendToken: backendToken),
             bridge: .init(schemes: ["myapp"], returns: returns),
             handOff: .init(requiredScope: handOffScope, allowedRedirects: [webApp, "https://shop.example.com/"]),
             completion: .init(appLink: appLink, returns: returns, maximumWait: 30),

@@ -53,12 +53,14 @@ public struct CompanionClient: Sendable {
             refusal: .tokenEndpointError)
     }
 
-    /// Asks for a permission to return to `appCallbackURI` and returns the authorization parameters that
-    /// carry it (`permission_token`), for ``ProviderPreset/bankIDNorway(permission:)``.
-    public func permissionParameters(for appCallbackURI: URL) async throws -> [(String, String)] {
+    /// Asks for a permission to return to `appCallbackURI` for the transaction your backend registered as
+    /// `statement` (the one-time `statement_id` it got from the companion's `POST /permission/statement`),
+    /// and returns the authorization parameters that carry it (`permission_token`), for
+    /// ``ProviderPreset/bankIDNorway(permission:)``.
+    public func permissionParameters(for appCallbackURI: URL, statement: String) async throws -> [(String, String)] {
         let granted = try await post(
-            CompanionAPI.Path.permission, CompanionAPI.PermissionRequest(appCallbackURI: appCallbackURI.absoluteString), expecting: [201],
-            as: CompanionAPI.PermissionGranted.self
+            CompanionAPI.Path.permission, CompanionAPI.PermissionRequest(appCallbackURI: appCallbackURI.absoluteString, statementID: statement),
+            expecting: [201], as: CompanionAPI.PermissionGranted.self
         ).value
         return [("permission_token", granted.permissionToken)]
     }

@@ -161,6 +161,7 @@ extension ServerConfiguration {
             provider("issuer") { $0.issuer = $1 },
             provider("clientID") { $0.clientID = $1 },
             provider("clientSecret", secret: true) { $0.clientSecret = $1 },
+            inSection(\.permission, "permission", "backendToken", secret: true) { $0.backendToken = $1 },
             provider("privateKeyFile") { $0.privateKeyFile = $1 },
             provider("privateKey", secret: true) { $0.privateKey = $1 },
             provider("keyAlgorithm") { $0.keyAlgorithm = $1 },
@@ -216,6 +217,7 @@ extension ServerConfiguration {
     public func redacted() -> ServerConfiguration {
         var copy = self
         if copy.provider?.clientSecret != nil { copy.provider?.clientSecret = Self.redaction }
+        if copy.permission != nil { copy.permission?.backendToken = Self.redaction }
         if copy.provider?.privateKey != nil { copy.provider?.privateKey = Self.redaction }
         if copy.provider?.decryptionKey != nil { copy.provider?.decryptionKey = Self.redaction }
         if copy.playIntegrity?.decryptionKey != nil { copy.playIntegrity?.decryptionKey = Self.redaction }

@@ -28,8 +28,11 @@ extension ServerConfiguration {
     /// client-credentials token from the provider with ``scope``, then a permission registered at the
     /// `permissions_endpoint` the biometrics server's own discovery document names, in the shape BankID's
     /// examples post (BankIDNorge/oidc-integration-examples, `Permission.cs`): `type`, `iat`, `exp` and the
-    /// statement base64url-encoded as `permission`. The type and statement are the deployment's, agreed
-    /// with BankID; an app only names which of the allowed `app_callback_uri`s it returns to.
+    /// statement base64url-encoded as `permission`. The type is the deployment's, agreed with BankID; each
+    /// statement is one transaction's, registered by your backend (`POST /permission/statement`, with
+    /// ``backendToken``) and taken once by the app's `POST /permission`, with a fresh `nonce` and `id` as
+    /// BankID's examples make for every permission (`PaymentController.cs`). An app only names the
+    /// statement it was given and which of the allowed `app_callback_uri`s it returns to.
     public struct Permission: Sendable, Codable, Equatable {
         /// The biometrics server's issuer (`https://app.bankid.no`; test
         /// `https://current.aletheia-test.idtech.no`), whose `/.well-known/openid-configuration` names
@@ -41,32 +44,42 @@ extension ServerConfiguration {
         public var appCallbackURIs: [String]
         /// The permission type (BankID's examples: `payment.v1`).
         public var type: String
-        /// The permission statement, a JSON object whose shape the type defines; the user approves it.
-        public var statement: JSONValue
-        /// Seconds from the permission's `iat` to its `exp` (BankID's example: 600).
+        /// The secret your backend sends as `Authorization: Bearer` to register a statement; at least 32
+        /// characters. A secret: give it through the secrets directory or the environment.
+        public var backendToken: String
+        /// Seconds from the permission's `iat` to its `exp` (BankID's example: 600); a registered statement
+        /// waits for the app as long.
         public var lifetime: TimeInterval
 
         public init(
-            server: String, scope: String = "openid permissions/client", appCallbackURIs: [String], type: String, statement: JSONValue,
+            server: String, scope: String = "openid permissions/client", appCallbackURIs: [String], type: String, backendToken: String,
             lifetime: TimeInterval = 600
         ) {
             self.server = server
             self.scope = scope
             self.appCallbackURIs = appCallbackURIs
             self.type = type
-            self.statement = statement
+            self.backendToken = backendToken
             self.lifetime = lifetime
         }
 
-        private enum Keys: String, CodingKey { case server, scope, appCallbackURIs, type, statement, lifetime }
+        private enum Keys: String, CodingKey { case server, scope, appCallbackURIs, type, backendToken, lifetime, statement }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Keys.self)
+            // One statement for every sign-in had every user approve the same transaction: refused by name.
+            guard !c.contains(.statement) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .statement, in: c,
+                    debugDescription:
+                        "permission.statement is no longer read: each permission's statement is one transaction's, registered by your backend at POST /permission/statement (Documentation/Companion.md)"
+                )
+            }
             self.init(
                 server: try c.decode(String.self, forKey: .server),
                 scope: try c.decodeIfPresent(String.self, forKey: .scope) ?? "openid permissions/client",
                 appCallbackURIs: try c.decode([String].self, forKey: .appCallbackURIs), type: try c.decode(String.self, forKey: .type),
-                statement: try c.decode(JSONValue.self, forKey: .statement),
+                backendToken: try c.decodeIfPresent(String.self, forKey: .backendToken) ?? "",
                 lifetime: try c.decodeIfPresent(TimeInterval.self, forKey: .lifetime) ?? 600
             )
         }
@@ -77,7 +90,7 @@ extension ServerConfiguration {
             try c.encode(scope, forKey: .scope)
             try c.encode(appCallbackURIs, forKey: .appCallbackURIs)
             try c.encode(type, forKey: .type)
-            try c.encode(statement, forKey: .statement)
+            try c.encode(backendToken, forKey: .backendToken)
             try c.encode(lifetime, forKey: .lifetime)
         }
     }

@@ -76,8 +76,10 @@ extension ServerConfiguration {
             else {
                 throw fail("permission.type must name BankID's permission type (payment.v1, …)")
             }
-            guard case .object = permission.statement, permission.statement.description.utf8.count <= 4096 else {
-                throw fail("permission.statement must be a JSON object (the statement the user approves) of at most 4 KiB")
+            guard permission.backendToken.count >= 32 else {
+                throw fail(
+                    "permission.backendToken must be a secret of at least 32 characters: your backend sends it to register each statement (openssl rand -base64 32 makes one)"
+                )
             }
             guard permission.lifetime >= 10, permission.lifetime <= 3600 else { throw fail("permission.lifetime must be 10…3600 seconds") }
             if let issuer = provider.map({ BankIDNorwayEnvironment.ofIssuer($0.issuer) }) ?? nil,

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Hummingbird
 import Logging
-@_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) public import Switchback
 
 /// Backend code exchange and the upfront permission proxy.
 extension CompanionService {
@@ -103,11 +103,53 @@ extension CompanionService {
     /// permissions scope, the biometrics server's `permissions_endpoint` from its discovery document, and
     /// the configured permission posted there (`type`, `iat`, `exp`, the statement as base64url `permission`,
     /// and the `app_callback_uri`); the permission token and binding message go to the app.
+    /// `POST /permission/statement` from the app's backend (`Authorization: Bearer <permission.backendToken>`)
+    /// with `{"statement": {…}}`, one transaction's statement (a `payment.v1`'s `payments`, say). The companion
+    /// adds a fresh `nonce` and, when the statement has none, an `id` (32 random bytes each, base64url, as
+    /// BankID's examples make them for every permission), keeps it for `permission.lifetime` and answers
+    /// `201 {"statement_id", "id", "nonce", "expires_in"}`: the ID for the app, once; `id` and `nonce` for the
+    /// backend to match the permission BankID reports.
+    func registerStatement(_ request: Request) async throws -> Response {
+        guard let permission = configuration.permission else { throw CompanionError(.notConfigured, "the permission proxy is off") }
+        let presented = request.headers[.authorization].flatMap { header -> Substring? in
+            let parts = header.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 && parts[0].lowercased() == "bearer" ? parts[1] : nil
+        }
+        guard let presented, ConstantTime.equals(String(presented), permission.backendToken) else {
+            throw CompanionError(.invalidToken, "this route is your backend's: send permission.backendToken as Authorization: Bearer")
+        }
+        struct Body: Decodable { let statement: JSONValue }
+        let body = try await decode(Body.self, from: request)
+        guard case .object(var statement) = body.statement, body.statement.description.utf8.count <= 4096 else {
+            throw CompanionError(.invalidRequest, "statement must be a JSON object (what the user approves) of at most 4 KiB")
+        }
+        let nonce = Base64URL.encode(entropy.randomBytes(count: 32))
+        statement["nonce"] = .string(nonce)
+        let id: String
+        if case .string(let given)? = statement["id"], !given.isEmpty, given.utf8.count <= 128 {
+            id = given
+        } else {
+            id = Base64URL.encode(entropy.randomBytes(count: 32))
+            statement["id"] = .string(id)
+        }
+        let expiresAt = clock.now().addingTimeInterval(permission.lifetime)
+        let statementID = try await store.issue(.permissionStatement, JSONValue.object(statement).description, expiresAt: expiresAt, entropy: entropy)
+        return Replies.json(
+            ["statement_id": statementID, "id": id, "nonce": nonce, "expires_in": Int(permission.lifetime.rounded())],
+            status: .created)
+    }
+
     func permission(_ request: Request) async throws -> Response {
         guard let permission = configuration.permission else { throw CompanionError(.notConfigured, "the permission proxy is off") }
         let body = try await decode(CompanionAPI.PermissionRequest.self, from: request)
         guard permission.appCallbackURIs.contains(body.appCallbackURI) else {
             throw CompanionError(.notAllowed, "the app_callback_uri is not one of this server's allowed app callbacks")
+        }
+        // The statement is taken before anything else is asked of the provider: each works once.
+        guard let statementText = try await store.redeem(.permissionStatement, secret: body.statementID, as: String.self, now: clock.now())
+        else {
+            throw CompanionError(
+                .invalidGrant, "the statement_id is unknown, expired or was already used: have your backend register the statement again")
         }
         let provider = try requireProvider()
         let token: TokenResponse
@@ -121,7 +163,7 @@ extension CompanionService {
         let issuedAt = clock.now().timeIntervalSince1970.rounded(.down)
         let registration: JSONValue = .object([
             "type": .string(permission.type), "iat": .number(issuedAt), "exp": .number(issuedAt + permission.lifetime.rounded(.down)),
-            "permission": .string(Base64URL.encode(Data(permission.statement.description.utf8))),
+            "permission": .string(Base64URL.encode(Data(statementText.utf8))),
             // Where app_callback_uri goes is not in the sources read (Documentation/Providers.md): the permission, which it needs.
             "app_callback_uri": .string(body.appCallbackURI),
         ])
@@ -193,5 +235,38 @@ extension CompanionService {
             throw SwitchbackError(.insecureEndpoint, "the permissions_endpoint is not an https URL on the biometrics server's own host")
         }
         return endpoint
+    }
+}
+
+/// A permission statement registered with the companion (Norwegian BankID): the one-time ID for the app,
+/// and the `id` and `nonce` the companion put into the statement, for your backend to match the permission
+/// BankID reports.
+public struct RegisteredStatement: Sendable, Equatable, Decodable {
+    public let statementID: String
+    public let id: String
+    public let nonce: String
+    public let expiresIn: Int
+
+    enum CodingKeys: String, CodingKey {
+        case statementID = "statement_id"
+        case id, nonce
+        case expiresIn = "expires_in"
+    }
+
+    /// What a backend written in Swift sends to `POST /permission/statement`: `statement` (a JSON object, the
+    /// transaction the user approves) with the companion's `permission.backendToken`. Any backend may send
+    /// the same request itself (Documentation/Companion.md).
+    public static func register(
+        _ statement: JSONValue, at companion: URL, backendToken: String, transport: any HTTPTransport
+    ) async throws -> RegisteredStatement {
+        let response = try await transport.send(
+            Switchback.HTTPRequest(
+                method: .post, url: companion.appendingPathComponent(String(Companion.permissionStatementPath.dropFirst())),
+                headers: ["Authorization": "Bearer \(backendToken)", "Content-Type": "application/json", "Accept": "application/json"],
+                body: Data(JSONValue.object(["statement": statement]).description.utf8)))
+        guard response.status == 201, let registered = try? JSONDecoder().decode(RegisteredStatement.self, from: response.body) else {
+            throw SwitchbackError(.tokenEndpointError, "the companion did not register the statement (HTTP \(response.status))")
+        }
+        return registered
     }
 }

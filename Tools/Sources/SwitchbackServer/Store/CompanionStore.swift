@@ -33,6 +33,9 @@ public enum RecordKind: String, Sendable, CaseIterable {
     case presentationResult = "presentation_result"
     /// A Verify with Wallet request (its nonce), keyed by its request ID, until the app sends the answer.
     case appleIdentityRequest = "apple_identity_request"
+    /// A permission statement your backend registered (Norwegian BankID), keyed by its one-time ID, until the
+    /// app's `POST /permission` takes it.
+    case permissionStatement = "permission_statement"
 }
 
 /// Where the companion's short-lived records live. Every key is already the SHA-256 digest of a secret

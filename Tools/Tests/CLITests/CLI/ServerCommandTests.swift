@@ -78,11 +78,11 @@ struct ServerCommandTests {
                 "of no use to the app; return a session"
             ),
             (
-                #"{"port": 0, "provider": {"issuer": "https://auth.current.bankid.no/auth/realms/current", "clientID": "b", "clientSecret": "s"}, "permission": {"server": "https://app.bankid.no", "appCallbackURIs": ["https://app.example.com/appswitch"], "type": "payment.v1", "statement": {"id": "1"}}}"#,
+                #"{"port": 0, "provider": {"issuer": "https://auth.current.bankid.no/auth/realms/current", "clientID": "b", "clientSecret": "s"}, "permission": {"server": "https://app.bankid.no", "appCallbackURIs": ["https://app.example.com/appswitch"], "type": "payment.v1", "backendToken": "backend-token-0123456789abcdef0123456789"}}"#,
                 "use https://current.aletheia-test.idtech.no"
             ),
             (
-                #"{"port": 0, "provider": {"issuer": "https://auth.bankid.no/auth/realms/prod", "clientID": "b", "clientSecret": "s"}, "permission": {"server": "https://current.aletheia-test.idtech.no", "appCallbackURIs": ["https://app.example.com/appswitch"], "type": "payment.v1", "statement": {"id": "1"}}}"#,
+                #"{"port": 0, "provider": {"issuer": "https://auth.bankid.no/auth/realms/prod", "clientID": "b", "clientSecret": "s"}, "permission": {"server": "https://current.aletheia-test.idtech.no", "appCallbackURIs": ["https://app.example.com/appswitch"], "type": "payment.v1", "backendToken": "backend-token-0123456789abcdef0123456789"}}"#,
                 "use https://app.bankid.no"
             ),
             (

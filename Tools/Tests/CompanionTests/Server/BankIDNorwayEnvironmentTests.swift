@@ -12,7 +12,7 @@ struct BankIDNorwayEnvironmentTests {
             port: 0, provider: .init(issuer: issuer, clientID: "bankid-client", clientSecret: "s"),
             permission: .init(
                 server: server, appCallbackURIs: ["https://app.example.com/appswitch"], type: "payment.v1",
-                statement: .object(["id": .string("1")])))
+                backendToken: "backend-token-0123456789abcdef0123456789"))
     }
 
     @Test("each issuer with its own environment's biometrics server validates; a mixed pair is an invalid configuration naming the right server")

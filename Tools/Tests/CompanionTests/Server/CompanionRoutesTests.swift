@@ -124,22 +124,58 @@ struct CompanionRoutesTests {
     }
 
     @Test(
-        "permission proxy: an allow-listed app_callback_uri gets the provider's permission token and binding message (the configured type and statement, which the emulator checks); another is refused; the app cannot choose the statement"
+        "permission proxy: each permission is one statement the backend registered, with a fresh nonce and id (which the emulator requires), taken once by the app; the app cannot register or choose one"
     )
     func permission() async throws {
         try await CompanionRig.with(profile: .bankIDNorway) { rig in
-            let granted = try await rig.post("/permission", ["app_callback_uri": "https://app.example.com/appswitch"])
-            #expect(granted.response.status == 201)
+            let backend = ["Authorization": "Bearer \(CompanionRig.backendToken)"]
+            let order: [String: Any] = ["statement": ["payments": [["paymentId": "order-1", "amount": "100.00", "currency": "NOK"]]]]
+            let first = try await rig.post("/permission/statement", order, headers: backend)
+            let second = try await rig.post("/permission/statement", order, headers: backend)
+            #expect(first.response.status == 201 && second.response.status == 201)
+            let statementID = try #require(first.json["statement_id"] as? String)
+            // The same order twice: two statements, each with its own nonce and id.
+            #expect(first.json["nonce"] as? String != second.json["nonce"] as? String)
+            #expect(first.json["id"] as? String != second.json["id"] as? String)
+            #expect((first.json["nonce"] as? String)?.count == 43 && first.json["expires_in"] as? Int == 600)
+            // A backend's own id is kept.
+            let named = try await rig.post(
+                "/permission/statement", ["statement": ["id": "basket-7", "payments": [[String: String]]()]], headers: backend)
+            #expect(named.json["id"] as? String == "basket-7")
+
+            let body = ["app_callback_uri": "https://app.example.com/appswitch", "statement_id": statementID]
+            let granted = try await rig.post("/permission", body)
+            #expect(granted.response.status == 201, "\(granted.json)")
             #expect((granted.json["permission_token"] as? String)?.isEmpty == false)
             #expect((granted.json["binding_message"] as? String)?.isEmpty == false)
+            let again = try await rig.post("/permission", body)
+            #expect(again.response.status == 400 && again.json["error"] as? String == "invalid_grant", "a statement works once")
+            let unknown = try await rig.post(
+                "/permission", ["app_callback_uri": "https://app.example.com/appswitch", "statement_id": "made-up-0123456789abcdef"])
+            #expect(unknown.response.status == 400)
+
+            // Only the backend registers: no token, another token, or a statement that is no object.
+            #expect(try await rig.post("/permission/statement", order).response.status == 401)
+            #expect(try await rig.post("/permission/statement", order, headers: ["Authorization": "Bearer not-the-token"]).response.status == 401)
+            #expect(try await rig.post("/permission/statement", ["statement": "pay me"], headers: backend).response.status == 400)
             // A statement or type in the app's body is not the app's to set: the body is refused, not merged.
             let chosen = try await rig.post(
-                "/permission", ["app_callback_uri": "https://app.example.com/appswitch", "type": "payment.v1", "permission": "e30"])
+                "/permission",
+                ["app_callback_uri": "https://app.example.com/appswitch", "statement_id": statementID, "type": "payment.v1", "permission": "e30"])
             #expect(chosen.response.status == 400, "\(chosen.json)")
-            let refused = try await rig.post("/permission", ["app_callback_uri": "https://evil.example/appswitch"])
+            let fresh = try #require(try await rig.post("/permission/statement", order, headers: backend).json["statement_id"] as? String)
+            let refused = try await rig.post("/permission", ["app_callback_uri": "https://evil.example/appswitch", "statement_id": fresh])
             #expect(refused.response.status == 400)
             #expect(refused.json["error"] as? String == "not_allowed")
         }
+    }
+
+    @Test("a configuration with one statement for every permission is refused by name")
+    func fixedStatementRefused() throws {
+        let json =
+            #"{"server": "https://app.bankid.no", "appCallbackURIs": ["https://app.example.com/appswitch"], "type": "payment.v1", "statement": {"id": "1"}}"#
+        let error = #expect(throws: DecodingError.self) { try JSONDecoder().decode(ServerConfiguration.Permission.self, from: Data(json.utf8)) }
+        #expect("\(String(describing: error))".contains("POST /permission/statement"))
     }
 
     @Test(

@@ -29,10 +29,16 @@ struct EmulatorBankIDNorwayTests {
     /// The merchant backend's calls, in the shape BankID documents for upfront permissions: a
     /// client-credentials token with scope `openid permissions/client`, the biometrics server's discovery
     /// document, and the permission posted as JSON to its `permissions_endpoint` with that token.
-    /// A permission as BankID's examples post it (`Permission.cs`): type, iat, exp, and the statement.
-    static func registration(callback: String, issuedAt: Date = Date()) -> JSONValue {
+    /// A permission as BankID's examples post it (`Permission.cs`): type, iat, exp, and the statement with
+    /// its own `nonce` and `id`.
+    static func registration(callback: String, issuedAt: Date = Date(), statement: JSONValue? = nil) -> JSONValue {
         let iat = issuedAt.timeIntervalSince1970.rounded(.down)
-        let statement: JSONValue = .object(["payments": .array([.object(["paymentId": .string("1"), "amount": .string("10.00")])])])
+        let statement =
+            statement
+            ?? .object([
+                "nonce": .string(UUID().uuidString), "id": .string(UUID().uuidString),
+                "payments": .array([.object(["paymentId": .string("1"), "amount": .string("10.00")])]),
+            ])
         return .object([
             "type": .string("payment.v1"), "iat": .number(iat), "exp": .number(iat + 600),
             "permission": .string(Base64URL.encode(Data(statement.description.utf8))), "app_callback_uri": .string(callback),
@@ -239,6 +245,8 @@ struct EmulatorBankIDNorwayTests {
                     "type": .string("payment.v1"), "iat": .number(Date().timeIntervalSince1970.rounded(.down)),
                     "exp": .number(Date().timeIntervalSince1970.rounded(.down) + 600), "permission": .string("not base64url JSON"),
                 ]),
+                // One statement for every user, without the nonce and id each permission carries.
+                Self.registration(callback: Self.callback, statement: .object(["payments": .array([.object(["paymentId": .string("1")])])])),
             ] {
                 #expect(try await Self.permission(emulator, body: refused).status == 400, "\(refused)")
             }
