@@ -25,10 +25,14 @@ extension MDocIssuerKeys {
     /// The key identifiers of the issuing certificates on its validated path (the IACA): what a query's
     /// `trusted_authorities` names, and what the mdoc's status list must be signed under.
     public var authorities: Set<Data>
+    /// What remains to check of the signer once its signature verified (its IACA's revocation list): run
+    /// only then, so that a certificate copied into a forged answer costs no fetch.
+    public var confirm: (@Sendable () async throws -> Void)?
 
-    public init(key: Data, authorities: Set<Data>) {
+    public init(key: Data, authorities: Set<Data>, confirm: (@Sendable () async throws -> Void)? = nil) {
         self.key = key
         self.authorities = authorities
+        self.confirm = confirm
     }
 }
 
@@ -120,6 +124,7 @@ extension MDocIssuerKeys {
         let signer = try await issuers.documentSigner(certificates: chain)
         guard let payload = issuerAuth.payload else { throw Self.refused("its issuerAuth has no payload") }
         try issuerAuth.verify(key: signer.key, payload: payload, "issuerAuth")
+        try await signer.confirm?()
         let mso = try Self.decode(try Self.embedded(try Self.decode(payload, "the MSO"), "the MSO"), "the MSO")
         guard mso["version"]?.text == "1.0" else { throw Self.refused("its MSO version is not 1.0") }
         guard mso["docType"]?.text == docType else { throw Self.refused("its MSO is for another docType") }

@@ -169,7 +169,7 @@ public import Foundation
         guard jws.header.typ == "statuslist+jwt" else { throw Self.refused("the status list token's typ is not statuslist+jwt") }
         guard SigningAlgorithms.asymmetric.contains(jws.header.alg) else { throw Self.refused("the status list token's alg is not allowed") }
         try await issuers.keys(issuer: issuer, certificates: jws.header.x5c, keyID: jws.header.kid).verify(jws)
-        if let authorities { _ = try await requireAuthority(authorities, chain: jws.header.x5c) }
+        if let authorities { try await requireAuthority(authorities, chain: jws.header.x5c).confirm?() }
         guard let claims = JSONReader.object(jws.payload) else { throw Self.refused("the status list token's payload is not a JSON object") }
         guard claims["sub"] == .string(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.1)") }
         guard case .number = claims["iat"] else { throw Self.refused("the status list token has no iat") }
@@ -209,7 +209,9 @@ public import Foundation
         }
         guard let payload = token.payload else { throw Self.refused("the CWT status list token has no payload") }
         let chain = try MDocVerifier.certificates(token.header(33))
-        try token.verify(key: try await requireAuthority(authorities, chain: chain).key, payload: payload, "status list token")
+        let signer = try await requireAuthority(authorities, chain: chain)
+        try token.verify(key: signer.key, payload: payload, "status list token")
+        try await signer.confirm?()
         let claims: CBOR
         do { claims = try CBOR.decode(payload) } catch { throw Self.refused("the CWT status list token's claims are not CBOR") }
         guard claims[.int(2)] == .text(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.2)") }

@@ -51,8 +51,11 @@ extension Companion {
             routes.append(Route(method: method.rawValue, path: path, purpose: purpose + notes))
             // A flow's request names state the server issued, and an attested start carries a proof the server
             // checks: when the route's instance budget is spent, those it recognises are still answered.
+            // Only a required attestation makes an attested start recognisable: an optional one lets any start through.
+            let attestationRequired = configuration.appAttest?.required == true || configuration.playIntegrity?.required == true
             let budget = limited.map {
-                RateLimiter.Route(name: "\(method.rawValue) \(path)", kind: $0, answersKnown: $0 == .flow || attested == .start)
+                RateLimiter.Route(
+                    name: "\(method.rawValue) \(path)", kind: $0, answersKnown: $0 == .flow || (attested == .start && attestationRequired))
             }
             router.on(RouterPath(path), method: method) { request, context in
                 let start = ContinuousClock.now
@@ -239,27 +242,32 @@ extension Companion {
         metrics: CompanionMetrics, handler: @Sendable (CompanionService, Request) async throws -> Response
     ) async -> Response {
         let (method, path, audience) = route
-        var knownOnly: Int?
+        var admission: Admission?
         do {
             if let budget {
-                switch await limiter.admit(clientAddress(request, context, limits: limits, proxies: proxies), route: budget) {
-                case .allowed: break
-                case .knownOnly(let retryAfter): knownOnly = retryAfter
+                let client = clientAddress(request, context, limits: limits, proxies: proxies)
+                switch await limiter.admit(client, route: budget) {
+                case .allowed: admission = Admission(limiter: limiter, client: client, knownOnly: nil)
+                case .knownOnly(let retryAfter): admission = Admission(limiter: limiter, client: client, knownOnly: retryAfter)
                 case .limited(let retryAfter):
                     service.logger.notice("rate limited", metadata: ["route": "\(path)"])
                     throw CompanionError.rateLimited(retryAfter: retryAfter)
                 }
             }
-            var request = request
-            let (attested, bodyLimit) = attestedRoute
-            guard attested != .none,
-                let proof = try await service.checkAttestation(&request, method: method.rawValue, path: path, route: attested, bodyLimit: bodyLimit)
-            else { return try await handler(service, request) }
-            let attestedRequest = request
-            return try await CompanionService.$attested.withValue(proof) { try await handler(service, attestedRequest) }
+            return try await CompanionService.$admission.withValue(admission) {
+                var request = request
+                let (attested, bodyLimit) = attestedRoute
+                guard attested != .none,
+                    let proof = try await service.checkAttestation(
+                        &request, method: method.rawValue, path: path, route: attested, bodyLimit: bodyLimit)
+                else { return try await handler(service, request) }
+                let attestedRequest = request
+                return try await CompanionService.$attested.withValue(proof) { try await handler(service, attestedRequest) }
+            }
         } catch var error as CompanionError {
-            // Over the route's budget, only what the server recognised is answered: any other refusal is the limit.
-            if let knownOnly, error.code != .rateLimited {
+            // Over the route's budget, a request whose flow the server did not find is refused as the limit; one
+            // it found keeps its own refusal (a retry of a used-up flow could only fail again).
+            if let knownOnly = admission?.knownOnly, error.code != .rateLimited, admission?.recognised != true {
                 service.logger.notice("rate limited", metadata: ["route": "\(path)"])
                 error = CompanionError.rateLimited(retryAfter: knownOnly)
             }

@@ -37,6 +37,12 @@ extension ServerConfiguration.TLS {
             configuration = .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         }
         configuration.minimumTLSVersion = .tlsv12
+        // TLS 1.2 only with forward secrecy and AEAD (ECDHE with AES-GCM or ChaCha20-Poly1305): no RSA key
+        // exchange, no CBC. TLS 1.3's suites are all of that kind and are not set here.
+        configuration.cipherSuiteValues = [
+            .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+            .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+        ]
         configuration.applicationProtocols = ["http/1.1"]
         // A certificate that does not belong to the key fails here, at start, rather than at the first handshake.
         do {

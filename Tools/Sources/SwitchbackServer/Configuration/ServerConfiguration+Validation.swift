@@ -131,9 +131,12 @@ extension ServerConfiguration {
         guard session.cookiePath.hasPrefix("/"), !session.cookiePath.contains(";") else {
             throw fail("session.cookiePath must start with / and hold no ;")
         }
-        guard limits.startsPerMinutePerAddress >= 0, limits.startsPerMinute >= 0, limits.pendingAuthorizations > 0, limits.waitingStatusRequests > 0
+        guard (0...1_000_000).contains(limits.startsPerMinutePerAddress), (0...100_000_000).contains(limits.startsPerMinute),
+            limits.pendingAuthorizations > 0, limits.waitingStatusRequests > 0
         else {
-            throw fail("limits must not be negative, and pendingAuthorizations and waitingStatusRequests must be positive")
+            throw fail(
+                "limits must not be negative (startsPerMinutePerAddress at most 1000000, startsPerMinute at most 100000000), and pendingAuthorizations and waitingStatusRequests must be positive"
+            )
         }
         if let header = limits.clientAddressHeader, header.isEmpty || !header.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
         {

@@ -59,6 +59,9 @@ extension CompanionService {
             let pending = try await takeAuthorization(state: state, for: .exchange)
             outcome = try await complete(.redirect(callback), pending: pending)
         case (nil, let code?):
+            // An app-started exchange calls the provider's token endpoint for a code nobody here issued: it
+            // costs what a start does.
+            try await Self.admitStart("POST /exchange (app code)")
             try requireAttestedStart()
             outcome = try await redeemAppCode(code, body, allowed: exchange.redirectURIs)
         default:

@@ -43,11 +43,15 @@ struct InstrumentedStore: CompanionStore {
     }
 
     func take(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? {
-        try await measure("take", kind) { try await inner.take(kind, digest: digest, now: now) }
+        let value = try await measure("take", kind) { try await inner.take(kind, digest: digest, now: now) }
+        if value != nil { CompanionService.admission?.recognise() }
+        return value
     }
 
     func read(_ kind: RecordKind, digest: String, now: Date) async throws -> Data? {
-        try await measure("read", kind) { try await inner.read(kind, digest: digest, now: now) }
+        let value = try await measure("read", kind) { try await inner.read(kind, digest: digest, now: now) }
+        if value != nil { CompanionService.admission?.recognise() }
+        return value
     }
 
     func replace(_ kind: RecordKind, digest: String, value: Data, expiresAt: Date, now: Date) async throws -> Bool {

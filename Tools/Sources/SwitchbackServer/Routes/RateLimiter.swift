@@ -162,8 +162,7 @@ actor RateLimiter {
         }
     }
 
-    /// The sketch's counters for `prefix` under `kind`: one per row, from one keyed hash (two halves, as
-    /// Kirsch and Mitzenmacher combine them).
+    /// The sketch's counters for `prefix` under `kind`: one per row, each from its own bits of one keyed hash.
     private func slots(_ kind: Kind, _ prefix: [UInt8]) -> [Int] {
         var hasher = Hasher()
         hasher.combine(key.0)
@@ -171,8 +170,8 @@ actor RateLimiter {
         hasher.combine(kind.rawValue)
         hasher.combine(prefix)
         let hash = UInt64(bitPattern: Int64(hasher.finalize()))
-        let (first, second) = (hash & 0xFFFF_FFFF, (hash >> 32) | 1)
-        return (0..<Self.rows).map { row in row * Self.width + Int((first &+ UInt64(row) &* second) % UInt64(Self.width)) }
+        // A slice of 16 bits of the hash per row (the width is 2^16): 48 independent bits in all.
+        return (0..<Self.rows).map { row in row * Self.width + Int((hash >> UInt64(16 * row)) & UInt64(Self.width - 1)) }
     }
 
     private func drained(_ cell: Cell, at seconds: Double) -> Double {
@@ -185,4 +184,43 @@ actor RateLimiter {
     }
 
     private static func seconds(_ wait: Double) -> Int { max(1, Int(wait.rounded(.up))) }
+}
+
+/// The rate limits' view of the request being answered, for its handler: its client, whether the route is
+/// over its instance budget, and whether the server recognised the request's flow (a record of it was
+/// found in the store), which decides how a refusal over the budget is answered.
+final class Admission: Sendable {
+    let limiter: RateLimiter
+    let client: ClientAddress?
+    /// Set when the route is over its instance budget: the `Retry-After` of a refusal.
+    let knownOnly: Int?
+    private let found = LockedValue(false)
+
+    init(limiter: RateLimiter, client: ClientAddress?, knownOnly: Int?) {
+        self.limiter = limiter
+        self.client = client
+        self.knownOnly = knownOnly
+    }
+
+    /// A record of the request's flow was found: its refusal is the flow's own (a wrong binding, an answer
+    /// that does not verify), not the limit's, and a retry would not help.
+    func recognise() { found.withLock { $0 = true } }
+
+    var recognised: Bool { found.withLock { $0 } }
+}
+
+extension CompanionService {
+    @TaskLocal static var admission: Admission?
+
+    /// A branch of a flow route that starts work for an anonymous client (an app-started `/exchange`
+    /// redeems a code at the provider) is charged as a start of its own, and refused outright when the
+    /// route is over its instance budget: nothing it could recognise is at stake.
+    static func admitStart(_ name: String) async throws {
+        guard let admission else { return }
+        if let retryAfter = admission.knownOnly { throw CompanionError.rateLimited(retryAfter: retryAfter) }
+        let start = RateLimiter.Route(name: name, kind: .start, answersKnown: false)
+        if case .limited(let retryAfter) = await admission.limiter.admit(admission.client, route: start) {
+            throw CompanionError.rateLimited(retryAfter: retryAfter)
+        }
+    }
 }

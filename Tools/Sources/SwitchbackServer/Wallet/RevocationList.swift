@@ -210,9 +210,11 @@ struct RevocationList: Sendable {
 
 extension Certificate {
     /// The http(s) URIs of the certificate's CRL distribution points (RFC 5280 §4.2.1.13): the `fullName`
-    /// of each point, its `uniformResourceIdentifier` names. Empty when the extension is absent.
-    func revocationListURIs() throws -> [URL] {
-        guard let extensionValue = extensions[oid: [2, 5, 29, 31]] else { return [] }
+    /// of each point, its `uniformResourceIdentifier` names. A point that covers only some `reasons`, or
+    /// whose list another issuer signs (`cRLIssuer`), is not one whole list of the IACA's and is left out.
+    /// Nil when the extension is absent; empty when it names nothing usable.
+    func revocationListURIs() throws -> [URL]? {
+        guard let extensionValue = extensions[oid: [2, 5, 29, 31]] else { return nil }
         var uris: [URL] = []
         let points = try DER.parse(extensionValue.value)
         for point in try RevocationList.elements(points) {
@@ -221,7 +223,10 @@ extension Certificate {
                 guard let name = fields.next(), name.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific),
                     case .constructed(let choice) = name.content
                 else { return }
-                while fields.next() != nil {}
+                // reasons [1] or cRLIssuer [2]: a partial or indirect list.
+                var partial = false
+                while fields.next() != nil { partial = true }
+                guard !partial else { return }
                 for fullName in choice where fullName.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
                     guard case .constructed(let names) = fullName.content else { continue }
                     // uniformResourceIdentifier [6] IA5String, implicitly tagged.
@@ -240,17 +245,24 @@ extension Certificate {
 
 /// Whether an IACA revoked a document signer (ISO/IEC 18013-5 Annex B: the document signer certificate
 /// names the IACA's CRL distribution point). The list at the first http(s) distribution point that answers
-/// is fetched (no redirects, 10 s in all, at most 1 MiB), must be the IACA's own (``RevocationList/verify(issuer:now:)``),
-/// and is kept until its `nextUpdate` (a day at most), for that IACA only. A listed signer is refused, and
-/// so is one whose list cannot be read or believed: nothing is then known of it. A signer whose certificate
-/// names no distribution point is taken as its IACA issued it (Apple's test issuer's signers name none).
+/// is fetched (no redirects, 10 s in all, at most 1 MiB; one fetch for concurrent checks; a failure
+/// remembered 30 s), must be the IACA's own (``RevocationList/verify(issuer:now:)``) and no older than one
+/// already read, and is kept until its `nextUpdate` (a day at most), for that IACA only. A listed signer is
+/// refused, and so is one whose list cannot be read or believed, or whose distribution points name none
+/// this verifier can fetch: nothing is then known of it. A signer whose certificate has no distribution
+/// points is taken as its IACA issued it (Apple's test issuer's signers name none).
 actor DocumentSignerRevocation {
     private let transport: any HTTPTransport
     private let clock: any WallClock
     /// By distribution point and IACA (the digest of its certificate): a list is believed only for the
     /// IACA whose key verified it.
     private var cache: [String: (list: RevocationList, until: Date)] = [:]
+    /// The latest `thisUpdate` read per list: an older one is not believed.
+    private var newest: [String: Date] = [:]
+    private var failures: [String: (reason: String, until: Date)] = [:]
+    private var fetching: [String: Task<RevocationList, any Error>] = [:]
     static let cacheLimit = 32
+    static let failureMemory: TimeInterval = 30
     static let deadline: Duration = .seconds(10)
     static let maximumAge: TimeInterval = 86_400
 
@@ -266,11 +278,15 @@ actor DocumentSignerRevocation {
     /// Throws ``SwitchbackError/Code/presentationInvalid`` when `signer` is revoked by `iaca`, or when its
     /// revocation could not be learnt.
     func check(_ signer: Certificate, issuedBy iaca: Certificate) async throws {
-        let points: [URL]
-        do { points = try signer.revocationListURIs() } catch {
+        let named: [URL]?
+        do { named = try signer.revocationListURIs() } catch {
             throw Self.refused("its document signer's CRL distribution points cannot be read")
         }
-        guard !points.isEmpty else { return }
+        guard let points = named else { return }
+        // A distribution point named but none this verifier can read: nothing is known of the signer.
+        guard !points.isEmpty else {
+            throw Self.refused("its document signer names no revocation list this verifier can fetch (an http(s) URI of a whole list)")
+        }
         var reason = ""
         for point in points.prefix(3) {
             let list: RevocationList
@@ -295,9 +311,34 @@ actor DocumentSignerRevocation {
         let key = point.absoluteString + " " + Base64URL.encode(Data(SHA256.hash(data: serializer.serializedBytes)))
         let now = clock.now()
         if let cached = cache[key], cached.until > now { return cached.list }
+        if let failed = failures[key], failed.until > now { throw RevocationList.Refused(description: failed.reason) }
+        // Concurrent checks of one list wait for one fetch.
+        if let running = fetching[key] { return try await running.value }
+        let (transport, newest) = (transport, newest[key])
+        let fetch = Task { try await Self.fetch(point, iaca: iaca, now: now, newest: newest, transport: transport) }
+        fetching[key] = fetch
+        defer { fetching[key] = nil }
+        do {
+            let list = try await fetch.value
+            if cache.count >= Self.cacheLimit, let oldest = cache.min(by: { $0.value.until < $1.value.until })?.key { cache[oldest] = nil }
+            cache[key] = (list, min(list.nextUpdate ?? now, now + Self.maximumAge))
+            self.newest[key] = max(list.thisUpdate, self.newest[key] ?? list.thisUpdate)
+            failures[key] = nil
+            return list
+        } catch {
+            // A failure is remembered briefly: a flood of answers naming an unreachable point costs one fetch
+            // every ``failureMemory`` seconds, not one each.
+            if failures.count >= Self.cacheLimit, let oldest = failures.min(by: { $0.value.until < $1.value.until })?.key { failures[oldest] = nil }
+            failures[key] = ("\(error)", now + Self.failureMemory)
+            throw error
+        }
+    }
+
+    private static func fetch(
+        _ point: URL, iaca: Certificate, now: Date, newest: Date?, transport: any HTTPTransport
+    ) async throws -> RevocationList {
         let request = HTTPRequest(method: .get, url: point, headers: ["Accept": "application/pkix-crl"])
-        let transport = transport
-        guard let outcome = await within(Self.deadline, { try await transport.send(request) }) else {
+        guard let outcome = await within(deadline, { try await transport.send(request) }) else {
             throw RevocationList.Refused(description: "its distribution point did not answer within 10 s")
         }
         let response: HTTPResponse
@@ -305,8 +346,10 @@ actor DocumentSignerRevocation {
         guard response.status == 200 else { throw RevocationList.Refused(description: "its distribution point answered \(response.status)") }
         let list = try RevocationList(der: Array(response.body))
         try list.verify(issuer: iaca, now: now)
-        if cache.count >= Self.cacheLimit, let oldest = cache.min(by: { $0.value.until < $1.value.until })?.key { cache[oldest] = nil }
-        cache[key] = (list, min(list.nextUpdate ?? now, now + Self.maximumAge))
+        // An older list than one already seen (replayed by someone on the path) could hide a revocation.
+        if let newest, list.thisUpdate < newest {
+            throw RevocationList.Refused(description: "the revocation list is older than one this verifier has read")
+        }
         return list
     }
 }

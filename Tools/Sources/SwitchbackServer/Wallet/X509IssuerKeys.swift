@@ -151,7 +151,11 @@ package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
     }
 
     package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
-        var jwk = PublicJWK.ec(curve: "P-256", x963: try await statusListSigner(certificates: certificates).key)
+        let signer = try await statusListSigner(certificates: certificates)
+        // A JWT status list's signature is verified by the key set this returns, after: its signer's
+        // revocation is checked here, before the key is given out.
+        try await signer.confirm?()
+        var jwk = PublicJWK.ec(curve: "P-256", x963: signer.key)
         if let keyID { jwk["kid"] = .string(keyID) }
         let document = JSONValue.object(["keys": .array([.object(jwk)])]).description
         return try JWKSCache(jwksJSON: Data(document.utf8), clock: clock, logger: Logger(label: "switchback.x5chain"))
@@ -167,20 +171,17 @@ package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
                 .presentationInvalid, "the mdoc is refused: its signer's certificate is not for document signing (extended key usage 1.0.18013.5.1.2)"
             )
         }
-        let (chain, signer) = try await signedByRoot(certificates, purpose: Self.documentSigning)
-        try await revocation?.check(chain[0], issuedBy: chain[chain.count - 1])
-        return signer
+        return try await signedByRoot(certificates, purpose: Self.documentSigning)
     }
 
     /// A status list's signer: led to an anchor as a document signer is, and not revoked, with no extended
     /// key usage asked.
     package func statusListSigner(certificates: [Data]) async throws -> MDocSigner {
-        let (chain, signer) = try await signedByRoot(certificates)
-        try await revocation?.check(chain[0], issuedBy: chain[chain.count - 1])
-        return signer
+        try await signedByRoot(certificates)
     }
 
-    private func signedByRoot(_ certificates: [Data], purpose: ExtendedKeyUsage.Usage? = nil) async throws -> ([Certificate], MDocSigner) {
+    /// The signer, its revocation left to ``MDocSigner/confirm`` (run once its signature verified).
+    private func signedByRoot(_ certificates: [Data], purpose: ExtendedKeyUsage.Usage? = nil) async throws -> MDocSigner {
         // ISO/IEC 18013-5 Annex B: the IACA root signs the document signer certificate itself; an
         // intermediate would let a CA under the root (for another purpose) sign documents.
         guard certificates.count == 1 else {
@@ -191,6 +192,11 @@ package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
         guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
             throw SwitchbackError(.presentationInvalid, "the mdoc is refused: its document signer key is not P-256")
         }
-        return (chain, MDocSigner(key: key.x963Representation, authorities: X509IssuerKeys.authorities(on: chain)))
+        var confirm: (@Sendable () async throws -> Void)?
+        if let revocation {
+            let (leaf, root) = (chain[0], chain[chain.count - 1])
+            confirm = { try await revocation.check(leaf, issuedBy: root) }
+        }
+        return MDocSigner(key: key.x963Representation, authorities: X509IssuerKeys.authorities(on: chain), confirm: confirm)
     }
 }

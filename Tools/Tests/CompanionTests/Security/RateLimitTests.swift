@@ -3,6 +3,7 @@ import Testing
 @_spi(SwitchbackInternals) import Switchback
 @testable import SwitchbackServer
 @_spi(SwitchbackInternals) import SwitchbackTesting
+import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The rate limits as an attacker meets them (issue 50): one network that holds many addresses, a flood of
@@ -137,6 +138,45 @@ struct RateLimitTests {
         for _ in 0..<9 { decisions.append(await limiter.admit(single, route: Self.flow)) }
         #expect(decisions.prefix(8).allSatisfy { if case .knownOnly = $0 { true } else { false } })
         #expect(decisions.last.map { if case .limited = $0 { true } else { false } } == true, "\(decisions)")
+    }
+
+    @Test(
+        "with App Attest optional, an attested start route over the instance's budget refuses every start: a start without an assertion is not recognisable"
+    )
+    func optionalAttestationStarts() async throws {
+        let authority = try SoftwareAppAttest.Authority()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("switchback-attest-root-\(UUID().uuidString).pem")
+        try authority.rootPEM.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await CompanionRig.with(change: {
+            $0.appAttest = .init(appIDs: [AppAttestTests.appID], required: false, rootCertificateFile: file.path)
+            $0.limits.startsPerMinute = 1
+            $0.limits.startsPerMinutePerAddress = 0
+        }) { (rig: CompanionRig) async throws in
+            let body: [String: Any] = ["scheme": "myapp", "path": "/home", "binding": "webview-session-0123456789"]
+            #expect(try await rig.post("/bridge/start", body).response.status == 200)
+            #expect(try await rig.post("/bridge/start", body).response.status == 429, "an unattested start over the budget")
+        }
+    }
+
+    @Test(
+        "an app-started /exchange redeems a code nobody here issued: it costs a start, not a flow request, and never reaches the provider past the limit"
+    )
+    func appCodeExchangeIsAStart() async throws {
+        try await CompanionRig.with(change: { $0.limits.startsPerMinutePerAddress = 1 }) { rig in
+            let code: [String: Any] = [
+                "code": "made-up-code", "code_verifier": String(repeating: "v", count: 43), "redirect_uri": CompanionRig.appRedirect,
+                "nonce": "nonce-0123456789abcdef",
+            ]
+            let first = try await rig.post("/exchange", code)
+            #expect(first.response.status != 429, "\(first.json)")
+            let second = try await rig.post("/exchange", code)
+            #expect(second.response.status == 429, "the network's one start a minute: \(second.json)")
+            // A callback for a flow the server started is still a flow request, with its own budget.
+            let callback = try await rig.post(
+                "/exchange", ["callback_url": "com.example.app:/oauth/callback?code=c&state=s", "binding": CompanionRig.binding])
+            #expect(callback.response.status == 400)
+        }
     }
 
     @Test("clients with no readable address share one bucket")

@@ -26,7 +26,9 @@ struct DocumentSignerRevocationTests {
     ) async throws -> MDocSigner {
         let signers = try X509DocumentSigners(
             anchorsPEM: authority.rootPEM, clock: clock, revocation: DocumentSignerRevocation(transport: transport, clock: clock))
-        return try await signers.documentSigner(certificates: [authority.leaf])
+        let signer = try await signers.documentSigner(certificates: [authority.leaf])
+        try await signer.confirm?()
+        return signer
     }
 
     static func serving(_ list: @escaping @Sendable () throws -> Data, status: Int = 200) -> StubTransport {
@@ -144,10 +146,13 @@ struct DocumentSignerRevocationTests {
         }
         let signers = try X509DocumentSigners(
             anchorsPEM: authority.rootPEM, clock: clock, revocation: DocumentSignerRevocation(transport: transport, clock: clock))
-        for _ in 0..<5 { _ = try await signers.documentSigner(certificates: [authority.leaf]) }
+        // Nothing is fetched until the signer's signature verified (`confirm`).
+        let signer = try await signers.documentSigner(certificates: [authority.leaf])
+        #expect(transport.requests.isEmpty, "a certificate copied into a forged answer costs no fetch")
+        for _ in 0..<5 { try await signer.confirm?() }
         #expect(transport.requests.count == 1)
         clock.advance(by: 3601)
-        _ = try await signers.documentSigner(certificates: [authority.leaf])
+        try await signer.confirm?()
         #expect(transport.requests.count == 2, "fetched again past nextUpdate")
 
         // A second IACA whose signer names the same point: the first IACA's list is not taken for it.
@@ -157,12 +162,52 @@ struct DocumentSignerRevocationTests {
         }
         let revocation = DocumentSignerRevocation(transport: both, clock: SystemClock())
         let first = try X509DocumentSigners(anchorsPEM: authority.rootPEM, clock: SystemClock(), revocation: revocation)
-        _ = try await first.documentSigner(certificates: [authority.leaf])
+        try await first.documentSigner(certificates: [authority.leaf]).confirm?()
         let other = try X509DocumentSigners(anchorsPEM: second.rootPEM, clock: SystemClock(), revocation: revocation)
         await #expect(throws: SwitchbackError.self, "the first IACA's list for the second IACA's signer") {
-            _ = try await other.documentSigner(certificates: [second.leaf])
+            try await other.documentSigner(certificates: [second.leaf]).confirm?()
         }
         #expect(both.requests.count == 2)
+    }
+
+    @Test(
+        "an older list than one already read is not believed (a replay hiding a revocation); a failure is remembered 30 s, not fetched again each time"
+    )
+    func rollbackAndFailures() async throws {
+        let clock = ManualClock(Date())
+        let authority = try Self.authority()
+        let served = LockedValue<Data?>(nil)
+        let transport = StubTransport { _ in
+            guard let body = served.withLock({ $0 }) else { return HTTPResponse(status: 503) }
+            return HTTPResponse(status: 200, body: body)
+        }
+        let signers = try X509DocumentSigners(
+            anchorsPEM: authority.rootPEM, clock: clock, revocation: DocumentSignerRevocation(transport: transport, clock: clock))
+        func list(issued: Date, next: Date, revoking: Bool = false) throws -> Data {
+            var list = authority.revocationList(revokingLeaf: revoking)
+            (list.thisUpdate, list.nextUpdate) = (issued, next)
+            return try list.der()
+        }
+        served.withLock { $0 = try? list(issued: clock.now() - 60, next: clock.now() + 600) }
+        try await signers.documentSigner(certificates: [authority.leaf]).confirm?()
+        // Past nextUpdate, someone on the path serves a list issued before the one read, still current.
+        clock.advance(by: 601)
+        served.withLock { $0 = try? list(issued: clock.now() - 3600, next: clock.now() + 600) }
+        let replayed = await #expect(throws: SwitchbackError.self) { try await signers.documentSigner(certificates: [authority.leaf]).confirm?() }
+        #expect(replayed?.message.contains("older than one") == true, "\(String(describing: replayed))")
+
+        // An unreachable point: one fetch, then the failure answers for 30 s.
+        let down = try Self.authority()
+        let unreachable = StubTransport { _ in HTTPResponse(status: 503) }
+        let downSigners = try X509DocumentSigners(
+            anchorsPEM: down.rootPEM, clock: clock, revocation: DocumentSignerRevocation(transport: unreachable, clock: clock))
+        for _ in 0..<5 {
+            await #expect(throws: SwitchbackError.self) { try await downSigners.documentSigner(certificates: [down.leaf]).confirm?() }
+        }
+        #expect(unreachable.requests.count == 1)
+        clock.advance(by: 31)
+        await #expect(throws: SwitchbackError.self) { try await downSigners.documentSigner(certificates: [down.leaf]).confirm?() }
+        #expect(unreachable.requests.count == 2)
     }
 
     @Test("a signer whose certificate names no distribution point is taken without a fetch, as Apple's test signer's is")
@@ -173,11 +218,16 @@ struct DocumentSignerRevocationTests {
         #expect(transport.requests.isEmpty)
     }
 
-    @Test("the distribution points are read from the certificate: http(s) URIs only")
-    func distributionPoints() throws {
+    @Test(
+        "the distribution points are read from the certificate, http(s) URIs only; a signer naming only points this verifier cannot fetch is refused")
+    func distributionPoints() async throws {
         let authority = try Self.authority()
         #expect(try Certificate(derEncoded: Array(authority.leaf)).revocationListURIs() == [URL(string: Self.point)!])
-        let ldap = try EmulatedAuthority(name: "IACA", dnsName: "x.example.com", revocationListURI: "ldap://directory.example.com/cn=crl")
-        #expect(try Certificate(derEncoded: Array(ldap.leaf)).revocationListURIs().isEmpty)
+        let ldap = try EmulatedAuthority(
+            name: "IACA", dnsName: "x.example.com", documentSigning: true, revocationListURI: "ldap://directory.example.com/cn=crl")
+        #expect(try Certificate(derEncoded: Array(ldap.leaf)).revocationListURIs() == [])
+        let refusal = await Self.refusal(ldap, StubTransport { _ in HTTPResponse(status: 500) })
+        #expect(refusal.contains("names no revocation list this verifier can fetch"), "\(refusal)")
+        #expect(try Certificate(derEncoded: Array(try EmulatedAuthority(name: "IACA", dnsName: "x.example.com").leaf)).revocationListURIs() == nil)
     }
 }

@@ -174,6 +174,17 @@ struct EmulatedWalletTests {
             let refused = try await rig.transport.send(HTTPRequest(method: .get, url: bogus))
             #expect(refused.status == 429 && Int(refused.headers["retry-after"] ?? "") ?? 0 >= 1, "an unknown state over the budget")
             #expect(try await rig.get(requestURI).status == 200, "the presentation the server started")
+
+            // The wallet's answer route over its budget: an answer for the started presentation that does not
+            // verify keeps its own refusal (a retry could not help), a made-up state gets the limit.
+            let state = requestURI.lastPathComponent
+            let garbage = HTTPRequest.form(rig.url("/wallet/response"), [("response", "not-a-jwe"), ("state", "made-up-state")])
+            for _ in 0..<8 { _ = try await rig.transport.send(garbage) }
+            #expect(try await rig.transport.send(garbage).status == 429)
+            // A JWE naming the started request's key (its kid is the state) whose content does not open.
+            let header = Base64URL.encode(Data(#"{"alg":"ECDH-ES","enc":"A128GCM","kid":"\#(state)"}"#.utf8))
+            let bad = try await rig.transport.send(.form(rig.url("/wallet/response"), [("response", header + ".AA.AA.AA.AA")]))
+            #expect(bad.status == 400, "the presentation's own refusal, not the limit: \(bad.status)")
         }
     }
 
