@@ -23,12 +23,24 @@ struct BankIDExampleApp: App {
 
     var body: some Scene {
         WindowGroup {
-            Button("Sign in with BankID") {
-                Task { _ = try await signInWithBankIDNorway(coordinator, companion: companion) }
+            Button("Pay with BankID") {
+                Task {
+                    // Your backend registers this order's statement with the companion and hands back its
+                    // one-time statement_id (server to server; the app never names a statement itself).
+                    let statement = try await statementID(forOrder: "order-42")
+                    _ = try await signInWithBankIDNorway(coordinator, companion: companion, statement: statement)
+                }
             }
             .switchbackRouting(AppRouting(coordinator: coordinator))
             .task { _ = try? await coordinator.restore() }
         }
     }
+}
+/// Your backend's own route for an order: it posts the order's statement to the companion's
+/// `POST /permission/statement` and answers the `statement_id` it got.
+func statementID(forOrder order: String) async throws -> String {
+    let url = URL(string: "https://api.example.com/orders/\(order)/bankid-statement")!
+    let answer = try await URLSessionTransport().send(HTTPRequest(method: .post, url: url))
+    return String(decoding: answer.body, as: UTF8.self)
 }
 #endif

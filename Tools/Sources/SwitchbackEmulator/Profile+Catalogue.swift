@@ -31,8 +31,8 @@ extension Profile {
         Profile(
             name: "uaepass",
             summary:
-                "UAE-Pass-like WebView rewrite provider: the page navigates to uaepass://digitalid (uaepassstg:// in staging) with https successurl/failureurl on the provider; no discovery, client_secret_basic, no ID token (identity from userinfo)",
-            handOff: .uaePass(options)
+                "UAE-Pass-like WebView rewrite provider: the page navigates to uaepass://digitalid (uaepassstg:// in staging) with https successurl/failureurl on the provider; no discovery, client_secret_basic, no ID token (identity from userinfo), no refresh tokens",
+            handOff: .uaePass(options), contract: .uaePass
         )
     }
 
@@ -70,15 +70,16 @@ extension Profile {
     }
 
     /// Singpass (FAPI 2.0), as its FAPI integration guide documents it: https redirect URIs only (no
-    /// custom schemes), PAR with a DPoP proof (or `dpop_jkt`), codes that live 60 seconds, and the
-    /// interstitial tap page only for `redirect_uri_https_type=app_claimed_https`.
+    /// custom schemes), PAR with a DPoP proof (or `dpop_jkt`), the interstitial tap page only for
+    /// `redirect_uri_https_type=app_claimed_https`, and its contract's terms (``ProviderContract/singpass``:
+    /// 60-second request URIs and codes, no refresh tokens).
     public static let singpass = Profile(
         name: "singpass",
         summary:
-            "Singpass-like FAPI 2.0: PAR with DPoP (proofs with exp), PKCE S256, authentication_context_type, 30+ character state and nonce, private_key_jwt (aud = issuer, ES256/384/512, <= 120 s), DPoP-bound tokens, encrypted ID tokens, 60-second codes, registered app_launch_url, a tap page only for app_claimed_https; no embedded WebViews",
+            "Singpass-like FAPI 2.0: PAR with DPoP (proofs with exp), PKCE S256, authentication_context_type, 30+ character state and nonce, private_key_jwt (aud = issuer, ES256/384/512, <= 120 s), DPoP-bound tokens, encrypted ID tokens, 60-second request URIs and codes, no refresh tokens, registered app_launch_url, a tap page only for app_claimed_https; no embedded WebViews",
         handOff: .singpass, strictRedirects: true, refusesEmbeddedWebViews: true,
         returnPage: .tapPageWhen(parameter: "redirect_uri_https_type", value: "app_claimed_https"), fapi2: true, singpassRequests: true,
-        codeLifetime: 60
+        contract: .singpass
     )
 
     /// ID.me, as its documentation describes it: a standard code flow with PKCE and RS256 ID tokens,

@@ -34,21 +34,26 @@ public struct Profile: Sendable {
     /// `authentication_context_type` (Login apps must send one) with a valid message; DPoP proofs with `exp`;
     /// a client whose JWKS has a `use: enc` key, since every ID token is encrypted.
     public var singpassRequests: Bool
-    /// Seconds a code lives, when the profile sets it (Singpass: 60 seconds); else the configuration's.
+    /// Seconds a code lives, when the profile sets it (ID.me: 5 minutes; a contract's term wins); else the
+    /// configuration's.
     public var codeLifetime: TimeInterval?
     /// Seconds an access token lives, when the profile sets it (ID.me: 5 minutes); else the configuration's.
     public var accessTokenLifetime: TimeInterval?
     /// An access token works once at userinfo and is revoked by that use; a second use is refused
     /// (ID.me, "Token expiration": access tokens are single use, a reused one is denied and revoked).
     public var singleUseAccessTokens: Bool
+    /// The provider's documented behaviour, term by term (``ProviderContract``): every term is enforced
+    /// here, and wins over the profile's own setting of the same thing.
+    public var contract: ProviderContract?
 
     public init(
         name: String, summary: String, handOff: HandOff? = nil, responseModes: [String] = ["query", "fragment", "form_post"],
         responseTypes: [String] = ["code"],
         strictRedirects: Bool = false, refusesEmbeddedWebViews: Bool = false, handOffDelivery: HandOffDelivery = .script,
         returnPage: ReturnPage = .redirect, fapi2: Bool = false, singpassRequests: Bool = false, codeLifetime: TimeInterval? = nil,
-        accessTokenLifetime: TimeInterval? = nil, singleUseAccessTokens: Bool = false
+        accessTokenLifetime: TimeInterval? = nil, singleUseAccessTokens: Bool = false, contract: ProviderContract? = nil
     ) {
+        self.contract = contract
         self.singleUseAccessTokens = singleUseAccessTokens
         self.singpassRequests = singpassRequests
         self.accessTokenLifetime = accessTokenLifetime
@@ -135,4 +140,18 @@ public struct Profile: Sendable {
         case .uaePass, .mitID, .bankIDSweden, nil: nil
         }
     }
+}
+
+extension Profile {
+    /// Seconds a code lives: the contract's term, the profile's, else `configured`.
+    func codeLifetime(configured: TimeInterval) -> TimeInterval {
+        contract?.seconds(.codeLifetime) ?? codeLifetime ?? configured
+    }
+
+    /// Seconds a pushed request lives: the contract's term, else 90 (RFC 9126 suggests a short lifetime).
+    var pushedRequestLifetime: TimeInterval { contract?.seconds(.pushedRequestLifetime) ?? 90 }
+
+    /// Whether tokens come with a refresh token and the `refresh_token` grant is taken: not where the
+    /// contract says the provider offers none.
+    var issuesRefreshTokens: Bool { contract?.flag(.refreshTokens) ?? true }
 }

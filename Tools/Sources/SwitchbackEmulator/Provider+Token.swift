@@ -52,6 +52,9 @@ extension Provider {
         }
         switch form["grant_type"] {
         case "authorization_code": return await redeemCode(form: form, client: client, faults: faults, proofKey: proofKey)
+        case "refresh_token" where !profile.issuesRefreshTokens:
+            // The provider's contract: its token endpoint takes no refresh grant (Singpass: authorization_code only).
+            return Reply.oauthError(.badRequest, "unsupported_grant_type", "this provider issues no refresh tokens")
         case "refresh_token": return await refresh(form: form, client: client, faults: faults, proofKey: proofKey)
         case "client_credentials": return await clientCredentials(form: form, client: client)
         default: return Reply.oauthError(.badRequest, "unsupported_grant_type", "use authorization_code, refresh_token or client_credentials")
@@ -222,7 +225,8 @@ extension Provider {
         let tokens: (access: String, refresh: String?)
         do {
             let access = try await jwtAccessToken(grant, client: client)
-            tokens = await state.issueTokens(for: grant, code: code, lifetime: accessTokenLifetime, refresh: true, access: access)
+            tokens = await state.issueTokens(
+                for: grant, code: code, lifetime: accessTokenLifetime, refresh: profile.issuesRefreshTokens, access: access)
             idToken = try await signIDToken(
                 idTokenClaims(grant, client: client, accessToken: tokens.access, code: code, faults: faults), client: client, faults: faults)
         } catch {

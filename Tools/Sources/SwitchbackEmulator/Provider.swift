@@ -231,14 +231,12 @@ struct Provider: Sendable {
         }
         switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):
-            let uri = await state.push(pending, lifetime: Self.pushedRequestLifetime)
-            return Reply.json(.object(["request_uri": .string(uri), "expires_in": .number(Self.pushedRequestLifetime)]), status: .created)
+            let uri = await state.push(pending, lifetime: profile.pushedRequestLifetime)
+            return Reply.json(.object(["request_uri": .string(uri), "expires_in": .number(profile.pushedRequestLifetime)]), status: .created)
         case .failure(let refusal):
             return refusal.jsonResponse
         }
     }
-
-    static let pushedRequestLifetime: TimeInterval = 90
 
     func login(form body: ByteBuffer?) async -> Response {
         guard let body, let fields = FormEncoding.decode(String(buffer: body), plusIsSpace: true) else {
@@ -272,7 +270,7 @@ struct Provider: Sendable {
         }
         guard
             let issued = await state.issueCode(
-                for: requestID, subject: subject, acr: acr, lifetime: profile.codeLifetime ?? configuration.codeLifetime)
+                for: requestID, subject: subject, acr: acr, lifetime: profile.codeLifetime(configured: configuration.codeLifetime))
         else {
             return Reply.page(.badRequest, title: "Expired", message: "This sign-in request is unknown or already used.")
         }

@@ -150,10 +150,14 @@ public struct DemoOptions: ParsableArguments, Sendable {
         error.oauthError?.errorDescription.map { "\(error.code): \(Redaction.printable(String($0.prefix(120))))" } ?? "\(error.code)"
     }
 
-    /// Why the app of `provider`'s scenario cannot refresh its own tokens, if it cannot: the token endpoint
-    /// authenticates a confidential client whose secret only the companion holds.
+    /// Why the app of `provider`'s scenario cannot refresh its own tokens, if it cannot: the provider issues
+    /// no refresh tokens (its contract), or the token endpoint authenticates a confidential client whose
+    /// secret only the companion holds.
     public static func appCannotRefresh(_ provider: String) -> String? {
-        switch provider {
+        if let term = ProviderContract.of(provider)?.term(.refreshTokens), term.value == .flag(false) {
+            return "the provider issues no refresh tokens (\(term.source))"
+        }
+        return switch provider {
         case "uaepass":
             "UAE Pass's token endpoint takes the client secret (HTTP Basic; docs.uaepass.ae, \"2. Obtaining the access token\"), which only the companion holds"
         case "bankid-no":

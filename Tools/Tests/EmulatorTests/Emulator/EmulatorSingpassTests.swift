@@ -67,7 +67,9 @@ struct EmulatorSingpassTests {
         return (session, tapped)
     }
 
-    @Test("PAR with private_key_jwt and DPoP, the Singpass app, the tap-to-return page; DPoP-bound tokens for userinfo and refresh")
+    @Test(
+        "PAR with private_key_jwt and DPoP, the Singpass app, the tap-to-return page; DPoP-bound tokens for userinfo; no refresh token, the grant refused"
+    )
     func signIn() async throws {
         try await Self.withEmulator { emulator, keys in
             let client = try Self.client(emulator, keys: keys)
@@ -78,9 +80,10 @@ struct EmulatorSingpassTests {
             #expect(credential.tokenType == "DPoP")
             #expect(credential.idTokenClaims?.acr == Singpass.acr)
             #expect(try await client.userInfo(for: credential)["sub"] == .string("9b1f7c2e-alice"))
-            let refreshed = try await client.refresh(credential)
-            #expect(refreshed.tokenType == "DPoP")
-            #expect(try await client.userInfo(for: refreshed)["sub"] == .string("9b1f7c2e-alice"))
+            // Singpass's token endpoint takes the authorization_code grant only (its contract): no refresh token.
+            #expect(credential.refreshToken == nil)
+            let refused = await expectFailure("Singpass issues no refresh token") { _ = try await client.refresh(credential) }
+            #expect(refused?.code == .noRefreshToken)
         }
     }
 
@@ -294,11 +297,11 @@ struct EmulatorSingpassTests {
         }
     }
 
-    @Test("the profile's short code lifetime wins over the configuration's: an expired code is invalid_grant")
+    @Test("the contract's short code lifetime wins over the configuration's: an expired code is invalid_grant")
     func codeLifetime() async throws {
-        #expect(Profile.singpass.codeLifetime == 60)
+        #expect(ProviderContract.singpass.seconds(.codeLifetime) == 60 && Profile.singpass.contract == .singpass)
         var profile = Profile.singpass
-        profile.codeLifetime = 1
+        profile.contract = ProviderContract.singpass.replacing(.codeLifetime, with: .seconds(1))
         try await Self.withEmulator(profile: profile) { emulator, keys in
             let client = try Self.client(emulator, keys: keys)
             let (session, tapped) = try await Self.signIn(emulator, client: client)

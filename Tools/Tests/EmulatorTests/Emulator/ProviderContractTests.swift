@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@_spi(SwitchbackInternals) import Switchback
+import SwitchbackEmulator
+@_spi(SwitchbackInternals) import SwitchbackTesting
+import SwitchbackTestSupport
+import ToolsTestSupport
+
+/// The providers' contracts (issue 51): each term is enforced by the emulator, not decoration. For every
+/// term of every contract, a plain profile carrying the contract, and then carrying it with that one term
+/// changed, is probed over HTTP: what the emulator does follows the term each time. Each profile carries
+/// its provider's contract, and Documentation/Providers.md states every term with its source.
+@Suite("Provider contracts")
+struct ProviderContractTests {
+    /// What the emulator does about `key`, read over HTTP from an emulator whose profile carries `contract`:
+    /// for a lifetime, the term's own value when something is still taken a second before it and refused a
+    /// second after it (else -1); for refresh tokens, whether one is issued and the refresh grant answers.
+    static func observed(_ key: ProviderContract.Term.Key, under contract: ProviderContract) async throws -> ProviderContract.Term.Value {
+        var profile = Profile.generic
+        profile.contract = contract
+        let clock = ManualClock(Date())
+        var observed: ProviderContract.Term.Value?
+        try await EmulatorHarness.withEmulator(profile: profile, clock: clock) { emulator in
+            switch key {
+            case .pushedRequestLifetime:
+                let lifetime = try #require(contract.seconds(key))
+                var taken: [Bool] = []
+                for wait in [lifetime - 1, lifetime + 1] {
+                    let session = try await EmulatorHarness.client(emulator, par: .always).prepareAuthorization()
+                    #expect(session.authorizationURL.query?.contains("request_uri=") == true)
+                    clock.advance(by: wait)
+                    // Taken: the provider's login page; refused: an error page.
+                    if case .page(let status, _) = try await EmulatorBrowser().open(session.authorizationURL) {
+                        taken.append(status == 200)
+                    } else {
+                        taken.append(true)
+                    }
+                }
+                observed = .seconds(taken == [true, false] ? lifetime : -1)
+            case .codeLifetime:
+                let lifetime = try #require(contract.seconds(key))
+                var taken: [Bool] = []
+                for wait in [lifetime - 1, lifetime + 1] {
+                    let client = EmulatorHarness.client(emulator)
+                    let session = try await client.prepareAuthorization()
+                    guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
+                        throw RigFailure("no redirect")
+                    }
+                    clock.advance(by: wait)
+                    do {
+                        _ = try await client.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
+                        taken.append(true)
+                    } catch let error as SwitchbackError where error.oauthError?.error == "invalid_grant" {
+                        taken.append(false)
+                    }
+                }
+                observed = .seconds(taken == [true, false] ? lifetime : -1)
+            case .refreshTokens:
+                let client = EmulatorHarness.client(emulator)
+                let session = try await client.prepareAuthorization()
+                guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
+                    throw RigFailure("no redirect")
+                }
+                let credential = try await client.completeAuthorization(.redirect(try #require(URL(string: location))), session: session)
+                let answer = try await URLSessionTransport().send(
+                    .form(
+                        try #require(URL(string: emulator.issuer + "/token")),
+                        [("grant_type", "refresh_token"), ("refresh_token", credential.refreshToken ?? "none"), ("client_id", "native-rs")]))
+                let refused = String(decoding: answer.body, as: UTF8.self).contains("unsupported_grant_type")
+                #expect((credential.refreshToken == nil) == refused, "the token response and the grant agree")
+                observed = .flag(credential.refreshToken != nil && answer.status == 200)
+            }
+        }
+        return try #require(observed)
+    }
+
+    /// A value other than `value`, of its kind, that the probes can tell apart.
+    static func flipped(_ value: ProviderContract.Term.Value) -> ProviderContract.Term.Value {
+        switch value {
+        case .seconds(let seconds): .seconds(seconds == 30 ? 120 : 30)
+        case .flag(let flag): .flag(!flag)
+        }
+    }
+
+    static let terms: [(provider: String, key: ProviderContract.Term.Key)] = ProviderContract.all.flatMap { contract in
+        contract.terms.map { (contract.provider, $0.key) }
+    }
+
+    @Test(
+        "every term of every contract is enforced: the emulator does what the term says, and otherwise when the term says otherwise",
+        arguments: 0..<terms.count)
+    func enforced(_ index: Int) async throws {
+        let (provider, key) = Self.terms[index]
+        let contract = try #require(ProviderContract.of(provider))
+        let term = try #require(contract.term(key))
+        #expect(try await Self.observed(key, under: contract) == term.value, "\(provider) \(key)")
+        let changed = Self.flipped(term.value)
+        #expect(try await Self.observed(key, under: contract.replacing(key, with: changed)) == changed, "\(provider) \(key) changed")
+    }
+
+    @Test("each provider's profile carries its contract")
+    func profiles() {
+        #expect(Profile.singpass.contract == .singpass)
+        #expect(Profile.uaePass().contract == .uaePass)
+        #expect(Set(ProviderContract.all.map(\.provider)).isSubset(of: Set(ProviderPreset.all.map(\.name))))
+    }
+
+    @Test("Documentation/Providers.md has a row for every term, naming it and citing its source")
+    func documented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("Documentation/Providers.md"), encoding: .utf8)
+        for contract in ProviderContract.all {
+            for term in contract.terms {
+                let marker = "`\(contract.provider).\(term.key.rawValue)`"
+                let row = text.split(separator: "\n").first { $0.contains(marker) }
+                #expect(row != nil, "Providers.md has no row for \(marker)")
+                #expect(row?.contains(term.source) == true, "\(marker)'s row does not cite \(term.source)")
+            }
+        }
+    }
+}
