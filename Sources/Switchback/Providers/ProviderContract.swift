@@ -13,6 +13,9 @@ public struct ProviderContract: Sendable, Equatable {
             case codeLifetime
             /// Whether the token endpoint issues refresh tokens and takes the `refresh_token` grant.
             case refreshTokens
+            /// Whether an expired or used `request_uri` is answered by a redirect to the request's redirect URI
+            /// with `error=invalid_request_uri` and its `state` (rather than a page the user is left on).
+            case redirectsInvalidRequestURI
         }
 
         public enum Value: Sendable, Equatable {

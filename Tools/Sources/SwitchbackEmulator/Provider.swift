@@ -153,13 +153,20 @@ struct Provider: Sendable {
         }
         if let requestURI = parameters["request_uri"] {
             // RFC 9126 §4: a pushed request, single use, for the client that pushed it.
-            guard let clientID = parameters["client_id"], let id = await state.takePushed(requestURI, clientID: clientID),
-                let pending = await state.pending(id)
-            else {
-                return Reply.page(
-                    .badRequest, title: "Invalid request", message: "The request_uri is unknown, expired, already used or not this client's.")
+            var outcome = ProviderState.PushedRequest.unknown
+            if let clientID = parameters["client_id"] { outcome = await state.takePushed(requestURI, clientID: clientID) }
+            switch outcome {
+            case .taken(let id):
+                guard let pending = await state.pending(id) else { break }
+                return await begin(pending, requestID: id, userAgent: userAgent)
+            case .spent(let pending) where profile.contract?.flag(.redirectsInvalidRequestURI) == true:
+                // The provider's contract: an expired or used request goes back to its redirect URI with its state.
+                return await authorizationRedirect(for: pending).error("invalid_request_uri", "The request_uri provided is invalid")
+            case .spent, .unknown:
+                break
             }
-            return await begin(pending, requestID: id, userAgent: userAgent)
+            return Reply.page(
+                .badRequest, title: "Invalid request", message: "The request_uri is unknown, expired, already used or not this client's.")
         }
         guard !profile.fapi2 else {
             return Reply.page(.badRequest, title: "Invalid request", message: "This provider takes authorization requests only by PAR (request_uri).")

@@ -147,18 +147,36 @@ actor ProviderState {
     func discard(_ id: String) { pending[id] = nil }
 
     /// Stores a pushed request and returns its `request_uri`.
+    /// Pushed requests already taken, kept beside ``pushed`` until they would have expired.
+    private var usedPushed: Set<String> = []
+
     func push(_ request: Pending, lifetime: TimeInterval) -> String {
         let uri = "urn:ietf:params:oauth:request_uri:" + entropy.token(bytes: 24)
         pushed[uri] = (request, now().addingTimeInterval(lifetime))
         return uri
     }
 
-    /// Turns a pushed request into a pending one, once, for the client that pushed it.
-    func takePushed(_ uri: String, clientID: String) -> String? {
-        guard let entry = pushed[uri], entry.request.clientID == clientID else { return nil }
-        pushed[uri] = nil
-        guard entry.expires > now() else { return nil }
-        return begin(entry.request)
+    /// What a `request_uri` came to at the authorization endpoint.
+    enum PushedRequest {
+        /// Taken, once: the pending request's ID.
+        case taken(String)
+        /// This client's, but past its lifetime or already used: the request it carried.
+        case spent(Pending)
+        /// Unknown, or another client's.
+        case unknown
+    }
+
+    /// Turns a pushed request into a pending one, once, for the client that pushed it. A used request is
+    /// remembered until it would have expired, so that it can be told from an unknown one.
+    func takePushed(_ uri: String, clientID: String) -> PushedRequest {
+        guard let entry = pushed[uri], entry.request.clientID == clientID else { return .unknown }
+        guard entry.expires > now(), !usedPushed.contains(uri) else {
+            pushed[uri] = nil
+            usedPushed.remove(uri)
+            return .spent(entry.request)
+        }
+        usedPushed.insert(uri)
+        return .taken(begin(entry.request))
     }
 
     /// Ends a pending request with a signed-in user and returns a fresh single-use code.

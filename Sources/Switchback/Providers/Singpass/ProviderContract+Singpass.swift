@@ -15,5 +15,11 @@ extension ProviderContract {
                 .refreshTokens, .flag(false),
                 source: "https://docs.developer.singpass.gov.sg/docs/technical-specifications/singpass-authentication-api/2.-token-endpoint",
                 says: #""only the following grant(s) is supported: authorization_code""#),
+            Term(
+                .redirectsInvalidRequestURI, .flag(true),
+                source: "https://docs.developer.singpass.gov.sg/docs/technical-specifications/integration-guide/2.-handling-the-redirect",
+                says:
+                    "its example error redirect: redirect?error=invalid_request_uri&error_description=The%20request_uri%20provided%20is%20invalid&state=…; GovTech's MockPass answers a 400 instead"
+            ),
         ])
 }

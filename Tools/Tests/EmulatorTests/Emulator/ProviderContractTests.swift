@@ -29,11 +29,11 @@ struct ProviderContractTests {
                     let session = try await EmulatorHarness.client(emulator, par: .always).prepareAuthorization()
                     #expect(session.authorizationURL.query?.contains("request_uri=") == true)
                     clock.advance(by: wait)
-                    // Taken: the provider's login page; refused: an error page.
-                    if case .page(let status, _) = try await EmulatorBrowser().open(session.authorizationURL) {
-                        taken.append(status == 200)
-                    } else {
-                        taken.append(true)
+                    // Taken: the provider's login page; refused: an error page, or the error sent back to the app.
+                    switch try await EmulatorBrowser().open(session.authorizationURL) {
+                    case .page(let status, _): taken.append(status == 200)
+                    case .redirect(let location): taken.append(!location.contains("error="))
+                    case .handOff: taken.append(true)
                     }
                 }
                 observed = .seconds(taken == [true, false] ? lifetime : -1)
@@ -55,6 +55,20 @@ struct ProviderContractTests {
                     }
                 }
                 observed = .seconds(taken == [true, false] ? lifetime : -1)
+            case .redirectsInvalidRequestURI:
+                // A request_uri opened twice: the second answer is a redirect to the app with the error and
+                // the request's state, or a page.
+                let session = try await EmulatorHarness.client(emulator, par: .always).prepareAuthorization()
+                _ = try await EmulatorBrowser().open(session.authorizationURL)
+                switch try await EmulatorBrowser().open(session.authorizationURL) {
+                case .redirect(let location):
+                    let query = URLComponents(string: location)?.queryItems ?? []
+                    #expect(query.contains { $0.name == "error" && $0.value == "invalid_request_uri" })
+                    #expect(query.contains { $0.name == "state" && $0.value == session.state })
+                    observed = .flag(true)
+                default:
+                    observed = .flag(false)
+                }
             case .refreshTokens:
                 let client = EmulatorHarness.client(emulator)
                 let session = try await client.prepareAuthorization()
