@@ -16,11 +16,17 @@ public struct ProviderContract: Sendable, Equatable {
             /// Whether an expired or used `request_uri` is answered by a redirect to the request's redirect URI
             /// with `error=invalid_request_uri` and its `state` (rather than a page the user is left on).
             case redirectsInvalidRequestURI
+            /// What the provider's `sub` (userinfo's, and an ID token's where there is one) starts with, before
+            /// the user's identifier (UAE Pass: `UAEPASS/` for citizens and residents).
+            case subjectPrefix
+            /// Whether userinfo carries `acr`.
+            case userInfoACR
         }
 
         public enum Value: Sendable, Equatable {
             case seconds(Double)
             case flag(Bool)
+            case text(String)
         }
 
         /// Whether the source says so, or the term is this project's best reading and why.
@@ -67,6 +73,12 @@ public struct ProviderContract: Sendable, Equatable {
     /// A `flag` term's value.
     public func flag(_ key: Term.Key) -> Bool? {
         if case .flag(let value)? = term(key)?.value { return value }
+        return nil
+    }
+
+    /// A `text` term's value.
+    public func text(_ key: Term.Key) -> String? {
+        if case .text(let value)? = term(key)?.value { return value }
         return nil
     }
 

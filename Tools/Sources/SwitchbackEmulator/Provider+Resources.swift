@@ -188,7 +188,8 @@ extension Provider {
         } else if scheme != "bearer" {
             return Reply.bearerError()
         }
-        var claims: [String: JSONValue] = ["sub": .string(user.subject)]
+        // The contract's form of `sub` (UAE Pass: `UAEPASS/<uuid>`), else the subject itself.
+        var claims: [String: JSONValue] = ["sub": .string(providerSubject(user.subject))]
         if let options = profile.uaePassOptions, grant.scope.contains(UAEPassOptions.profileScope) {
             // UAE Pass "Obtaining authenticated user information": the identity a client reads here, for the
             // documented scope (UAE Pass "Obtaining the OAuth2 access code").
@@ -196,8 +197,9 @@ extension Provider {
             claims["userType"] = .string(options.accountType)
             claims["fullnameEN"] = .string(user.name)
             claims["email"] = .string(user.email)
-            if let acr = grant.acr { claims["acr"] = .string(acr) }
         }
+        // `acr` where the contract says userinfo carries it (none for UAE Pass, whose samples have none).
+        if profile.contract?.flag(.userInfoACR) == true, let acr = grant.acr { claims["acr"] = .string(acr) }
         if grant.scope.contains("profile") { claims["name"] = .string(user.name) }
         if grant.scope.contains("email") {
             claims["email"] = .string(user.email)

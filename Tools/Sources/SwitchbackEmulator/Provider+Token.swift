@@ -209,6 +209,12 @@ extension Provider {
         return try await keys.sign(claims, algorithm: client.idTokenAlgorithm, type: "at+jwt")
     }
 
+    /// The `sub` this provider gives a user in its ID tokens and userinfo: the contract's prefix (UAE Pass:
+    /// `UAEPASS/`) before the user's identifier, else the identifier itself.
+    func providerSubject(_ subject: String) -> String {
+        (profile.contract?.text(.subjectPrefix) ?? "") + subject
+    }
+
     /// Seconds an access token lives: the profile's (ID.me: 5 minutes), else the configuration's.
     var accessTokenLifetime: TimeInterval { profile.accessTokenLifetime ?? configuration.tokenLifetime }
 
@@ -275,7 +281,7 @@ extension Provider {
         func halfHash(_ value: String) -> JSONValue { .string(Base64URL.encode(Array(SHA256.hash(data: Data(value.utf8))).prefix(16))) }
         let now = clock.now().timeIntervalSince1970.rounded(.down)
         var claims: [String: JSONValue] = [
-            "iss": .string(issuer.issuer), "sub": .string(grant.subject), "aud": .string(client.clientID),
+            "iss": .string(issuer.issuer), "sub": .string(providerSubject(grant.subject)), "aud": .string(client.clientID),
             "iat": .number(now), "exp": .number(now + accessTokenLifetime),
             "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "at_hash": halfHash(accessToken),
         ]

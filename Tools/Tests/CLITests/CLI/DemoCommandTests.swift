@@ -16,7 +16,8 @@ struct DemoCommandTests {
         #expect(outcome.stdout.contains("== uaepass (staging), webview =="))
         #expect(outcome.stdout.contains("asks whether to load uaepass://digitalid"))
         #expect(outcome.stdout.contains("opens uaepassstg://digitalid"))
-        #expect(outcome.stdout.contains("Signed in: sub 9b1f7c2e-alice, assurance urn:digitalid:authentication:flow:mobileondevice"))
+        // UAE Pass's userinfo: sub UAEPASS/<uuid>, no acr (its contract).
+        #expect(outcome.stdout.contains("Signed in: sub UAEPASS/9b1f7c2e-alice, assurance none reported"))
         for secret in ["code=", "state=", "txn=", "switchback_flow="] {
             let lines = outcome.stdout.split(separator: "\n").filter { $0.contains(secret) }
             #expect(lines.allSatisfy { $0.contains("\(secret)‹redacted›") }, "\(secret) is redacted everywhere")

@@ -351,8 +351,9 @@ struct LoginCommandTests {
                 ], environment: ["SWITCHBACK_CLIENT_SECRET": "backend-secret"])
             #expect(outcome.status == 0, "\(outcome.stderr)")
             let claims = try JSONDecoder().decode([String: JSONValue].self, from: Data(outcome.stdout.utf8))
-            #expect(claims["sub"] == .string("9b1f7c2e-alice") && claims["userType"] == .string("SOP3"))
-            #expect(claims["acr"] == .string(UAEPassOptions.webACR), "the web sign-in: no authenticator on this machine")
+            // UAE Pass's userinfo: sub UAEPASS/<uuid> beside uuid, and no acr (its contract).
+            #expect(claims["sub"] == .string("UAEPASS/9b1f7c2e-alice") && claims["uuid"] == .string("9b1f7c2e-alice"))
+            #expect(claims["userType"] == .string("SOP3") && claims["acr"] == nil)
         }
     }
 }

@@ -53,7 +53,7 @@ struct EmulatorUAEPassTests {
             let credential = try await client.completeAuthorization(
                 try EmulatorBrowser.callback(try await browser.open(successURL)), session: session)
             #expect(credential.idTokenClaims?.acr == UAEPassOptions.onDeviceACR)
-            #expect(credential.subject == "9b1f7c2e-alice")
+            #expect(credential.subject == "UAEPASS/9b1f7c2e-alice")
             // The transaction is over: the app no longer finds it.
             await #expect(throws: AuthenticatorAppError.providerRefused(status: 404)) { try await app.respond(to: link, with: .decline) }
         }
@@ -92,7 +92,7 @@ struct EmulatorUAEPassTests {
             _ = try await app.respond(to: link, with: .approve())
             let credential = try await client.completeAuthorization(
                 try EmulatorBrowser.callback(try await browser.open(successURL)), session: session)
-            #expect(credential.subject == "9b1f7c2e-alice")
+            #expect(credential.subject == "UAEPASS/9b1f7c2e-alice")
         }
     }
 
@@ -165,7 +165,7 @@ struct EmulatorUAEPassTests {
             #expect(successURL.absoluteString.hasPrefix(emulator.issuer + "/uaepass/resume?txn="))
             let credential = try await client.completeAuthorization(
                 try EmulatorBrowser.callback(try await browser.open(successURL)), session: session)
-            #expect(credential.subject == "9b1f7c2e-alice")
+            #expect(credential.subject == "UAEPASS/9b1f7c2e-alice")
         }
     }
 
@@ -208,8 +208,8 @@ struct EmulatorUAEPassTests {
             if accountType.isEmpty {
                 let credential = try await Self.signInOnDevice(emulator, client: candidate)
                 #expect(credential.identitySource == .userInfo && credential.idToken == nil)
-                #expect(credential.subject == "9b1f7c2e-alice")
-                #expect(credential.acr == UAEPassOptions.onDeviceACR)
+                #expect(credential.subject == "UAEPASS/9b1f7c2e-alice")
+                #expect(credential.acr == nil, "UAE Pass's userinfo carries no acr (its contract)")
                 #expect(credential.userInfoClaims?["userType"] == .string("SOP3"))
                 #expect(credential.userInfoClaims?["uuid"] == .string("9b1f7c2e-alice"))
             } else {
@@ -238,12 +238,14 @@ struct EmulatorUAEPassTests {
         )
     }
 
-    @Test("an acr requirement holds for a userinfo identity too: the web sign-in (level low) is refused where the app's level is required")
+    @Test(
+        "an acr requirement holds for a userinfo identity too, and UAE Pass's userinfo carries no acr: an app that requires one is refused on every sign-in"
+    )
     func userInfoACRRequirement() async throws {
         let emulator = try await Emulator.start(profile: .uaePass())
         let client = try Self.documentedClient(emulator, requiredACRValues: [UAEPassOptions.onDeviceACR])
-        let onDevice = try await Self.signInOnDevice(emulator, client: client)
-        #expect(onDevice.acr == UAEPassOptions.onDeviceACR)
+        // Passed here before the contract said what UAE Pass's samples show; against UAE Pass it would fail.
+        await expectCode(.acrNotSatisfied) { _ = try await Self.signInOnDevice(emulator, client: client) }
         let session = try await client.prepareAuthorization(
             AuthorizationOptions(scopes: [UAEPassOptions.profileScope], acrValues: [UAEPassOptions.webACR]))
         let landing = try await EmulatorBrowser().signIn(session.authorizationURL)

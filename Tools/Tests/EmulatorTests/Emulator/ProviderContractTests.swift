@@ -16,7 +16,9 @@ struct ProviderContractTests {
     /// for a lifetime, the term's own value when something is still taken a second before it and refused a
     /// second after it (else -1); for refresh tokens, whether one is issued and the refresh grant answers.
     static func observed(_ key: ProviderContract.Term.Key, under contract: ProviderContract) async throws -> ProviderContract.Term.Value {
-        var profile = Profile.generic
+        // Userinfo's shape is probed where the emulator answers a userinfo identity (the UAE Pass profile, whose
+        // web sign-in reports an acr); the other terms on a plain profile.
+        var profile = key == .subjectPrefix || key == .userInfoACR ? Profile.uaePass() : Profile.generic
         profile.contract = contract
         let clock = ManualClock(Date())
         var observed: ProviderContract.Term.Value?
@@ -69,6 +71,31 @@ struct ProviderContractTests {
                 default:
                     observed = .flag(false)
                 }
+            case .subjectPrefix, .userInfoACR:
+                // Userinfo as the provider answers it, read raw: its `sub` (the ID token's is the same, or the
+                // sign-in would have been refused) and whether it carries the `acr` the sign-in asked for.
+                let client = OIDCClient(
+                    configuration: ClientConfiguration(
+                        clientID: "backend", redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")),
+                        authentication: .clientSecretBasic(secret: "backend-secret"), pushedAuthorization: .never, identitySource: .userInfo),
+                    provider: .static(.uaePass(base: try #require(URL(string: emulator.issuer)))))
+                let session = try await client.prepareAuthorization(
+                    AuthorizationOptions(scopes: [UAEPassOptions.profileScope], acrValues: [UAEPassOptions.webACR]))
+                let landing = try await EmulatorBrowser().signIn(session.authorizationURL)
+                let credential = try await client.completeAuthorization(try EmulatorBrowser.callback(landing), session: session)
+                let answer = try await URLSessionTransport().send(
+                    HTTPRequest(
+                        method: .get, url: try #require(URL(string: emulator.issuer + "/idshub/userinfo")),
+                        headers: ["Authorization": "Bearer \(credential.accessToken)"]))
+                guard case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: answer.body),
+                    case .string(let subject)? = claims["sub"]
+                else { throw RigFailure("userinfo answered \(answer.status)") }
+                #expect(credential.subject == subject, "the ID token's sub and userinfo's agree")
+                if key == .subjectPrefix {
+                    observed = .text(subject.hasSuffix("9b1f7c2e-alice") ? String(subject.dropLast("9b1f7c2e-alice".count)) : "?")
+                } else {
+                    observed = .flag(claims["acr"] != nil)
+                }
             case .refreshTokens:
                 let client = EmulatorHarness.client(emulator)
                 let session = try await client.prepareAuthorization()
@@ -93,6 +120,7 @@ struct ProviderContractTests {
         switch value {
         case .seconds(let seconds): .seconds(seconds == 30 ? 120 : 30)
         case .flag(let flag): .flag(!flag)
+        case .text(let text): .text(text == "" ? "EXAMPLE/" : "")
         }
     }
 
