@@ -10,7 +10,11 @@ import ToolsTestSupport
 /// distinct addresses, a flood of one route, and flows already in progress while the instance is busy.
 /// Each test fails on the limiter before the redesign (one bucket per /64 or IPv4 address, one bucket for
 /// every route, and new addresses unlimited once 10 000 were tracked).
-@Suite("Rate limits")
+///
+/// The floods are tight loops over an actor that is never contended, so they would hold a thread of the
+/// cooperative pool (two, on two cores) for their whole run and stall every other test's HTTP: the suite
+/// runs one test at a time, and each loop yields between bursts.
+@Suite("Rate limits", .serialized)
 struct RateLimitTests {
     static let start = RateLimiter.Route(name: "POST /bridge/start", kind: .start, answersKnown: false)
     static let otherStart = RateLimiter.Route(name: "POST /exchange/start", kind: .start, answersKnown: false)
@@ -46,6 +50,7 @@ struct RateLimitTests {
                 if decision == .allowed { legitimate.allowed += 1 } else { legitimate.refused += 1 }
             }
             clock.advance(by: 0.01)
+            await Task.yield()
         }
         #expect(legitimate == (10, 0), "the other network's client: \(legitimate)")
         // The /56 holds 4 × 30 and refills 120 a minute: at most 160 in 20 s, where 256 /64s of 30 each
@@ -81,7 +86,10 @@ struct RateLimitTests {
         let spent = Self.address("203.0.113.77")
         for _ in 0..<5 { _ = await limiter.admit(spent, route: Self.start) }
         #expect(await limiter.admit(spent, route: Self.start) != .allowed)
-        for client in Self.spreadIPv4(60_000) { _ = await limiter.admit(client, route: Self.start) }
+        for (index, client) in Self.spreadIPv4(60_000).enumerated() {
+            _ = await limiter.admit(client, route: Self.start)
+            if index % 500 == 0 { await Task.yield() }
+        }
         #expect(await limiter.admit(spent, route: Self.start) != .allowed, "forgotten in the flood")
         // A newcomer after the flood is counted like any other: refused after five. (A newcomer whose counters
         // were all touched by the flood may get one fewer: shared counters err towards refusing.)
@@ -98,8 +106,9 @@ struct RateLimitTests {
     func sharedCounters() async {
         let clock = ManualClock()
         let limiter = RateLimiter(perAddress: 3, global: 0, clock: clock)
-        for client in Self.spreadIPv4(10_000) {
+        for (index, client) in Self.spreadIPv4(10_000).enumerated() {
             for _ in 0..<4 { _ = await limiter.admit(client, route: Self.start) }
+            if index % 200 == 0 { await Task.yield() }
         }
         var refused = 0
         for client in Self.spreadIPv4(5_000, offset: 100_000) where await limiter.admit(client, route: Self.start) != .allowed { refused += 1 }
