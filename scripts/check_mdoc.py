@@ -112,8 +112,8 @@ def main() -> None:
     cli = sys.argv[1]
     directory = tempfile.mkdtemp(prefix="switchback-mdoc-")
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    iaca_root, signer_der, signer_key = certificate_pair("Check PID IACA", "pid.example.com")
-    _, stranger_der, stranger_key = certificate_pair("Check Stranger IACA", "pid.example.com")
+    iaca_root, signer_der, signer_key = certificate_pair("Check PID IACA", "pid.example.com", document_signer=True)
+    _, stranger_der, stranger_key = certificate_pair("Check Stranger IACA", "pid.example.com", document_signer=True)
     config_path = write_config(directory, "mdocTrustAnchorsFile", iaca_root, {
         "credentials": [{"id": "pid", "format": "mso_mdoc", "meta": {"doctype_value": DOCTYPE},
                          "claims": [{"path": [DOCTYPE, name], "intent_to_retain": False} for name in ASKED]}]})

@@ -58,8 +58,10 @@ def b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def certificate_pair(name: str, dns_name: str):
-    """A root and an end-entity signing certificate for `dns_name` under it; returns (root PEM, leaf DER, leaf key)."""
+def certificate_pair(name: str, dns_name: str, document_signer: bool = False):
+    """A root and an end-entity signing certificate for `dns_name` under it; returns (root PEM, leaf DER, leaf key).
+    With `document_signer`, the leaf is an mdoc document signer's as ISO/IEC 18013-5 Annex B profiles it: its
+    extended key usage names id-mdl-kp-mdlDS (1.0.18013.5.1.2), critical."""
     now = datetime.datetime.now(datetime.timezone.utc)
     root_key = ec.generate_private_key(ec.SECP256R1())
     root_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name + " Root")])
@@ -74,8 +76,10 @@ def certificate_pair(name: str, dns_name: str):
             .issuer_name(root_name).public_key(leaf_key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=365))
             .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns_name)]), critical=False)
-            .sign(root_key, hashes.SHA256()))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns_name)]), critical=False))
+    if document_signer:
+        leaf = leaf.add_extension(x509.ExtendedKeyUsage([x509.ObjectIdentifier("1.0.18013.5.1.2")]), critical=True)
+    leaf = leaf.sign(root_key, hashes.SHA256())
     return (root.public_bytes(serialization.Encoding.PEM).decode(), leaf.public_bytes(serialization.Encoding.DER), leaf_key)
 
 
