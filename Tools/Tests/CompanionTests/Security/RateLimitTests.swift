@@ -39,17 +39,17 @@ struct RateLimitTests {
         var legitimate = (allowed: 0, refused: 0)
         // 20 seconds: the attacker sends 640 requests a second, a /64 at a time; the legitimate client one
         // every two seconds from another network.
-        for tick in 0..<2000 {
+        for tick in 0..<200 {
             for burst in 0..<64 {
                 let subnet = (tick * 64 + burst) % 256
                 let decision = await limiter.admit(Self.address("2001:db8:aa:\(String(subnet, radix: 16))::1"), route: Self.start)
                 if decision == .allowed { attacker.allowed += 1 } else { attacker.refused += 1 }
             }
-            if tick % 200 == 0 {
+            if tick % 20 == 0 {
                 let decision = await limiter.admit(Self.address("2001:db8:bb:1::7"), route: Self.start)
                 if decision == .allowed { legitimate.allowed += 1 } else { legitimate.refused += 1 }
             }
-            clock.advance(by: 0.01)
+            clock.advance(by: 0.1)
             await Task.yield()
         }
         #expect(legitimate == (10, 0), "the other network's client: \(legitimate)")

@@ -98,7 +98,8 @@ struct ListenerTLSTests {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, timeout: .init(connect: .seconds(5))))
         let result: Result<Int, any Error>
         do {
-            let response = try await http.execute(HTTPClientRequest(url: companion.baseURL.absoluteString + "/health"), timeout: .seconds(10))
+            // A generous deadline: a loaded CI machine can hold a handshake for seconds.
+            let response = try await http.execute(HTTPClientRequest(url: companion.baseURL.absoluteString + "/health"), timeout: .seconds(30))
             result = .success(Int(response.status.code))
         } catch {
             result = .failure(error)
