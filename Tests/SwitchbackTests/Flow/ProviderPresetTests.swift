@@ -9,6 +9,20 @@ struct ProviderPresetTests {
         scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch")
     )
 
+    /// The typed error `body` throws (recorded as an issue when it throws none, or another).
+    static func thrown(_ body: () async throws -> Void) async -> SwitchbackError? {
+        do {
+            try await body()
+            Issue.record("the check passed a request it should have refused")
+            return nil
+        } catch let error as SwitchbackError {
+            return error
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
     static func refusal(_ build: () async throws -> SignInRequest) async -> SwitchbackError? {
         do {
             _ = try await build()
@@ -112,6 +126,45 @@ struct ProviderPresetTests {
                 ]))
         let webView = await Self.refusal { try await ProviderPreset.mitID(.signaturgruppen).request(strategy: .webView, links: Self.links) }
         #expect(webView?.message.contains("refuses embedded WebViews") == true)
+    }
+
+    @Test(
+        "MitID through Signaturgruppen ends with a plain redirect: a Safari view needs the app's page at the redirect URI (a response link on another host); a session does not"
+    )
+    func mitIDResponsePage() async throws {
+        let preset = ProviderPreset.mitID(.signaturgruppen)
+        let universal = try #require(URL(string: "https://app.example.com/oauth/callback"))
+        let page = try #require(URL(string: "https://api.example.com/response"))
+        let bare = try await preset.request(strategy: .safariView, links: Self.links)
+        #expect(bare.needsResponsePage && bare.responseLink == nil)
+        let refused = await Self.thrown { try SignInCoordinator.requireResponsePage(bare, redirectURI: universal) }
+        #expect(refused?.code == .strategyNotSupported)
+        #expect(refused?.message.contains("AppLinks.responseLink") == true)
+        var links = Self.links
+        links.responseLink = universal
+        let withPage = try await preset.request(strategy: .safariView, links: links)
+        #expect(withPage.responseLink == universal)
+        try SignInCoordinator.requireResponsePage(withPage, redirectURI: page)
+        // A button on the page to its own host stays in the Safari view; an http link is no universal link.
+        let sameHost = await Self.thrown {
+            try SignInCoordinator.requireResponsePage(withPage, redirectURI: try #require(URL(string: "https://APP.example.com/response")))
+        }
+        #expect(sameHost?.code == .invalidConfiguration)
+        links.responseLink = URL(string: "http://app.example.com/oauth/callback")
+        let plain = await Self.thrown {
+            try SignInCoordinator.requireResponsePage(try await preset.request(strategy: .safariView, links: links), redirectURI: page)
+        }
+        #expect(plain?.code == .invalidConfiguration)
+        // An authentication session catches the https redirect URI itself; Idura's preset never needs the page.
+        for request in [
+            try await preset.request(strategy: .systemBrowser, links: Self.links), try await ProviderPreset.mitID(.idura).request(links: Self.links),
+        ] {
+            #expect(!request.needsResponsePage)
+            try SignInCoordinator.requireResponsePage(request, redirectURI: universal)
+        }
+        // The entitlement the check names is the response link's host, not the web page's.
+        let check = SetupCheck(queriedSchemes: [], urlSchemes: [])
+        #expect(check.problems(for: withPage, preset: preset, redirectURI: page) == [.associatedDomainNeeded("app.example.com")])
     }
 
     @Test("serving(from:) moves the provider's hosts (a staging deployment, the emulator on loopback)")

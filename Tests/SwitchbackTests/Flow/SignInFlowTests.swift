@@ -213,6 +213,28 @@ struct SignInFlowTests {
         #expect(flow.state == .awaitingCallback)
     }
 
+    @Test(
+        "a response forwarded to the response link is the redirect URI's: same query and fragment, exchanged once; another path or host is not"
+    )
+    func responseLink() throws {
+        let page = try #require(URL(string: "https://api.example.com/response"))
+        var plan = SignInFlow.Plan(flowID: "F1", strategy: .safariView, authorizationURL: Self.authorizationURL, redirectURI: page)
+        plan.appReturnURL = URL(string: "https://app.example.com/appswitch")
+        plan.responseLink = URL(string: "https://app.example.com/oauth/callback")
+        var flow = SignInFlow(plan)
+        _ = flow.handle(.start)
+        for unrelated in ["https://app.example.com/oauth/other?code=C&state=S", "https://evil.example.com/oauth/callback?code=C&state=S"] {
+            #expect(flow.recognise(try #require(URL(string: unrelated))) == .unrelated)
+        }
+        let forwarded = try #require(URL(string: "https://app.example.com/oauth/callback?code=C%2B1&state=S&iss=https%3A%2F%2Fbroker"))
+        #expect(flow.recognise(forwarded) == .callback)
+        let expected = try #require(URL(string: "https://api.example.com/response?code=C%2B1&state=S&iss=https%3A%2F%2Fbroker"))
+        #expect(flow.handle(.openedURL(forwarded)) == [.dismissUserAgent, .exchange(.redirect(expected))])
+        #expect(flow.handle(.openedURL(forwarded)) == [.reject(forwarded, .callbackReplayed)])
+        // The redirect URI itself (an authentication session catching it) is unchanged.
+        #expect(plan.atRedirectURI(expected) == expected)
+    }
+
     @Test("cancel in every state: one completion, then nothing", arguments: waitingStates.map(\.0))
     func cancelOnce(state name: String) throws {
         var flow = try #require(Self.waitingStates.first { $0.0 == name }).1

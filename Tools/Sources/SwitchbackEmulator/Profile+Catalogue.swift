@@ -50,13 +50,14 @@ extension Profile {
 
     /// MitID through a broker: the MitID web client opens the MitID app by a universal link on
     /// `appswitch.mitid.nets.eu` behind the user's tap on "Open MitID app" (Idura's app-switch guide).
-    /// The broker is Signaturgruppen (`idp_params`, a tap-to-return page) unless the variant `idura` asks
-    /// for Idura's shape (`login_hint`, and a plain redirect that the authentication session catches).
+    /// The broker is Signaturgruppen (`idp_params`) unless the variant `idura` asks for Idura's shape
+    /// (`login_hint`). Both end with a plain redirect to the https redirect URI: Signaturgruppen's "MitID on
+    /// iOS" has the integrator render the button on that last step, Idura's session catches it.
     public static let mitID = Profile(
         name: "mitid",
         summary:
-            "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link (Signaturgruppen's idp_params; variant idura: login_hint), then the broker's code on a tap-to-return page (idura: a redirect); no embedded WebViews",
-        handOff: .mitID(.signaturgruppen), strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap, returnPage: .tapPage
+            "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link (Signaturgruppen's idp_params; variant idura: login_hint), then a plain redirect with the broker's code to the https redirect URI (the app's page there has the button back); no embedded WebViews",
+        handOff: .mitID(.signaturgruppen), strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap
     )
 
     /// Swedish BankID through a broker.

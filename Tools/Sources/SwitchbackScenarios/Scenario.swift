@@ -59,6 +59,10 @@ public struct Scenario: Sendable {
     /// The wallet scenario only: while the wallet is in front, another app opens the app's return link with
     /// a code of its own; the sign-in must go on waiting for the wallet's.
     public var forgedReturn = false
+    /// MitID through Signaturgruppen in a Safari view only: the app's redirect URI is its universal link
+    /// with no page of its own there (``ProviderPreset/AppLinks/responseLink`` not given), as an app built for
+    /// a broker page with a button would have it.
+    public var withoutResponsePage = false
 
     public init(
         provider: String = "uaepass", strategy: UserAgentStrategy? = nil, pattern: ReturnPattern? = nil,
@@ -313,6 +317,8 @@ public enum ScenarioRunner {
         if let scheme = preset.authenticator?.schemes[scenario.environment] { installed = await device.canOpen(scheme: scheme) }
         let request: SignInRequest
         do {
+            var links = links
+            links.responseLink = setup.responseLink
             request = try await preset.request(
                 strategy: scenario.strategy, pattern: scenario.pattern, environment: scenario.environment, links: links,
                 authenticatorInstalled: installed

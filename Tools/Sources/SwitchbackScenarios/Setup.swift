@@ -31,6 +31,9 @@ struct Setup: Sendable {
     /// The provider's endpoints are documented rather than discovered (UAE Pass): the app and the
     /// companion are given them.
     let documentedEndpoints: Bool
+    /// The app's universal link the companion's response page forwards the broker's answer to (MitID
+    /// through Signaturgruppen in a Safari view, whose last redirect loads as a page); nil: none.
+    let responseLink: URL?
 
     static let nativeRedirect = URL(string: "com.example.app:/oauth/callback")!
     /// The domains authenticator apps claim as universal links, by their scheme.
@@ -47,6 +50,7 @@ struct Setup: Sendable {
         var companionRoute: CompanionRoute?
         var backendKeys: BackendKeys?
         var documentedEndpoints = false
+        var responseLink: URL?
         let profileName: String
         switch scenario.provider {
         case "uaepass":
@@ -78,11 +82,19 @@ struct Setup: Sendable {
             client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.universalRedirect)
             authenticatorSchemes = [("mitid", true)]
         case "mitid":
-            // Signaturgruppen: idp_params, and a last page the user taps to reach the app.
+            // Signaturgruppen: idp_params, and a plain redirect to the https redirect URI. An authentication
+            // session catches it; a Safari view loads it, so the redirect URI is the app's page with the
+            // button back (the companion's response page, on api.example.com, opening app.example.com).
             preset = .mitID(.signaturgruppen)
             profileName = "mitid"
             client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.universalRedirect)
             authenticatorSchemes = [("mitid", true)]
+            if !scenario.backendCompletion, (scenario.strategy ?? .safariView) == .safariView, !scenario.withoutResponsePage {
+                let page = Self.companionURL + CompanionAPI.Path.response
+                client = ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: page)!)
+                configuration.clients[0].redirectURIs.append(page)
+                responseLink = Self.universalRedirect
+            }
             if scenario.backendCompletion {
                 // The broker answers the companion's page, which finishes the sign-in and links back to the app.
                 backendClient = ("backend", "backend-secret")
@@ -130,6 +142,7 @@ struct Setup: Sendable {
         self.companionRoute = companionRoute
         self.backendKeys = backendKeys
         self.documentedEndpoints = documentedEndpoints
+        self.responseLink = responseLink
         if scenario.concurrentRefresh != nil {
             // Strict rotation (RFC 9700 §4.14.2): a second refresh with the same token would revoke the family.
             configuration.refreshTokenReuse = .revokesFamily
@@ -225,6 +238,10 @@ struct Setup: Sendable {
                 ),
                 exchange: .init(redirectURIs: [redirectURI.absoluteString], returns: .session), associations: associations
             )
+        }
+        if let responseLink {
+            return ServerConfiguration(
+                port: 0, publicURL: Self.companionURL, associations: associations, responsePage: .init(appLink: responseLink.absoluteString))
         }
         guard let (clientID, secret) = backendClient else { return ServerConfiguration(port: 0, associations: associations) }
         if companionRoute == .completion {

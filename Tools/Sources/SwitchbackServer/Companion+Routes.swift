@@ -170,6 +170,13 @@ extension Companion {
             add(.get, Path.handOffRedeem, .browser, "?handoffotp&goto -> a page naming the account; nothing used up") { try await $0.showRedeem($1) }
             add(.post, Path.handOffRedeem, .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
         }
+        if configuration.responsePage != nil {
+            add(
+                .get, Path.response, .browser, "provider answer (query) -> a button to the app's universal link with it; nothing kept", limited: .flow
+            ) {
+                try await $0.responsePage($1)
+            }
+        }
         if configuration.completion != nil {
             add(
                 .post, Path.completionStart, .app, "start a sign-in the server completes, bound to the app's flow_id", limited: .start,

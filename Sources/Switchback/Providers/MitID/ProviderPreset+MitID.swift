@@ -8,16 +8,18 @@ public enum MitIDBroker: String, Sendable, CaseIterable {
     /// its iOS SDK, criipto/idura-verify-ios, defaults to an ephemeral session).
     case idura
     /// Signaturgruppen (Nets eID Broker): `idp_params={"mitid":{"enable_app_switch":true,"app_switch_os":"ios",
-    /// "app_switch_url":…}}` with `idp_values=mitid`; the Safari view is the user agent MitID supports
-    /// officially, and the last page has a button back to the app (Signaturgruppen broker documentation,
-    /// "MitID app switch" and "MitID on iOS").
+    /// "app_switch_url":…}}` with `idp_values=mitid`. The Safari view is the user agent MitID supports
+    /// officially; the broker ends with a plain redirect to the https redirect URI, where the integrator
+    /// renders the button back to the app (Signaturgruppen broker documentation, "MitID app switch" and
+    /// "MitID on iOS"). `ASWebAuthenticationSession` is permitted, without MitID's official support.
     case signaturgruppen
 }
 
 extension ProviderPreset {
     /// MitID through `broker`: the MitID app returns by the app's universal link, which arrives without
-    /// parameters; the broker's page then continues to the redirect URI (a universal link too). WebViews are
-    /// refused by MitID. Sources for each broker: ``MitIDBroker`` and `Documentation/Providers.md`.
+    /// parameters; the broker's page then redirects to the https redirect URI, which an authentication
+    /// session catches and a Safari view loads (the app's page there, or the companion's, has the button
+    /// back). WebViews are refused by MitID. Sources for each broker: ``MitIDBroker`` and `Documentation/Providers.md`.
     public static func mitID(_ broker: MitIDBroker) -> ProviderPreset {
         switch broker {
         case .idura:
@@ -33,13 +35,19 @@ extension ProviderPreset {
                 appReturn: AppReturn(.loginHint(words: ["appswitch:ios"], prefix: "appswitch:resumeUrl:"), patterns: [.universalLink])
             )
         case .signaturgruppen:
-            ProviderPreset(
-                name: "mitid",
-                strategies: [.safariView, .systemBrowser, .ephemeralBrowser],
-                unusable: [.init(.webView, because: "MitID refuses embedded WebViews")],
-                appReturn: AppReturn(.parameterValue("idp_params", value: signaturgruppenAppSwitch), patterns: [.universalLink]),
-                authorizationParameters: [("idp_values", "mitid")]
-            )
+            // The broker redirects plainly to the redirect URI: a Safari view needs the app's page there
+            // (`AppLinks.responseLink`) or the companion's completion, which the coordinator checks.
+            {
+                var preset = ProviderPreset(
+                    name: "mitid",
+                    strategies: [.safariView, .systemBrowser, .ephemeralBrowser],
+                    unusable: [.init(.webView, because: "MitID refuses embedded WebViews")],
+                    appReturn: AppReturn(.parameterValue("idp_params", value: signaturgruppenAppSwitch), patterns: [.universalLink]),
+                    authorizationParameters: [("idp_values", "mitid")]
+                )
+                preset.redirectsWithoutTap = true
+                return preset
+            }()
         }
     }
 

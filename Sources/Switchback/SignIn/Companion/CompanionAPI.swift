@@ -19,6 +19,8 @@ import Crypto
         public static let handOffRedeem = "/handoff/redeem"
         public static let completionStart = "/completion/start"
         public static let completion = "/complete"
+        /// `GET /response`: the response page, whose button forwards the provider's answer to the app's universal link.
+        public static let response = "/response"
         public static let completionStatus = "/completion/status"
         public static let session = "/session"
         public static let sessionLogout = "/session/logout"

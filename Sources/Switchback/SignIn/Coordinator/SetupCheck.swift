@@ -57,7 +57,9 @@ public struct SetupCheck: Sendable {
         for scheme in schemes.sorted() where !queriedSchemes.contains(scheme) {
             problems.append(.authenticatorSchemeNotQueried(scheme))
         }
-        for url in [redirectURI, request.rewrite?.returnTo, request.appReturnURL].compactMap({ $0 }) {
+        // With a response link, the redirect URI is a web page (the app's, on another host) and the link is the app's.
+        let received = request.responseLink ?? redirectURI
+        for url in [received, request.rewrite?.returnTo, request.appReturnURL].compactMap({ $0 }) {
             guard let scheme = url.scheme?.lowercased() else { continue }
             if scheme == "https", let host = url.host?.lowercased() {
                 if !problems.contains(.associatedDomainNeeded(host)) { problems.append(.associatedDomainNeeded(host)) }

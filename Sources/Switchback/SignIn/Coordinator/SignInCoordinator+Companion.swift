@@ -20,11 +20,13 @@ extension SignInCoordinator {
                     .strategyNotSupported, "the companion's exchange takes query responses; a form_post provider needs the completion route")
             }
             try Self.requireCallback(for: redirectURI, strategy: request.strategy)
+            try Self.requireResponsePage(request, redirectURI: redirectURI)
             authorization = try await companion.startExchange(
                 redirectURI: redirectURI, binding: entropy.token(bytes: 32), options: request.options, now: clock.now())
         case .completion:
             authorization = try await companion.startCompletion(flowSecret: entropy.token(bytes: 32), options: request.options, now: clock.now())
             try Self.requireCallback(for: authorization.returnURL, strategy: request.strategy)
+        // The companion's final page is the page a plain redirect needs; the app's link only wakes it.
         }
         return await begin(
             request, authorization: .companion(authorization), url: authorization.authorizationURL, returnURL: authorization.returnURL)

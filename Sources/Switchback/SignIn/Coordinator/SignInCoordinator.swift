@@ -98,6 +98,7 @@ public actor SignInCoordinator {
                 "an app receives authorization codes only; a provider that answers with implicit tokens needs the companion's bridge")
         }
         try Self.requireCallback(for: client.configuration.redirectURI, strategy: request.strategy)
+        try Self.requireResponsePage(request, redirectURI: client.configuration.redirectURI)
         let session = try await client.prepareAuthorization(request.options)
         return await begin(request, authorization: .app(session), url: session.authorizationURL, returnURL: session.redirectURI)
     }
@@ -112,13 +113,38 @@ public actor SignInCoordinator {
         )
     }
 
+    /// Refuses a sign-in that could not come back: a provider whose last redirect a Safari view loads as a
+    /// page (MitID through Signaturgruppen), without the app's own page there to forward the response
+    /// (``SignInRequest/responseLink``); and a response link on the redirect URI's own host, which iOS
+    /// opens in the browser rather than in the app (a universal link opens its app only from a tap on a
+    /// page of another host).
+    static func requireResponsePage(_ request: SignInRequest, redirectURI: URL) throws {
+        if let link = request.responseLink {
+            guard link.scheme?.lowercased() == "https", let host = link.host?.lowercased(), !host.isEmpty else {
+                throw SwitchbackError(.invalidConfiguration, "the response link must be an https universal link of the app")
+            }
+            guard host != redirectURI.host?.lowercased() else {
+                throw SwitchbackError(
+                    .invalidConfiguration,
+                    "the response link is on the redirect URI's host \(host): a button there to its own host stays in the browser; put the redirect page on another host"
+                )
+            }
+        } else if request.needsResponsePage {
+            throw SwitchbackError(
+                .strategyNotSupported,
+                "\(request.provider) ends with a plain redirect to \(redirectURI), which a \(request.strategy) loads as a page: give AppLinks.responseLink (the universal link your page there opens by a button), complete on the companion, or use an authentication session"
+            )
+        }
+    }
+
     /// Registers a flow for `authorization` and starts it; returns its ID.
     func begin(_ request: SignInRequest, authorization: StartedAuthorization, url: URL, returnURL: URL) async -> String {
         let plan = SignInFlow.Plan(
             flowID: entropy.token(bytes: 16), strategy: request.strategy, authorizationURL: url,
             redirectURI: returnURL, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
             returnsThroughProviderPage: request.returnsThroughProviderPage, withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod,
-            appLinks: request.appLinks.isEmpty ? nil : request.appLinks, startsInApp: request.startsInApp ? true : nil
+            appLinks: request.appLinks.isEmpty ? nil : request.appLinks, startsInApp: request.startsInApp ? true : nil,
+            responseLink: request.responseLink
         )
         let flowID = plan.flowID
         entries[flowID] = Entry(

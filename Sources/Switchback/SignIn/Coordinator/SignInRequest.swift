@@ -19,6 +19,14 @@ public struct SignInRequest: Sendable {
     public var timeout: TimeInterval
     /// Custom schemes whose apps also claim an https universal link, tried first (see ``AppLinkForm``).
     public var appLinks: [String: URL] = [:]
+    /// The app's universal link that its own page at the redirect URI forwards the authorization response
+    /// to, query unchanged, by a button (``ProviderPreset/AppLinks/responseLink``): the app takes a response
+    /// there as if it had arrived at the redirect URI.
+    public var responseLink: URL?
+    /// The provider ends with a plain redirect to the redirect URI, which this user agent loads as a page
+    /// (``ProviderPreset/redirectsWithoutTap``): the sign-in needs ``responseLink`` or the companion's
+    /// completion route, and is refused without either.
+    public var needsResponsePage = false
     /// The authorization URL opens another app (a wallet), not a user agent (``SignInRoute/wallet(_:)``).
     var startsInApp = false
 

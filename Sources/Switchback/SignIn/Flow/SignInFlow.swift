@@ -39,12 +39,16 @@ public import Foundation
         /// The flow opens ``authorizationURL`` in another app (a wallet) rather than in a user agent, and
         /// ends when that app opens ``redirectURI`` (nil in journals written before it existed).
         public var startsInApp: Bool?
+        /// The app's universal link its own page at ``redirectURI`` forwards the response to (its query and
+        /// fragment unchanged): a response opened there is taken as the redirect URI's.
+        public var responseLink: URL?
 
         public init(
             flowID: String, strategy: UserAgentStrategy, authorizationURL: URL, redirectURI: URL, rewrite: Rewrite? = nil,
             appReturnURL: URL? = nil, returnsThroughProviderPage: Bool = false, withoutReturn: WithoutReturn = .wait, gracePeriod: TimeInterval = 2,
-            appLinks: [String: URL]? = nil, startsInApp: Bool? = nil
+            appLinks: [String: URL]? = nil, startsInApp: Bool? = nil, responseLink: URL? = nil
         ) {
+            self.responseLink = responseLink
             self.appLinks = appLinks
             self.startsInApp = startsInApp
             self.returnsThroughProviderPage = returnsThroughProviderPage
@@ -60,6 +64,19 @@ public import Foundation
 
         public typealias Rewrite = SignInRequest.Rewrite
         public typealias WithoutReturn = SignInRequest.WithoutReturn
+
+        /// `url` as the redirect URI received it: a response forwarded to ``responseLink`` carries the
+        /// redirect URI's query and fragment; anything else is returned unchanged.
+        public func atRedirectURI(_ url: URL) -> URL {
+            guard let link = responseLink, !RedirectURIMatcher.matches(url, registered: redirectURI),
+                RedirectURIMatcher.matches(url, registered: link),
+                let received = URLComponents(url: url, resolvingAgainstBaseURL: false),
+                var components = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false)
+            else { return url }
+            components.percentEncodedQuery = received.percentEncodedQuery
+            components.percentEncodedFragment = received.percentEncodedFragment
+            return components.url ?? url
+        }
 
         /// The navigation policy the WebView applies.
         public var navigationPolicy: NavigationPolicy {
@@ -187,6 +204,7 @@ public import Foundation
 
     public func recognise(_ url: URL) -> Recognition {
         if RedirectURIMatcher.matches(url, registered: plan.redirectURI) { return .callback }
+        if let link = plan.responseLink, RedirectURIMatcher.matches(url, registered: link) { return .callback }
         if let rewrite = plan.rewrite {
             let match = HandOffRewrite.match(url, returnTo: rewrite.returnTo, flowID: plan.flowID)
             if match != .unrelated { return .authenticatorReturn(match) }
@@ -312,7 +330,9 @@ public import Foundation
     private mutating func opened(_ url: URL) -> [Action] {
         switch recognise(url) {
         case .callback:
-            return receive(.redirect(url))
+            // A refusal names the URL as it was opened, a forwarded response's too.
+            guard state != .exchanging, state != .ready else { return [.reject(url, .callbackReplayed)] }
+            return receive(.redirect(plan.atRedirectURI(url)))
         case .authenticatorReturn(.success):
             return authenticatorReturned(url, approved: true)
         case .authenticatorReturn(.failure):

@@ -35,6 +35,11 @@ public struct ProviderPreset: Sendable {
     /// The scopes the provider documents for a sign-in, sent unless the request names others (nil: the
     /// client configuration's).
     public var scopes: [String]?
+    /// The provider's last step is a plain redirect to the redirect URI, with no page of its own to tap.
+    /// An authentication session catches it; a Safari view loads it as a page, and iOS opens a universal
+    /// link only from a user's tap, so the app needs its own page there with a button
+    /// (``AppLinks/responseLink``), or the companion's completion route.
+    public var redirectsWithoutTap = false
 
     public init(
         name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [],
@@ -98,10 +103,15 @@ public struct ProviderPreset: Sendable {
         public var scheme: URL?
         /// A universal link on the app's associated domain (pattern C).
         public var universalLink: URL?
+        /// The universal link the app's own page at the redirect URI opens by a button, carrying the
+        /// authorization response's query unchanged, on a host other than the redirect URI's: how a Safari
+        /// view returns from a provider that ends with a plain redirect (``redirectsWithoutTap``).
+        public var responseLink: URL?
 
-        public init(scheme: URL? = nil, universalLink: URL? = nil) {
+        public init(scheme: URL? = nil, universalLink: URL? = nil, responseLink: URL? = nil) {
             self.scheme = scheme
             self.universalLink = universalLink
+            self.responseLink = responseLink
         }
 
         func url(for pattern: ReturnPattern) -> URL? {
@@ -168,6 +178,8 @@ public struct ProviderPreset: Sendable {
         }
         var request = SignInRequest(provider: name, strategy: strategy, options: options, withoutReturn: withoutReturn)
         request.appLinks = appLinks
+        request.responseLink = links.responseLink
+        request.needsResponsePage = redirectsWithoutTap && strategy == .safariView
         request.returnsThroughProviderPage = authenticator != nil && pattern == .providerPage
         if strategy == .webView, let authenticator, let returnURL {
             request.rewrite = SignInFlow.Plan.Rewrite(rule: authenticator, environment: environment, returnTo: returnURL)

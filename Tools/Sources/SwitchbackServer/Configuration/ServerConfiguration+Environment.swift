@@ -185,6 +185,7 @@ extension ServerConfiguration {
             handOff("codeLifetime") { $0.codeLifetime = try seconds($1) },
             inSection(\.exchange, "exchange", "redirectURIs", secret: false) { $0.redirectURIs = list($1) },
             inSection(\.completion, "completion", "appLink", secret: false) { $0.appLink = $1 },
+            inSection(\.responsePage, "responsePage", "appLink", secret: false) { $0.appLink = $1 },
             Setting(key: "session.lifetime", isSecret: false) { $0.session.lifetime = try seconds($1) },
             Setting(key: "limits.startsPerMinutePerAddress", isSecret: false) { $0.limits.startsPerMinutePerAddress = try count($1) },
             Setting(key: "limits.startsPerMinute", isSecret: false) { $0.limits.startsPerMinute = try count($1) },

@@ -183,6 +183,21 @@ extension ServerConfiguration {
     }
 }
 
+extension ServerConfiguration {
+    /// The response page: the provider redirects to this server's `/response`, and its button opens
+    /// `appLink` with the response's members (`code`, `state`, `iss`, `error`, `error_description`,
+    /// `error_uri`), for the app to redeem as its own. The server keeps nothing.
+    public struct ResponsePage: Sendable, Codable, Equatable {
+        /// The app's universal link the button opens, on a host other than this server's (iOS opens a
+        /// universal link only from a tap on a page of another host).
+        public var appLink: String
+
+        public init(appLink: String) {
+            self.appLink = appLink
+        }
+    }
+}
+
 extension ServerConfiguration.Exchange {
     private enum Keys: String, CodingKey { case redirectURIs, returns }
 

@@ -122,6 +122,16 @@ extension ServerConfiguration {
                 throw fail("completion.storeRecheck must be 0.1…300 seconds")
             }
         }
+        if let responsePage {
+            guard let link = URL(string: responsePage.appLink), let host = link.host?.lowercased(), !host.isEmpty,
+                link.scheme == "https" || EndpointSecurity.isLoopback(host), link.query == nil, link.fragment == nil
+            else {
+                throw fail("responsePage.appLink must be an https universal link without a query or fragment")
+            }
+            if let publicHost = publicURL.flatMap(URL.init(string:))?.host?.lowercased(), publicHost == host {
+                throw fail("responsePage.appLink is on this server's host \(host): a button to its own host stays in the browser")
+            }
+        }
         guard session.lifetime > 0 else { throw fail("session.lifetime must be positive") }
         guard ["Lax", "Strict"].contains(session.sameSite) else { throw fail("session.sameSite must be Lax or Strict") }
         guard !session.cookieName.isEmpty, session.cookieName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })

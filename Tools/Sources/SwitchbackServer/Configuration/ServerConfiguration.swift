@@ -16,6 +16,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var bridge: Bridge?
     public var handOff: HandOff?
     public var completion: Completion?
+    /// The page at an app's https redirect URI that forwards the provider's response to the app's
+    /// universal link by a button (`GET /response`), for a Safari view and a provider that ends with a
+    /// plain redirect (MitID through Signaturgruppen).
+    public var responsePage: ResponsePage?
     public var session: Session
     /// Rate limits and caps for the anonymous routes.
     public var limits: Limits
@@ -289,8 +293,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         permission: Permission? = nil, bridge: Bridge? = nil, handOff: HandOff? = nil, completion: Completion? = nil, session: Session = Session(),
         limits: Limits = Limits(), associations: [AppAssociation] = [], postgresURL: String? = nil, metrics: Metrics? = nil,
         appAttest: AppAttest? = nil, playIntegrity: PlayIntegrity? = nil, wallet: Wallet? = nil, appleIdentity: AppleIdentity? = nil,
-        logLevel: String = "notice", recordKeys: [String] = [], tls: TLS? = nil
+        logLevel: String = "notice", recordKeys: [String] = [], tls: TLS? = nil, responsePage: ResponsePage? = nil
     ) {
+        self.responsePage = responsePage
         self.tls = tls
         self.recordKeys = recordKeys
         self.logLevel = logLevel
@@ -316,7 +321,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, publicURL, provider, exchange, permission, bridge, handOff, completion, session, limits, associations, postgresURL
-        case metrics, appAttest, playIntegrity, wallet, appleIdentity, logLevel, recordKeys, tls
+        case metrics, appAttest, playIntegrity, wallet, appleIdentity, logLevel, recordKeys, tls, responsePage
     }
 
     /// Every key but the sections is optional in a file.
@@ -343,7 +348,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             appleIdentity: try container.decodeIfPresent(AppleIdentity.self, forKey: .appleIdentity),
             logLevel: try container.decodeIfPresent(String.self, forKey: .logLevel) ?? "notice",
             recordKeys: try container.decodeIfPresent([String].self, forKey: .recordKeys) ?? [],
-            tls: try container.decodeIfPresent(TLS.self, forKey: .tls)
+            tls: try container.decodeIfPresent(TLS.self, forKey: .tls),
+            responsePage: try container.decodeIfPresent(ResponsePage.self, forKey: .responsePage)
         )
     }
 

@@ -6,8 +6,8 @@ import SwitchbackTesting
 import SwitchbackTestSupport
 import ToolsTestSupport
 
-/// The mitid profile: app switch back by a universal link without parameters, then the broker's code
-/// (on a page the user taps for Signaturgruppen, by a redirect for Idura), allow-listed return URLs, no
+/// The mitid profile: app switch back by a universal link without parameters, then the broker's code by
+/// a plain redirect to the https redirect URI (both brokers), allow-listed return URLs, no
 /// embedded WebViews; each broker's syntax for the app switch.
 @Suite("Emulator: mitid profile")
 struct EmulatorMitIDTests {
@@ -39,7 +39,7 @@ struct EmulatorMitIDTests {
         }
     }
 
-    /// The link on the tap-to-return page.
+    /// The link on a tap-to-return page (Singpass's `app_claimed_https`).
     static func returnLink(_ landing: EmulatorBrowser.Landing) throws -> URL {
         guard case .page(200, let html) = landing, let marker = html.range(of: "id=\"return\" href=\""),
             let end = html[marker.upperBound...].firstIndex(of: "\"")
@@ -49,7 +49,17 @@ struct EmulatorMitIDTests {
         return try #require(URL(string: EmulatorBrowser.unescape(String(html[marker.upperBound..<end]))))
     }
 
-    @Test("two hops: the MitID app returns by the bare universal link, the broker's page then needs a tap to deliver code and state")
+    /// Where a broker's plain redirect goes (MitID's last step).
+    static func redirected(_ landing: EmulatorBrowser.Landing) throws -> URL {
+        guard case .redirect(let location) = landing, let url = URL(string: location) else {
+            throw EmulatorBrowser.UnexpectedLanding(description: "no redirect: \(landing)")
+        }
+        return url
+    }
+
+    @Test(
+        "two hops: the MitID app returns by the bare universal link, then the broker redirects plainly to the https redirect URI with code and state (Signaturgruppen, \"MitID on iOS\": the button is the integrator's)"
+    )
     func twoHops() async throws {
         try await Self.withEmulator { emulator, client in
             let session = try await client.prepareAuthorization(Self.appSwitch(Self.resumeURL))
@@ -68,11 +78,14 @@ struct EmulatorMitIDTests {
             // Hop 1: the universal link, without a single parameter.
             #expect(back.absoluteString == Self.resumeURL)
             #expect(back.query == nil && back.fragment == nil)
-            // Hop 2: the browser (brought forward by the app) finishes; the code arrives only on a tap.
+            // Hop 2: the browser (brought forward by the app) finishes with a redirect, no page of the broker's own.
             let continued = try EmulatorBankIDNorwayTests.continueURL(page, base: emulator.issuer)
-            let tapped = try Self.returnLink(try await browser.open(continued))
-            #expect(tapped.absoluteString.hasPrefix("https://app.example.com/oauth/callback?code="))
-            let credential = try await client.completeAuthorization(.redirect(tapped), session: session)
+            guard case .redirect(let location) = try await browser.open(continued), let callback = URL(string: location) else {
+                Issue.record("Signaturgruppen redirects to the redirect URI; a page of its own would hide that the app's page must have the button")
+                return
+            }
+            #expect(callback.absoluteString.hasPrefix("https://app.example.com/oauth/callback?code="))
+            let credential = try await client.completeAuthorization(.redirect(callback), session: session)
             #expect(credential.idTokenClaims?.acr == MitID.substantialACR)
         }
     }
@@ -141,10 +154,8 @@ struct EmulatorMitIDTests {
                 }
                 let landing = try await EmulatorBrowser().open(session.authorizationURL)
                 let error = await expectFailure("the request must be refused") {
-                    // Signaturgruppen answers on a page the user taps, Idura by a redirect.
-                    var answer: URL?
-                    if case .redirect(let location) = landing { answer = URL(string: location) } else { answer = try Self.returnLink(landing) }
-                    return try await client.completeAuthorization(.redirect(try #require(answer)), session: session)
+                    // Both brokers answer by a redirect to the redirect URI.
+                    try await client.completeAuthorization(.redirect(try Self.redirected(landing)), session: session)
                 }
                 #expect(error?.code == .authorizationError)
                 #expect(error?.oauthError?.error == "invalid_request")

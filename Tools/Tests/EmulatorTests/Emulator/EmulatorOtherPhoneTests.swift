@@ -256,7 +256,7 @@ struct EmulatorOtherPhoneTests {
             }
             try await app.decide(reference: reference, .approve())
             let next = try #require(WebPage(url: try Self.url(emulator, "/otherdevice"), html: waiting).poll?.next)
-            let returnLink = try EmulatorMitIDTests.returnLink(try await browser.open(next))
+            let returnLink = try EmulatorMitIDTests.redirected(try await browser.open(next))
             let credential = try await client.completeAuthorization(.redirect(returnLink), session: session)
             #expect(credential.idTokenClaims?.acr == MitID.substantialACR)
         }
@@ -279,7 +279,7 @@ struct EmulatorOtherPhoneTests {
             #expect(try Self.html(try await submit(EmulatorBrowser(), page: page, code: display.code())).contains("Session expired"))
             let wrong = String(format: "%06d", (Int(display.code())! + 1) % 1_000_000)
             #expect(try Self.html(try await submit(browser, page: page, code: wrong)).contains("Wrong code"))
-            let returnLink = try EmulatorMitIDTests.returnLink(try await submit(browser, page: page, code: display.code()))
+            let returnLink = try EmulatorMitIDTests.redirected(try await submit(browser, page: page, code: display.code()))
             let credential = try await client.completeAuthorization(.redirect(returnLink), session: session)
             #expect(credential.idTokenClaims?.acr == MitID.substantialACR)
 
@@ -290,7 +290,7 @@ struct EmulatorOtherPhoneTests {
             _ = try await submit(other, page: second, code: wrong)
             let third = try await submit(other, page: second, code: wrong)
             let error = await expectFailure("a blocked code display must not sign in") {
-                try await client.completeAuthorization(.redirect(try EmulatorMitIDTests.returnLink(third)), session: blocked)
+                try await client.completeAuthorization(.redirect(try EmulatorMitIDTests.redirected(third)), session: blocked)
             }
             #expect(error?.oauthError?.error == "access_denied")
             // Once blocked, not even the right code opens it.

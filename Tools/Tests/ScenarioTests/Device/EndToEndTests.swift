@@ -248,6 +248,29 @@ struct EndToEndTests {
     }
 
     @Test(
+        "MitID through Signaturgruppen in a Safari view: the broker's plain redirect loads the app's page at the redirect URI (the companion's, on api.example.com), whose button opens the app's universal link with the response; a session catches the redirect itself"
+    )
+    func mitIDResponsePage() async throws {
+        let safari = try await Self.run(Scenario(provider: "mitid", strategy: .safariView))
+        #expect(try Self.signedIn(safari).acr == MitID.substantialACR)
+        #expect(Self.said(safari, "shows \"Almost done\" (HTTP 200)"))
+        #expect(Self.said(safari, "taps \"Return to the app\""))
+        #expect(Self.said(safari, "redirects to https://api.example.com/response"))
+        let session = try await Self.run(Scenario(provider: "mitid", strategy: .systemBrowser))
+        #expect(try Self.signedIn(session).acr == MitID.substantialACR)
+        #expect(Self.said(session, "the authentication session catches its callback https://app.example.com/oauth/callback"))
+        #expect(!Self.said(session, "Almost done"))
+        // An app built for a broker page with a button (its redirect URI its own universal link): refused before
+        // anything is shown, naming what it needs, instead of a Safari view left on the app's domain.
+        var bare = Scenario(provider: "mitid", strategy: .safariView)
+        bare.withoutResponsePage = true
+        let refused = try await Self.run(bare)
+        #expect(Self.error(refused)?.code == .strategyNotSupported)
+        #expect(Self.error(refused)?.message.contains("AppLinks.responseLink") == true)
+        #expect(!refused.transcript.contains { $0.text.hasPrefix("shows a") }, "no user agent shown")
+    }
+
+    @Test(
         "declined on the other phone: the waiting page continues to the provider's refusal, access_denied", arguments: ["uaepass", "bankid-se"])
     func otherPhoneDeclines(provider: String) async throws {
         let result = try await Self.run(
