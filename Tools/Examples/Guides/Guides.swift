@@ -34,21 +34,25 @@ func signInWithUAEPass(_ coordinator: SignInCoordinator, environment: Authentica
 
 // MARK: MitID through a broker
 
+/// The redirect URI is a web page on your backend's host (the companion's response page), not your app's
+/// universal link: the broker's last step is a plain redirect, which a Safari view loads as a page.
 func makeMitIDCoordinator(
     broker: String, host: any UserAgentHost, opener: any URLOpener, journal: any FlowJournalStore, clock: any FlowClock = SystemClock()
 ) -> SignInCoordinator {
     let client = OIDCClient(
-        configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "https://app.example.com/oauth/callback")!),
+        configuration: ClientConfiguration(clientID: "native-rs", redirectURI: URL(string: "https://api.example.com/response")!),
         provider: .discovery(issuer: broker)
     )
     return SignInCoordinator(.app(client), host: host, opener: opener, journal: journal, clock: clock)
 }
 
-/// A Safari view (MitID refuses WebViews); the MitID app returns by the app's universal link.
+/// A Safari view (MitID refuses WebViews); the MitID app returns by the app's universal link, and the
+/// button on the page at the redirect URI brings the response to the app by another (`responseLink`).
 func signInWithMitID(_ coordinator: SignInCoordinator, preset: ProviderPreset = .mitID(.signaturgruppen)) async throws -> SignInResult {
-    let request = try await preset.request(
-        strategy: .safariView, pattern: .universalLink, links: .init(universalLink: URL(string: "https://app.example.com/appswitch"))
+    let links = ProviderPreset.AppLinks(
+        universalLink: URL(string: "https://app.example.com/appswitch"), responseLink: URL(string: "https://app.example.com/oauth/callback")
     )
+    let request = try await preset.request(strategy: .safariView, pattern: .universalLink, links: links)
     return try await coordinator.signIn(request)
 }
 

@@ -71,7 +71,14 @@ try await report("UAE Pass", on: uaePassPhone) {
 }
 await stopUAEPass()
 
-let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authenticator: "mitid") { issuer, _, device in
+// The broker redirects to the companion's response page, whose button opens the app's universal link.
+let (mitIDApp, stopMitID, mitIDPhone) = try await phone(profile: "mitid", authenticator: "mitid", configure: { emulator in
+    for index in emulator.clients.indices where emulator.clients[index].clientID == "native-rs" {
+        emulator.clients[index].redirectURIs.append("https://api.example.com/response")
+    }
+}, companion: { _, configuration in
+    configuration.responsePage = .init(appLink: "https://app.example.com/oauth/callback")
+}) { issuer, _, device in
     makeMitIDCoordinator(broker: issuer, host: device.host, opener: device.opener, journal: device.journal, clock: device.clock)
 }
 try await report("MitID", on: mitIDPhone) { try await signInWithMitID(mitIDApp.coordinator, preset: ProviderPreset.mitID(.signaturgruppen).serving(from: ["127.0.0.1"])) }
