@@ -21,12 +21,33 @@ public struct ProviderContract: Sendable, Equatable {
             case subjectPrefix
             /// Whether userinfo carries `acr`.
             case userInfoACR
+            /// The scopes a client may ask for; any other is refused with `invalid_scope` (`openid` among them,
+            /// and required).
+            case allowedScopes
+            /// Whether ID tokens carry `sub_attributes` (the user's identity attributes) for the identity
+            /// scopes asked for.
+            case subjectAttributes
+            /// The OAuth error for a request without the DPoP proof the endpoint requires (PAR, token).
+            case missingDPoPError
+            /// The OAuth error for a DPoP proof that is invalid, expired or malformed.
+            case invalidDPoPError
+            /// The curves every key of the client's JWKS must be on (each key `kty: EC`, public only, with a
+            /// unique `kid` and a `use`; one `sig` and one `enc` key at least).
+            case clientKeyCurves
+            /// The key management algorithms (`alg`) the client's encryption key may name.
+            case keyEncryptionAlgorithms
+            /// The content encryption (`enc`) of the encrypted ID tokens.
+            case idTokenContentEncryption
+            /// Whether, after the authenticator app returns, the provider shows a page of its own whose button
+            /// leads to the redirect URI (rather than redirecting there plainly).
+            case providerReturnPage
         }
 
         public enum Value: Sendable, Equatable {
             case seconds(Double)
             case flag(Bool)
             case text(String)
+            case list([String])
         }
 
         /// Whether the source says so, or the term is this project's best reading and why.
@@ -82,6 +103,12 @@ public struct ProviderContract: Sendable, Equatable {
         return nil
     }
 
+    /// A `list` term's value.
+    public func list(_ key: Term.Key) -> [String]? {
+        if case .list(let value)? = term(key)?.value { return value }
+        return nil
+    }
+
     /// This contract with `key`'s value replaced: how a test shows that a term is enforced, not decoration.
     public func replacing(_ key: Term.Key, with value: Term.Value) -> ProviderContract {
         var copy = self
@@ -90,7 +117,7 @@ public struct ProviderContract: Sendable, Equatable {
     }
 
     /// Every provider's contract.
-    public static let all: [ProviderContract] = [.singpass, .uaePass]
+    public static let all: [ProviderContract] = [.singpass, .uaePass, .mitID]
 
     /// The contract of the preset named `provider`, if there is one.
     public static func of(_ provider: String) -> ProviderContract? { all.first { $0.provider == provider } }

@@ -167,6 +167,23 @@ struct ProviderPresetTests {
         #expect(check.problems(for: withPage, preset: preset, redirectURI: page) == [.associatedDomainNeeded("app.example.com")])
     }
 
+    @Test("the presets read their contracts: Singpass asks for openid alone and refuses a scope it does not allow; refresh tokens as documented")
+    func contracts() async throws {
+        #expect(try await ProviderPreset.singpass.request(links: Self.links).options.scopes == ["openid"])
+        let asked = try await ProviderPreset.singpass.request(
+            links: Self.links, options: AuthorizationOptions(scopes: ["openid", "name", "user.identity"]))
+        #expect(asked.options.scopes == ["openid", "name", "user.identity"])
+        for scopes in [["openid", "profile"], ["name"]] {
+            let refused = await Self.refusal {
+                try await ProviderPreset.singpass.request(links: Self.links, options: AuthorizationOptions(scopes: scopes))
+            }
+            #expect(refused?.code == .invalidConfiguration, "\(scopes)")
+        }
+        #expect(!ProviderPreset.singpass.issuesRefreshTokens && !ProviderPreset.uaePass.issuesRefreshTokens)
+        #expect(ProviderPreset.generic.issuesRefreshTokens && ProviderPreset.idMe.issuesRefreshTokens)
+        #expect(ProviderPreset.mitID(.signaturgruppen).contract == .mitID && ProviderPreset.mitID(.idura).contract == nil)
+    }
+
     @Test("serving(from:) moves the provider's hosts (a staging deployment, the emulator on loopback)")
     func serving() {
         let moved = ProviderPreset.uaePass.serving(from: ["127.0.0.1"])

@@ -24,11 +24,13 @@ extension LoginCommand {
             /// The preset's request options for a sign-in in the system browser without the authenticator
             /// on this machine, with the user's scopes when given. A terminal has no app return link.
             func options(userScopes: String?) async throws -> AuthorizationOptions {
-                var options = try await preset.request(strategy: .systemBrowser, authenticatorInstalled: false).options
+                // The user's scopes go through the preset, which refuses those the provider's contract does not allow.
+                var asked = AuthorizationOptions()
+                if let userScopes { asked.scopes = userScopes.split(separator: " ").map(String.init) }
+                var options = try await preset.request(strategy: .systemBrowser, authenticatorInstalled: false, options: asked).options
                 // The tap page Singpass shows for an app's universal-link redirect serves no purpose in a terminal
                 // sign-in: standard_https (Singpass's default) ends on the redirect URI itself.
                 options.extraParameters.removeAll { $0.0 == "redirect_uri_https_type" }
-                if let userScopes { options.scopes = userScopes.split(separator: " ").map(String.init) }
                 return options
             }
         }

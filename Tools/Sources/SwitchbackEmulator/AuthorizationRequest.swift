@@ -75,7 +75,7 @@ enum AuthorizationRequest {
         let responseMode = parameters["response_mode"] ?? defaultMode
         let redirect = AuthorizationRedirect(
             redirectURI: redirectURI, mode: profile.responseModes.contains(responseMode) ? responseMode : defaultMode, state: parameters["state"],
-            issuer: issuer, tapToReturn: profile.returnPage.tapToReturn(parameters)
+            issuer: issuer, tapToReturn: profile.effectiveReturnPage.tapToReturn(parameters)
         )
         func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
             .failure(.redirect(redirect, error: error, description: description))
@@ -91,6 +91,10 @@ enum AuthorizationRequest {
         // userinfo); what it does with a scope it does not document is not documented, so nothing more is refused.
         if profile.uaePassOptions == nil {
             guard scope.contains("openid") else { return refuse("invalid_scope", "the openid scope is required") }
+            // The contract's scopes (Singpass Login apps: openid, user.identity, name, email, mobileno).
+            if let allowed = profile.contract?.list(.allowedScopes), let other = scope.first(where: { !allowed.contains($0) }) {
+                return refuse("invalid_scope", "the scope \(other) is not one this client may ask for (\(allowed.joined(separator: " ")))")
+            }
         } else if scope.isEmpty {
             return refuse("invalid_scope", "a scope is required (UAE Pass documents \(UAEPassOptions.profileScope))")
         }
@@ -110,7 +114,9 @@ enum AuthorizationRequest {
             }
             challenge = presented
         }
-        if profile.singpassRequests, let refusal = singpassRefusal(parameters, client: client) { return refuse("invalid_request", refusal) }
+        if profile.singpassRequests, let refusal = singpassRefusal(parameters, client: client, contract: profile.contract) {
+            return refuse("invalid_request", refusal)
+        }
         var appReturnURL = profile.appReturnParameter.flatMap { parameters[$0] }
         if case .mitID(let broker) = profile.handOff {
             switch MitIDAppSwitch.returnURL(parameters, broker: broker) {
@@ -133,12 +139,12 @@ enum AuthorizationRequest {
                 acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
                 loginHint: parameters["login_hint"], appReturnURL: appReturnURL,
                 permissionToken: parameters["permission_token"], dpopJKT: parameters["dpop_jkt"],
-                tapToReturn: profile.returnPage.tapToReturn(parameters)
+                tapToReturn: profile.effectiveReturnPage.tapToReturn(parameters)
             ))
     }
 
     /// Why Singpass would refuse the request (``Profile/singpassRequests``), or nil.
-    static func singpassRefusal(_ parameters: [String: String], client: EmulatorConfiguration.Client) -> String? {
+    static func singpassRefusal(_ parameters: [String: String], client: EmulatorConfiguration.Client, contract: ProviderContract?) -> String? {
         for name in ["state", "nonce"] {
             guard let value = parameters[name], (30...255).contains(value.utf8.count),
                 value.unicodeScalars.allSatisfy(singpassTokenCharacters.contains)
@@ -159,6 +165,35 @@ enum AuthorizationRequest {
         }
         guard !client.keys(use: "enc").isEmpty else {
             return "the client's JWKS has no use:enc key, and every ID token is encrypted"
+        }
+        return contract.flatMap { clientKeysRefusal(client, contract: $0) }
+    }
+
+    /// Why the contract's key rules refuse the client's JWKS (Singpass, "JSON Web Key Sets"), or nil: every
+    /// key EC on a listed curve, public only, with a unique `kid` and a `use`; a `sig` and an `enc` key; each
+    /// encryption key's `alg` one of the listed ones.
+    static func clientKeysRefusal(_ client: EmulatorConfiguration.Client, contract: ProviderContract) -> String? {
+        guard case .object(let set)? = client.jwks, case .array(let entries)? = set["keys"] else { return nil }
+        let keys = entries.compactMap { entry -> [String: JSONValue]? in if case .object(let key) = entry { key } else { nil } }
+        func text(_ key: [String: JSONValue], _ name: String) -> String? { if case .string(let value)? = key[name] { value } else { nil } }
+        if let curves = contract.list(.clientKeyCurves) {
+            for key in keys {
+                guard text(key, "kty") == "EC", let curve = text(key, "crv"), curves.contains(curve) else {
+                    return "every key of the client's JWKS must be kty EC on \(curves.joined(separator: ", "))"
+                }
+                guard key["d"] == nil else { return "the client's JWKS holds a private key" }
+                guard let use = text(key, "use"), use == "sig" || use == "enc" else { return "every key of the client's JWKS needs use sig or enc" }
+            }
+            let kids = keys.compactMap { text($0, "kid") }
+            guard kids.count == keys.count, Set(kids).count == kids.count else { return "every key of the client's JWKS needs a kid of its own" }
+            guard keys.contains(where: { text($0, "use") == "sig" }) else { return "the client's JWKS has no use:sig key" }
+        }
+        if let algorithms = contract.list(.keyEncryptionAlgorithms) {
+            for key in keys where text(key, "use") == "enc" {
+                guard let alg = text(key, "alg"), algorithms.contains(alg) else {
+                    return "an encryption key's alg must be one of \(algorithms.joined(separator: ", "))"
+                }
+            }
         }
         return nil
     }

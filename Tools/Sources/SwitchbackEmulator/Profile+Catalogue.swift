@@ -57,7 +57,7 @@ extension Profile {
         name: "mitid",
         summary:
             "MitID-via-broker-like: the user taps \"Open MitID app\" (a universal link), the app switches back by a parameterless universal link (Signaturgruppen's idp_params; variant idura: login_hint), then a plain redirect with the broker's code to the https redirect URI (the app's page there has the button back); no embedded WebViews",
-        handOff: .mitID(.signaturgruppen), strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap
+        handOff: .mitID(.signaturgruppen), strictRedirects: true, refusesEmbeddedWebViews: true, handOffDelivery: .tap, contract: .mitID
     )
 
     /// Swedish BankID through a broker.

@@ -154,4 +154,20 @@ extension Profile {
     /// Whether tokens come with a refresh token and the `refresh_token` grant is taken: not where the
     /// contract says the provider offers none.
     var issuesRefreshTokens: Bool { contract?.flag(.refreshTokens) ?? true }
+
+    /// The error for a request without the DPoP proof it needs: the contract's, else RFC 9449's `invalid_dpop_proof`.
+    var missingDPoPError: String { contract?.text(.missingDPoPError) ?? "invalid_dpop_proof" }
+
+    /// The error for a DPoP proof that is invalid: the contract's, else RFC 9449's `invalid_dpop_proof`.
+    var invalidDPoPError: String { contract?.text(.invalidDPoPError) ?? "invalid_dpop_proof" }
+
+    /// What ends the sign-in after the authenticator returned: the contract's term (a page of the provider's
+    /// own, or a plain redirect), else the profile's.
+    var effectiveReturnPage: ReturnPage {
+        switch contract?.flag(.providerReturnPage) {
+        case true?: .tapPage
+        case false?: .redirect
+        case nil: returnPage
+        }
+    }
 }

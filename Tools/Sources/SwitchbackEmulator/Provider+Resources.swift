@@ -39,7 +39,7 @@ extension Provider {
     /// `invalid_dpop_proof`.
     func proofRefused(_ refusal: DPoPProof.Refusal) async -> Response {
         guard refusal == .useNonce, let nonce = await nonceHeader() else {
-            return Reply.oauthError(.badRequest, "invalid_dpop_proof", refusal.description)
+            return Reply.oauthError(.badRequest, profile.invalidDPoPError, refusal.description)
         }
         var response = Reply.oauthError(.badRequest, "use_dpop_nonce", "the DPoP proof must carry the server's nonce")
         response.headers[Reply.dpopNonce] = nonce

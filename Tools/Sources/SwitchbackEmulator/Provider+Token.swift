@@ -25,6 +25,9 @@ extension Provider {
                 .unauthorized, "invalid_client", "this provider authenticates clients with client_secret_basic; a public client cannot redeem")
         }
         var proofKey: String?
+        if dpop == nil, profile.fapi2 {
+            return Reply.oauthError(.badRequest, profile.missingDPoPError, "a DPoP proof is required at the token endpoint")
+        }
         if dpop != nil || profile.fapi2 {
             switch await checkProof(dpop, method: "POST", path: "/token", accessToken: nil) {
             case .success(let thumbprint): proofKey = thumbprint
@@ -286,6 +289,7 @@ extension Provider {
             "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "at_hash": halfHash(accessToken),
         ]
         if let acr = grant.acr { claims["acr"] = .string(acr) }
+        if let attributes = subjectAttributes(grant) { claims["sub_attributes"] = .object(attributes) }
         if client.backChannelLogoutSession { claims["sid"] = .string(grant.family) }
         if let code {
             claims["c_hash"] = halfHash(code)
@@ -349,6 +353,28 @@ extension Provider {
         let alg: String =
             if case .string(let named)? = key["alg"] { named } else if key["kty"] == .string("RSA") { "RSA-OAEP-256" } else { "ECDH-ES+A256KW" }
         return try CompactJWE.encrypt(
-            Data(signed.utf8), to: key, alg: alg, enc: client.idTokenEncryption ?? "A256CBC-HS512", header: ["cty": .string("JWT")])
+            Data(signed.utf8), to: key, alg: alg,
+            enc: client.idTokenEncryption ?? profile.contract?.text(.idTokenContentEncryption) ?? "A256CBC-HS512",
+            header: ["cty": .string("JWT")])
+    }
+
+    /// Singpass's `sub_attributes` for the identity scopes granted (its contract's `subjectAttributes`):
+    /// `user.identity` gives the account type, the identity number and its country, `name`, `email` and
+    /// `mobileno` the like-named attribute. Nil without the term or without such a scope.
+    func subjectAttributes(_ grant: ProviderState.Grant) -> [String: JSONValue]? {
+        guard profile.contract?.flag(.subjectAttributes) == true, let user = configuration.users.first(where: { $0.subject == grant.subject })
+        else { return nil }
+        var attributes: [String: JSONValue] = [:]
+        if grant.scope.contains("user.identity") {
+            // An emulator's made-up identity number, in the NRIC's shape (a letter, seven digits, a letter).
+            let digits = SHA256.hash(data: Data(user.subject.utf8)).prefix(7).map { String($0 % 10) }.joined()
+            attributes["account_type"] = .string("standard")
+            attributes["identity_number"] = .string("S" + digits + "D")
+            attributes["identity_coi"] = .string("SG")
+        }
+        if grant.scope.contains("name") { attributes["name"] = .string(user.name) }
+        if grant.scope.contains("email") { attributes["email"] = .string(user.email) }
+        if grant.scope.contains("mobileno") { attributes["mobileno"] = .string("+6591234567") }
+        return attributes.isEmpty ? nil : attributes
     }
 }

@@ -132,7 +132,7 @@ struct Provider: Sendable {
             "id_token_encryption_enc_values_supported": .array(CompactJWE.contentEncryptions.sorted().map(JSONValue.string)),
             "dpop_signing_alg_values_supported": .array([.string("ES256")]),
             "token_endpoint_auth_signing_alg_values_supported": .array(["RS256", "ES256"].map(JSONValue.string)),
-            "scopes_supported": .array(["openid", "profile", "email"].map(JSONValue.string)),
+            "scopes_supported": .array((profile.contract?.list(.allowedScopes) ?? ["openid", "profile", "email"]).map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(true),
         ])
     }
@@ -227,14 +227,15 @@ struct Provider: Sendable {
             case .success(let thumbprint) where parameters["dpop_jkt"] == nil || parameters["dpop_jkt"] == thumbprint:
                 parameters["dpop_jkt"] = thumbprint
             case .success:
-                return Reply.oauthError(.badRequest, "invalid_dpop_proof", "dpop_jkt names another key than the DPoP proof")
+                return Reply.oauthError(.badRequest, profile.invalidDPoPError, "dpop_jkt names another key than the DPoP proof")
             case .failure(let refusal):
                 return await proofRefused(refusal)
             }
         }
         // Singpass (FAPI 2.0): a DPoP proof at PAR, or dpop_jkt when the request carries no proof.
         if profile.fapi2, parameters["dpop_jkt"] == nil {
-            return Reply.oauthError(.badRequest, "invalid_dpop_proof", "a DPoP proof (or dpop_jkt) is required at the pushed authorization request")
+            return Reply.oauthError(
+                .badRequest, profile.missingDPoPError, "a DPoP proof (or dpop_jkt) is required at the pushed authorization request")
         }
         switch AuthorizationRequest.validate(parameters, configuration: configuration, profile: profile, issuer: issuer.issuer) {
         case .success(let pending):

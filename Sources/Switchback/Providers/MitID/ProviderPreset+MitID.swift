@@ -35,8 +35,8 @@ extension ProviderPreset {
                 appReturn: AppReturn(.loginHint(words: ["appswitch:ios"], prefix: "appswitch:resumeUrl:"), patterns: [.universalLink])
             )
         case .signaturgruppen:
-            // The broker redirects plainly to the redirect URI: a Safari view needs the app's page there
-            // (`AppLinks.responseLink`) or the companion's completion, which the coordinator checks.
+            // The broker redirects plainly to the redirect URI (its contract): a Safari view needs the app's
+            // page there (`AppLinks.responseLink`) or the companion's completion, which the coordinator checks.
             {
                 var preset = ProviderPreset(
                     name: "mitid",
@@ -45,7 +45,7 @@ extension ProviderPreset {
                     appReturn: AppReturn(.parameterValue("idp_params", value: signaturgruppenAppSwitch), patterns: [.universalLink]),
                     authorizationParameters: [("idp_values", "mitid")]
                 )
-                preset.redirectsWithoutTap = true
+                preset.redirectsWithoutTap = ProviderContract.mitID.flag(.providerReturnPage) == false
                 return preset
             }()
         }

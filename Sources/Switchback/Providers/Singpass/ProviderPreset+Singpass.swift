@@ -17,7 +17,9 @@ extension ProviderPreset {
             strategies: [.systemBrowser, .safariView, .ephemeralBrowser],
             unusable: [.init(.webView, because: "Singpass discontinued WebView support")],
             appReturn: AppReturn(.parameter("app_launch_url"), patterns: [.universalLink]),
-            authorizationParameters: [("redirect_uri_https_type", "app_claimed_https")] + context.parameters
+            authorizationParameters: [("redirect_uri_https_type", "app_claimed_https")] + context.parameters,
+            // Signing in needs openid alone; the contract lists what else a Login app may ask for.
+            scopes: ["openid"]
         )
     }
 }

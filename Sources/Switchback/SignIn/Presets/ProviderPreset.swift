@@ -123,6 +123,14 @@ public struct ProviderPreset: Sendable {
         }
     }
 
+    /// What the provider documents (``ProviderContract``), when this preset has a contract.
+    public var contract: ProviderContract? { ProviderContract.of(name) }
+
+    /// Whether the provider issues refresh tokens: not where its contract says it does not (Singpass, UAE
+    /// Pass). Without one a credential cannot be refreshed (``SwitchbackError/Code/noRefreshToken``): the
+    /// user signs in again when the access token expires.
+    public var issuesRefreshTokens: Bool { contract?.flag(.refreshTokens) ?? true }
+
     /// The user agents that can work in `environment`, in order of preference.
     public func usableStrategies(in environment: AuthenticatorRule.Environment) -> [UserAgentStrategy] {
         strategies.filter { refusal(of: $0, in: environment) == nil }
@@ -170,6 +178,16 @@ public struct ProviderPreset: Sendable {
         }
         var options = options
         if options.scopes == nil { options.scopes = scopes }
+        if let allowed = contract?.list(.allowedScopes), let asked = options.scopes {
+            // The provider refuses the whole request for one scope it does not allow (invalid_scope).
+            let refused = asked.filter { !allowed.contains($0) }
+            guard refused.isEmpty, asked.contains("openid") else {
+                throw SwitchbackError(
+                    .invalidConfiguration,
+                    "\(name) allows the scopes \(allowed.joined(separator: " ")) (openid required); \(refused.isEmpty ? "openid is missing" : "not " + refused.joined(separator: " "))"
+                )
+            }
+        }
         for (name, value) in authorizationParameters where !options.extraParameters.contains(where: { $0.0 == name }) {
             options.extraParameters.append((name, value))
         }

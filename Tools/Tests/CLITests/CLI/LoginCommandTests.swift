@@ -331,6 +331,14 @@ struct LoginCommandTests {
                     "--redirect-uri", "https://app.example.com/oauth/callback", "--browser-command", "true", "--timeout", "5",
                 ], fifo: fifo)
             #expect(bare.status == 1 && bare.stderr.contains("error:"), "\(bare.stderr)")
+            // A scope Singpass does not allow a Login app (its contract) is refused before any browser opens.
+            let profile = try await Self.loginPasting(
+                [
+                    "--provider", "singpass", "--issuer", emulator.issuer, "--client-id", "cli-singpass", "--private-key", keyFile.path,
+                    "--key-id", "sig-1", "--decryption-key", decryptionFile.path, "--redirect-uri", "https://app.example.com/oauth/callback",
+                    "--scope", "openid profile", "--browser-command", "false", "--timeout", "5",
+                ], fifo: fifo)
+            #expect(profile.status == 1 && profile.stderr.contains("not profile"), "\(profile.stderr)")
         }
     }
 

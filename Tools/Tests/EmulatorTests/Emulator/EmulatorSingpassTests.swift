@@ -117,13 +117,14 @@ struct EmulatorSingpassTests {
     )
     func refusals() async throws {
         try await Self.withEmulator { emulator, keys in
-            // Without DPoP the pushed request itself is refused (a proof or dpop_jkt is required at PAR).
+            // Without DPoP the pushed request itself is refused (a proof or dpop_jkt is required at PAR): invalid_request,
+            // as Singpass documents a missing proof (its contract's missingDPoPError).
             let withoutDPoP = try Self.client(emulator, keys: keys, dpop: .off)
             let error = await expectFailure("a pushed request without a DPoP proof must be refused") {
                 try await withoutDPoP.prepareAuthorization(Self.launchOptions())
             }
             #expect(error?.code == .parFailed)
-            #expect(error?.oauthError?.error == "invalid_dpop_proof")
+            #expect(error?.oauthError?.error == "invalid_request")
 
             let frontChannel = OIDCClient(
                 configuration: ClientConfiguration(
@@ -183,7 +184,7 @@ struct EmulatorSingpassTests {
             // The hand-made assertion is accepted when it follows the rules, so each refusal below is for its one difference.
             // Client authentication comes first; an accepted assertion then meets the missing DPoP proof (400, not 401).
             let good = try await EmulatorClientAssertionTests.post(emulator, assertion: try Self.assertion(keys, claims: claims()))
-            #expect(good.status == 400 && good.body.contains("invalid_dpop_proof"), "\(good.body)")
+            #expect(good.status == 400 && good.body.contains("a DPoP proof is required"), "\(good.body)")
             let refused: [(String, String)] = [
                 (try Self.assertion(keys, claims: claims(aud: .string(emulator.issuer + "/token"))), "another audience"),
                 (
@@ -206,7 +207,7 @@ struct EmulatorSingpassTests {
             #expect(signer.lifetime == 120)
             let fromCore = try await signer.assertion(clientID: "singpass-app", audience: emulator.issuer, now: Date(), entropy: SystemEntropy())
             let accepted = try await EmulatorClientAssertionTests.post(emulator, assertion: fromCore)
-            #expect(accepted.status == 400 && accepted.body.contains("invalid_dpop_proof"), "\(accepted.body)")
+            #expect(accepted.status == 400 && accepted.body.contains("a DPoP proof is required"), "\(accepted.body)")
         }
     }
 

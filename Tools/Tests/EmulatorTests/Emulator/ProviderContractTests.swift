@@ -16,10 +16,20 @@ struct ProviderContractTests {
     /// for a lifetime, the term's own value when something is still taken a second before it and refused a
     /// second after it (else -1); for refresh tokens, whether one is issued and the refresh grant answers.
     static func observed(_ key: ProviderContract.Term.Key, under contract: ProviderContract) async throws -> ProviderContract.Term.Value {
+        switch key {
+        case .allowedScopes, .subjectAttributes, .missingDPoPError, .invalidDPoPError, .clientKeyCurves, .keyEncryptionAlgorithms,
+            .idTokenContentEncryption:
+            return try await SingpassProbes.observed(key, under: contract)
+        case .providerReturnPage:
+            return try await SingpassProbes.returnPage(under: contract)
+        default:
+            break
+        }
         // Userinfo's shape is probed where the emulator answers a userinfo identity (the UAE Pass profile, whose
         // web sign-in reports an acr); the other terms on a plain profile.
         var profile = key == .subjectPrefix || key == .userInfoACR ? Profile.uaePass() : Profile.generic
-        profile.contract = contract
+        // The term alone: a plain profile's client asks for what a plain provider takes (openid profile email).
+        profile.contract = ProviderContract(provider: contract.provider, terms: contract.terms.filter { $0.key == key })
         let clock = ManualClock(Date())
         var observed: ProviderContract.Term.Value?
         try await EmulatorHarness.withEmulator(profile: profile, clock: clock) { emulator in
@@ -110,17 +120,24 @@ struct ProviderContractTests {
                 let refused = String(decoding: answer.body, as: UTF8.self).contains("unsupported_grant_type")
                 #expect((credential.refreshToken == nil) == refused, "the token response and the grant agree")
                 observed = .flag(credential.refreshToken != nil && answer.status == 200)
+            default:
+                throw RigFailure("\(key) is probed elsewhere")
             }
         }
         return try #require(observed)
     }
 
-    /// A value other than `value`, of its kind, that the probes can tell apart.
-    static func flipped(_ value: ProviderContract.Term.Value) -> ProviderContract.Term.Value {
-        switch value {
-        case .seconds(let seconds): .seconds(seconds == 30 ? 120 : 30)
-        case .flag(let flag): .flag(!flag)
-        case .text(let text): .text(text == "" ? "EXAMPLE/" : "")
+    /// A value other than the term's, of its kind, that the probes can tell apart: for a list its first
+    /// entry alone (or one more entry); for an error code or an algorithm another that exists.
+    static func flipped(_ key: ProviderContract.Term.Key, _ value: ProviderContract.Term.Value) -> ProviderContract.Term.Value {
+        switch (key, value) {
+        case (.missingDPoPError, .text(let text)), (.invalidDPoPError, .text(let text)):
+            .text(text == "invalid_request" ? "invalid_dpop_proof" : "invalid_request")
+        case (.idTokenContentEncryption, .text(let text)): .text(text == "A256GCM" ? "A128CBC-HS256" : "A256GCM")
+        case (_, .seconds(let seconds)): .seconds(seconds == 30 ? 120 : 30)
+        case (_, .flag(let flag)): .flag(!flag)
+        case (_, .text(let text)): .text(text == "" ? "EXAMPLE/" : "")
+        case (_, .list(let list)): .list(list.count > 1 ? [list[0]] : list + ["EXAMPLE"])
         }
     }
 
@@ -136,7 +153,7 @@ struct ProviderContractTests {
         let contract = try #require(ProviderContract.of(provider))
         let term = try #require(contract.term(key))
         #expect(try await Self.observed(key, under: contract) == term.value, "\(provider) \(key)")
-        let changed = Self.flipped(term.value)
+        let changed = Self.flipped(key, term.value)
         #expect(try await Self.observed(key, under: contract.replacing(key, with: changed)) == changed, "\(provider) \(key) changed")
     }
 
@@ -144,6 +161,8 @@ struct ProviderContractTests {
     func profiles() {
         #expect(Profile.singpass.contract == .singpass)
         #expect(Profile.uaePass().contract == .uaePass)
+        #expect(Profile.mitID.contract == .mitID)
+        #expect(ProviderPreset.mitID(.signaturgruppen).redirectsWithoutTap == (ProviderContract.mitID.flag(.providerReturnPage) == false))
         #expect(Set(ProviderContract.all.map(\.provider)).isSubset(of: Set(ProviderPreset.all.map(\.name))))
     }
 
