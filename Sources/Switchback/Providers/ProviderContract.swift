@@ -11,6 +11,12 @@ public struct ProviderContract: Sendable, Equatable {
             case pushedRequestLifetime
             /// Seconds an authorization code lives.
             case codeLifetime
+            /// Seconds an access token lives (the token response's `expires_in`).
+            case accessTokenLifetime
+            /// Whether an access token is good for one call: a second use is refused.
+            case singleUseAccessTokens
+            /// The response modes the authorization endpoint takes (`response_mode`); another is refused.
+            case responseModes
             /// Whether the token endpoint issues refresh tokens and takes the `refresh_token` grant.
             case refreshTokens
             /// Whether an expired or used `request_uri` is answered by a redirect to the request's redirect URI
@@ -117,7 +123,7 @@ public struct ProviderContract: Sendable, Equatable {
     }
 
     /// Every provider's contract.
-    public static let all: [ProviderContract] = [.singpass, .uaePass, .mitID]
+    public static let all: [ProviderContract] = [.singpass, .uaePass, .mitID, .bankIDNorway, .idMe]
 
     /// The contract of the preset named `provider`, if there is one.
     public static func of(_ provider: String) -> ProviderContract? { all.first { $0.provider == provider } }

@@ -155,6 +155,14 @@ struct ProviderPresetTests {
             try SignInCoordinator.requireResponsePage(try await preset.request(strategy: .safariView, links: links), redirectURI: page)
         }
         #expect(plain?.code == .invalidConfiguration)
+        // The app switch's own link as the response link: its bare return would read as a response.
+        for link in ["https://app.example.com/appswitch", "https://app.example.com/oauth/callback?x=1"] {
+            links.responseLink = URL(string: link)
+            let clash = await Self.thrown {
+                try SignInCoordinator.requireResponsePage(try await preset.request(strategy: .safariView, links: links), redirectURI: page)
+            }
+            #expect(clash?.code == .invalidConfiguration, "\(link)")
+        }
         // An authentication session catches the https redirect URI itself; Idura's preset never needs the page.
         for request in [
             try await preset.request(strategy: .systemBrowser, links: Self.links), try await ProviderPreset.mitID(.idura).request(links: Self.links),

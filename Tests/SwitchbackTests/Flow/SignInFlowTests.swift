@@ -233,6 +233,19 @@ struct SignInFlowTests {
         #expect(flow.handle(.openedURL(forwarded)) == [.reject(forwarded, .callbackReplayed)])
         // The redirect URI itself (an authentication session catching it) is unchanged.
         #expect(plan.atRedirectURI(expected) == expected)
+        // The bare link, tapped on any page, is no response: it ends nothing.
+        var waiting = SignInFlow(plan)
+        _ = waiting.handle(.start)
+        let bare = try #require(URL(string: "https://app.example.com/oauth/callback"))
+        #expect(waiting.recognise(bare) == .unrelated)
+        #expect(waiting.handle(.openedURL(bare)) == [])
+        #expect(waiting.state == .presenting)
+        // A redirect URI registered with a query of its own keeps it; the forwarded members follow.
+        var registered = plan
+        registered.redirectURI = try #require(URL(string: "https://api.example.com/response?app=ios"))
+        let merged = registered.atRedirectURI(try #require(URL(string: "https://app.example.com/oauth/callback?code=C&state=S")))
+        #expect(merged.absoluteString == "https://api.example.com/response?app=ios&code=C&state=S")
+        #expect(RedirectURIMatcher.matches(merged, registered: registered.redirectURI))
     }
 
     @Test("cancel in every state: one completion, then nothing", arguments: waitingStates.map(\.0))

@@ -71,10 +71,11 @@ enum AuthorizationRequest {
         let responseType = parameters["response_type"] ?? ""
         let implicit = responseType == "id_token token" || responseType == "token id_token"
         // Tokens never go in a query: an implicit response defaults to the fragment.
-        let defaultMode = implicit ? "fragment" : profile.responseModes.first ?? "query"
+        let defaultMode = implicit ? "fragment" : profile.acceptedResponseModes.first ?? "query"
         let responseMode = parameters["response_mode"] ?? defaultMode
         let redirect = AuthorizationRedirect(
-            redirectURI: redirectURI, mode: profile.responseModes.contains(responseMode) ? responseMode : defaultMode, state: parameters["state"],
+            redirectURI: redirectURI, mode: profile.acceptedResponseModes.contains(responseMode) ? responseMode : defaultMode,
+            state: parameters["state"],
             issuer: issuer, tapToReturn: profile.effectiveReturnPage.tapToReturn(parameters)
         )
         func refuse(_ error: String, _ description: String) -> Result<ProviderState.Pending, Refusal> {
@@ -83,8 +84,9 @@ enum AuthorizationRequest {
         guard responseType == "code" || (implicit && profile.responseTypes.contains("id_token token")) else {
             return refuse("unsupported_response_type", "response_type must be one of: \(profile.responseTypes.joined(separator: ", "))")
         }
-        guard profile.responseModes.contains(responseMode) else {
-            return refuse("invalid_request", "response_mode \(responseMode) is not supported; use \(profile.responseModes.joined(separator: ", "))")
+        guard profile.acceptedResponseModes.contains(responseMode) else {
+            return refuse(
+                "invalid_request", "response_mode \(responseMode) is not supported; use \(profile.acceptedResponseModes.joined(separator: ", "))")
         }
         let scope = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
         // UAE Pass's documented requests carry its profile scope and no openid (the identity comes from

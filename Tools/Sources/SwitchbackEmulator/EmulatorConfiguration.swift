@@ -1,3 +1,5 @@
+import Crypto
+import _CryptoExtras
 public import Foundation
 @_spi(SwitchbackInternals) public import Switchback
 
@@ -136,6 +138,17 @@ public struct EmulatorConfiguration: Sendable, Codable {
             self.rs256 = rs256
             self.es256 = es256
         }
+
+        /// A fresh RS256 and ES256 key.
+        public static func generate() throws -> SigningKeyPEMs {
+            SigningKeyPEMs(
+                rs256: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation, es256: P256.Signing.PrivateKey().pemRepresentation)
+        }
+
+        /// Keys made once for every emulator a process starts (the tests, the demo's scenarios), rather than
+        /// per emulator: an RSA-2048 key takes BoringSSL about 120 ms of CPU in a debug build, on a
+        /// cooperative thread, and hundreds of emulators made it a good part of the tests' CPU.
+        public static let perProcess: SigningKeyPEMs? = try? generate()
     }
 
     public init(

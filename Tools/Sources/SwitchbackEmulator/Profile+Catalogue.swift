@@ -45,7 +45,7 @@ extension Profile {
     public static let bankIDNorway = Profile(
         name: "bankid-no",
         summary: "Norwegian-BankID-like: code + PKCE S256, BankID app hand-off, https app_callback_uri only with an upfront permission token",
-        handOff: .bankIDNorway
+        handOff: .bankIDNorway, contract: .bankIDNorway
     )
 
     /// MitID through a broker: the MitID web client opens the MitID app by a universal link on
@@ -90,7 +90,7 @@ extension Profile {
         name: "idme",
         summary:
             "ID.me-like: code + PKCE, RS256 ID tokens, 5-minute single-use access tokens (a second use is refused), 5-minute codes, refresh tokens",
-        codeLifetime: 300, accessTokenLifetime: 300, singleUseAccessTokens: true
+        contract: .idMe
     )
 
     /// Every named profile, with its default options.

@@ -155,6 +155,15 @@ extension Profile {
     /// contract says the provider offers none.
     var issuesRefreshTokens: Bool { contract?.flag(.refreshTokens) ?? true }
 
+    /// Seconds an access token lives: the contract's term, else the profile's (nil: the configuration's).
+    var effectiveAccessTokenLifetime: TimeInterval? { contract?.seconds(.accessTokenLifetime) ?? accessTokenLifetime }
+
+    /// Whether an access token answers once: the contract's term, else the profile's.
+    var spendsAccessTokens: Bool { contract?.flag(.singleUseAccessTokens) ?? singleUseAccessTokens }
+
+    /// The response modes taken: the contract's term, else the profile's.
+    var acceptedResponseModes: [String] { contract?.list(.responseModes) ?? responseModes }
+
     /// The error for a request without the DPoP proof it needs: the contract's, else RFC 9449's `invalid_dpop_proof`.
     var missingDPoPError: String { contract?.text(.missingDPoPError) ?? "invalid_dpop_proof" }
 

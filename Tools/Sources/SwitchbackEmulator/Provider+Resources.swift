@@ -164,7 +164,7 @@ extension Provider {
             token = fields.first { $0.0 == "access_token" }?.1
         }
         var grant: ProviderState.Grant?
-        if let token { grant = profile.singleUseAccessTokens ? await state.spendAccessToken(token) : await state.grant(forAccessToken: token) }
+        if let token { grant = profile.spendsAccessTokens ? await state.spendAccessToken(token) : await state.grant(forAccessToken: token) }
         guard let token, let grant,
             let user = configuration.users.first(where: { $0.subject == grant.subject })
         else {

@@ -219,7 +219,7 @@ extension Provider {
     }
 
     /// Seconds an access token lives: the profile's (ID.me: 5 minutes), else the configuration's.
-    var accessTokenLifetime: TimeInterval { profile.accessTokenLifetime ?? configuration.tokenLifetime }
+    var accessTokenLifetime: TimeInterval { profile.effectiveAccessTokenLifetime ?? configuration.tokenLifetime }
 
     /// The issuer that faults put where the emulator's own belongs.
     static let foreignIssuer = "https://issuer.invalid"

@@ -119,7 +119,7 @@ struct Provider: Sendable {
             "pushed_authorization_request_endpoint": .string("\(base)/par"),
             "end_session_endpoint": .string("\(base)/end_session"),
             "response_types_supported": .array(profile.responseTypes.map(JSONValue.string)),
-            "response_modes_supported": .array(profile.responseModes.map(JSONValue.string)),
+            "response_modes_supported": .array(profile.acceptedResponseModes.map(JSONValue.string)),
             "grant_types_supported": .array([.string("authorization_code"), .string("refresh_token")]),
             "subject_types_supported": .array([.string("public")]),
             "id_token_signing_alg_values_supported": .array([.string("RS256"), .string("ES256")]),

@@ -31,6 +31,7 @@ public struct HybridRig: Sendable {
         returnScheme: String = "myapp", screen: (any HybridScreen)? = nil, signInBrowser: ExternalBridgeBrowser? = nil
     ) async throws -> HybridRig {
         var emulatorConfiguration = EmulatorConfiguration.defaults
+        emulatorConfiguration.signingKeys = .perProcess
         for index in emulatorConfiguration.clients.indices where emulatorConfiguration.clients[index].clientID == "backend" {
             emulatorConfiguration.clients[index].redirectURIs.append(companionOrigin.absoluteString + "/bridge/callback")
         }

@@ -42,6 +42,8 @@ struct Setup: Sendable {
 
     init(_ scenario: Scenario) async throws {
         var configuration = EmulatorConfiguration.defaults
+        // One pair of signing keys for the run's emulators, not an RSA key generated for each.
+        configuration.signingKeys = .perProcess
         configuration.clients[0].appReturnURLs.append("com.example.app:/handoff")
         var variants = scenario.variants
         var client = ClientConfiguration(clientID: "native-rs", redirectURI: Self.nativeRedirect)

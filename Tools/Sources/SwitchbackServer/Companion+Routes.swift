@@ -171,8 +171,10 @@ extension Companion {
             add(.post, Path.handOffRedeem, .browser, "same-origin confirm -> session cookie and redirect") { try await $0.redeemHandOff($1) }
         }
         if configuration.responsePage != nil {
+            // One request per sign-in and no state to recognise: budgeted as a start, refused over its budget.
             add(
-                .get, Path.response, .browser, "provider answer (query) -> a button to the app's universal link with it; nothing kept", limited: .flow
+                .get, Path.response, .browser, "provider answer (query) -> a button to the app's universal link with it; nothing kept",
+                limited: .start
             ) {
                 try await $0.responsePage($1)
             }

@@ -59,6 +59,7 @@ package struct CompanionRig {
             emulatorConfiguration.clients[index].redirectURIs += ["http://127.0.0.1/bridge/callback", "http://127.0.0.1/complete"]
             emulatorConfiguration.clients[index].appReturnURLs = ["https://app.example.com/appswitch"]
         }
+        emulatorConfiguration.signingKeys = .perProcess
         changeEmulator(&emulatorConfiguration)
         let emulator = try await Emulator.start(
             profile: profile, configuration: emulatorConfiguration, logger: Logger(label: "emulator") { _ in SwiftLogNoOpLogHandler() })

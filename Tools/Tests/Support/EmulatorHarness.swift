@@ -8,14 +8,14 @@ package import SwitchbackEmulator
 package enum EmulatorHarness {
     package static func client(
         _ emulator: Emulator, clientID: String = "native-rs", authentication: ClientAuthentication = .none,
-        par: ClientConfiguration.PARPolicy = .never
+        par: ClientConfiguration.PARPolicy = .never, clock: any WallClock = SystemClock()
     ) -> OIDCClient {
         OIDCClient(
             configuration: ClientConfiguration(
                 clientID: clientID, redirectURI: URL(string: "com.example.app:/oauth/callback")!, authentication: authentication,
                 scopes: ["openid", "profile", "email"], pushedAuthorization: par
             ),
-            provider: .discovery(issuer: emulator.issuer)
+            provider: .discovery(issuer: emulator.issuer), clock: clock
         )
     }
 
@@ -24,6 +24,8 @@ package enum EmulatorHarness {
         profile: Profile = .generic, configuration: EmulatorConfiguration = .defaults, clock: any WallClock = SystemClock(),
         _ body: (Emulator) async throws -> Void
     ) async throws {
+        var configuration = configuration
+        if configuration.signingKeys == nil { configuration.signingKeys = .perProcess }
         let emulator = try await Emulator.start(profile: profile, configuration: configuration, clock: clock)
         do {
             try await body(emulator)

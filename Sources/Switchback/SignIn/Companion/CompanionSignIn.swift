@@ -109,6 +109,12 @@ extension CompanionAuthorization: CustomStringConvertible {
         if case .signOut = self { return true }
         return false
     }
+
+    /// A sign-in the companion completes itself (its final page opens the app).
+    var isCompletion: Bool {
+        if case .companion(let authorization) = self { return authorization.route == .completion }
+        return false
+    }
 }
 
 /// What the backend companion hands the app at the end of a sign-in it ran: who signed in and, as its

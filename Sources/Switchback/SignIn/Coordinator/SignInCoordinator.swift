@@ -120,8 +120,16 @@ public actor SignInCoordinator {
     /// page of another host).
     static func requireResponsePage(_ request: SignInRequest, redirectURI: URL) throws {
         if let link = request.responseLink {
-            guard link.scheme?.lowercased() == "https", let host = link.host?.lowercased(), !host.isEmpty else {
-                throw SwitchbackError(.invalidConfiguration, "the response link must be an https universal link of the app")
+            guard link.scheme?.lowercased() == "https", let host = link.host?.lowercased(), !host.isEmpty, link.query == nil, link.fragment == nil
+            else {
+                throw SwitchbackError(
+                    .invalidConfiguration, "the response link must be an https universal link of the app, without query or fragment")
+            }
+            // The authenticator's bare return to a link that is also the response link would read as a response.
+            let others = [request.appReturnURL, request.rewrite?.returnTo].compactMap { $0 } + Array(request.appLinks.values)
+            guard !others.contains(where: { RedirectURIMatcher.matches($0, registered: link) || RedirectURIMatcher.matches(link, registered: $0) })
+            else {
+                throw SwitchbackError(.invalidConfiguration, "the response link must differ from the app's other return links (the app switch's)")
             }
             guard host != redirectURI.host?.lowercased() else {
                 throw SwitchbackError(
@@ -144,7 +152,8 @@ public actor SignInCoordinator {
             redirectURI: returnURL, rewrite: request.rewrite, appReturnURL: request.appReturnURL,
             returnsThroughProviderPage: request.returnsThroughProviderPage, withoutReturn: request.withoutReturn, gracePeriod: request.gracePeriod,
             appLinks: request.appLinks.isEmpty ? nil : request.appLinks, startsInApp: request.startsInApp ? true : nil,
-            responseLink: request.responseLink
+            // A backend completion's final page opens the app by the companion's link, never by a response link.
+            responseLink: authorization.isCompletion ? nil : request.responseLink
         )
         let flowID = plan.flowID
         entries[flowID] = Entry(

@@ -66,14 +66,18 @@ public import Foundation
         public typealias WithoutReturn = SignInRequest.WithoutReturn
 
         /// `url` as the redirect URI received it: a response forwarded to ``responseLink`` carries the
-        /// redirect URI's query and fragment; anything else is returned unchanged.
+        /// redirect URI's own query items (kept, as registered) and the forwarded query and fragment;
+        /// anything else is returned unchanged.
         public func atRedirectURI(_ url: URL) -> URL {
             guard let link = responseLink, !RedirectURIMatcher.matches(url, registered: redirectURI),
                 RedirectURIMatcher.matches(url, registered: link),
                 let received = URLComponents(url: url, resolvingAgainstBaseURL: false),
                 var components = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false)
             else { return url }
-            components.percentEncodedQuery = received.percentEncodedQuery
+            let registered = components.percentEncodedQueryItems ?? []
+            let forwarded = (received.percentEncodedQueryItems ?? []).filter { !registered.contains($0) }
+            let items = registered + forwarded
+            components.percentEncodedQueryItems = items.isEmpty ? nil : items
             components.percentEncodedFragment = received.percentEncodedFragment
             return components.url ?? url
         }
@@ -204,7 +208,8 @@ public import Foundation
 
     public func recognise(_ url: URL) -> Recognition {
         if RedirectURIMatcher.matches(url, registered: plan.redirectURI) { return .callback }
-        if let link = plan.responseLink, RedirectURIMatcher.matches(url, registered: link) { return .callback }
+        // A forwarded response carries one; the bare link (tapped on any page) is no response and ends nothing.
+        if let link = plan.responseLink, RedirectURIMatcher.matches(url, registered: link), Self.carriesResponse(url) { return .callback }
         if let rewrite = plan.rewrite {
             let match = HandOffRewrite.match(url, returnTo: rewrite.returnTo, flowID: plan.flowID)
             if match != .unrelated { return .authenticatorReturn(match) }
@@ -401,6 +406,15 @@ public import Foundation
 
     private var resumesInSafari: Bool {
         plan.strategy.sharesSafariCookies && plan.returnsThroughProviderPage
+    }
+
+    /// Whether `url` carries an authorization response's `state`, `code` or `error` (in its query or fragment).
+    static func carriesResponse(_ url: URL) -> Bool {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return false }
+        let names = [components.percentEncodedQuery, components.percentEncodedFragment].compactMap { $0 }.flatMap { part in
+            part.split(separator: "&").map { String($0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
+        }
+        return names.contains { ["state", "code", "error"].contains($0) }
     }
 
     /// Same scheme, host, port and path: the authorization endpoint, whatever the query.

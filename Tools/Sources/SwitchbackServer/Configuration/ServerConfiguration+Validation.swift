@@ -114,7 +114,9 @@ extension ServerConfiguration {
             }
         }
         if let completion {
-            guard let link = URL(string: completion.appLink), link.scheme == "https" || EndpointSecurity.isLoopback(link.host ?? "") else {
+            guard let link = URL(string: completion.appLink),
+                link.scheme == "https" || (link.scheme == "http" && EndpointSecurity.isLoopback(link.host ?? ""))
+            else {
                 throw fail("completion.appLink must be an https universal link")
             }
             guard completion.maximumWait > 0, completion.maximumWait <= 120 else { throw fail("completion.maximumWait must be 1…120 seconds") }
@@ -124,7 +126,7 @@ extension ServerConfiguration {
         }
         if let responsePage {
             guard let link = URL(string: responsePage.appLink), let host = link.host?.lowercased(), !host.isEmpty,
-                link.scheme == "https" || EndpointSecurity.isLoopback(host), link.query == nil, link.fragment == nil
+                link.scheme == "https" || (link.scheme == "http" && EndpointSecurity.isLoopback(host)), link.query == nil, link.fragment == nil
             else {
                 throw fail("responsePage.appLink must be an https universal link without a query or fragment")
             }

@@ -53,7 +53,8 @@ struct ProviderContractTests {
                 let lifetime = try #require(contract.seconds(key))
                 var taken: [Bool] = []
                 for wait in [lifetime - 1, lifetime + 1] {
-                    let client = EmulatorHarness.client(emulator)
+                    // The client reads the emulator's clock: the ID token is issued after the wait.
+                    let client = EmulatorHarness.client(emulator, clock: clock)
                     let session = try await client.prepareAuthorization()
                     guard case .redirect(let location) = try await EmulatorBrowser().signIn(session.authorizationURL) else {
                         throw RigFailure("no redirect")
@@ -120,6 +121,40 @@ struct ProviderContractTests {
                 let refused = String(decoding: answer.body, as: UTF8.self).contains("unsupported_grant_type")
                 #expect((credential.refreshToken == nil) == refused, "the token response and the grant agree")
                 observed = .flag(credential.refreshToken != nil && answer.status == 200)
+            case .accessTokenLifetime, .singleUseAccessTokens:
+                // The token response's lifetime (the clock stands still), and userinfo asked twice with one token.
+                let client = EmulatorHarness.client(emulator, clock: clock)
+                let session = try await client.prepareAuthorization()
+                let credential = try await client.completeAuthorization(
+                    try EmulatorBrowser.callback(try await EmulatorBrowser().signIn(session.authorizationURL)), session: session)
+                if key == .accessTokenLifetime {
+                    observed = .seconds(try #require(credential.expiresAt).timeIntervalSince(clock.now()).rounded())
+                } else {
+                    var statuses: [Int] = []
+                    for _ in 0..<2 {
+                        let answer = try await URLSessionTransport().send(
+                            HTTPRequest(
+                                method: .get, url: try #require(URL(string: emulator.issuer + "/userinfo")),
+                                headers: ["Authorization": "Bearer \(credential.accessToken)"]))
+                        statuses.append(answer.status)
+                    }
+                    #expect(statuses.first == 200)
+                    observed = .flag(statuses == [200, 401])
+                }
+            case .responseModes:
+                // Each mode asked for: the login page (taken), or the error sent back (refused).
+                var taken: [String] = []
+                let listed = contract.list(key) ?? []
+                for mode in listed + ["query", "fragment", "form_post"].filter({ !listed.contains($0) }) {
+                    guard let responseMode = ResponseMode(rawValue: mode) else { continue }
+                    let session = try await EmulatorHarness.client(emulator).prepareAuthorization(AuthorizationOptions(responseMode: responseMode))
+                    switch try await EmulatorBrowser().open(session.authorizationURL) {
+                    case .page(200, _): taken.append(mode)
+                    case .redirect(let location): #expect(location.contains("error=invalid_request"), "\(mode)")
+                    case let other: throw RigFailure("\(mode): \(other)")
+                    }
+                }
+                observed = .list(taken)
             default:
                 throw RigFailure("\(key) is probed elsewhere")
             }
