@@ -123,7 +123,7 @@ public struct ProviderContract: Sendable, Equatable {
     }
 
     /// Every provider's contract.
-    public static let all: [ProviderContract] = [.singpass, .uaePass, .mitID, .bankIDNorway, .idMe]
+    public static let all: [ProviderContract] = [.singpass, .uaePass, .mitID, .mitIDIdura, .bankIDNorway, .bankIDSweden, .idMe]
 
     /// The contract of the preset named `provider`, if there is one.
     public static func of(_ provider: String) -> ProviderContract? { all.first { $0.provider == provider } }

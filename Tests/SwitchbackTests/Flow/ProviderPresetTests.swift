@@ -13,7 +13,7 @@ struct ProviderPresetTests {
     static func thrown(_ body: () async throws -> Void) async -> SwitchbackError? {
         do {
             try await body()
-            Issue.record("the check passed a request it should have refused")
+            Issue.record("the preset or the check let through what it should have refused")
             return nil
         } catch let error as SwitchbackError {
             return error
@@ -24,16 +24,7 @@ struct ProviderPresetTests {
     }
 
     static func refusal(_ build: () async throws -> SignInRequest) async -> SwitchbackError? {
-        do {
-            _ = try await build()
-            Issue.record("the preset built a request it should have refused")
-            return nil
-        } catch let error as SwitchbackError {
-            return error
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
+        await thrown { _ = try await build() }
     }
 
     @Test(
@@ -170,6 +161,8 @@ struct ProviderPresetTests {
             #expect(!request.needsResponsePage)
             try SignInCoordinator.requireResponsePage(request, redirectURI: universal)
         }
+        // A custom-scheme redirect URI is handed to the app even from a redirect: no page is needed.
+        try SignInCoordinator.requireResponsePage(bare, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback")))
         // The entitlement the check names is the response link's host, not the web page's.
         let check = SetupCheck(queriedSchemes: [], urlSchemes: [])
         #expect(check.problems(for: withPage, preset: preset, redirectURI: page) == [.associatedDomainNeeded("app.example.com")])
@@ -189,7 +182,13 @@ struct ProviderPresetTests {
         }
         #expect(!ProviderPreset.singpass.issuesRefreshTokens && !ProviderPreset.uaePass.issuesRefreshTokens)
         #expect(ProviderPreset.generic.issuesRefreshTokens && ProviderPreset.idMe.issuesRefreshTokens)
-        #expect(ProviderPreset.mitID(.signaturgruppen).contract == .mitID && ProviderPreset.mitID(.idura).contract == nil)
+        #expect(ProviderPreset.mitID(.signaturgruppen).contract == .mitID && ProviderPreset.mitID(.idura).contract == .mitIDIdura)
+        // The brokers' plain redirects, from their contracts: MitID's and Swedish BankID's (assumed for the latter).
+        #expect(ProviderPreset.mitID(.signaturgruppen).redirectsWithoutTap && ProviderPreset.bankIDSweden.redirectsWithoutTap)
+        #expect(!ProviderPreset.singpass.redirectsWithoutTap && !ProviderPreset.generic.redirectsWithoutTap)
+        var own = ProviderPreset.generic
+        own.redirectsWithoutTap = true
+        #expect(own.redirectsWithoutTap)
     }
 
     @Test("serving(from:) moves the provider's hosts (a staging deployment, the emulator on loopback)")

@@ -27,6 +27,7 @@ public final class Emulator: Sendable {
     public let profile: Profile
     private let group: ServiceGroup
     private let server: Task<Void, any Error>
+    private let listening: ListeningSockets
     let keys: SigningKeys
     private let faults: FaultBoard
     private let state: ProviderState
@@ -34,8 +35,9 @@ public final class Emulator: Sendable {
 
     private init(
         issuer: String, port: Int, profile: Profile, configuration: EmulatorConfiguration, keys: SigningKeys, faults: FaultBoard,
-        state: ProviderState, clock: any WallClock, group: ServiceGroup, server: Task<Void, any Error>
+        state: ProviderState, clock: any WallClock, group: ServiceGroup, server: Task<Void, any Error>, listening: ListeningSockets
     ) {
+        self.listening = listening
         self.faults = faults
         self.state = state
         self.clock = clock
@@ -68,10 +70,12 @@ public final class Emulator: Sendable {
         let provider = Provider(
             configuration: configuration, profile: profile, keys: keys, state: state, clock: clock, issuer: issuerBox, faults: faults)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let listening = ListeningSockets()
         let app = Application(
             router: provider.router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "switchback-emulator"),
             onServerRunning: { channel in
+                listening.add(channel)
                 continuation.yield(channel.localAddress?.port ?? port)
                 continuation.finish()
             },
@@ -90,11 +94,12 @@ public final class Emulator: Sendable {
         return Emulator(
             issuer: issuer, port: bound, profile: profile, configuration: configuration, keys: keys, faults: faults, state: state, clock: clock,
             group: group,
-            server: server)
+            server: server, listening: listening)
     }
 
     /// Stops the server gracefully (in-flight requests finish) and waits until it has closed its socket.
     public func stop() async {
+        await listening.stopAccepting()
         await group.triggerGracefulShutdown()
         _ = await server.result
     }

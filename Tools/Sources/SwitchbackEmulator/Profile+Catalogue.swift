@@ -66,7 +66,7 @@ extension Profile {
             name: "bankid-se",
             summary:
                 "Swedish-BankID-via-broker-like: autostart link (bankid:/// or the https app link), redirect=null unless asked, collect hintCodes",
-            handOff: .bankIDSweden(options)
+            handOff: .bankIDSweden(options), contract: .bankIDSweden
         )
     }
 

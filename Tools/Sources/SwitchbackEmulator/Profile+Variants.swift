@@ -31,7 +31,10 @@ extension Profile {
                 switch variant {
                 case "app-link": options.appLinkForm = true
                 case "short-order": (options.orderLifetime, options.startLifetime) = (2, 2)
-                case "continue-button": profile.returnPage = .tapPage
+                case "continue-button":
+                    // The broker's continue page (assumed): the variant overrides the contract's plain redirect.
+                    profile.returnPage = .tapPage
+                    profile.contract = profile.contract?.replacing(.providerReturnPage, with: .flag(true))
                 default:
                     return .failure(
                         UnknownProfile(
@@ -43,6 +46,7 @@ extension Profile {
             case .mitID where variant == MitIDBroker.idura.rawValue:
                 profile.handOff = .mitID(.idura)
                 profile.returnPage = .redirect
+                profile.contract = .mitIDIdura
             case .mitID:
                 return .failure(
                     UnknownProfile(

@@ -164,6 +164,7 @@ public final class Companion: Sendable {
             shared.service
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let listening = ListeningSockets()
         let host = configuration.host
         let limits = configuration.limits
         /// HTTP/1 with the idle timeout and one ``ConnectionGuard`` per connection (the closure runs for
@@ -187,6 +188,7 @@ public final class Companion: Sendable {
             server: try guarded(ConnectionCount(limit: limits.maxConnections), .public, tls: tls),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "switchback-server"),
             onServerRunning: { channel in
+                listening.add(channel)
                 continuation.yield(channel.localAddress?.port ?? configuration.port)
                 continuation.finish()
             },
@@ -195,7 +197,7 @@ public final class Companion: Sendable {
         // A graceful shutdown ends the services last to first: the drain first (not ready, waiting status
         // requests answered), then the server (stops accepting, finishes what is in flight), within the grace.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: app), .init(service: Drain(readiness: readiness, waiters: waiters, logger: logger)),
+            .init(service: app), .init(service: Drain(listening: listening, readiness: readiness, waiters: waiters, logger: logger)),
         ]
         // The metrics listener stops last, so that a scrape during the drain still answers.
         let (metricsPorts, metricsContinuation) = AsyncStream<Int>.makeStream()
@@ -213,6 +215,7 @@ public final class Companion: Sendable {
                 server: try guarded(ConnectionCount(limit: Self.metricsConnections), .metrics),
                 configuration: ApplicationConfiguration(address: .hostname(section.host, port: section.port), serverName: "switchback-metrics"),
                 onServerRunning: { channel in
+                    listening.add(channel)
                     metricsContinuation.yield(channel.localAddress?.port ?? section.port)
                     metricsContinuation.finish()
                 },
@@ -307,6 +310,7 @@ public final class Companion: Sendable {
 /// The first service a graceful shutdown ends: the instance says it is not ready, and the status requests
 /// waiting on it answer now, before the server stops accepting connections and drains the rest.
 private struct Drain: Service {
+    let listening: ListeningSockets
     let readiness: Readiness
     let waiters: CompletionWaiters
     let logger: Logger
@@ -314,6 +318,8 @@ private struct Drain: Service {
     func run() async throws {
         // Returns when a graceful shutdown begins; throws when the group is cancelled instead (nothing to drain).
         do { try await gracefulShutdown() } catch { return }
+        // No new connections from here (the servers close their listeners after this service ends).
+        await listening.stopAccepting()
         await readiness.beginDraining()
         let waiting = await waiters.count
         await waiters.drain()

@@ -11,3 +11,17 @@ extension ProviderContract {
             )
         ])
 }
+
+extension ProviderContract {
+    /// MitID through Idura (formerly Criipto), the `mitid-idura` preset.
+    public static let mitIDIdura = ProviderContract(
+        provider: "mitid-idura",
+        terms: [
+            Term(
+                .providerReturnPage, .flag(false),
+                source: "https://docs.idura.app/verify/guides/appswitch",
+                says:
+                    "after the MitID app switches back, the login request continues in the web component and ends with an OAuth2 response to the redirect URI, which ASWebAuthenticationSession (required) catches"
+            )
+        ])
+}

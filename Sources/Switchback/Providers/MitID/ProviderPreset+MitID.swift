@@ -35,19 +35,15 @@ extension ProviderPreset {
                 appReturn: AppReturn(.loginHint(words: ["appswitch:ios"], prefix: "appswitch:resumeUrl:"), patterns: [.universalLink])
             )
         case .signaturgruppen:
-            // The broker redirects plainly to the redirect URI (its contract): a Safari view needs the app's
-            // page there (`AppLinks.responseLink`) or the companion's completion, which the coordinator checks.
-            {
-                var preset = ProviderPreset(
-                    name: "mitid",
-                    strategies: [.safariView, .systemBrowser, .ephemeralBrowser],
-                    unusable: [.init(.webView, because: "MitID refuses embedded WebViews")],
-                    appReturn: AppReturn(.parameterValue("idp_params", value: signaturgruppenAppSwitch), patterns: [.universalLink]),
-                    authorizationParameters: [("idp_values", "mitid")]
-                )
-                preset.redirectsWithoutTap = ProviderContract.mitID.flag(.providerReturnPage) == false
-                return preset
-            }()
+            // The broker redirects plainly to the redirect URI (its contract, `providerReturnPage`): a Safari view
+            // needs the app's page there (`AppLinks.responseLink`) or the companion's completion, which the coordinator checks.
+            ProviderPreset(
+                name: "mitid",
+                strategies: [.safariView, .systemBrowser, .ephemeralBrowser],
+                unusable: [.init(.webView, because: "MitID refuses embedded WebViews")],
+                appReturn: AppReturn(.parameterValue("idp_params", value: signaturgruppenAppSwitch), patterns: [.universalLink]),
+                authorizationParameters: [("idp_values", "mitid")]
+            )
         }
     }
 

@@ -137,7 +137,8 @@ public actor SignInCoordinator {
                     "the response link is on the redirect URI's host \(host): a button there to its own host stays in the browser; put the redirect page on another host"
                 )
             }
-        } else if request.needsResponsePage {
+        } else if request.needsResponsePage, ["https", "http"].contains(redirectURI.scheme?.lowercased() ?? "") {
+            // A custom scheme is handed to the app even from a redirect; a web address is loaded as a page.
             throw SwitchbackError(
                 .strategyNotSupported,
                 "\(request.provider) ends with a plain redirect to \(redirectURI), which a \(request.strategy) loads as a page: give AppLinks.responseLink (the universal link your page there opens by a button), complete on the companion, or use an authentication session"

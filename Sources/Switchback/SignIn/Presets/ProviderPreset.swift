@@ -36,10 +36,15 @@ public struct ProviderPreset: Sendable {
     /// client configuration's).
     public var scopes: [String]?
     /// The provider's last step is a plain redirect to the redirect URI, with no page of its own to tap.
-    /// An authentication session catches it; a Safari view loads it as a page, and iOS opens a universal
-    /// link only from a user's tap, so the app needs its own page there with a button
-    /// (``AppLinks/responseLink``), or the companion's completion route.
-    public var redirectsWithoutTap = false
+    /// An authentication session catches it; a Safari view loads an https one as a page, and iOS opens a
+    /// universal link only from a user's tap, so the app needs its own page there with a button
+    /// (``AppLinks/responseLink``), or the companion's completion route. True where the contract says
+    /// so (its `providerReturnPage` term is false); set it for a provider of your own.
+    public var redirectsWithoutTap: Bool {
+        get { redirectsWithoutTapSetting ?? (contract?.flag(.providerReturnPage) == false) }
+        set { redirectsWithoutTapSetting = newValue }
+    }
+    private var redirectsWithoutTapSetting: Bool?
 
     public init(
         name: String, authenticator: AuthenticatorRule? = nil, strategies: [UserAgentStrategy], unusable: [Unusable] = [],

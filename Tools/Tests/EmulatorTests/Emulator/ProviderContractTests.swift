@@ -193,10 +193,14 @@ struct ProviderContractTests {
     }
 
     @Test("each provider's profile carries its contract")
-    func profiles() {
+    func profiles() throws {
         #expect(Profile.singpass.contract == .singpass)
         #expect(Profile.uaePass().contract == .uaePass)
         #expect(Profile.mitID.contract == .mitID)
+        #expect(try Profile.named("mitid", variants: ["idura"]).get().contract == .mitIDIdura)
+        #expect(Profile.bankIDSweden().contract == .bankIDSweden)
+        // The broker's continue page, a variant of its own, overrides the contract's plain redirect.
+        #expect(try Profile.named("bankid-se", variants: ["continue-button"]).get().contract?.flag(.providerReturnPage) == true)
         #expect(ProviderPreset.mitID(.signaturgruppen).redirectsWithoutTap == (ProviderContract.mitID.flag(.providerReturnPage) == false))
         #expect(Set(ProviderContract.all.map(\.provider)).isSubset(of: Set(ProviderPreset.all.map(\.name))))
     }
