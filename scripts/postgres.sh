@@ -19,10 +19,13 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$dir" ] || { log "--dir is required"; exit 2; }
 
+# Debian's versioned folder, else an initdb on PATH (Homebrew's postgresql on a Mac).
 bindir() {
   local found
   found=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
-  [ -n "$found" ] && [ -x "$found/initdb" ] && echo "$found"
+  if [ -n "$found" ] && [ -x "$found/initdb" ]; then echo "$found"; return 0; fi
+  found=$(command -v initdb 2>/dev/null) || return 1
+  dirname "$found"
 }
 
 as_owner() {
