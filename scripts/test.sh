@@ -15,12 +15,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-stages=(format apple core interop tools release crosschecks examples docc webkit)
+stages=(format apple core api interop tools release crosschecks examples docc webkit)
 describe() {
   case "$1" in
     format) echo "the code is formatted as .swift-format says" ;;
     apple) echo "the iOS adapters and the guides' wiring compile against the Apple API model; their glue tests" ;;
     core) echo "the app library: warning-free build, its tests (interop excepted)" ;;
+    api) echo "the app-side products' public API against the last release tag: no break not allowed for" ;;
     interop) echo "the core client and the CLI against glewlwyd, an OpenID provider written by others" ;;
     tools) echo "the companion, the emulator, the CLI and the scenarios, with PostgreSQL (interop excepted)" ;;
     release) echo "the app-side products in release: no warnings of our own" ;;
@@ -191,6 +192,22 @@ stage_core() {
   base_tools
   build_core
   swift test --skip-build --skip "$core_interop" ${test_args[@]+"${test_args[@]}"}
+}
+
+# The public API of the products an app uses, against the newest release tag (CONTRIBUTING.md, "Versions"):
+# a break must be listed in api-breakage-allowlist.txt (one diagnostic a line), which a release removes.
+# Before the first tag there is nothing to compare with.
+stage_api() {
+  local tag
+  tag=$(git tag --list '[0-9]*.[0-9]*.[0-9]*' | sort -V | tail -1)
+  if [ -z "$tag" ]; then
+    log "no release tag yet: nothing to compare the API with"
+    return 0
+  fi
+  local allowed=()
+  [ -f api-breakage-allowlist.txt ] && allowed=(--breakage-allowlist-path api-breakage-allowlist.txt)
+  swift package diagnose-api-breaking-changes "$tag" --products Switchback SwitchbackApple SwitchbackTesting ${allowed[@]+"${allowed[@]}"}
+  log "the public API keeps every declaration of $tag, or its break is allowed for"
 }
 
 stage_interop() {
