@@ -63,6 +63,7 @@ let package = Package(
         .target(name: "SnippetSingpassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
         .target(name: "SnippetWalletApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
         .target(name: "SnippetUAEPassApp", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit", "WebKit"], swiftSettings: strict),
+        .target(name: "SnippetGettingStarted", dependencies: ["Switchback", "SwitchbackApple", "SwiftUI", "UIKit"], swiftSettings: strict),
         // Swift Testing's cross-import overlay for UIKit, which a test file importing both needs.
         .target(name: "_Testing_UIKit", swiftSettings: strict),
         // The adapters' glue run on the model: completions, decisions and status codes reach the core unchanged.

@@ -59,6 +59,24 @@ struct GuideSnippetTests {
         #expect(checked >= 8, "blocks checked: \(checked)")
     }
 
+    @Test("each Swift block of the README but the package manifest's appears, line for line, in the getting-started example or its Apple wiring")
+    func readmeBlocksAreReal() throws {
+        let sources =
+            try Self.files(in: "Tools/Examples/GettingStarted", extension: "swift") + [
+                Self.root.appendingPathComponent("Examples/AppleSnippets/GettingStartedApp.swift")
+            ]
+        let code = try sources.map { Self.normalized(try String(contentsOf: $0, encoding: .utf8)) }
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = Self.swiftBlocks(in: readme).map(Self.normalized).filter { $0.first?.hasPrefix("// Package.swift") != true }
+        #expect(blocks.count >= 3, "the README's app code is found")
+        for lines in blocks {
+            let found = code.contains { file in
+                file.indices.contains { start in start + lines.count <= file.count && Array(file[start..<start + lines.count]) == lines }
+            }
+            #expect(found, "README.md: a block starting \"\(lines.first ?? "")\" is in no example")
+        }
+    }
+
     @Test("the check notices a block that is in no example")
     func noticesStrayBlock() {
         let block = Self.swiftBlocks(in: "text\n```swift\nlet x = 1\n  let y = 2\n```\n")

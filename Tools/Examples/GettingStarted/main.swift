@@ -1,7 +1,7 @@
-// The README's getting-started code, run for real: the app-side part is exactly what an iOS app writes,
-// with the simulated device standing in for `ApplePresenter`, `ApplicationURLOpener` and the Keychain
-// journal store, the emulator standing in for UAE Pass staging, and the companion on loopback as the
-// app's backend (UAE Pass authenticates the client with a secret, which only the backend holds).
+// The README's getting-started code (App.swift), run for real: the simulated device stands in for
+// `ApplePresenter`, `ApplicationURLOpener` and the Keychain journal store, the emulator for UAE Pass
+// staging, and the companion on loopback is the app's backend (UAE Pass authenticates the client with a
+// secret, which only the backend holds).
 import Foundation
 import Switchback
 import SwitchbackEmulator
@@ -19,28 +19,15 @@ let companion = try await Companion.start(ServerConfiguration(
 let device = SimulatedDevice()
 await device.installAuthenticator(scheme: "uaepassstg", backend: URL(string: emulator.issuer)!)
 
+// The app's code is App.swift, as in the README; here the simulated phone stands in for the Apple adapters.
 let app = await device.install(SimulatedApp(appID: "A1B2C3D4E5.com.example.app", schemes: ["com.example.app"]) { platform in
-    // --- the app's code, as in the README ---
-    let client = OIDCClient(
-        configuration: ClientConfiguration(
-            clientID: "backend", redirectURI: URL(string: "com.example.app:/oauth/callback")!, pushedAuthorization: .never, identitySource: .userInfo
-        ),
-        provider: .static(endpoints)
-    )
-    return SignInCoordinator(
-        .app(client, redeemingCodesAt: CompanionClient(companion.baseURL, transport: device.network)),
-        host: platform.host, opener: platform.opener, journal: platform.journal, clock: platform.clock
+    makeCoordinator(
+        endpoints: endpoints, companion: CompanionClient(companion.baseURL, transport: device.network), host: platform.host,
+        opener: platform.opener, journal: platform.journal, clock: platform.clock
     )
 })
-
 // The preset's provider hosts are UAE Pass's; the emulator serves the same pages from loopback.
-let uaePass = ProviderPreset.uaePass.serving(from: ["127.0.0.1"])
-let request = try await uaePass.request(
-    strategy: .webView, environment: .staging,
-    links: .init(scheme: URL(string: "com.example.app:/handoff"), universalLink: URL(string: "https://app.example.com/appswitch"))
-)
-let result = try await app.coordinator.signIn(request)   // .credential(…): tokens and the validated identity
-// --- end of the app's code ---
+let result = try await signIn(app.coordinator, preset: ProviderPreset.uaePass.serving(from: ["127.0.0.1"]))
 
 print("signed in: sub \(result.subject ?? "?"), acr \(result.acr ?? "?"), identity from \(result.credential.map { "\($0.identitySource)" } ?? "?")")
 await device.shutDown()   // the simulated phone's storage folder goes with it

@@ -1,0 +1,1 @@
+../../../Tools/Examples/GettingStarted/App.swift

@@ -1,0 +1,1 @@
+../../../Examples/AppleSnippets/GettingStartedApp.swift
