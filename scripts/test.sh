@@ -21,7 +21,7 @@ describe() {
     format) echo "the code is formatted as .swift-format says" ;;
     apple) echo "the iOS adapters and the guides' wiring compile against the Apple API model; their glue tests" ;;
     core) echo "the app library: warning-free build, its tests (interop excepted)" ;;
-    api) echo "the app-side products' public API against the last release tag: no break not allowed for" ;;
+    api) echo "the app-side products' public API against the newest release tag: every break allowed for" ;;
     interop) echo "the core client and the CLI against glewlwyd, an OpenID provider written by others" ;;
     tools) echo "the companion, the emulator, the CLI and the scenarios, with PostgreSQL (interop excepted)" ;;
     release) echo "the app-side products in release: no warnings of our own" ;;
