@@ -411,10 +411,10 @@ public import Foundation
     /// Whether `url` carries an authorization response's `state`, `code` or `error` (in its query or fragment).
     static func carriesResponse(_ url: URL) -> Bool {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return false }
-        let names = [components.percentEncodedQuery, components.percentEncodedFragment].compactMap { $0 }.flatMap { part in
-            part.split(separator: "&").map { String($0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
+        let fields = [components.percentEncodedQuery, components.percentEncodedFragment].compactMap { $0 }.flatMap {
+            FormEncoding.decode($0, plusIsSpace: true) ?? []
         }
-        return names.contains { ["state", "code", "error"].contains($0) }
+        return fields.contains { ["state", "code", "error"].contains($0.0) }
     }
 
     /// Same scheme, host, port and path: the authorization endpoint, whatever the query.
