@@ -11,9 +11,6 @@ let package = Package(
         .library(name: "Switchback", targets: ["Switchback"]),
         .library(name: "SwitchbackTesting", targets: ["SwitchbackTesting"]),
         .library(name: "SwitchbackApple", targets: ["SwitchbackApple"]),
-        // What this repository's tests share (the scripted provider, the glewlwyd peer, expectCode), for
-        // the tools' tests in Tools/: the leading underscore marks it unsupported for anyone else.
-        .library(name: "_SwitchbackTestSupport", targets: ["SwitchbackTestSupport"]),
     ],
     // Only what the app-side products need: an app that adds Switchback resolves these and their own
     // dependencies, nothing of the server. The companion, the emulator, the demo, the CLI and the

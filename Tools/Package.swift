@@ -43,10 +43,36 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
+        // What a verifier does and an app never needs: the SD-JWT VC and mdoc verifiers with their CBOR, Inflate and
+        // status-list readers, DCQL, DPoP proof checking, Back-Channel Logout tokens, and the JSON writer the
+        // companion's records use. Here rather than in the app package, so no app compiles or ships them.
+        .target(
+            name: "SwitchbackVerification",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What the emulator and the companion share as HTTP servers.
+        .target(
+            name: "SwitchbackHosting",
+            dependencies: [
+                .product(name: "Switchback", package: "Switchback"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "SwitchbackEmulator",
             dependencies: [
                 .product(name: "Switchback", package: "Switchback"),
+                .product(name: "SwitchbackTesting", package: "Switchback"),
+                "SwitchbackVerification",
+                "SwitchbackHosting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -67,6 +93,8 @@ let package = Package(
             name: "SwitchbackServer",
             dependencies: [
                 "CSwitchbackSystem",
+                "SwitchbackVerification",
+                "SwitchbackHosting",
                 .product(name: "Switchback", package: "Switchback"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -162,8 +190,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // What the tools' tests share: the companion rig, the scripted browser, the emulator harness and
-        // the two companion stores; with the core tests' scripted provider, glewlwyd peer and expectCode
-        // (the root package's _SwitchbackTestSupport).
+        // the two companion stores; and, through the link Tests/Support/Core, the core tests' own support
+        // (the scripted provider, the glewlwyd peer, expectCode), compiled here a second time so that the
+        // app package need not offer it as a product.
         .target(
             name: "ToolsTestSupport",
             dependencies: testDependencies(["SwitchbackEmulator", "SwitchbackServer"]) + [
@@ -174,6 +203,7 @@ let package = Package(
         ),
         // The tools' tests, one target per module: the emulator, the companion, the end-to-end scenarios on the
         // simulated device, and the executables.
+        .testTarget(name: "VerificationTests", dependencies: testDependencies(["SwitchbackVerification", "ToolsTestSupport"]), swiftSettings: swiftSettings),
         .testTarget(name: "EmulatorTests", dependencies: testDependencies(["SwitchbackEmulator", "ToolsTestSupport"]), swiftSettings: swiftSettings),
         .testTarget(
             name: "CompanionTests",
@@ -214,7 +244,6 @@ func testDependencies(_ modules: [Target.Dependency]) -> [Target.Dependency] {
     [
         .product(name: "Switchback", package: "Switchback"),
         .product(name: "SwitchbackTesting", package: "Switchback"),
-        .product(name: "_SwitchbackTestSupport", package: "Switchback"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "_CryptoExtras", package: "swift-crypto"),
         .product(name: "JWTKit", package: "jwt-kit"),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackTestSupport
 
 /// ``JSONReader`` against Foundation's `JSONDecoder`, which it replaced for token headers and claims: the
 /// same verdict and the same values on every document, except where the reader is stricter on purpose
@@ -10,20 +11,6 @@ import Testing
 @Suite("The token JSON reader agrees with Foundation's decoder")
 struct JSONReaderTests {
     /// SplitMix64: the same documents on every run and machine.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-        mutating func pick<T>(_ choices: [T]) -> T { choices[below(choices.count)] }
-        mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    }
-
     /// Pieces a document is built from: valid forms, and (one time in twenty) the near misses a writer, or
     /// an attacker, produces.
     static let numbers = [
@@ -47,7 +34,7 @@ struct JSONReaderTests {
     static let badSpaces = ["\u{A0}", "\u{C}"]
     static let keys = ["iss", "sub", "aud", "exp", "a", "b", "cnf", "jkt", "", "é", "x y"]
 
-    static func string(_ g: inout Generator) -> [UInt8] {
+    static func string(_ g: inout SeededGenerator) -> [UInt8] {
         var bytes: [UInt8] = [UInt8(ascii: "\"")]
         for _ in 0..<g.below(4) {
             switch g.below(100) {
@@ -60,9 +47,9 @@ struct JSONReaderTests {
         return bytes
     }
 
-    static func space(_ g: inout Generator) -> [UInt8] { Array((g.chance(2) ? g.pick(badSpaces) : g.pick(spaces)).utf8) }
+    static func space(_ g: inout SeededGenerator) -> [UInt8] { Array((g.chance(2) ? g.pick(badSpaces) : g.pick(spaces)).utf8) }
 
-    static func value(_ g: inout Generator, depth: Int, _ repeated: inout Bool) -> [UInt8] {
+    static func value(_ g: inout SeededGenerator, depth: Int, _ repeated: inout Bool) -> [UInt8] {
         switch g.below(depth > 4 ? 3 : 6) {
         case 0: return Array((g.chance(5) ? g.pick(badNumbers) : g.pick(numbers)).utf8)
         case 1: return string(&g)
@@ -81,7 +68,7 @@ struct JSONReaderTests {
     }
 
     /// An object; `repeated` is set when a name is used twice in one object.
-    static func object(_ g: inout Generator, depth: Int, _ repeated: inout Bool) -> [UInt8] {
+    static func object(_ g: inout SeededGenerator, depth: Int, _ repeated: inout Bool) -> [UInt8] {
         var bytes: [UInt8] = [UInt8(ascii: "{")] + space(&g)
         let count = g.below(6)
         var names: Set<[UInt8]> = []
@@ -98,7 +85,7 @@ struct JSONReaderTests {
     }
 
     /// One to three byte edits: a deletion, a structural byte inserted, a byte replaced.
-    static func mutate(_ bytes: inout [UInt8], _ g: inout Generator) {
+    static func mutate(_ bytes: inout [UInt8], _ g: inout SeededGenerator) {
         let structural = Array("{}[]:,\"\\ -.e0".utf8) + [0x00, 0x80, 0xFF]
         for _ in 0...g.below(3) where !bytes.isEmpty {
             let at = g.below(bytes.count)
@@ -112,7 +99,7 @@ struct JSONReaderTests {
 
     @Test("60 000 generated and mutated documents: the same verdict and the same values as JSONDecoder, duplicates aside")
     func agreesWithFoundation() throws {
-        var g = Generator(state: 0x5157_4954_4348_4241)
+        var g = SeededGenerator(state: 0x5157_4954_4348_4241)
         var accepted = 0
         var refused = 0
         var duplicates = 0
@@ -167,7 +154,7 @@ struct JSONReaderTests {
         "an object's members read as a list (up to 16) or by name (more): the verdict and values of object(), a name twice refused in either, every member found"
     )
     func membersAgreeWithObject() throws {
-        var g = Generator(state: 0x4D45_4D42_4552)
+        var g = SeededGenerator(state: 0x4D45_4D42_4552)
         var (accepted, repeats, long) = (0, 0, 0)
         for _ in 0..<4000 {
             let count = g.below(40)
@@ -199,7 +186,7 @@ struct JSONReaderTests {
 
     @Test("claims read through the reader type as the Decodable claims do: the same claims or the same refusal")
     func claimsAgree() throws {
-        var g = Generator(state: 0x434C_4149_4D53)
+        var g = SeededGenerator(state: 0x434C_4149_4D53)
         let names = ["iss", "sub", "aud", "exp", "iat", "nbf", "nonce", "azp", "auth_time", "acr", "amr", "at_hash", "c_hash", "sid", "other"]
         let values = [
             "\"text\"", "1700000000", "1.5", "null", "true", "[\"a\",\"b\"]", "[]", "[\"a\",1]", "[null]", "{}", "{\"jkt\":\"t\"}", "\"\"",

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
+import SwitchbackTestSupport
 
 @Suite("Base64url")
 struct Base64URLTests {
@@ -54,7 +55,7 @@ struct Base64URLTests {
     func agreesWithFoundation() {
         let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
         let strays = Array("=+/ .\n\u{0}".utf8) + [0x80, 0xC3, 0xFF]
-        var generator = JSONReaderTests.Generator(state: 0x5EED_B64)
+        var generator = SeededGenerator(state: 0x5EED_B64)
         var accepted = 0
         for _ in 0..<20_000 {
             let length = generator.below(42)
@@ -75,7 +76,7 @@ struct Base64URLTests {
 
     @Test("encodes as Foundation's base64 does, with the URL-safe alphabet and no padding, for every length up to 300")
     func encodesAsFoundation() {
-        var generator = JSONReaderTests.Generator(state: 0xB64_E4C0DE)
+        var generator = SeededGenerator(state: 0xB64_E4C0DE)
         for length in 0...300 {
             let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
             let reference = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")

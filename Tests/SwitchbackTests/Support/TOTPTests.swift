@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// The code display's one-time passwords against the published vectors.
 @Suite("TOTP (RFC 6238) and HOTP (RFC 4226)")

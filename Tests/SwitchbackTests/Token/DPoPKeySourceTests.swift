@@ -59,11 +59,7 @@ struct DPoPKeySourceTests {
         #expect(enclave.count == 1)
         let url = URL(string: "https://id.example/token")!
         let proof = try key.proof(method: "POST", url: url, now: Date(), jti: "j-1")
-        guard case .success(let verified) = DPoPProof.verify(proof, method: "POST", url: url.absoluteString, accessToken: nil, now: Date()) else {
-            Issue.record("the hardware key's proof does not verify")
-            return
-        }
-        #expect(verified.thumbprint == key.thumbprint)
+        #expect(try DPoPTests.signerThumbprint(proof) == key.thumbprint, "the hardware key's proof verifies with the key it carries")
     }
 
     @Test("without the hardware (a simulator, Linux) the key is a software one; a hardware that fails is an error, not a weaker key")

@@ -4,6 +4,7 @@ import Logging
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackEmulator
 import SwitchbackServer
+import SwitchbackVerification
 
 /// SD-JWT VC presentations verified per second (the companion's per-answer work before the DCQL check),
 /// beside the raw cost of their two ES256 signatures (the issuer's and the Key Binding JWT's) through

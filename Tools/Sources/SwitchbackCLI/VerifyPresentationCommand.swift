@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// `switchback verify-presentation`: verifies an SD-JWT presentation with exactly the library's rules
 /// (`SDJWTVerifier`, RFC 9901 §7).

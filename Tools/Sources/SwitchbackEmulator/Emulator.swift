@@ -4,6 +4,8 @@ import ServiceLifecycle
 public import UnixSignals
 public import Logging
 @_spi(SwitchbackInternals) public import Switchback
+import SwitchbackHosting
+import SwitchbackVerification
 
 /// A local OpenID provider on loopback that behaves like the national eID providers, for offline
 /// development and for tests. It is a real provider over real HTTP: discovery, JWKS, authorize with

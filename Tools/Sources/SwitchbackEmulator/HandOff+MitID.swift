@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// MitID through a broker: the tap on "Open MitID app" and its app-switch return.
 extension Provider {

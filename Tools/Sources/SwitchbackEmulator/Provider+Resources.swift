@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// What tokens are used for once issued: userinfo (Bearer or DPoP-bound), and RP-initiated logout.
 extension Provider {

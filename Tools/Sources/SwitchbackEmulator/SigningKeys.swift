@@ -3,6 +3,7 @@ import _CryptoExtras
 import Foundation
 import JWTKit
 @_spi(SwitchbackInternals) import Switchback
+@_spi(SwitchbackInternals) import SwitchbackTesting
 
 /// The emulator's ID-token signing keys: one RS256 and one ES256 key, generated at start, and the
 /// JWKS that publishes their public halves. Keys can be rotated on demand.

@@ -5,6 +5,7 @@ import SwitchbackServer
 import SwitchbackTesting
 import Logging
 import Crypto
+import SwitchbackVerification
 
 /// The wallet scenario (`switchback demo --provider wallet`): an emulated PID issuer, a wallet app holding
 /// its credential on the simulated device, and the companion as the OpenID4VP verifier. The app starts a

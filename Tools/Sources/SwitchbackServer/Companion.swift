@@ -8,6 +8,7 @@ import ServiceLifecycle
 public import UnixSignals
 public import Logging
 @_spi(SwitchbackInternals) public import Switchback
+import SwitchbackHosting
 
 /// The app's backend companion: backend code exchange, the BankID permission proxy, the native-callback
 /// bridge, session hand-off, backend completion and the app-link association files — each on when its

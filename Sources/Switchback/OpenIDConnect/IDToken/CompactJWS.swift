@@ -1,15 +1,15 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// A compact-serialised JWS split into its parts, before any signature check.
-struct CompactJWS {
-    struct Header {
-        let alg: String
-        let kid: String?
-        let typ: String?
-        let crit: [String]?
+@_spi(SwitchbackInternals) public struct CompactJWS: Sendable {
+    @_spi(SwitchbackInternals) public struct Header: Sendable {
+        @_spi(SwitchbackInternals) public let alg: String
+        @_spi(SwitchbackInternals) public let kid: String?
+        @_spi(SwitchbackInternals) public let typ: String?
+        @_spi(SwitchbackInternals) public let crit: [String]?
         /// `x5c` (RFC 7515 §4.1.6): the signing key's certificate chain, leaf first, DER.
-        let x5c: [Data]
+        @_spi(SwitchbackInternals) public let x5c: [Data]
 
         /// The header whose base64url text is `encoded`, read by ``JSONReader``: `alg` a string, the others
         /// strings (or `crit` strings) when present. It is decoded into memory of the moment rather than a
@@ -42,11 +42,11 @@ struct CompactJWS {
         }
     }
 
-    let header: Header
-    let payload: Data
-    let signature: Data
+    @_spi(SwitchbackInternals) public let header: Header
+    @_spi(SwitchbackInternals) public let payload: Data
+    @_spi(SwitchbackInternals) public let signature: Data
     /// The token's text, whose first `signingInputCount` bytes (header, dot, payload) are signed.
-    let compact: String
+    @_spi(SwitchbackInternals) public let compact: String
     private let signingInputCount: Int
 
     /// The signed bytes, for a verifier that hashes them itself.
@@ -59,7 +59,7 @@ struct CompactJWS {
     }
 
     /// `token` split and decoded, or refused with `malformed`; a compact JWE is refused too.
-    init(_ token: String, malformed: SwitchbackError.Code) throws {
+    @_spi(SwitchbackInternals) public init(_ token: String, malformed: SwitchbackError.Code) throws {
         guard let jws = try Self.unlessEncrypted(token, malformed: malformed) else {
             throw SwitchbackError(malformed, "the token is an encrypted JWT (JWE), which this client cannot decrypt")
         }

@@ -43,7 +43,7 @@ public struct IDTokenValidator: Sendable {
     /// The client's keys for encrypted ID tokens; when any is set, a plain (unencrypted) ID token is refused.
     public let decryptionKeys: [DecryptionKey]
     private let keys: JWKSCache
-    let clock: any WallClock
+    @_spi(SwitchbackInternals) public let clock: any WallClock
 
     /// Creates a validator. `allowedAlgorithms` is filtered to asymmetric algorithms: `none` and
     /// HMAC can never be allowed.
@@ -94,7 +94,7 @@ public struct IDTokenValidator: Sendable {
     /// The signed token, split: `token` itself when it is a JWS, the JWS inside it when it is a JWE (OpenID
     /// Connect Core §10.2: signed, then encrypted). A plain token when `requireEncryption`, and an
     /// encrypted one for a client that holds no decryption key, are refused. A plain token is read once.
-    func signedJWS(_ token: String, malformed: SwitchbackError.Code, requireEncryption: Bool) throws -> CompactJWS {
+    @_spi(SwitchbackInternals) public func signedJWS(_ token: String, malformed: SwitchbackError.Code, requireEncryption: Bool) throws -> CompactJWS {
         if !requireEncryption, let plain = try CompactJWS.unlessEncrypted(token, malformed: malformed) { return plain }
         return try CompactJWS(signedToken(token, malformed: malformed, requireEncryption: requireEncryption), malformed: malformed)
     }
@@ -137,7 +137,7 @@ public struct IDTokenValidator: Sendable {
         }
     }
 
-    func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {
+    @_spi(SwitchbackInternals) public func verifySignature(_ jws: CompactJWS, allowed: Set<String>) async throws {
         let alg = jws.header.alg
         guard allowed.contains(alg) else {
             throw SwitchbackError(

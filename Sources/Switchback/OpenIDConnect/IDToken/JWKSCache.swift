@@ -69,7 +69,7 @@ public actor JWKSCache {
     /// (the documented choice for "kid absent, several keys"). When no candidate exists, or a token
     /// without `kid` verifies with none of them, the provider may have rotated its keys: the set is
     /// refetched once, within the rate limit, and the check repeated.
-    nonisolated func verify(_ jws: CompactJWS) async throws {
+    @_spi(SwitchbackInternals) public nonisolated func verify(_ jws: CompactJWS) async throws {
         switch try verdictOfRecentKeys(jws) {
         case .verified: return
         case .unknown: try await verifyOnActor(jws, failed: nil)
@@ -130,6 +130,14 @@ public actor JWKSCache {
         let alg: String
         let generation: Int
         let verifiers: [Verifier]
+    }
+
+    /// Whether `jws`, an ES256 signature, verifies with the public P-256 JWK `jwk`; nil when `jwk` is not such a
+    /// key (``Verifier/es256(_:)``), and the caller then verifies through a one-key set. For a holder's key
+    /// named in a credential, which is the only candidate whatever `kid` the token names.
+    @_spi(SwitchbackInternals) public static func es256Verifies(_ jws: CompactJWS, jwk: [String: JSONValue]) -> Bool? {
+        guard jws.header.alg == "ES256", let verifier = Verifier.es256(jwk) else { return nil }
+        return verifier.verifies(jws)
     }
 
     /// How a candidate key checks a signature: ES256 and RS256 straight through swift-crypto with the key

@@ -1,6 +1,7 @@
 public import Foundation
 public import Crypto
 @_spi(SwitchbackInternals) public import Switchback
+import SwitchbackVerification
 
 /// Apple Wallet holding a driver's license, as Verify with Wallet answers an app (Apple's "Verifying Wallet
 /// identity requests"): the requested elements of an ISO/IEC 18013-5 mDL, device-signed over the session

@@ -1,6 +1,7 @@
 package import Foundation
 package import Crypto
-@_spi(SwitchbackInternals) package import Switchback
+@_spi(SwitchbackInternals) import Switchback
+package import SwitchbackVerification
 
 /// The same issuer as an ISO/IEC 18013-5 mdoc issuer: a Mobile Security Object signed with its end-entity
 /// key as document signer (COSE_Sign1, ES256, the certificate in `x5chain`, §9.1.2.4), holding the digest of

@@ -1,6 +1,7 @@
 public import Foundation
 import Crypto
 @_spi(SwitchbackInternals) public import Switchback
+import SwitchbackVerification
 
 /// The emulated issuer's Token Status List (draft-ietf-oauth-status-list-20): one list at
 /// `https://<issuer host>/status/1`, one bit per credential, the credentials the wallet holds as revoked

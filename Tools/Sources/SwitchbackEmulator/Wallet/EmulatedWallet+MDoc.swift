@@ -1,6 +1,7 @@
 import Foundation
 import Crypto
 @_spi(SwitchbackInternals) public import Switchback
+import SwitchbackVerification
 
 /// The wallet's mdoc presentation (OpenID4VP 1.0 §B.2.5, ISO/IEC 18013-5 §8.3.2.1.2.2): a `DeviceResponse`
 /// with one document, the asked elements' `IssuerSignedItemBytes` as issued, and a device signature over

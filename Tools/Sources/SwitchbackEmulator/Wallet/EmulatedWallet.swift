@@ -3,6 +3,7 @@ import Crypto
 @_spi(SwitchbackInternals) public import Switchback
 import SwiftASN1
 import X509
+package import SwitchbackVerification
 
 /// An identity wallet app, as OpenID4VP 1.0 same-device and HAIP 1.0 describe the wallet's side: opened with
 /// `openid4vp://?client_id=…&request_uri=…`, it fetches the request object (POST with a `wallet_nonce` when

@@ -3,6 +3,7 @@ import Foundation
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// Verifies Apple App Attest attestations and assertions, as Apple's "Validating apps that connect to your
 /// server" describes them (DeviceCheck). An attestation proves that a key was made by the Secure Enclave of a

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 extension ServerConfiguration {
     /// Refuses what would be unsafe or cannot work.

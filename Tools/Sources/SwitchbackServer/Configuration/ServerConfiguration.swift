@@ -1,5 +1,6 @@
 public import Foundation
-@_spi(SwitchbackInternals) public import Switchback
+@_spi(SwitchbackInternals) import Switchback
+public import SwitchbackVerification
 
 /// Everything `switchback server --config FILE` reads: where to listen, the provider and how the
 /// server authenticates to it, and which routes are on. A section left out turns its routes off;

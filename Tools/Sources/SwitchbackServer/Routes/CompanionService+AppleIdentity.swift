@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// Apple's Verify with Wallet with the companion as the server that decrypts and verifies (Apple's
 /// "Verifying Wallet identity requests"): the app starts a request bound to its secret and gets a nonce;

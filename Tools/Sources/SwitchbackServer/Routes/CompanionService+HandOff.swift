@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// Session hand-off: a signed-in app opens a web app already signed in, through a one-time code.
 extension CompanionService {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 // OpenID Connect Back-Channel Logout 1.0 (errata set 1): the provider posts a signed logout token when the
 // user signs out there; the sessions this companion made for that user, or for that provider session, end.

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// The companion as an OpenID4VP 1.0 verifier, same device, `direct_post.jwt` (HAIP 1.0 §5): the app starts
 /// a request bound to its secret; the wallet fetches the signed request object and posts its encrypted

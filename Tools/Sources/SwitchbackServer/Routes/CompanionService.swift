@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// The routes' logic: every handler takes the parsed request and returns the response. Collaborators
 /// (store, provider client, clock, randomness, logger) come in through `init`. One instance serves every

@@ -1,6 +1,7 @@
 public import Foundation
 import Crypto
 @_spi(SwitchbackInternals) public import Switchback
+import SwitchbackVerification
 
 /// What the companion keeps between two requests, by purpose. Each kind is its own namespace.
 public enum RecordKind: String, Sendable, CaseIterable {

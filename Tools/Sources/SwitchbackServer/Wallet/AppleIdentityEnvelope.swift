@@ -1,6 +1,7 @@
 package import Crypto
 package import Foundation
-@_spi(SwitchbackInternals) package import Switchback
+@_spi(SwitchbackInternals) import Switchback
+package import SwitchbackVerification
 
 /// The answer of Apple's Verify with Wallet (`PKIdentityDocument.encryptedData`), opened as Apple's
 /// "Verifying Wallet identity requests" describes it: a CBOR envelope

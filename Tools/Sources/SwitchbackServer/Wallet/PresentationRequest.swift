@@ -3,6 +3,7 @@ import Foundation
 import SwiftASN1
 import X509
 @_spi(SwitchbackInternals) import Switchback
+import SwitchbackVerification
 
 /// The companion as an OpenID4VP verifier: its request objects are signed with a P-256 key whose certificate
 /// chain (leaf first, without the trust anchor) travels in `x5c`, and it names itself with a Client

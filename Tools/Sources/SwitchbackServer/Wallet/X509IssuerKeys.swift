@@ -3,6 +3,7 @@ package import Foundation
 import Logging
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
+package import SwitchbackVerification
 @_spi(SwitchbackInternals) package import Switchback
 
 /// Issuer keys from the credential's own `x5c` chain, validated to one of the verifier's trust anchors

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 @_spi(SwitchbackInternals) import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// `switchback verify-id-token`, run as the built executable the way an integrator runs it.

@@ -7,8 +7,8 @@ import X509
 @testable import SwitchbackServer
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
+import SwitchbackVerification
 
 /// A key ID kept in memory, as the Keychain would keep it.
 actor MemoryAttestedKeys: AttestedKeyStore {

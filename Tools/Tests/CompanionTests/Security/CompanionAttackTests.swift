@@ -6,7 +6,6 @@ import Testing
 import SwitchbackEmulator
 @testable import SwitchbackServer
 @_spi(SwitchbackInternals) import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The companion attacked over real HTTP on loopback, as the independent review did (issue 19): each test

@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// A provider response carried to another route than the one its sign-in was started on spends nothing:

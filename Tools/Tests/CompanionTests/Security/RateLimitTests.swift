@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) import Switchback
 @testable import SwitchbackServer
 @_spi(SwitchbackInternals) import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The rate limits as an attacker meets them (issue 50): one network that holds many addresses, a flood of

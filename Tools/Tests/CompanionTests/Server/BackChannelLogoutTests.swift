@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// OpenID Connect Back-Channel Logout 1.0 at the companion, over real HTTP: the emulator signs the logout

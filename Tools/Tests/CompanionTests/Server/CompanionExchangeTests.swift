@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// A confidential client's sign-in from the app: the coordinator checks the callback, the companion redeems

@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 @testable import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The companion's routes over real HTTP against the emulator: backend exchange, permission proxy,

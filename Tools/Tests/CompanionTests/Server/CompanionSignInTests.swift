@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// Sign-ins the companion runs (``CompanionRoute``), coordinator against a real companion and emulator:

@@ -6,7 +6,6 @@ import Testing
 import SwitchbackEmulator
 @testable import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The companion as Singpass's FAPI 2.0 client against the emulator's Singpass profile: a DPoP key per

@@ -7,7 +7,6 @@ import X509
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 @testable import SwitchbackServer
-import SwitchbackTestSupport
 import SwitchbackTesting
 import ToolsTestSupport
 

@@ -5,7 +5,6 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// Session hand-off over real HTTP: a Bearer access token buys a one-time code; its redemption sets the

@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The hybrid bridge against a real companion and emulator over HTTP: the web app's trigger, the browser's

@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 @testable import SwitchbackServer
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The response page (`GET /response`): the app's https redirect URI for a provider that ends with a plain

@@ -6,6 +6,7 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackTesting
 import ToolsTestSupport
+import SwitchbackVerification
 
 /// Apple's Verify with Wallet answer, opened and verified on Apple's own sample data (AppleSample/README.md):
 /// the HPKE envelope, the session transcript Apple's wallet signed, and the ISO 18013-5 response inside.

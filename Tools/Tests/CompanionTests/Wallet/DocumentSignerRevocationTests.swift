@@ -7,6 +7,7 @@ import X509
 import SwitchbackEmulator
 @testable import SwitchbackServer
 @_spi(SwitchbackInternals) import SwitchbackTesting
+import SwitchbackVerification
 
 /// A document signer checked against its IACA's revocation list (ISO/IEC 18013-5 Annex B: the signer's
 /// certificate names the IACA's CRL distribution point; RFC 5280 §5 for the list). Each list here is one an

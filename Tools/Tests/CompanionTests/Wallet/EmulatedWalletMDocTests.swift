@@ -5,6 +5,7 @@ import SwitchbackEmulator
 @testable import SwitchbackServer
 import SwitchbackTesting
 import ToolsTestSupport
+import SwitchbackVerification
 
 /// The emulated wallet presenting its PID as an ISO mdoc (OpenID4VP 1.0 §B.2) to the companion: the asked
 /// elements come through as `{namespace: {element: value}}`; each fault is refused for its own reason.

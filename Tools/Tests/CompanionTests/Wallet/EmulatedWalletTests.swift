@@ -6,6 +6,7 @@ import SwitchbackEmulator
 @testable import SwitchbackServer
 import SwitchbackTesting
 import ToolsTestSupport
+import SwitchbackVerification
 
 /// The emulated issuer and wallet against the companion's verifier routes, through the app's own
 /// `CompanionClient`: what a wallet shares comes through; each of the wallet's faults is refused for its own

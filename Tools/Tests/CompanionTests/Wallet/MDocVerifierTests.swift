@@ -4,6 +4,7 @@ import Testing
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackEmulator
 @testable import SwitchbackServer
+import SwitchbackVerification
 
 /// `MDocVerifier` on the emulated wallet's mdoc, changed one rule at a time, the issuer re-signing where the
 /// change is the issuer's: each is refused for its own reason (ISO/IEC 18013-5 §9.3.1, RFC 9052,

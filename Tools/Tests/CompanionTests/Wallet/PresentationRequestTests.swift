@@ -6,6 +6,7 @@ import X509
 @_spi(SwitchbackInternals) import Switchback
 @testable import SwitchbackServer
 import ToolsTestSupport
+import SwitchbackVerification
 
 /// The companion's OpenID4VP request objects and the wallet's encrypted answers, read as a wallet would
 /// read them and made as a wallet would make them.

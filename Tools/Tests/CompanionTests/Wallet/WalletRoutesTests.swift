@@ -7,6 +7,7 @@ import X509
 @testable import SwitchbackServer
 import SwitchbackTesting
 import ToolsTestSupport
+import SwitchbackVerification
 
 /// The companion as an OpenID4VP verifier, end to end over HTTP: the app starts, a wallet made here (as a
 /// wallet reads and writes the messages) fetches the request object, presents an SD-JWT VC with a Key

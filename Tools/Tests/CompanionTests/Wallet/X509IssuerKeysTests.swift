@@ -7,6 +7,7 @@ import Testing
 import X509
 @_spi(SwitchbackInternals) import Switchback
 @testable import SwitchbackServer
+import SwitchbackVerification
 
 /// An SD-JWT VC whose issuer key comes from its own `x5c` chain (SD-JWT VC §2.5), validated to the
 /// verifier's trust anchor with swift-certificates.

@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// `CredentialManager` against the emulator with strict rotation (RFC 9700 §4.14.2: a reused refresh token

@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The legacy implicit response type (`id_token token`) that the companion's bridge accepts from providers

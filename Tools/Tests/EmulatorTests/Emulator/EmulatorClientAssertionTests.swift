@@ -4,7 +4,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// `private_key_jwt` at the emulator's PAR and token endpoints, with the core's assertion signer.

@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The idme profile: a standard code flow whose access tokens expire after five minutes, so an app meets

@@ -2,8 +2,7 @@ import Foundation
 import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
-import SwitchbackTesting
-import SwitchbackTestSupport
+@_spi(SwitchbackInternals) import SwitchbackTesting
 import ToolsTestSupport
 
 /// The authenticator app on another phone than the one signing in, and Swedish BankID's hint codes:

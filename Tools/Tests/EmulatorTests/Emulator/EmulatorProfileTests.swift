@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The response-shape profiles (apple-form-post, legacy-implicit), strict redirect matching and the

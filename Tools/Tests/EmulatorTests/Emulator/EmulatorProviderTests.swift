@@ -5,7 +5,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The emulator as a well-behaved provider, driven by the core client over loopback HTTP.

@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The core's WebView rewrite against the emulator's uaepass pages: every parameter-shape variant, both

@@ -4,7 +4,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The singpass profile (FAPI 2.0): PAR only, private_key_jwt only, DPoP-bound tokens, the Singpass app

@@ -4,7 +4,6 @@ import Testing
 @_spi(SwitchbackInternals) @testable import Switchback
 import SwitchbackEmulator
 @_spi(SwitchbackInternals) import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// Probes of the Singpass and MitID contract terms over HTTP, each on the provider's own profile carrying

@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackEmulator
 @_spi(SwitchbackInternals) import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// The providers' contracts (issue 51): each term is enforced by the emulator, not decoration. For every

@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackScenarios
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// Sign-ins the companion runs, on the simulated phone: Singpass's FAPI client on the companion (the

@@ -4,7 +4,6 @@ import Testing
 import SwitchbackEmulator
 import SwitchbackScenarios
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// Complete sign-ins over real HTTP: the emulator playing each provider, the app's companion serving

@@ -6,7 +6,6 @@ import SwitchbackEmulator
 import SwitchbackServer
 import SwitchbackScenarios
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// A hybrid app on the simulated device: its screen is a WebView showing a real web app; sign-in leaves

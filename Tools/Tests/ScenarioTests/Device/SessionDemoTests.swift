@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackScenarios
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// What `switchback demo --concurrent-refresh` and `--locked-keychain` show, checked on their results.

@@ -3,7 +3,6 @@ import Testing
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackScenarios
 import SwitchbackTesting
-import SwitchbackTestSupport
 import ToolsTestSupport
 
 /// Sign-out on the simulated device, through the user agent each sign-in used: the provider's end-session

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A Digital Credentials Query (OpenID for Verifiable Presentations 1.0 §6), for SD-JWT VCs (`dc+sd-jwt`,
 /// §B.3) and ISO mdocs (`mso_mdoc`, §B.2): which credentials the verifier asks for and which of their claims. The wallet's answer is not
@@ -149,7 +150,7 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
     ///
     /// A credential query with `trusted_authorities` is answered only by a credential one of whose
     /// ``VerifiedPresentation/issuerAuthorities`` (its validated issuers' key identifiers) it names.
-    @_spi(SwitchbackInternals) public func check(_ presentations: [String: [VerifiedPresentation]]) throws {
+    public func check(_ presentations: [String: [VerifiedPresentation]]) throws {
         func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation does not answer the query: \(why)") }
         let asked = Set(credentials.map(\.id))
         guard Set(presentations.keys).isSubset(of: asked) else { throw refuse("it answers a credential that was not asked for") }

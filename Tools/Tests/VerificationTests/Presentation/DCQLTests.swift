@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@_spi(SwitchbackInternals) @testable import Switchback
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackVerification
 
 /// DCQL queries (OpenID4VP 1.0 §6, §7) and verified presentations held to them: the wallet is not trusted
 /// to have answered what was asked (§14.9).

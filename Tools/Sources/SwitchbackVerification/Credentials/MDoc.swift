@@ -1,9 +1,10 @@
 public import Foundation
 import Crypto
+@_spi(SwitchbackInternals) public import Switchback
 
 /// Where an mdoc's document signer key comes from: the `x5chain` of its `issuerAuth` (ISO/IEC 18013-5
 /// §9.1.2.4), validated to one of the verifier's trust anchors (IACA roots, §9.3.3).
-@_spi(SwitchbackInternals) public protocol MDocIssuerKeys: Sendable {
+public protocol MDocIssuerKeys: Sendable {
     /// The document signer that heads `certificates` (DER, leaf first), once the chain leads to a trust
     /// anchor. Throws ``SwitchbackError/Code/presentationInvalid`` otherwise.
     func documentSigner(certificates: [Data]) async throws -> MDocSigner
@@ -19,7 +20,7 @@ extension MDocIssuerKeys {
 }
 
 /// A document signer whose chain was validated: its key, and the authorities it was validated under.
-@_spi(SwitchbackInternals) public struct MDocSigner: Sendable {
+public struct MDocSigner: Sendable {
     /// The P-256 key, X9.63 form.
     public var key: Data
     /// The key identifiers of the issuing certificates on its validated path (the IACA): what a query's
@@ -49,7 +50,7 @@ extension MDocIssuerKeys {
 /// since a redirect request offers no reader key to agree one with. A `status` is checked in its Token
 /// Status List when a checker is given, and refused otherwise. The disclosed claims come back as
 /// `{namespace: {element: value}}`, the shape OpenID4VP 1.0 §7.2's claims paths select from.
-@_spi(SwitchbackInternals) public struct MDocVerifier: Sendable {
+public struct MDocVerifier: Sendable {
     /// What the device signature must be over (OpenID4VP 1.0 §B.2.6.1, redirects).
     public struct SessionBinding: Sendable {
         public var clientID: String

@@ -1,10 +1,11 @@
 public import Foundation
 import Crypto
 import Logging
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A verified SD-JWT presentation (RFC 9901): the claims the issuer signed, with the disclosed ones put
 /// in place and every undisclosed one left out.
-@_spi(SwitchbackInternals) public struct VerifiedPresentation: Sendable, Equatable {
+public struct VerifiedPresentation: Sendable, Equatable {
     /// The processed payload (RFC 9901 §7.1): clear claims and disclosed ones; `_sd`, `_sd_alg` and
     /// undisclosed array elements removed.
     public let claims: [String: JSONValue]
@@ -30,7 +31,7 @@ import Logging
 /// `...`, decoy digests ignored, `exp` and `nbf`, and the Key Binding JWT (§4.3, §7.3): `typ` `kb+jwt`,
 /// signed by the key in the payload's `cnf.jwk`, `aud` and `nonce` as expected, `iat` recent, and
 /// `sd_hash` over the presentation up to its last `~`.
-@_spi(SwitchbackInternals) public struct SDJWTVerifier: Sendable {
+public struct SDJWTVerifier: Sendable {
     /// What the presentation must be bound to; nil accepts one without a Key Binding JWT (a Key Binding JWT
     /// that is there is still verified, with nothing expected of `aud` and `nonce`: it must not be).
     public struct KeyBinding: Sendable {
@@ -169,8 +170,8 @@ import Logging
         }
         // The holder's key is the only candidate, whatever kid the Key Binding JWT names. ES256 with a P-256
         // key (what HAIP uses) is checked straight away; any other through a one-key set.
-        if jws.header.alg == "ES256", let direct = JWKSCache.Verifier.es256(jwk) {
-            guard direct.verifies(jws) else { throw SwitchbackError(.signatureInvalid, "the ES256 signature does not verify") }
+        if let verified = JWKSCache.es256Verifies(jws, jwk: jwk) {
+            guard verified else { throw SwitchbackError(.signatureInvalid, "the ES256 signature does not verify") }
         } else {
             jwk["kid"] = jws.header.kid.map(JSONValue.string)
             let holder = try JWKSCache(

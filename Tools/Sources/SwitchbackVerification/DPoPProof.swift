@@ -1,40 +1,41 @@
 import Crypto
 public import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 /// Checks DPoP proofs (RFC 9449 §4.3): an ES256 JWT of type `dpop+jwt` carrying its public key,
 /// naming this request (`htm`, `htu`), fresh (`iat`, and `exp` when it has one or the verifier requires
 /// one), unique (`jti`, checked by the caller), and bound to the access token presented with it (`ath`).
 /// The emulator (as the provider) and the companion (as the resource server of a hand-off) check proofs
 /// with it; each keeps its own record of used `jti`s.
-@_spi(SwitchbackInternals) public enum DPoPProof {
-    @_spi(SwitchbackInternals) public struct Verified: Sendable {
+public enum DPoPProof {
+    public struct Verified: Sendable {
         /// The key's RFC 7638 thumbprint, which tokens are bound to.
-        @_spi(SwitchbackInternals) public let thumbprint: String
-        @_spi(SwitchbackInternals) public let jti: String
-        @_spi(SwitchbackInternals) public let issuedAt: Date
+        public let thumbprint: String
+        public let jti: String
+        public let issuedAt: Date
         /// The server nonce the proof echoes (RFC 9449 §8), if any.
-        @_spi(SwitchbackInternals) public let nonce: String?
+        public let nonce: String?
     }
 
-    @_spi(SwitchbackInternals) public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
-        @_spi(SwitchbackInternals) public let description: String
-        @_spi(SwitchbackInternals) public init(_ description: String) { self.description = description }
+    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        public let description: String
+        public init(_ description: String) { self.description = description }
 
         /// A valid proof without the server's current nonce (RFC 9449 §8): the client is to retry with it.
-        @_spi(SwitchbackInternals) public static let useNonce = Refusal("the DPoP proof does not carry the server's current nonce")
+        public static let useNonce = Refusal("the DPoP proof does not carry the server's current nonce")
     }
 
     /// How far `iat` may be from the verifier's clock.
-    @_spi(SwitchbackInternals) public static let window: TimeInterval = 60
+    public static let window: TimeInterval = 60
 
     /// The longest a proof may claim to live (`exp` − `iat`): Singpass's DPoP page allows at most 2 minutes.
-    @_spi(SwitchbackInternals) public static let longestLifetime: TimeInterval = 120
+    public static let longestLifetime: TimeInterval = 120
 
     /// How long after its `exp` a proof is still taken, for clocks a little apart.
-    @_spi(SwitchbackInternals) public static let expirySkew: TimeInterval = 5
+    public static let expirySkew: TimeInterval = 5
 
     /// `requiresExpiry`: refuse a proof without `exp` (Singpass's FAPI server does; RFC 9449 does not).
-    @_spi(SwitchbackInternals) public static func verify(
+    public static func verify(
         _ proof: String?, method: String, url: String, accessToken: String?, now: Date, requiresExpiry: Bool = false
     ) -> Result<Verified, Refusal> {
         guard let proof else { return .failure(Refusal("a DPoP proof is required")) }

@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import SwitchbackTesting
 import Testing
-@_spi(SwitchbackInternals) @testable import Switchback
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackVerification
 
 /// Token Status Lists (draft-ietf-oauth-status-list-20): the inflater on zlib's own output, the
 /// specification's examples read entry by entry, and a credential's status checked end to end.

@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A verified Back-Channel Logout token (OpenID Connect Back-Channel Logout 1.0 §2.4): the provider says
 /// that the user `subject`, or the session `sessionID`, signed out, and every session of it at this relying

@@ -1,7 +1,8 @@
 public import JWTKit
+public import Switchback
 
 /// A JWT payload made of arbitrary claims, for signing tokens whose claims are built as JSON
-/// (the emulator's ID tokens, the testing product's tokens). Its `verify` checks no claim: relying
+/// (the emulator's ID tokens, this product's tokens). Its `verify` checks no claim: relying
 /// parties validate through `IDTokenValidator`; the emulator reads its own `id_token_hint` with it,
 /// which may be expired.
 @_spi(SwitchbackInternals) public struct ClaimSet: JWTPayload {

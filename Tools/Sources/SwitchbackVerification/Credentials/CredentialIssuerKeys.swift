@@ -1,10 +1,11 @@
 public import Foundation
 public import Logging
+@_spi(SwitchbackInternals) public import Switchback
 
 /// Where a credential's issuer keys come from, given what the credential says of its issuer before its
 /// signature is checked: its `iss` and its header's `kid` and `x5c`. The source decides whether that issuer
 /// is one it trusts; the signature is then checked with the keys it returns.
-@_spi(SwitchbackInternals) public protocol CredentialIssuerKeys: Sendable {
+public protocol CredentialIssuerKeys: Sendable {
     /// The keys for a credential naming `issuer` (nil when it has no `iss`), whose header carries
     /// `certificates` (`x5c`, leaf first, DER; empty when absent) and `keyID` (`kid`). Throws
     /// ``SwitchbackError/Code/presentationInvalid`` for an issuer it does not trust.
@@ -12,7 +13,7 @@ public import Logging
 }
 
 /// One issuer's keys, given as a key set.
-@_spi(SwitchbackInternals) public struct FixedIssuerKeys: CredentialIssuerKeys {
+public struct FixedIssuerKeys: CredentialIssuerKeys {
     let keys: JWKSCache
 
     public init(_ keys: JWKSCache) { self.keys = keys }
@@ -26,7 +27,7 @@ public import Logging
 /// one of the two (§4.2). A credential of any other issuer is refused before anything is fetched, so a
 /// credential cannot make the verifier fetch from where it likes. Each issuer's keys are kept and, for
 /// `jwks_uri`, refetched as ``JWKSCache`` does for an unknown `kid`.
-@_spi(SwitchbackInternals) public actor JWTVCIssuerMetadata: CredentialIssuerKeys {
+public actor JWTVCIssuerMetadata: CredentialIssuerKeys {
     public let trustedIssuers: Set<String>
     private let transport: any HTTPTransport
     private let clock: any WallClock

@@ -1,9 +1,10 @@
 public import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 /// A CBOR data item (RFC 8949), as ISO/IEC 18013-5 mdoc credentials are written: what an OpenID4VP verifier
 /// reads from a wallet's `DeviceResponse` and writes to check its signatures (COSE `Sig_structure`,
 /// `SessionTranscript`, `DeviceAuthentication`).
-@_spi(SwitchbackInternals) public indirect enum CBOR: Sendable, Equatable {
+public indirect enum CBOR: Sendable, Equatable {
     // Equality compares text by its UTF-8 bytes, as CBOR writes it, not by Unicode equivalence as `String`
     // does: a map key or a namespace written otherwise is another key (see `==` below).
     case unsigned(UInt64)
@@ -61,7 +62,7 @@ public import Foundation
 }
 
 /// Why bytes are not one CBOR item this reader takes.
-@_spi(SwitchbackInternals) public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
 }

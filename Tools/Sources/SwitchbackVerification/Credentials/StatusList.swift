@@ -1,9 +1,10 @@
 public import Foundation
+@_spi(SwitchbackInternals) public import Switchback
 
 /// A Token Status List (draft-ietf-oauth-status-list-20 §4): `bits` per entry (1, 2, 4 or 8), entries packed
 /// from the least significant bit of each byte (§4.1 step 3), the byte array compressed with DEFLATE in the
 /// ZLIB format and base64url-encoded in `lst` (§4.2).
-@_spi(SwitchbackInternals) public struct StatusList: Sendable, Equatable {
+public struct StatusList: Sendable, Equatable {
     /// The registered values (§7.1).
     public static let valid: UInt8 = 0
     public static let invalid: UInt8 = 1
@@ -56,7 +57,7 @@ public import Foundation
 /// then the index must be inside the list. A token is kept until its `exp`, its `ttl` or `maximumAge`,
 /// whichever is first (§8.2). Any failure means nothing is known of the status, and the credential is
 /// refused (§8.3).
-@_spi(SwitchbackInternals) public actor StatusListChecker {
+public actor StatusListChecker {
     private let transport: any HTTPTransport
     private let issuers: any CredentialIssuerKeys
     /// The keys of CWT status lists (an mdoc's, ISO/IEC 18013-5 second edition): their `x5chain` must lead

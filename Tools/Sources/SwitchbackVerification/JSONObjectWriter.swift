@@ -1,11 +1,12 @@
 public import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 /// Writes one flat JSON object (RFC 8259) member by member: strings, numbers, booleans; a nil value is left
 /// out, as `encodeIfPresent` leaves it out. For the small records and answers written on every request
 /// (the companion's hand-off grants and sessions), where Foundation's `JSONEncoder` cost several times the
 /// rest of the encoding. What it writes, `JSONDecoder` and ``JSONReader`` read to the same values
 /// (`JSONObjectWriterTests` and the companion's record tests hold it to that).
-@_spi(SwitchbackInternals) public struct JSONObjectWriter {
+public struct JSONObjectWriter {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
 
     public init() { bytes.reserveCapacity(256) }

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import SwitchbackTesting
 import Testing
-@_spi(SwitchbackInternals) @testable import Switchback
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackVerification
 
 /// An SD-JWT VC's issuer keys from its JWT VC Issuer Metadata (SD-JWT VC §4), for issuers the verifier
 /// trusts only.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@_spi(SwitchbackInternals) @testable import Switchback
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackVerification
+import ToolsTestSupport
 
 /// What the writer writes must read back to the same values through Foundation's decoder and through
 /// ``JSONReader``: the companion's records are written by it and may be read by an instance that still uses
@@ -24,7 +26,7 @@ struct JSONObjectWriterTests {
 
     @Test("numbers of every magnitude a date or a lifetime takes, and the edges of Double, read back exactly")
     func numbers() throws {
-        var generator = JSONReaderTests.Generator(state: 0x0B1E_C7)
+        var generator = SeededGenerator(state: 0x0B1E_C7)
         var values: [Double] = [
             0, -0.0, 1, -1, 0.1, 1e-7, 1e16, 1e21, 1e300, -1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1_764_150_000,
             1_764_150_000.123_456,

@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import SwitchbackTesting
 import Testing
-@_spi(SwitchbackInternals) @testable import Switchback
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackVerification
 
 /// SD-JWT presentations verified as RFC 9901 §7 says: the specification's own example, that example
 /// tampered with, and credentials made with the example's issuer key to reach each processing rule.

@@ -1,11 +1,12 @@
 public import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 /// A zlib stream (RFC 1950) inflated (DEFLATE, RFC 1951), for Token Status Lists, whose `lst` is one. Written
 /// here because Foundation on Linux has no decompression API and the library links no C zlib. The output is
 /// bounded (a small input can claim gigabytes), the Adler-32 checksum is checked, and any malformed input
 /// (an over-subscribed code, a distance before the start, a stored block's length, bytes after the end) is
 /// an error, never a crash.
-@_spi(SwitchbackInternals) public enum Inflate {
+public enum Inflate {
     public struct Failure: Error, CustomStringConvertible, Equatable {
         public let description: String
         init(_ description: String) { self.description = description }

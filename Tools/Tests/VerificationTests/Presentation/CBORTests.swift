@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@_spi(SwitchbackInternals) @testable import Switchback
+@_spi(SwitchbackInternals) import Switchback
+@testable import SwitchbackVerification
 
 /// The CBOR reader and writer the mdoc verifier and App Attest share (RFC 8949), and the session transcript
 /// an mdoc's device signature covers (OpenID4VP 1.0 §B.2.6.1), against the specification's own example.
