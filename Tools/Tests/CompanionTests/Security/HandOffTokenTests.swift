@@ -83,7 +83,7 @@ struct HandOffTokenTests {
             #expect(refused.json["handoffotp"] == nil)
             #expect((refused.json["error_description"] as? String)?.contains("web-session") == true)
 
-            let granted = try await CompanionAttackTests.credential(rig, clientID: "native-rs")
+            let granted = try await Attack.credential(rig, clientID: "native-rs")
             #expect(try await Self.handOff(rig, token: granted.accessToken).response.status == 201)
         }
     }
@@ -165,12 +165,12 @@ struct HandOffTokenTests {
         arguments: [ServerConfiguration.TokenValidation.introspection, .jwt])
     func dpopOnly(validation: ServerConfiguration.TokenValidation) async throws {
         try await Self.withNativeClient(validation, change: { $0.handOff?.dpopBoundOnly = true }) { rig in
-            let bearer = try await CompanionAttackTests.credential(rig, clientID: "native-rs")
+            let bearer = try await Attack.credential(rig, clientID: "native-rs")
             let refused = try await Self.handOff(rig, token: bearer.accessToken)
             #expect(refused.response.status == 401)
             #expect((refused.json["error_description"] as? String)?.contains("only DPoP-bound") == true)
 
-            let bound = try await CompanionAttackTests.credential(rig, clientID: "native-rs", dpop: .perSignIn)
+            let bound = try await Attack.credential(rig, clientID: "native-rs", dpop: .perSignIn)
             let key = try #require(bound.dpopKey)
             let handOff = SessionHandOff(companion: CompanionClient(rig.companion.baseURL, transport: rig.transport), dpop: key)
             let url = try await handOff.redeemURL(for: try #require(URL(string: CompanionRig.webApp)), accessToken: bound.accessToken)

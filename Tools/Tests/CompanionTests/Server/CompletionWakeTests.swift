@@ -71,7 +71,7 @@ struct CompletionWakeTests {
         await waiters.signal("flow")  // while the request reads the store
         #expect(await timedWait() < .seconds(10), "the signal was kept for the next wait")
         async let asleep = timedWait()
-        try await CompanionAttackTests.waitUntil("the waiter sleeps") { await waiters.sleeping == 1 }
+        try await Attack.waitUntil("the waiter sleeps") { await waiters.sleeping == 1 }
         await waiters.wakeAll()
         #expect(await asleep < .seconds(10), "wakeAll woke it")
         await waiters.leave("flow", ticket)
@@ -94,8 +94,8 @@ struct CompletionWakeTests {
                 let flowID = Base64URL.encode(SystemEntropy().randomBytes(count: 32))
                 let url = try #require(try await rig.post("/completion/start", ["flow_id": flowID]).json["authorization_url"] as? String)
                 let transport = rig.transport
-                let waiting = Task { try await CompanionAttackTests.timedStatus(transport, at: other, flowID: flowID, wait: 20) }
-                try await CompanionAttackTests.waitUntil("the status request waits") { await other.waiters.count == 1 }
+                let waiting = Task { try await Attack.timedStatus(transport, at: other, flowID: flowID, wait: 20) }
+                try await Attack.waitUntil("the status request waits") { await other.waiters.count == 1 }
                 guard case .redirect(let location) = try await rig.signIn(url) else { throw RigFailure("no redirect") }
                 _ = try await rig.get(try #require(URL(string: location)))
                 // The announcement reached no one: the request still waits.

@@ -228,7 +228,7 @@ struct ReadinessTests {
             }
             return (answer, ContinuousClock.now - started)
         }
-        try await CompanionAttackTests.waitUntil("the request reads the store") { await store.reads >= 1 }
+        try await Attack.waitUntil("the request reads the store") { await store.reads >= 1 }
         let stopping = ContinuousClock.now
         let stop = Task { await rig.companion.stop() }
         // The listening socket goes at the shutdown's start, while the request still runs. Read from the
@@ -281,7 +281,7 @@ struct ReadinessTests {
         let started = try await rig.post("/completion/start", ["flow_id": flowID])
         #expect(started.response.status == 200)
         async let waiting = rig.post("/completion/status", ["flow_id": flowID, "wait": 25])
-        try await CompanionAttackTests.waitUntil("the status request waits") { await rig.companion.waiters.count == 1 }
+        try await Attack.waitUntil("the status request waits") { await rig.companion.waiters.count == 1 }
         let stopping = ContinuousClock.now
         await rig.companion.stop()
         let answer = try await waiting
