@@ -1,7 +1,7 @@
 public import Foundation
 
 /// A strict JSON reader (RFC 8259) for the small documents inside tokens: a JWS header and its claims.
-/// Reading them with Foundation's `JSONDecoder` took a quarter of an RS256 validation (BENCHMARKS.md).
+/// Reading them with Foundation's `JSONDecoder` took a quarter of an RS256 validation (Documentation/Decisions/0001-own-json-reader.md).
 ///
 /// It decides as Foundation's decoder does, and reads to the same values: RFC 8259's grammar, plus the one
 /// leniency Foundation has, a trailing comma in an object or an array; a number that does not fit a
@@ -38,7 +38,7 @@ public import Foundation
 
     /// The members of the object `bytes` holds, with the verdicts of ``object(_:)``, kept as a list rather
     /// than a dictionary: a token's header and claims are a few names each read once or twice, and
-    /// comparing short names costs less than hashing every one of them twice (BENCHMARKS.md).
+    /// comparing short names costs less than hashing every one of them twice (Documentation/Decisions/0001-own-json-reader.md).
     public static func members(_ bytes: Data) -> JSONMembers? {
         bytes.withUnsafeBytes { members(buffer: $0) }
     }

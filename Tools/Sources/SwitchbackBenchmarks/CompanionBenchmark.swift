@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -73,14 +74,15 @@ enum CompanionBenchmark {
             postgres = (result, store.batching)
             await store.stop()
         }
-        // The goals BENCHMARKS.md states, with this run's figures beside them: the median of the rounds, and
-        // their range.
+        // The goal BENCHMARKS.md states (p99) and the rate it watches (its 60% goal is retired:
+        // Documentation/Decisions/0010-handoff-rate-goal-retired.md), with this run's figures: the median of
+        // the rounds, and their range.
         let rates = ratios.map(\.rate).sorted()
         let p99s = ratios.map(\.p99).sorted()
         print(
             String(
                 format:
-                    "goals: memory store, JWT at least 60%% of the ceiling (here %.0f%%, rounds %.0f-%.0f%%); its p99 at most 2x the ceiling's (here %.1fx, rounds %.1f-%.1fx)",
+                    "memory store, JWT: %.0f%% of the ceiling (rounds %.0f-%.0f%%; watched, not a goal); goal: its p99 at most 2x the ceiling's (here %.1fx, rounds %.1f-%.1fx)",
                 rates[rates.count / 2] * 100, rates[0] * 100, rates[rates.count - 1] * 100, p99s[p99s.count / 2], p99s[0], p99s[p99s.count - 1]))
         // Not a goal: the server's CPU per pair over the ceiling's in the same round moves less with the
         // machine's drift than the rates do, so it shows a change to the route that the rates hide.
@@ -117,11 +119,24 @@ enum CompanionBenchmark {
             issued += 1
             if issued % 1024 == 0 { await store.purge(now: grant.expiresAt.addingTimeInterval(1)) }
         }
+        // A record key for one secret: RecordSealing's derivation (HKDF-SHA256, its extract keyed once per
+        // server key) beside swift-crypto's HKDF in one call, the reference it must equal.
+        let salt = Data((0..<32).map { UInt8($0 &* 7 &+ 3) })
+        let recordKeys = try RecordKeys([Base64URL.encode(salt)])
+        let secret = Base64URL.encode(Data((0..<32).map { UInt8($0) }))
+        let (derived, reference) = try await Benchmarks.alternating(
+            { _ = RecordSealing.key(for: secret, kind: .handOffCode, under: recordKeys.current) },
+            {
+                _ = HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), salt: salt, info: Data(RecordKind.handOffCode.rawValue.utf8),
+                    outputByteCount: 32)
+            })
         let (kernel, system) = try await Benchmarks.alternating(
             { _ = KernelEntropy().randomBytes(count: 32) }, { _ = SystemEntropy().randomBytes(count: 32) })
         print("\nA hand-off pair's records in process, one core, no HTTP (grant issued and redeemed, a session issued)")
         print(String(format: "  records of one pair: %.1f µs", 1e6 / pairs))
         print(String(format: "  32 random bytes: KernelEntropy %.2f µs, SystemEntropy %.2f µs", 1e6 / kernel, 1e6 / system))
+        print(String(format: "  one record key: RecordSealing.key %.2f µs, swift-crypto's HKDF.deriveKey %.2f µs", 1e6 / derived, 1e6 / reference))
     }
 
     /// How many times the ceiling and the memory row run in turns (`BENCH_ROUNDS`, 3 unless set).

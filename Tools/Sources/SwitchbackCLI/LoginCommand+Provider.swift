@@ -3,13 +3,21 @@ import Foundation
 @_spi(SwitchbackInternals) import Switchback
 
 extension LoginCommand {
-    /// `--provider`: which preset's rules a terminal sign-in follows.
-    enum ProviderChoice: String, ExpressibleByArgument, CaseIterable {
-        case generic, singpass, uaepass, idme
-        case bankIDNorway = "bankid-no"
-        case mitID = "mitid"
-        case mitIDIdura = "mitid-idura"
-        case bankIDSweden = "bankid-se"
+    /// `--provider`: which preset's rules a terminal sign-in follows, one of ``ProviderPreset/all`` by its name.
+    struct ProviderChoice: ExpressibleByArgument {
+        let preset: ProviderPreset
+
+        static let generic = ProviderChoice(preset: .generic)
+
+        init(preset: ProviderPreset) { self.preset = preset }
+
+        init?(argument: String) {
+            guard let preset = ProviderPreset.all.first(where: { $0.name == argument }) else { return nil }
+            self.preset = preset
+        }
+
+        static var allValueStrings: [String] { ProviderPreset.all.map(\.name) }
+        var defaultValueDescription: String { preset.name }
 
         /// What the preset asks of a client, beyond what its request options carry.
         struct Rules {
@@ -36,35 +44,22 @@ extension LoginCommand {
         }
 
         var rules: Rules {
-            switch self {
-            case .singpass:
+            switch preset.name {
+            case ProviderPreset.singpass.name:
                 Rules(preset: preset, requiresPAR: true, requiresDPoP: true, documentedEndpoints: false, identitySource: .idToken)
-            case .uaepass:
+            case ProviderPreset.uaePass.name:
                 Rules(preset: preset, requiresPAR: false, requiresDPoP: false, documentedEndpoints: true, identitySource: .userInfo)
-            case .generic, .idme, .bankIDNorway, .mitID, .mitIDIdura, .bankIDSweden:
+            default:
                 Rules(preset: preset, requiresPAR: false, requiresDPoP: false, documentedEndpoints: false, identitySource: .idToken)
-            }
-        }
-
-        private var preset: ProviderPreset {
-            switch self {
-            case .generic: .generic
-            case .singpass: .singpass
-            case .uaepass: .uaePass
-            case .idme: .idMe
-            case .bankIDNorway: .bankIDNorway()
-            case .mitID: .mitID(.signaturgruppen)
-            case .mitIDIdura: .mitID(.idura)
-            case .bankIDSweden: .bankIDSweden
             }
         }
 
         /// The issuer when `--issuer` is not given: Singpass's FAPI server, UAE Pass's documented host.
         func defaultIssuer(_ environment: EnvironmentChoice) -> String? {
-            switch self {
-            case .singpass: ProviderSource.singpass(environment == .production ? .production : .staging).issuer
-            case .uaepass: ProviderMetadata.uaePass(environment == .production ? .production : .staging).issuer
-            case .generic, .idme, .bankIDNorway, .mitID, .mitIDIdura, .bankIDSweden: nil
+            switch preset.name {
+            case ProviderPreset.singpass.name: ProviderSource.singpass(environment == .production ? .production : .staging).issuer
+            case ProviderPreset.uaePass.name: ProviderMetadata.uaePass(environment == .production ? .production : .staging).issuer
+            default: nil
             }
         }
     }

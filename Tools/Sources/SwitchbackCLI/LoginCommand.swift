@@ -33,7 +33,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Apply a preset's rules: \(ProviderChoice.allCases.map(\.rawValue).joined(separator: ", ")) (singpass: PAR, DPoP, the FAPI issuer and Login's context; uaepass: the documented endpoints and scope, the identity from userinfo)."
+            "Apply a preset's rules: \(ProviderChoice.allValueStrings.joined(separator: ", ")) (singpass: PAR, DPoP, the FAPI issuer and Login's context; uaepass: the documented endpoints and scope, the identity from userinfo)."
     )
     var provider: ProviderChoice = .generic
 
@@ -105,7 +105,7 @@ struct LoginCommand: AsyncParsableCommand {
     func validate() throws {
         guard clientSecret == nil || privateKey == nil else { throw ValidationError("give --client-secret or --private-key, not both") }
         guard issuer != nil || provider.defaultIssuer(environment) != nil else {
-            throw ValidationError("--issuer is required with --provider \(provider.rawValue)")
+            throw ValidationError("--issuer is required with --provider \(provider.preset.name)")
         }
         if let redirectURI {
             // The code travels in this URL: https, or http only to this machine.

@@ -10,7 +10,7 @@
 
 /// The companion's random bytes: one `getrandom(2)` call per draw on Linux, where the standard library's
 /// generator (and so ``SystemEntropy``) makes one call per 8 bytes: a 32-byte secret took four system
-/// calls, and a hand-off pair draws two secrets and two nonces (BENCHMARKS.md). Elsewhere, and if the
+/// calls, and a hand-off pair draws two secrets and two nonces (Documentation/Decisions/0013-kernel-entropy.md). Elsewhere, and if the
 /// kernel refuses the call, ``SystemEntropy``.
 public struct KernelEntropy: EntropySource {
     public init() {}

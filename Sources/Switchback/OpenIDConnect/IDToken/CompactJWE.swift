@@ -17,7 +17,7 @@ import _CryptoExtras
     /// A compact JWE has five parts; a compact JWS three.
     @_spi(SwitchbackInternals) public static func isEncrypted(_ token: String) -> Bool {
         // A loop over the string's own storage: a lazy filter over the UTF-8 view cost 5% of an RS256
-        // validation, and a plain loop over the view still 4% (perf, BENCHMARKS.md).
+        // validation, and a plain loop over the view still 4% (perf; Documentation/Decisions/0002-direct-es256-rs256-verification.md).
         func dots(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
             var count = 0
             for byte in bytes where byte == UInt8(ascii: ".") { count += 1 }

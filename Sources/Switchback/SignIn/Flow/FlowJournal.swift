@@ -102,8 +102,8 @@ public actor InMemoryFlowJournalStore: FlowJournalStore {
 /// Journals as JSON files in a directory, one per flow, readable by the owner only from the first byte and
 /// written atomically (`OwnerOnlyFile`: a termination mid-write leaves the previous version). A journal
 /// survives the app's termination, which is what it is for, without a flush to disk on every step: a
-/// sign-in under way when the device loses power is started again (the flush cost a fifth of a hand-off
-/// sign-in's client CPU, BENCHMARKS.md).
+/// sign-in under way when the device loses power is started again (the flushes were 9% of a hand-off
+/// sign-in's client CPU: Documentation/Decisions/0009-flow-journal-without-fsync.md).
 public struct FileFlowJournalStore: FlowJournalStore {
     public let directory: URL
     private let dpopKeys: DPoPKeySource

@@ -200,7 +200,7 @@ extension CompanionStore {
 
 /// A flat JSON object written or read on every hand-off: its request and answer, its grant and the session
 /// it buys. It is written by ``JSONObjectWriter`` and read by ``JSONReader``, which cost a fraction of
-/// Foundation's coders (BENCHMARKS.md), in the JSON `JSONEncoder` and `JSONDecoder` wrote and read before:
+/// Foundation's coders (Documentation/Decisions/0012-companion-flat-json.md), in the JSON `JSONEncoder` and `JSONDecoder` wrote and read before:
 /// a record stored either way opens the other way, so instances of the previous version and records
 /// already stored keep working (`CompanionStoreTests` holds both directions to that).
 protocol FlatJSON: Codable {
@@ -248,45 +248,20 @@ extension HandOffGrant: FlatJSON {
 /// value is a version byte (2), the record key's 4-byte identifier, then AES-GCM's nonce, ciphertext and
 /// tag; a value of the first version (sealed under a constant salt, which anyone who can write to the
 /// database could reproduce) does not open.
-enum RecordSealing {
+package enum RecordSealing {
     private static let version: UInt8 = 2
 
     /// HKDF-SHA256 (RFC 5869) of the secret with the record key as salt and the kind as info, 32 bytes: the
     /// same key as swift-crypto's `HKDF<SHA256>.deriveKey`, which a test holds it to. Two HMACs, as HKDF's
-    /// extract and one block of expand are; the extract's HMAC keyed with the record key is made once per
-    /// key and copied (its hash states are copied on write), and the expand's HMAC is written over SHA-256
-    /// below: `deriveKey` was 7% of the server's time in a hand-off pair (BENCHMARKS.md).
-    static func key(for secret: String, kind: RecordKind, under serverKey: RecordKeys.Key) -> RecordKey {
+    /// extract and one block of expand are, both swift-crypto's; the extract's, keyed with the record key, is
+    /// made once per key and copied (Documentation/Decisions/0004-record-key-hmac.md).
+    package static func key(for secret: String, kind: RecordKind, under serverKey: RecordKeys.Key) -> RecordKey {
         var extract = serverKey.extractor
         var secret = secret
         secret.withUTF8 { extract.update(data: UnsafeRawBufferPointer($0)) }
-        let pseudoRandomKey = extract.finalize()
+        let pseudoRandomKey = SymmetricKey(data: extract.finalize())
         let info = infos[kind] ?? Data(kind.rawValue.utf8) + [1]
-        return RecordKey(
-            serverKeyID: serverKey.id, key: pseudoRandomKey.withUnsafeBytes { SymmetricKey(data: hmacSHA256(key: $0, message: info)) })
-    }
-
-    /// HMAC-SHA256 (RFC 2104) for a key of at most one block, written over SHA-256 directly: swift-crypto's
-    /// `HMAC(key:)` pads and masks the key byte by byte through generic code, which was most of what a
-    /// derivation cost.
-    private static func hmacSHA256(key: UnsafeRawBufferPointer, message: Data) -> SHA256Digest {
-        precondition(key.count <= 64, "an HKDF pseudorandom key is one SHA-256 output")
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { pad in
-            func mask(_ value: UInt8) {
-                for index in 0..<64 { pad[index] = (index < key.count ? key[index] : 0) ^ value }
-            }
-            mask(0x36)
-            var inner = SHA256()
-            inner.update(bufferPointer: UnsafeRawBufferPointer(pad))
-            inner.update(data: message)
-            let innerDigest = inner.finalize()
-            mask(0x5C)
-            var outer = SHA256()
-            outer.update(bufferPointer: UnsafeRawBufferPointer(pad))
-            pad.update(repeating: 0)
-            innerDigest.withUnsafeBytes { outer.update(bufferPointer: $0) }
-            return outer.finalize()
-        }
+        return RecordKey(serverKeyID: serverKey.id, key: SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: info, using: pseudoRandomKey)))
     }
 
     /// Each kind's expand input for the first (and only) output block: the info, then the counter 1.

@@ -11,7 +11,7 @@ import Crypto
 /// The first key seals; the others, earlier keys during a rotation, only open. Each sealed value names
 /// the key it was sealed under by a 4-byte identifier (a digest of the key, not the key).
 public struct RecordKeys: Sendable {
-    struct Key: Sendable {
+    package struct Key: Sendable {
         /// What a sealed value names its key by: the first 4 bytes of SHA-256 of a label and the key.
         let id: [UInt8]
         /// HMAC-SHA256 keyed with the key, before any input: HKDF's extract step starts from here.
@@ -23,7 +23,7 @@ public struct RecordKeys: Sendable {
         }
     }
 
-    let current: Key
+    package let current: Key
     let previous: [Key]
 
     /// `encoded` holds base64url (or base64) encodings of 32 random bytes each: the current key first, then
@@ -63,7 +63,7 @@ public struct RecordKeys: Sendable {
 
 /// A record's sealing key: the AES-256 key derived for its secret and kind, and the server key it was
 /// derived under, which the sealed value names.
-struct RecordKey: Sendable, Equatable {
+package struct RecordKey: Sendable, Equatable {
     let serverKeyID: [UInt8]
     let key: SymmetricKey
 

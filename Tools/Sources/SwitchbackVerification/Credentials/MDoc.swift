@@ -313,7 +313,7 @@ struct COSESign1 {
 }
 
 /// RFC 3339 §5.6 `date-time`, read by hand: Foundation's `ISO8601DateFormatter` cost 70% of an mdoc's
-/// verification (BENCHMARKS.md). `YYYY-MM-DDTHH:MM:SS`, an optional fraction, and `Z` or `±HH:MM`; `t`, `z`
+/// verification (Documentation/Decisions/0011-rfc3339-date-reader.md). `YYYY-MM-DDTHH:MM:SS`, an optional fraction, and `Z` or `±HH:MM`; `t`, `z`
 /// and a space for `T` as §5.6 allows; a leap second is refused, as Foundation refuses it.
 enum RFC3339 {
     static func date(_ text: String) -> Date? {

@@ -275,7 +275,7 @@ struct CompanionStoreTests {
     }
 
     /// Records already stored (and instances still running the same keys) must keep opening: the derivation
-    /// is written out by hand for speed, and must stay exactly HKDF-SHA256 as swift-crypto gives it.
+    /// keys its extract once per server key, and must stay exactly HKDF-SHA256 as swift-crypto gives it.
     @Test(
         "a record key is exactly HKDF-SHA256 of the secret, the server's record key as salt and the kind, for every kind and secrets of every shape")
     func recordKeyIsHKDF() throws {
