@@ -5,7 +5,7 @@
 #        scripts/format.sh --check   fail, listing the files, when formatting would change any
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dirs=(Sources Tools/Sources Tests Tools/Tests WebKitHost/Sources WebKitHost/Tests
+dirs=(Sources Tools/Sources Tests Tools/Tests WebKitHost/Sources WebKitHost/Tests Fuzz/Sources
   AppleSurface/Sources/AuthenticationServices AppleSurface/Sources/SafariServices AppleSurface/Sources/Security
   AppleSurface/Sources/SwiftUI AppleSurface/Sources/UIKit AppleSurface/Sources/WebKit AppleSurface/Sources/_Testing_UIKit)
 # Regular files only: the test targets link shared files, which are formatted once, where they live.

@@ -26,8 +26,8 @@ public import Foundation
     public static func object(_ bytes: Data) -> [String: JSONValue]? { object(bytes, refusingDuplicates: true) }
 
     /// ``object(_:)``, with duplicate member names kept (the last one) when `refusingDuplicates` is false:
-    /// for the test that tells this refusal from any other difference with Foundation.
-    static func object(_ bytes: Data, refusingDuplicates: Bool) -> [String: JSONValue]? {
+    /// for the test and the fuzz target that tell this refusal from any other difference with Foundation.
+    @_spi(SwitchbackInternals) public static func object(_ bytes: Data, refusingDuplicates: Bool) -> [String: JSONValue]? {
         bytes.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             reader.refusingDuplicates = refusingDuplicates

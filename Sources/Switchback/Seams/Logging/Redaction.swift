@@ -19,10 +19,12 @@ public enum Redaction {
             components.percentEncodedQueryItems = items.map(redact)
         }
         if let fragment = components.percentEncodedFragment {
-            let pairs = fragment.split(separator: "&").map { pair -> String in
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                let name = String(parts[0])
-                return displayableParameters.contains(name) || parts.count == 1 ? String(pair) : "\(name)=%E2%80%B9redacted%E2%80%BA"
+            // A pair without a name (`=x`, or `#=` alone) is a pair too: splitting it on `=` gives no name to
+            // index (an out-of-range trap the fuzzer found with the callback `#=`).
+            let pairs = fragment.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+                guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+                let name = String(pair[..<equals])
+                return displayableParameters.contains(name) ? String(pair) : "\(name)=%E2%80%B9redacted%E2%80%BA"
             }
             components.percentEncodedFragment = pairs.joined(separator: "&")
         }

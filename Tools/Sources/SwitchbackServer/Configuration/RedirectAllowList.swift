@@ -50,6 +50,14 @@ public struct RedirectAllowList: Sendable, Equatable {
             let host = components.encodedHost?.lowercased(),
             !host.isEmpty, components.user == nil, components.password == nil
         else { return nil }
+        // A port is 1 to 5 digits up to 65535: URLComponents reads one past Int's range as no port at all, which
+        // would stand for the scheme's default while a browser refuses the URL (a fuzz finding).
+        if let range = components.rangeOfPort {
+            let digits = text[range]
+            guard (1...5).contains(digits.utf8.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let port = Int(digits), port <= 65535,
+                components.port == port
+            else { return nil }
+        }
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         guard isPlain(path) else { return nil }
         if !allowQuery, components.percentEncodedQuery != nil || components.percentEncodedFragment != nil { return nil }

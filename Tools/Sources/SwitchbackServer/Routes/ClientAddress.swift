@@ -128,7 +128,11 @@ struct ClientAddress: Equatable, Sendable {
         guard parts.count == 4 else { return nil }
         var bytes: [UInt8] = []
         for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }), let value = UInt8(part) else { return nil }
+            // No leading zero: inet_pton refuses one, and inet_aton reads it as octal (`010` is 8), so another
+            // reader of the same header could count the request against another address (a fuzz finding).
+            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }), part.count == 1 || part.first != "0",
+                let value = UInt8(part)
+            else { return nil }
             bytes.append(value)
         }
         return bytes
@@ -139,12 +143,13 @@ struct ClientAddress: Equatable, Sendable {
         let address = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let halves = address.components(separatedBy: "::")
         guard (1...2).contains(halves.count) else { return nil }
-        func groups(_ half: String) -> [UInt16]? {
+        // A dotted IPv4 part may end the address only (RFC 4291 §2.2): `203.0.113.70::443` is no address (a fuzz finding).
+        func groups(_ half: String, endsAddress: Bool) -> [UInt16]? {
             guard !half.isEmpty else { return [] }
             var result: [UInt16] = []
             let parts = half.split(separator: ":", omittingEmptySubsequences: false)
             for (index, part) in parts.enumerated() {
-                if index == parts.count - 1, part.contains("."), let v4 = ipv4(part) {
+                if endsAddress, index == parts.count - 1, part.contains("."), let v4 = ipv4(part) {
                     result += [UInt16(v4[0]) << 8 | UInt16(v4[1]), UInt16(v4[2]) << 8 | UInt16(v4[3])]
                 } else {
                     guard (1...4).contains(part.count), part.allSatisfy(\.isHexDigit), let value = UInt16(part, radix: 16) else { return nil }
@@ -153,7 +158,8 @@ struct ClientAddress: Equatable, Sendable {
             }
             return result
         }
-        guard let head = groups(halves[0]), let tail = halves.count == 2 ? groups(halves[1]) : [] else { return nil }
+        guard let head = groups(halves[0], endsAddress: halves.count == 1), let tail = halves.count == 2 ? groups(halves[1], endsAddress: true) : []
+        else { return nil }
         if halves.count == 1 { return head.count == 8 ? head : nil }
         let missing = 8 - head.count - tail.count
         guard missing >= 1 else { return nil }

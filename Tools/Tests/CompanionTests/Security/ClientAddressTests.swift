@@ -38,6 +38,11 @@ struct ClientAddressTests {
         #expect(Attack.bucket("[2001:db8::1]:443") == "2001:db8:0:0::/64")
         #expect(Attack.bucket("fe80::1%eth0") == "fe80:0:0:0::/64")
         #expect(Attack.bucket("203.0.113.7") == "203.0.113.7")
+        // A leading zero is refused, as inet_pton refuses it (inet_aton would read `010` as octal 8): fuzz findings.
+        #expect(Attack.bucket("203.01.13.7") == nil && Attack.bucket("1.0.01.11") == nil && Attack.bucket("10.0.0.010:80") == nil)
+        #expect(Attack.bucket("10.0.0.0") == "10.0.0.0")
+        #expect(Attack.bucket("203.0.113.70::443") == nil, "a dotted part ends an IPv6 address only")
+        #expect(Attack.bucket("::ffff:203.0.113.70") == "203.0.113.70")
         // A proxy that writes the port: every source port is the same client, not a bucket of its own.
         #expect(Attack.bucket("203.0.113.7:51234") == "203.0.113.7")
         // NIO listening on :: reports IPv4 clients mapped: each is its own IPv4 address, not one shared /64.

@@ -68,4 +68,14 @@ struct RedirectAllowListTests {
             #expect(throws: SwitchbackError.self) { try RedirectAllowList([entry]) }
         }
     }
+
+    @Test("a port past 65535, or past Int's range (read by URLComponents as none), is refused; an empty port is the default (fuzz findings)")
+    func ports() throws {
+        let list = try RedirectAllowList(["https://web.example.com/app", "https://other.example.org"])
+        #expect(list.permits("https://WEB.example.com:444444444444444444444443/app/x#f") == nil)
+        #expect(list.permits("https://other.example.org:65536/") == nil)
+        #expect(list.permits("https://other.example.org:+443/") == nil)
+        #expect(list.permits("https://other.example.org:443/") != nil)
+        #expect(list.permits("https://other.example.org:/") != nil, "an empty port is the scheme's default, for a browser too")
+    }
 }

@@ -106,4 +106,13 @@ struct CBORTests {
             binding.sessionTranscript.encoded
                 == Self.hex("83f6f682714f70656e494434565048616e646f7665725820048bc053c00442af9b8eed494cefdd9d95240d254b046b11b68013722aad38ac"))
     }
+
+    @Test("a map key written with a longer head than needed is still the same key: the map has it twice and is refused (a fuzz finding)")
+    func duplicateKeyWithLongHead() {
+        // {0: 0, -12: 0, 0: -21} with the first 0 written as 18 00: the bytes differ, the keys do not.
+        #expect(throws: CBORError.self) { try CBOR.decode(Self.hex("a3180000" + "2b00" + "0034")) }
+        #expect(throws: CBORError.self) { try CBOR.decode(Self.hex("a2" + "6161" + "00" + "7a0000000161" + "01")) }
+        // The same three keys, all different, still read.
+        #expect((try? CBOR.decode(Self.hex("a3180000" + "2b00" + "0134"))) != nil)
+    }
 }

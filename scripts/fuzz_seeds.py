@@ -1,0 +1,101 @@
+# Writes the fuzz targets' seed corpora (Fuzz/Corpus/TARGET): the tests' fixtures and the specifications' examples.
+# Run once when a target is added; scripts/fuzz.sh merge TARGET keeps what a run finds, minimised.
+import os, json, zlib, base64, cbor2, hashlib
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.join(here, "..", "Fuzz", "Corpus")
+def put(target, name, data):
+    d = os.path.join(root, target); os.makedirs(d, exist_ok=True)
+    if isinstance(data, str): data = data.encode()
+    open(os.path.join(d, name), "wb").write(data)
+def b64u(b): return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+# json: claim sets and headers as tokens carry them, RFC 7519 §3.1 and OpenID Connect Core's example ID token
+put("json", "rfc7519-claims", '{"iss":"joe",\r\n "exp":1300819380,\r\n "http://example.com/is_root":true}')
+put("json", "oidc-core-id-token", '{"iss":"https://server.example.com","sub":"24400320","aud":"s6BhdRkqt3","nonce":"n-0S6_WzA2Mj","exp":1311281970,"iat":1311280970,"auth_time":1311280969,"acr":"urn:mace:incommon:iap:silver"}')
+put("json", "header", '{"alg":"ES256","kid":"k1","typ":"JWT","crit":["b64"],"x5c":["MIIB"]}')
+put("json", "nested", '{"a":[1,2.5e3,-0.0,true,false,null,{"b":"\\u00e9\\ud83d\\ude00"}],"c":{"d":[]},"e":"\\"\\\\\\/\\b\\f\\n\\r\\t"}')
+put("json", "numbers", '{"n":[0,-0,1e308,4.9e-324,9007199254740993,1E+2,0.5]}')
+
+# cbor: RFC 8949 Appendix A (definite lengths)
+appendix_a = """00 01 0a 17 1818 1819 1864 1903e8 1a000f4240 1b000000e8d4a51000 1bffffffffffffffff c249010000000000000000
+3bffffffffffffffff c349010000000000000000 20 29 3863 3903e7 f90000 f98000 f93c00 fb3ff199999999999a f93e00 f97bff fa47c35000
+fa7f7fffff fb7e37e43c8800759c f90001 f90400 f9c400 fbc010666666666666 f97c00 f97e00 f9fc00 fa7f800000 fa7fc00000 faff800000
+fb7ff0000000000000 fb7ff8000000000000 fbfff0000000000000 f4 f5 f6 f7 f0 f818 f8ff c074323031332d30332d32315432303a30343a30305a
+c11a514b67b0 c1fb41d452d9ec200000 d74401020304 d818456449455446 d82076687474703a2f2f7777772e6578616d706c652e636f6d 40 4401020304
+60 6161 6449455446 62225c 62c3bc 63e6b0b4 64f0908591 80 83010203 8301820203820405
+98190102030405060708090a0b0c0d0e0f101112131415161718181819 a0 a201020304 a26161016162820203 826161a161626163
+a56161614161626142616361436164614461656145""".split()
+for h in appendix_a: put("cbor", "rfc8949-" + h[:24], bytes.fromhex(h))
+# OpenID4VP 1.0 Appendix B.2.6.1's session transcript, as the CBOR tests hold it
+put("cbor", "openid4vp-session-transcript", bytes.fromhex("83f6f682714f70656e494434565048616e646f7665725820048bc053c00442af9b8eed494cefdd9d95240d254b046b11b68013722aad38ac"))
+
+# mdoc: a DeviceResponse shaped as ISO/IEC 18013-5 writes one (signatures are not valid)
+item = cbor2.dumps({"digestID": 0, "random": bytes(range(16)), "elementIdentifier": "family_name", "elementValue": "Doe"})
+mso = cbor2.dumps({"version": "1.0", "digestAlgorithm": "SHA-256", "docType": "org.iso.18013.5.1.mDL",
+    "valueDigests": {"org.iso.18013.5.1": {0: hashlib.sha256(cbor2.dumps(cbor2.CBORTag(24, item))).digest()}},
+    "deviceKeyInfo": {"deviceKey": {1: 2, -1: 1, -2: b"\x01" * 32, -3: b"\x02" * 32}},
+    "validityInfo": {"signed": cbor2.CBORTag(0, "2024-01-01T00:00:00Z"), "validFrom": cbor2.CBORTag(0, "2024-01-01T00:00:00Z"), "validUntil": cbor2.CBORTag(0, "2030-01-01T00:00:00Z")}})
+issuer_auth = [cbor2.dumps({1: -7}), {33: b"\x30\x82"}, cbor2.dumps(cbor2.CBORTag(24, mso)), b"\x00" * 64]
+response = {"version": "1.0", "status": 0, "documents": [{"docType": "org.iso.18013.5.1.mDL",
+    "issuerSigned": {"nameSpaces": {"org.iso.18013.5.1": [cbor2.CBORTag(24, item)]}, "issuerAuth": issuer_auth},
+    "deviceSigned": {"nameSpaces": cbor2.CBORTag(24, cbor2.dumps({})), "deviceAuth": {"deviceSignature": [cbor2.dumps({1: -7}), {}, None, b"\x00" * 64]}}}]}
+put("mdoc", "device-response", cbor2.dumps(response))
+put("cbor", "device-response", cbor2.dumps(response))
+
+# base64url
+for i, text in enumerate(["", "AA", "AAA", "AAAA", "_-8", "eyJhbGciOiJFUzI1NiJ9", "SGVsbG8sIHdvcmxkIQ", "QQ", "QR"]):
+    put("base64url", f"text-{i}", text)
+
+# jws: RFC 7515 Appendix A examples
+vectors = json.load(open(os.path.join(here, "..", "Tests", "SwitchbackTests", "Fixtures", "jws-vectors.json")))
+for name, v in vectors.items():
+    token = v.get("token") or v.get("compact") or v.get("jws")
+    if isinstance(token, str): put("jws", name.split()[0].lower(), token)
+
+# form
+for i, text in enumerate(["code=SplxlOBeZQQYbYS6WxSbIA&state=xyz", "a=1&a=2&&b", "x=%E2%82%AC+y&z=%20", "=v&n=", "q=a%2Bb%26c"]):
+    put("form", f"form-{i}", text)
+
+# inflate: zlib streams, stored, fixed and dynamic blocks; the Token Status List draft's example list
+for level in (0, 1, 9):
+    put("inflate", f"zlib-level-{level}", zlib.compress(bytes(range(256)) * 4, level))
+put("inflate", "status-list-example", base64.urlsafe_b64decode("eNrbuRgAAhcBXQ" + "=="))
+
+# sd-jwt: the issuer's payload, then disclosures, separated by zero bytes
+payload = {"iss": "https://issuer.example.com", "iat": 1683000000, "exp": 1883000000, "vct": "https://credentials.example.com/identity_credential",
+           "sub": "user_42", "address": {"_sd": []}, "nationalities": ["US"]}
+disclosures = [["2GLC42sKQveCfGfryNRN9w", "given_name", "John"], ["eluV5Og3gSNII8EYnsxA_A", "family_name", "Doe"],
+               ["6Ij7tM-a5iVPGboS5tmvVA", "email", "johndoe@example.com"]]
+put("sd-jwt", "rfc9901-like", json.dumps(payload).encode() + b"".join(b"\x00" + json.dumps(d).encode() for d in disclosures))
+
+# dcql: OpenID4VP 1.0 §6 examples, shortened
+put("dcql", "sd-jwt-query", json.dumps({"credentials": [{"id": "my_credential", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://credentials.example.com/identity_credential"]},
+    "claims": [{"path": ["last_name"]}, {"path": ["address", "street_address"]}]}]}))
+put("dcql", "mdoc-query", json.dumps({"credentials": [{"id": "mdl", "format": "mso_mdoc", "meta": {"doctype_value": "org.iso.7367.1.mVRC"},
+    "claims": [{"path": ["org.iso.7367.1", "vehicle_holder"]}, {"path": ["org.iso.18013.5.1", "first_name"], "intent_to_retain": False}],
+    "trusted_authorities": [{"type": "aki", "values": ["s9tIpPmhxdiuNkHMEWNpYim8S8Y"]}]}]}))
+
+# callback: STATE stands for the sign-in's state
+for i, text in enumerate(["https://app.example.com/oauth/callback?code=c1&state=STATE",
+                          "https://app.example.com/oauth/callback?code=c+2%2B&state=STATE&iss=https%3A%2F%2Fid.example.com",
+                          "https://app.example.com/oauth/callback?error=access_denied&state=STATE",
+                          "https://app.example.com/oauth/callback#code=c&state=STATE",
+                          "https://APP.example.com:443/oauth/callback?state=STATE&code=x"]):
+    put("callback", f"callback-{i}", text)
+
+# client-address
+for i, text in enumerate(["203.0.113.7", "203.0.113.7:8443", "2001:db8::1", "[2001:db8::1]:443", "::ffff:192.0.2.1", "fe80::1%eth0", " 10.0.0.1\t", "1:2:3:4:5:6:7:8"]):
+    put("client-address", f"address-{i}", text)
+
+# redirect
+for i, text in enumerate(["https://web.example.com/app/page?x=1", "https://web.example.com/app", "https://other.example.org/",
+                          "http://127.0.0.1:8080/local/x", "https://web.example.com@evil.example/app", "https://web.example.com/app/../x",
+                          "https://WEB.example.com:443/app/x#f"]):
+    put("redirect", f"goto-{i}", text)
+
+# companion-bodies
+for i, body in enumerate([{"redirect_uri": "com.example.app:/cb", "binding": "b" * 43}, {"flow_id": "f", "binding": "b" * 43, "wait": 20},
+                          {"app_callback_uri": "https://app.example.com/bankid", "statement_id": "s"}, {"goto": "https://web.example.com/app"},
+                          {"key_id": "k", "attestation": "a", "challenge": "c"}, {"token": "t", "token_type_hint": "refresh_token"}]):
+    put("companion-bodies", f"body-{i}", json.dumps(body))
+print("ok")
