@@ -7,7 +7,7 @@ public import Foundation
         @_spi(SwitchbackInternals) public let alg: String
         @_spi(SwitchbackInternals) public let kid: String?
         @_spi(SwitchbackInternals) public let typ: String?
-        @_spi(SwitchbackInternals) public let crit: [String]?
+        let crit: [String]?
         /// `x5c` (RFC 7515 §4.1.6): the signing key's certificate chain, leaf first, DER.
         @_spi(SwitchbackInternals) public let x5c: [Data]
 
@@ -44,9 +44,9 @@ public import Foundation
 
     @_spi(SwitchbackInternals) public let header: Header
     @_spi(SwitchbackInternals) public let payload: Data
-    @_spi(SwitchbackInternals) public let signature: Data
+    let signature: Data
     /// The token's text, whose first `signingInputCount` bytes (header, dot, payload) are signed.
-    @_spi(SwitchbackInternals) public let compact: String
+    let compact: String
     private let signingInputCount: Int
 
     /// The signed bytes, for a verifier that hashes them itself.
