@@ -34,6 +34,7 @@ let package = Package(
             name: "ServerParsers",
             dependencies: [
                 .product(name: "Switchback", package: "Switchback"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -45,6 +46,7 @@ let package = Package(
                 "ServerParsers",
                 .product(name: "Switchback", package: "Switchback"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

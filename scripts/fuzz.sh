@@ -55,9 +55,28 @@ echo "fuzz.sh: building Fuzz/ with -sanitize=fuzzer,address (release)" >&2
 # nothing new): the plan is made afresh each time.
 # Built from inside Fuzz/: with --package-path from elsewhere, the modules came out without their coverage
 # counters (183 701 counters built from inside, 34 425 from the root).
-(cd "$fuzz" && swift build -c release --sanitize=fuzzer --sanitize=address --disable-build-manifest-caching) 2>&1 | grep -E "error|Compiling|Build complete" | tail -3 >&2
+build() {
+  (cd "$fuzz" && swift build -c release --sanitize=fuzzer --sanitize=address --disable-build-manifest-caching) 2>&1 |
+    grep -E "error|Build complete" | tail -3 >&2
+}
+# The coverage counters the binary holds (the size of its __sancov_cntrs section, a byte each).
+counters() {
+  local size
+  size=$(readelf -S -W "$binary" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "__sancov_cntrs") print $(i + 4) }')
+  echo $((16#${size:-0}))
+}
 binary="$fuzz/.build/release/SwitchbackFuzz"
+build
 [ -x "$binary" ] || { echo "fuzz.sh: the build made no $binary" >&2; exit 1; }
+# A rebuild over an earlier build sometimes compiles the Swift modules without their coverage counters (about
+# 34 000 counters, BoringSSL's, instead of 177 000), although the build plan names -sanitize=fuzzer for them:
+# the fuzzer would run blind. A build from nothing (the dependencies' checkouts kept) has them.
+if [ "$(counters)" -lt 100000 ]; then
+  echo "fuzz.sh: the build lost its coverage counters ($(counters)); building again from nothing" >&2
+  rm -rf "$fuzz/.build/x86_64-unknown-linux-gnu" "$fuzz/.build/release" "$fuzz/.build/build.db"
+  build
+  [ "$(counters)" -ge 100000 ] || { echo "fuzz.sh: the binary has only $(counters) coverage counters" >&2; exit 1; }
+fi
 
 run() {
   local name=$1 out="$fuzz/.build/fuzz-out/$1"

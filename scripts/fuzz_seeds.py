@@ -1,9 +1,12 @@
 # Writes the fuzz targets' seed corpora (Fuzz/Corpus/TARGET): the tests' fixtures and the specifications' examples.
-# Run once when a target is added; scripts/fuzz.sh merge TARGET keeps what a run finds, minimised.
-import os, json, zlib, base64, cbor2, hashlib
+# Run once when a target is added, naming it (python3 scripts/fuzz_seeds.py TARGET ...; no names writes every
+# target's seeds); scripts/fuzz.sh merge TARGET keeps what a run finds, minimised.
+import os, sys, json, zlib, base64, cbor2, hashlib
+only = set(sys.argv[1:])
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.join(here, "..", "Fuzz", "Corpus")
 def put(target, name, data):
+    if only and target not in only: return
     d = os.path.join(root, target); os.makedirs(d, exist_ok=True)
     if isinstance(data, str): data = data.encode()
     open(os.path.join(d, name), "wb").write(data)
@@ -98,4 +101,50 @@ for i, body in enumerate([{"redirect_uri": "com.example.app:/cb", "binding": "b"
                           {"app_callback_uri": "https://app.example.com/bankid", "statement_id": "s"}, {"goto": "https://web.example.com/app"},
                           {"key_id": "k", "attestation": "a", "challenge": "c"}, {"token": "t", "token_type_hint": "refresh_token"}]):
     put("companion-bodies", f"body-{i}", json.dumps(body))
+
+# jwe: a token after an even byte (RFC 7520 §5.4 and §5.5, which the target's keys open); after an odd byte, the
+# key management and content encryption indexes, a key byte, and the plaintext to encrypt
+rfc7520 = {
+    "rfc7520-5.4": "eyJhbGciOiJFQ0RILUVTK0ExMjhLVyIsImtpZCI6InBlcmVncmluLnRvb2tAdHVja2Jvcm91Z2guZXhhbXBsZSIsImVwayI6eyJrdHkiOiJFQyIsImNydiI6IlAtMzg0IiwieCI6InVCbzRrSFB3Nmtiang1bDB4b3dyZF9vWXpCbWF6LUdLRlp1NHhBRkZrYllpV2d1dEVLNml1RURzUTZ3TmROZzMiLCJ5Ijoic3AzcDVTR2haVkMyZmFYdW1JLWU5SlUyTW84S3BvWXJGRHI1eVBOVnRXNFBnRXdaT3lRVEEtSmRhWTh0YjdFMCJ9LCJlbmMiOiJBMTI4R0NNIn0.0DJjBXri_kBcC46IkU5_Jk9BqaQeHdv2.mH-G2zVqgztUtnW_.tkZuOO9h95OgHJmkkrfLBisku8rGf6nzVxhRM3sVOhXgz5NJ76oID7lpnAi_cPWJRCjSpAaUZ5dOR3Spy7QuEkmKx8-3RCMhSYMzsXaEwDdXta9Mn5B7cCBoJKB0IgEnj_qfo1hIi-uEkUpOZ8aLTZGHfpl05jMwbKkTe2yK3mjF6SBAsgicQDVCkcY9BLluzx1RmC3ORXaM0JaHPB93YcdSDGgpgBWMVrNU1ErkjcMqMoT_wtCex3w03XdLkjXIuEr2hWgeP-nkUZTPU9EoGSPj6fAS-bSz87RCPrxZdj_iVyC6QWcqAu07WNhjzJEPc4jVntRJ6K53NgPQ5p99l3Z408OUqj4ioYezbS6vTPlQ.WuGzxmcreYjpHGJoa17EBg",
+    "rfc7520-5.5": "eyJhbGciOiJFQ0RILUVTIiwia2lkIjoibWVyaWFkb2MuYnJhbmR5YnVja0BidWNrbGFuZC5leGFtcGxlIiwiZXBrIjp7Imt0eSI6IkVDIiwiY3J2IjoiUC0yNTYiLCJ4IjoibVBVS1RfYkFXR0hJaGcwVHBqanFWc1AxclhXUXVfdndWT0hIdE5rZFlvQSIsInkiOiI4QlFBc0ltR2VBUzQ2ZnlXdzVNaFlmR1RUMElqQnBGdzJTUzM0RHY0SXJzIn0sImVuYyI6IkExMjhDQkMtSFMyNTYifQ..yc9N8v5sYyv3iGQT926IUg.BoDlwPnTypYq-ivjmQvAYJLb5Q6l-F3LIgQomlz87yW4OPKbWE1zSTEFjDfhU9IPIOSA9Bml4m7iDFwA-1ZXvHteLDtw4R1XRGMEsDIqAYtskTTmzmzNa-_q4F_evAPUmwlO-ZG45Mnq4uhM1fm_D9rBtWolqZSF3xGNNkpOMQKF1Cl8i8wjzRli7-IXgyirlKQsbhhqRzkv8IcY6aHl24j03C-AR2le1r7URUhArM79BY8soZU0lzwI-sD5PZ3l4NDCCei9XkoIAfsXJWmySPoeRb2Ni5UZL4mYpvKDiwmyzGd65KqVw7MsFfI_K767G9C9Azp73gKZD0DyUn1mn0WW5LmyX_yJ-3AROq8p1WZBfG-ZyJ6195_JGG2m9Csg.WCCkNa-x4BeB9hIDIfFuhg",
+}
+for name, token in rfc7520.items(): put("jwe", name, b"\x00" + token.encode())
+for alg in range(5):
+    for enc in range(6):
+        put("jwe", f"encrypt-{alg}-{enc}", bytes([1, alg, enc, alg + enc]) + b"inner.jws.token")
+
+# navigation: UAE Pass's authenticator links (its documented successurl/failureurl, once and twice encoded), a
+# foreign return page, Swedish BankID's autostart link, the redirect URI and ordinary pages
+for i, text in enumerate(["uaepass://digitalid?successurl=https%3A%2F%2Fid.uaepass.ae%2Fok&failureurl=https%3A%2F%2Fid.uaepass.ae%2Fno",
+                          "uaepassstg://digitalid?successURL=https%253A%252F%252Fstg-id.uaepass.ae%252Fok&x=1%2B2&failureurl=#frag",
+                          "uaepass://digitalid?successurl=https%3A%2F%2Fevil.example%2Fok",
+                          "uaepass://digitalid?successurl=https%3A%2F%2Fid.uaepass.ae%40evil.example%2F",
+                          "bankid:///?autostarttoken=7c40b5c9-fa74-49cf-b98c-bfe651f9a7c6&redirect=null",
+                          "https://app.bankid.com/?autostarttoken=7c40b5c9&redirect=https%3A%2F%2Fapp.example.com%2Freturn",
+                          "https://app.example.com/oauth/callback?tenant=a&code=c&state=s", "https://id.uaepass.ae/authorize?x=1",
+                          "tel:+971000", "HTTPS://APP.EXAMPLE.COM:443/oauth/callback?tenant=a"]):
+    put("navigation", f"url-{i}", text)
+
+# return-url: returns for this flow (f7Qx2bL9) and another, callbacks at the redirect URI and the response link
+for i, text in enumerate(["https://app.example.com/return?app=1&switchback_flow=f7Qx2bL9&switchback_outcome=success",
+                          "https://app.example.com/return?app=1&switchback_flow=f7Qx2bL9&switchback_outcome=failure",
+                          "https://app.example.com/return?app=1&switchback_flow=other&switchback_outcome=success",
+                          "https://app.example.com/oauth/callback?tenant=a&code=c&state=s",
+                          "https://links.example.com/r?code=c&state=s&iss=https%3A%2F%2Fid.uaepass.ae",
+                          "https://links.example.com/r#state=s&error=access_denied", "https://links.example.com/r",
+                          "https://app.example.com/bankid-return", "https://app.example.com/return?switchback_flow=f7Qx2bL9&switchback_outcome=success"]):
+    put("return-url", f"url-{i}", text)
+
+# session-cookie: Cookie headers and Authorization headers (the text is read as both)
+sid = b64u(hashlib.sha256(b"session").digest())
+for i, text in enumerate([f"__Host-switchback_session={sid}", f"theme=dark; __Host-switchback_session={sid};\tlang=en",
+                          f"__Host-switchback_session=short; __Host-switchback_session={sid}", f"Session {sid}", f"session {sid}x",
+                          f"Bearer {sid}", f"__host-switchback_session={sid}"]):
+    put("session-cookie", f"header-{i}", text)
+
+# response-query: what a provider's redirect to /response carries
+for i, text in enumerate(["code=SplxlOBeZQQYbYS6WxSbIA&state=xyz&iss=https%3A%2F%2Fid.example.com",
+                          "error=access_denied&error_description=The+user+cancelled&state=xyz", "code=a&code=b&state=s",
+                          "state=s", "code=%E2%82%AC&state=a%26b%3Dc&extra=1", "code=c+d&state=s&error_uri=https%3A%2F%2Fx"]):
+    put("response-query", f"query-{i}", text)
 print("ok")

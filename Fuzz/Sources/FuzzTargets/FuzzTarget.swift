@@ -20,7 +20,8 @@ public struct FuzzTarget: Sendable {
 extension FuzzTarget {
     /// Every target, in the order `scripts/fuzz.sh --list` prints them.
     public static let all: [FuzzTarget] = [
-        .json, .cbor, .base64url, .jws, .form, .inflate, .sdJWT, .dcql, .mdoc, .callback, .clientAddress, .redirect, .companionBodies,
+        .json, .cbor, .base64url, .jws, .jwe, .form, .inflate, .sdJWT, .dcql, .mdoc, .callback, .navigation, .returnURL, .clientAddress, .redirect,
+        .sessionCookie, .responseQuery, .companionBodies,
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
@@ -32,6 +33,14 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String, file: Stat
     guard !condition else { return }
     FileHandle.standardError.write(Data("property failed (\(file):\(line)): \(message())\n".utf8))
     fatalError(message(), file: file, line: line)
+}
+
+/// Whether a target also writes what it read, a line per input, to standard output (`SWITCHBACK_FUZZ_REPORT`
+/// set): the differential scripts compare those lines with a reference library's reading of the same inputs.
+let reporting = ProcessInfo.processInfo.environment["SWITCHBACK_FUZZ_REPORT"] != nil
+
+func report(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 /// The input as text, or nil when it is not UTF-8: the text parsers take Swift strings, which hold only

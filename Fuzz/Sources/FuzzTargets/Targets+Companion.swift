@@ -27,10 +27,37 @@ extension FuzzTarget {
         if let failure = ServerParsersFuzz.redirect(text) { require(false, failure) }
     }
 
+    /// The session a request names: an `Authorization: Session …` header, else the session cookie.
+    static let sessionCookie = FuzzTarget(
+        "session-cookie",
+        asserts: """
+            RequestReading.sessionID reads from a Cookie header the first pair with the session cookie's name, as a \
+            split on ; with Foundation's trim reads it, and only an ID of the issued shape; an Authorization: Session \
+            header comes first, and one of another scheme leaves the cookie to be read
+            """
+    ) { input in
+        guard let text = text(input) else { return }
+        if let failure = ServerParsersFuzz.sessionCookie(text) { require(false, failure) }
+    }
+
+    /// The response page's query (the provider's redirect to the companion's `/response`).
+    static let responseQuery = FuzzTarget(
+        "response-query",
+        asserts: """
+            the response page forwards state and a code or an error, each response member at most once and in order, \
+            with the values URLComponents reads (form rules), and the link it forwards reads back in the app, with \
+            URLComponents, as the same members and values
+            """
+    ) { input in
+        guard let text = text(input) else { return }
+        if let failure = ServerParsersFuzz.responseQuery(text) { require(false, failure) }
+    }
+
     /// The JSON bodies the companion's app-facing routes decode.
     static let companionBodies = FuzzTarget(
         "companion-bodies",
-        asserts: "every companion request body type decodes or throws DecodingError; a body that decodes, encoded again, decodes equal"
+        asserts:
+            "every companion request body type decodes or throws DecodingError; a body that decodes, encoded again, decodes equal; a permission request has exactly its two fields"
     ) { input in
         func check<Body: Codable & Equatable>(_ type: Body.Type) {
             do {
@@ -54,5 +81,10 @@ extension FuzzTarget {
         check(CompanionAPI.WalletRedeem.self)
         check(CompanionAPI.AppleIdentityVerify.self)
         check(CompanionAPI.AttestationRegistration.self)
+        // `POST /permission` takes its two fields and nothing else: the permission's type and statement are the backend's.
+        if (try? JSONDecoder().decode(CompanionAPI.PermissionRequest.self, from: input)) != nil {
+            let names = ((try? JSONSerialization.jsonObject(with: input)) as? [String: Any]).map { Set($0.keys) }
+            require(names == ["app_callback_uri", "statement_id"], "a permission request with other fields was taken: \(names ?? [])")
+        }
     }
 }

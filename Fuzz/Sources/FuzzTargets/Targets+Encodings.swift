@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 @_spi(SwitchbackInternals) import Switchback
 import SwitchbackVerification
@@ -14,13 +15,15 @@ extension FuzzTarget {
         do {
             let item = try CBOR.decode(input)
             let written = item.encoded
+            if reporting { report("\(hex(SHA256.hash(data: input))) accepted \(hex(written)) \(item.hasTag ? 1 : 0)") }
             guard let again = try? CBOR.decode(written) else {
                 require(false, "an item written again does not read back")
                 return
             }
             require(again == item, "an item written again reads back as another")
             require(again.encoded == written, "writing an item is not stable")
-        } catch is CBORError {
+        } catch let error as CBORError {
+            if reporting { report("\(hex(SHA256.hash(data: input))) refused \(error)") }
         } catch {
             require(false, "CBOR.decode threw \(type(of: error)), not CBORError")
         }
@@ -141,6 +144,21 @@ extension FuzzTarget {
             require(false, "refused under a larger limit only")
         case (.failure, .failure):
             break
+        }
+    }
+}
+
+func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+extension CBOR {
+    /// Whether a tag appears anywhere in the item: the reference gives some tags a meaning (dates, bignums),
+    /// and refuses items whose content does not fit it.
+    var hasTag: Bool {
+        switch self {
+        case .tagged: true
+        case .array(let items): items.contains { $0.hasTag }
+        case .map(let pairs): pairs.contains { $0.key.hasTag || $0.value.hasTag }
+        default: false
         }
     }
 }

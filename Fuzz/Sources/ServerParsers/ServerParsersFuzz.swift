@@ -4,6 +4,7 @@
     import Darwin
 #endif
 import Foundation
+@_spi(SwitchbackInternals) import Switchback
 
 /// The companion's parsers that the fuzz targets reach, with the properties checked inside this module, where
 /// their internal types are visible. Each returns nil when the property holds, else what failed.
@@ -72,6 +73,62 @@ public enum ServerParsersFuzz {
         }
         guard matches else { return "permitted \(text), which a browser reads as host \(host), port \(port), path \(path)" }
         guard url.host?.lowercased() == host.lowercased() else { return "the URL returned names host \(url.host ?? "none")" }
+        return nil
+    }
+
+    /// The cookie name the `session-cookie` target looks for (the companion's default, with its `__Host-` prefix).
+    static let cookieName = "__Host-switchback_session"
+
+    /// `RequestReading.sessionID` against Foundation's split and trim: the text is read as a `Cookie` header,
+    /// then as an `Authorization` header beside a cookie that holds a valid ID.
+    public static func sessionCookie(_ text: String) -> String? {
+        let id = RequestReading.sessionID(authorization: nil, cookie: text, cookieName: cookieName)
+        let pairs = text.components(separatedBy: ";").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) }
+        let first = pairs.first { $0.hasPrefix(cookieName + "=") }.map { String($0.dropFirst(cookieName.count + 1)) }
+        let expected = first.flatMap { $0.utf8.count == 43 && $0.utf8.allSatisfy(isBase64URL) ? $0 : nil }
+        guard id == expected else { return "the cookie header gives \(id ?? "none"), Foundation's split \(expected ?? "none")" }
+        let other = String(repeating: "A", count: 43)
+        let header = RequestReading.sessionID(authorization: text, cookie: "\(cookieName)=\(other)", cookieName: cookieName)
+        if text.lowercased().hasPrefix("session ") {
+            let token = String(text.dropFirst(8))
+            let valid = token.utf8.count == 43 && token.utf8.allSatisfy(isBase64URL)
+            guard header == (valid ? token : nil) else { return "an Authorization: Session header gives \(header ?? "none")" }
+        } else {
+            guard header == other else { return "an Authorization header of another scheme hid the cookie" }
+        }
+        return nil
+    }
+
+    private static func isBase64URL(_ byte: UInt8) -> Bool {
+        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+    }
+
+    /// `RequestReading.authorizationResponse` (the response page's query) against URLComponents, and the link
+    /// it forwards read back by the app.
+    public static func responseQuery(_ text: String) -> String? {
+        let forwarded: [(String, String)]
+        do {
+            forwarded = try RequestReading.authorizationResponse(query: text)
+        } catch {
+            return nil
+        }
+        let names = forwarded.map(\.0)
+        guard names == RequestReading.responseMembers.filter(names.contains) else { return "forwarded members out of order or repeated: \(names)" }
+        guard names.contains("state"), names.contains("code") || names.contains("error") else { return "forwarded a query that is not a response" }
+        // Where URLComponents reads the query, its items (with form rules) agree with what is forwarded.
+        if let items = URLComponents(string: "https://companion.example/response?" + text)?.percentEncodedQueryItems {
+            for (name, value) in forwarded {
+                let read = items.filter { ($0.name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") == name }
+                    .map { ($0.value ?? "").replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+                guard read == [value] else { return "\(name) is forwarded as \(value.debugDescription), URLComponents reads \(read)" }
+            }
+        }
+        // The app reads the link the page's button opens with URLComponents: the same members, the same values.
+        let link = "https://app.example.com/response?" + FormEncoding.encode(forwarded)
+        guard let components = URLComponents(string: link), let items = components.queryItems else { return "the forwarded link is not a URL" }
+        guard items.map(\.name) == names, items.map({ $0.value ?? "" }) == forwarded.map(\.1) else {
+            return "the app reads the forwarded link as \(items), not \(forwarded)"
+        }
         return nil
     }
 }

@@ -36,17 +36,8 @@ extension CompanionService {
     /// The session ID a request's `Authorization: Session …` header or cookie carries, when it has the shape
     /// of one this server issued.
     func sessionID(of request: Request) -> String? {
-        var id: String?
-        let name = configuration.session.effectiveCookieName
-        if let header = request.headers[.authorization], header.lowercased().hasPrefix("session ") {
-            id = String(header.dropFirst(8))
-        } else if let cookies = request.headers[.cookie] {
-            id = cookies.split(separator: ";").lazy.map { $0.trimmingSpaces() }
-                .first { $0.hasPrefix(name + "=") }
-                .map { String($0.dropFirst(name.count + 1)) }
-        }
-        guard let id, Secrets.isIssued(id) else { return nil }
-        return id
+        RequestReading.sessionID(
+            authorization: request.headers[.authorization], cookie: request.headers[.cookie], cookieName: configuration.session.effectiveCookieName)
     }
 
     /// The session a request's cookie or `Authorization: Session …` header names.
