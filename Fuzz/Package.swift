@@ -3,7 +3,8 @@
 // package nor the companion's build depends on it. It builds only with the fuzzer sanitizer (libFuzzer
 // supplies `main`): `scripts/fuzz.sh` builds and runs it.
 //
-// The verifier's sources and the companion's address and allow-list parsers are compiled here through links
+// The verifier's sources and the companion's parsers (addresses, the allow-list, cookies, revocation lists) are
+// compiled here through links
 // (Sources/SwitchbackVerification, Sources/ServerParsers), so the fuzz build instruments them without
 // building the companion's server stack.
 import PackageDescription
@@ -17,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -36,6 +39,8 @@ let package = Package(
                 .product(name: "Switchback", package: "Switchback"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -147,4 +147,42 @@ for i, text in enumerate(["code=SplxlOBeZQQYbYS6WxSbIA&state=xyz&iss=https%3A%2F
                           "error=access_denied&error_description=The+user+cancelled&state=xyz", "code=a&code=b&state=s",
                           "state=s", "code=%E2%82%AC&state=a%26b%3Dc&extra=1", "code=c+d&state=s&error_uri=https%3A%2F%2Fx"]):
     put("response-query", f"query-{i}", text)
+
+# crl: after an even byte, a revocation list's DER (v2, empty or with entries, a reason and a CRL number, or with
+# a critical issuing distribution point); after an odd byte, a certificate naming distribution points
+import datetime
+from cryptography import x509
+from cryptography.x509.oid import NameOID, ExtensionOID
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+iaca_key = ec.derive_private_key(7, ec.SECP256R1())
+iaca = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Test IACA"), x509.NameAttribute(NameOID.COUNTRY_NAME, "NO")])
+when = datetime.datetime(2026, 11, 1, tzinfo=datetime.timezone.utc)
+def crl(entries=(), extensions=()):
+    builder = x509.CertificateRevocationListBuilder().issuer_name(iaca).last_update(when).next_update(when + datetime.timedelta(days=30))
+    for serial, reason in entries:
+        entry = x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(when)
+        if reason: entry = entry.add_extension(x509.CRLReason(reason), critical=False)
+        builder = builder.add_revoked_certificate(entry.build())
+    for extension, critical in extensions: builder = builder.add_extension(extension, critical=critical)
+    return builder.sign(iaca_key, hashes.SHA256()).public_bytes(serialization.Encoding.DER)
+put("crl", "list-empty", b"\x00" + crl())
+put("crl", "list-entries", b"\x00" + crl([(1, None), (0x00ff, x509.ReasonFlags.key_compromise), (2**80, None)], [(x509.CRLNumber(7), False)]))
+put("crl", "list-critical-idp", b"\x00" + crl([(5, None)], [(x509.IssuingDistributionPoint(
+    full_name=[x509.UniformResourceIdentifier("http://iaca.example.com/iaca.crl")], relative_name=None, only_contains_user_certs=True,
+    only_contains_ca_certs=False, only_some_reasons=None, indirect_crl=False, only_contains_attribute_certs=False), True)]))
+leaf_key = ec.derive_private_key(11, ec.SECP256R1())
+def certificate(points):
+    builder = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Document signer")]))
+        .issuer_name(iaca).public_key(leaf_key.public_key()).serial_number(42).not_valid_before(when)
+        .not_valid_after(when + datetime.timedelta(days=365)))
+    if points is not None: builder = builder.add_extension(x509.CRLDistributionPoints(points), critical=False)
+    return builder.sign(iaca_key, hashes.SHA256()).public_bytes(serialization.Encoding.DER)
+uri = lambda text: x509.UniformResourceIdentifier(text)
+put("crl", "certificate-point", b"\x01" + certificate([x509.DistributionPoint([uri("http://iaca.example.com/iaca.crl")], None, None, None)]))
+put("crl", "certificate-points", b"\x01" + certificate([
+    x509.DistributionPoint([uri("https://a.example.com/l.crl"), uri("ldap://x.example.com/cn=l"), uri("http://b.example.com/")], None, None, None),
+    x509.DistributionPoint([uri("http://partial.example.com/l.crl")], None, frozenset([x509.ReasonFlags.key_compromise]), None),
+    x509.DistributionPoint([uri("http://indirect.example.com/l.crl")], None, None, [x509.DirectoryName(iaca)])]))
+put("crl", "certificate-none", b"\x01" + certificate(None))
 print("ok")

@@ -8,14 +8,14 @@
 #        scripts/test.sh ... -- ARGS        ARGS go to every `swift test` (a --filter, say)
 #
 # The app library builds in .build, the tools and the WebKitGTK host (which is built on them) in
-# Tools/.build, the Apple model in .build-apple, the release check in .build-release. Peers are looked
-# up in $SWITCHBACK_PEERS, else ../shared/peers beside the checkout; PostgreSQL is started by
-# scripts/postgres.sh. On a Mac, see CONTRIBUTING.md ("Running the tests").
+# Tools/.build, the Apple model in .build-apple, the release check in .build-release, the fuzz targets in
+# Fuzz/.build. Peers are looked up in $SWITCHBACK_PEERS, else ../shared/peers beside the checkout;
+# PostgreSQL is started by scripts/postgres.sh. On a Mac, see CONTRIBUTING.md ("Running the tests").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-stages=(format apple core api interop tools release crosschecks examples docc webkit)
+stages=(format apple core api interop tools release crosschecks fuzz examples docc webkit)
 describe() {
   case "$1" in
     format) echo "the code is formatted as .swift-format says" ;;
@@ -26,6 +26,7 @@ describe() {
     tools) echo "the companion, the emulator, the CLI and the scenarios, with PostgreSQL (interop excepted)" ;;
     release) echo "the app-side products in release: no warnings of our own" ;;
     crosschecks) echo "joserfc, sd-jwt and pymdoccbor check the emulator's tokens and the verifiers" ;;
+    fuzz) echo "every fuzz target for 20 s from its committed corpus; the CBOR reader against cbor2" ;;
     examples) echo "demo --all, the benchmarks' smoke run, the README's and the guides' code, an app's dependencies" ;;
     docc) echo "the DocC catalogs build without warnings" ;;
     webkit) echo "the WebKitGTK host's tests and every preset with every user agent on a real engine" ;;
@@ -264,6 +265,17 @@ stage_crosschecks() {
   python3 scripts/check_sd_jwt.py "$bin/switchback"
   python3 scripts/check_openid4vp.py "$bin/switchback" 2>/dev/null
   python3 scripts/check_mdoc.py "$bin/switchback" 2>/dev/null
+}
+
+# A smoke run of every libFuzzer target (Documentation/Fuzzing.md), 20 s each from its committed corpus,
+# two at a time, with AddressSanitizer: a change that crashes, hangs or breaks a property on an input the
+# corpus holds fails here. Then the CBOR reader against cbor2 over the CBOR and mdoc corpora. The fuzz build
+# is its own package (Fuzz/), in Fuzz/.build.
+stage_fuzz() {
+  command -v readelf >/dev/null || apt_install binutils
+  pip_install cbor2 'cbor2==6.3.0'
+  bash scripts/fuzz.sh all 20
+  python3 scripts/cbor_differential.py Fuzz/.build/release/SwitchbackFuzz Fuzz/Corpus/cbor Fuzz/Corpus/mdoc
 }
 
 stage_examples() {

@@ -21,7 +21,7 @@ extension FuzzTarget {
     /// Every target, in the order `scripts/fuzz.sh --list` prints them.
     public static let all: [FuzzTarget] = [
         .json, .cbor, .base64url, .jws, .jwe, .form, .inflate, .sdJWT, .dcql, .mdoc, .callback, .navigation, .returnURL, .clientAddress, .redirect,
-        .sessionCookie, .responseQuery, .companionBodies,
+        .sessionCookie, .responseQuery, .crl, .companionBodies,
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

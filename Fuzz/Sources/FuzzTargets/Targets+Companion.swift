@@ -53,6 +53,19 @@ extension FuzzTarget {
         if let failure = ServerParsersFuzz.responseQuery(text) { require(false, failure) }
     }
 
+    /// An IACA's revocation list, fetched from the distribution point a document signer names, and those names.
+    static let crl = FuzzTarget(
+        "crl",
+        asserts: """
+            RevocationList reads a list (after an even first byte) or refuses it with its Refused error; a list read \
+            signs the input's own tbsCertList bytes, keeps serials without leading zeros, reads the same again, and is \
+            never believed under an IACA whose key signed nothing here; a certificate's distribution points (after an \
+            odd first byte) are http(s) URLs with a host
+            """
+    ) { input in
+        if let failure = ServerParsersFuzz.revocationList(Array(input)) { require(false, failure) }
+    }
+
     /// The JSON bodies the companion's app-facing routes decode.
     static let companionBodies = FuzzTarget(
         "companion-bodies",

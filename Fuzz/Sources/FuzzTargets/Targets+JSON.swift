@@ -23,10 +23,12 @@ extension FuzzTarget {
         case (_?, nil):
             // Refused on purpose: a repeated name (without that refusal the reader takes it), bytes with a zero
             // (Foundation read them as UTF-16 or UTF-32), or a repeated name's value that Foundation's decoder
-            // never read, which its full parser (JSONSerialization) refuses too.
+            // never read: one its full parser (JSONSerialization) refuses too, or a number past a Double's
+            // range, which the decoder refuses where it reads one and JSONSerialization reads as zero.
             let purposeful =
                 JSONReader.object(input, refusingDuplicates: false) != nil || input.contains(0)
                 || (try? JSONSerialization.jsonObject(with: input, options: [.fragmentsAllowed])) == nil
+                || hasNumberOutOfRange(input)
             require(purposeful, "only Foundation reads the document")
         case (nil, _?):
             // Foundation refuses a zero with an exponent (`0e1`, `-0.0E+2`), which RFC 8259 allows.
@@ -36,6 +38,33 @@ extension FuzzTarget {
             let written = Data(JSONValue.object(reader).description.utf8)
             require(JSONReader.object(written) == reader, "an object written again does not read back equal")
         }
+    }
+
+    /// Whether `input` has, outside its strings, a number a `Double` does not hold: one too large, or one that
+    /// reads as zero though its digits are not all zeros.
+    private static func hasNumberOutOfRange(_ input: Data) -> Bool {
+        let bytes = Array(input)
+        var index = 0
+        let digit = UInt8(ascii: "0")...UInt8(ascii: "9")
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "\"") {
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1 }
+                index += 1
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "-") || digit.contains(bytes[index]) else {
+                index += 1
+                continue
+            }
+            let start = index
+            index += 1
+            while index < bytes.count, digit.contains(bytes[index]) || ".eE+-".utf8.contains(bytes[index]) { index += 1 }
+            let token = String(decoding: bytes[start..<index], as: UTF8.self)
+            let mantissa = token.prefix { $0 != "e" && $0 != "E" }
+            if let value = Double(token), !value.isFinite || (value == 0 && mantissa.contains { ("1"..."9").contains($0) }) { return true }
+        }
+        return false
     }
 
     /// Whether `input` has a number that is a zero with an exponent.

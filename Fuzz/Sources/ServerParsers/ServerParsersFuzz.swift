@@ -3,8 +3,11 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import Crypto
 import Foundation
 @_spi(SwitchbackInternals) import Switchback
+import SwiftASN1
+import X509
 
 /// The companion's parsers that the fuzz targets reach, with the properties checked inside this module, where
 /// their internal types are visible. Each returns nil when the property holds, else what failed.
@@ -115,8 +118,13 @@ public enum ServerParsersFuzz {
         let names = forwarded.map(\.0)
         guard names == RequestReading.responseMembers.filter(names.contains) else { return "forwarded members out of order or repeated: \(names)" }
         guard names.contains("state"), names.contains("code") || names.contains("error") else { return "forwarded a query that is not a response" }
-        // Where URLComponents reads the query, its items (with form rules) agree with what is forwarded.
-        if let items = URLComponents(string: "https://companion.example/response?" + text)?.percentEncodedQueryItems {
+        // Where the query is one an HTTP request can carry (RFC 3986 §3.4's characters; URLComponents would
+        // percent-encode anything else, `%` included) and URLComponents reads it, its items (with form rules)
+        // agree with what is forwarded.
+        let queryCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+,;=:@/?".utf8)
+        if text.utf8.allSatisfy(queryCharacters.contains),
+            let items = URLComponents(string: "https://companion.example/response?" + text)?.percentEncodedQueryItems
+        {
             for (name, value) in forwarded {
                 let read = items.filter { ($0.name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") == name }
                     .map { ($0.value ?? "").replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
@@ -130,5 +138,57 @@ public enum ServerParsersFuzz {
             return "the app reads the forwarded link as \(items), not \(forwarded)"
         }
         return nil
+    }
+
+    /// The IACA the `crl` target checks lists against: its name is the seeds' issuer, its key is made once
+    /// per process and signs nothing the fuzzer writes, so no list may be believed.
+    static let iaca: Certificate = {
+        let key = P256.Signing.PrivateKey()
+        let name = try! DistinguishedName {
+            CommonName("Test IACA")
+            CountryName("NO")
+        }
+        let extensions = try! Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+        }
+        return try! Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
+            notValidBefore: Date(timeIntervalSince1970: 1_700_000_000), notValidAfter: Date(timeIntervalSince1970: 2_000_000_000), issuer: name,
+            subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: Certificate.PrivateKey(key))
+    }()
+
+    /// `RevocationList` (after an even first byte) and a certificate's CRL distribution points (after an odd one).
+    public static func revocationList(_ input: [UInt8]) -> String? {
+        guard let mode = input.first else { return nil }
+        let bytes = Array(input.dropFirst())
+        if mode % 2 == 1 {
+            guard let certificate = try? Certificate(derEncoded: bytes), let points = try? certificate.revocationListURIs() else { return nil }
+            for url in points where !["http", "https"].contains(url.scheme?.lowercased() ?? "") || url.host == nil {
+                return "a distribution point \(url) is not http(s) with a host"
+            }
+            return nil
+        }
+        let list: RevocationList
+        do {
+            list = try RevocationList(der: bytes)
+        } catch {
+            return error is RevocationList.Refused ? nil : "RevocationList threw \(type(of: error))"
+        }
+        guard list.signed.startIndex >= 0, list.signed.endIndex <= bytes.count, bytes[list.signed.indices].elementsEqual(list.signed) else {
+            return "the signed part is not the input's own bytes"
+        }
+        guard list.revoked.allSatisfy({ !$0.isEmpty && ($0.count == 1 || $0[0] != 0) }) else { return "a revoked serial keeps a leading zero" }
+        guard let again = try? RevocationList(der: bytes), again.revoked == list.revoked, again.issuer == list.issuer,
+            again.thisUpdate == list.thisUpdate, again.nextUpdate == list.nextUpdate
+        else { return "the same bytes read as another list" }
+        do {
+            try list.verify(issuer: iaca, now: Date(timeIntervalSince1970: 1_796_000_000))
+            return "a list the IACA never signed was believed"
+        } catch is RevocationList.Refused {
+            return nil
+        } catch {
+            return "verify threw \(type(of: error))"
+        }
     }
 }

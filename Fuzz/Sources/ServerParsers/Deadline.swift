@@ -1,0 +1,1 @@
+../../../Tools/Sources/SwitchbackServer/Deadline.swift
