@@ -71,6 +71,20 @@ disclosures = [["2GLC42sKQveCfGfryNRN9w", "given_name", "John"], ["eluV5Og3gSNII
                ["6Ij7tM-a5iVPGboS5tmvVA", "email", "johndoe@example.com"]]
 put("sd-jwt", "rfc9901-like", json.dumps(payload).encode() + b"".join(b"\x00" + json.dumps(d).encode() for d in disclosures))
 
+# sd-jwt: RFC 9901 §5.1's issued SD-JWT, as the verifier's tests hold it (RFC9901Example.swift): its payload and
+# every disclosure, in the target's format
+import re
+swift = open(os.path.join(here, "..", "Tools", "Tests", "VerificationTests", "Presentation", "RFC9901Example.swift")).read()
+issued = "".join(re.findall(r'"([A-Za-z0-9_~.\-]*)"', swift.split("static let issued =")[1].split("static let")[0]))
+parts = issued.split("~")
+unb64 = lambda text: base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+put("sd-jwt", "rfc9901-5.1", unb64(parts[0].split(".")[1]) + b"".join(b"\x00" + unb64(d) for d in parts[1:] if d))
+
+# cbor: an App Attest attestation object as Apple documents its layout ("Validating apps that connect to your
+# server": fmt apple-appattest, attStmt with x5c and receipt, authData); the certificates and data are placeholders
+put("cbor", "app-attest-attestation", cbor2.dumps({"fmt": "apple-appattest", "attStmt": {"x5c": [b"\x30\x82\x02\x00" + bytes(16), b"\x30\x82\x01\x00" + bytes(16)],
+    "receipt": b"\x30\x80" + bytes(24)}, "authData": hashlib.sha256(b"app.example.com").digest() + bytes([0x40]) + bytes(4) + b"appattest\x00\x00\x00\x00\x00\x00\x00" + b"\x00\x20" + bytes(32)}))
+
 # dcql: OpenID4VP 1.0 §6 examples, shortened
 put("dcql", "sd-jwt-query", json.dumps({"credentials": [{"id": "my_credential", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://credentials.example.com/identity_credential"]},
     "claims": [{"path": ["last_name"]}, {"path": ["address", "street_address"]}]}]}))
