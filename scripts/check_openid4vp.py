@@ -167,11 +167,12 @@ def read_request(companion: Companion, trusted_key=None):
     return claims
 
 
-def answer(companion: Companion, claims, presentation: str, enc: str = "A128GCM", key=None):
-    """The wallet's direct_post.jwt answer, encrypted by joserfc; returns (status, redirect_uri or body)."""
+def answer(companion: Companion, claims, presentation: str = "", enc: str = "A128GCM", key=None, members=None):
+    """The wallet's direct_post.jwt answer (the presentation, or `members` such as an error response),
+    encrypted by joserfc; returns (status, redirect_uri or body)."""
     jwk = claims["client_metadata"]["jwks"]["keys"][0]
     recipient = key or ECKey.import_key(jwk)
-    payload = json.dumps({"vp_token": {"pid": [presentation]}, "state": claims["state"]})
+    payload = json.dumps(members if members is not None else {"vp_token": {"pid": [presentation]}, "state": claims["state"]})
     token = jwe.encrypt_compact({"alg": "ECDH-ES", "enc": enc, "kid": jwk["kid"]}, payload, recipient)
     status, _, body = companion.post_form(claims["response_uri"], {"response": token})
     if status != 200:
@@ -277,6 +278,17 @@ def main() -> None:
         if status == 200 or redeemed.get("error") != "invalid_presentation":
             fail(f"a tampered disclosure was redeemed: {redeemed}")
         print("ok   refused: a tampered disclosure (the app gets invalid_presentation)")
+
+        # OpenID4VP 1.0 §5.6, §8.3.1: a wallet that can encrypt sends its error response encrypted too.
+        claims = read_request(companion)
+        status, redirect = answer(companion, claims, members={"error": "access_denied", "error_description": "The user declined",
+                                                              "state": claims["state"]})
+        if status != 200:
+            fail(f"the companion refused joserfc's encrypted error response: {status} {redirect[:200]}")
+        status, redeemed = redeem(companion, redirect)
+        if redeemed.get("error") != "access_denied":
+            fail(f"an encrypted access_denied reached the app as {redeemed}")
+        print("ok   an error response encrypted by joserfc (access_denied) gets a redirect_uri and reaches the app as access_denied")
     except JoseError as error:
         fail(f"joserfc: {error!r}")
     finally:

@@ -74,7 +74,11 @@ public struct EmulatedWallet: Sendable {
     /// What the user does in the wallet.
     public enum Decision: Sendable, Equatable {
         case share
+        /// The user declines; the wallet sends `access_denied` encrypted to the request's key, as a wallet that
+        /// can encrypt does (OpenID4VP 1.0 §5.6, §8.3.1).
         case decline
+        /// The user declines; the wallet sends `access_denied` as a plain form, as one that cannot encrypt may (§8.3.1).
+        case declinePlain
         /// Leaves the wallet without answering.
         case ignore
     }
@@ -118,7 +122,15 @@ public struct EmulatedWallet: Sendable {
                 answer.steps.append("the user leaves the wallet without answering")
                 return answer
             case .decline:
-                answer.steps.append("the user declines; the wallet tells the verifier (access_denied)")
+                answer.steps.append("the user declines; the wallet tells the verifier (access_denied, encrypted)")
+                let refusal = JSONValue.object([
+                    "error": .string("access_denied"), "error_description": .string("The user declined"), "state": .string(request.state),
+                ])
+                let jwe = try CompactJWE.encrypt(Data(refusal.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: request.encryption)
+                answer.next = try await post(request.responseURI, [("response", jwe)], transport: transport)
+                return answer
+            case .declinePlain:
+                answer.steps.append("the user declines; the wallet tells the verifier (access_denied, as a plain form)")
                 answer.next = try await post(request.responseURI, [("error", "access_denied"), ("state", request.state)], transport: transport)
                 return answer
             case .share:

@@ -149,8 +149,9 @@ extension CompanionService {
         return try PresentationRequest(state: state, nonce: record.nonce, encryptionKey: key, keyID: state)
     }
 
-    /// `POST /wallet/response` (§8.2, §8.3, §8.5): the wallet's encrypted answer, or its error. The request
-    /// is used up either way; the answer is `{"redirect_uri": "<app link>#response_code=…"}`.
+    /// `POST /wallet/response` (§8.2, §8.3, §8.5): the wallet's encrypted answer, or its error, encrypted or
+    /// plain. A verified presentation uses the request up; the answer is
+    /// `{"redirect_uri": "<app link>#response_code=…"}`.
     func presentationResponse(_ request: Request) async throws -> Response {
         let wallet = try requireWallet()
         let form = try await self.form(from: request, limit: Self.maximumWalletResponse).fields
@@ -166,17 +167,29 @@ extension CompanionService {
             // knows the state and can fetch the request's key, so a junk or refused answer (or an error post)
             // must not spend the request before the genuine wallet answers.
             let record = try await pendingPresentation(state)
-            let opened: (vpToken: [String: [String]], state: String?)
+            let answer: PresentationRequest.WalletAnswer
             do {
-                opened = try presentationRequest(state, record).openResponse(jwe)
-            } catch {
+                answer = try presentationRequest(state, record).openResponse(jwe)
+            } catch PresentationRequest.OpenFailure.doesNotOpen {
                 throw CompanionError(.invalidRequest, "the response does not open with this request's key")
+            } catch PresentationRequest.OpenFailure.malformed(let why) {
+                throw CompanionError(.invalidRequest, "the response opened but cannot be read: \(why)")
+            }
+            let vpToken: [String: [String]]
+            switch answer {
+            case .error(let code, let description, let answeredState):
+                // §5.6, §8.3.1: a wallet that can encrypt sends its error encrypted too.
+                guard answeredState == nil || answeredState == state else {
+                    throw CompanionError(.invalidState, "the error's state is another request's")
+                }
+                return try await walletError(code, description: description, record: record, wallet: wallet)
+            case .presentation(let token, let answeredState):
+                guard answeredState == nil || answeredState == state else {
+                    throw CompanionError(.invalidState, "the response's state is another request's")
+                }
+                vpToken = token
             }
             do {
-                let (vpToken, answeredState) = opened
-                guard answeredState == nil || answeredState == state else {
-                    throw SwitchbackError(.presentationInvalid, "the response's state is another request's")
-                }
                 // Nothing unasked is verified (each verification may fetch a status list).
                 guard Set(vpToken.keys).isSubset(of: Set(wallet.query.credentials.map(\.id))), vpToken.values.allSatisfy({ $0.count <= 4 }) else {
                     throw SwitchbackError(.presentationInvalid, "the response answers credentials that were not asked for")
@@ -224,15 +237,33 @@ extension CompanionService {
                     bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation", attestedKey: record.attestedKey)
             }
         } else if let error = form["error"], let answeredState = form["state"] {
-            state = answeredState
-            let record = try await pendingPresentation(state)
-            let known = ["access_denied", "invalid_request", "vp_formats_not_supported", "wallet_unavailable"]
-            outcome = PresentationResultRecord(
-                bindingDigest: record.bindingDigest, claims: nil, error: known.contains(error) ? error : "wallet_error",
-                attestedKey: record.attestedKey)
+            // §8.3.1: a wallet that cannot encrypt sends its error as a plain form (§8.2).
+            let record = try await pendingPresentation(answeredState)
+            return try await walletError(error, description: form["error_description"], record: record, wallet: wallet)
         } else {
             throw CompanionError(.invalidRequest, "send response, or error with state")
         }
+        let code = try await store.issue(
+            .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
+        return Replies.json(["redirect_uri": wallet.appLink + "#response_code=" + code])
+    }
+
+    /// The error codes a wallet sends (OpenID4VP 1.0 §8.5); another is kept as `wallet_error`.
+    static let walletErrors: Set<String> = [
+        "access_denied", "invalid_request", "invalid_client", "invalid_scope", "vp_formats_not_supported", "invalid_request_uri_method",
+        "invalid_transaction_data", "wallet_unavailable",
+    ]
+
+    /// A wallet's authorization error, encrypted or plain: kept for the app's redeem, which ends with it at
+    /// once, and answered 200 with the app link (§8.2: an error response processed is answered as a response
+    /// is). The request is not used up: whoever saw the wallet's link can post an error, and the genuine
+    /// wallet's answer must still be heard.
+    private func walletError(
+        _ code: String, description: String?, record: PresentationRequestRecord, wallet: WalletVerifier
+    ) async throws -> Response {
+        let kept = Self.walletErrors.contains(code) ? code : "wallet_error"
+        logger.notice("the wallet answered with an error", metadata: ["error": "\(kept)", "description": "\(Self.loggable(description ?? ""))"])
+        let outcome = PresentationResultRecord(bindingDigest: record.bindingDigest, claims: nil, error: kept, attestedKey: record.attestedKey)
         let code = try await store.issue(
             .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
         return Replies.json(["redirect_uri": wallet.appLink + "#response_code=" + code])

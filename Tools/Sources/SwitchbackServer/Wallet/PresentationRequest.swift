@@ -157,27 +157,67 @@ struct PresentationRequest: Sendable {
         return components.url
     }
 
+    /// What a wallet answers under `direct_post.jwt`: presentations (§8.1), or an authorization error, which a
+    /// wallet that can encrypt sends encrypted too (§5.6, §8.3.1).
+    enum WalletAnswer: Equatable {
+        /// `vp_token`: an object of arrays of presentations by credential query `id`.
+        case presentation(vpToken: [String: [String]], state: String?)
+        /// `error` (§8.5), its `error_description` when printable and short, for the log only.
+        case error(code: String, description: String?, state: String?)
+    }
+
+    /// Why an answer was not taken.
+    enum OpenFailure: Error, Equatable {
+        /// Not a JWE to this request's key with the algorithms it offered: nothing in it can be read.
+        case doesNotOpen(String)
+        /// It opened, but its payload is neither a presentation nor an error.
+        case malformed(String)
+    }
+
     /// The wallet's answer to `direct_post.jwt` (§8.3): a JWE with `alg` `ECDH-ES` to this request's key
-    /// (its `kid`), `enc` one of those offered; its payload's `vp_token` (an object of arrays of
-    /// presentations by credential query `id`, §8.1) and `state`.
-    func openResponse(_ jwe: String) throws -> (vpToken: [String: [String]], state: String?) {
-        func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the wallet's response is refused: \(why)") }
-        let (header, plaintext) = try CompactJWE.decrypt(jwe, keys: [decryptionKey])
-        guard header["alg"] == .string("ECDH-ES") else { throw refuse("its alg is not ECDH-ES") }
-        guard case .string(let enc)? = header["enc"], Self.contentEncryptions.contains(enc) else { throw refuse("its enc was not offered") }
-        guard header["kid"] == .string(keyID) else { throw refuse("it names another key") }
-        guard let payload = JSONReader.object(plaintext), case .object(let token)? = payload["vp_token"] else {
-            throw refuse("it holds no vp_token object")
+    /// (its `kid`), `enc` one of those offered, whose payload holds either `vp_token` or `error`, and `state`.
+    func openResponse(_ jwe: String) throws(OpenFailure) -> WalletAnswer {
+        let header: [String: JSONValue]
+        let plaintext: Data
+        do {
+            (header, plaintext) = try CompactJWE.decrypt(jwe, keys: [decryptionKey])
+        } catch {
+            throw .doesNotOpen("it does not decrypt with this request's key")
         }
-        var vpToken: [String: [String]] = [:]
-        for (id, value) in token {
-            guard case .array(let entries) = value, !entries.isEmpty else { throw refuse("the vp_token's \(id.prefix(40)) is not an array") }
-            vpToken[id] = try entries.map {
-                guard case .string(let presentation) = $0 else { throw refuse("a presentation is not a string") }
-                return presentation
-            }
-        }
+        guard header["alg"] == .string("ECDH-ES") else { throw .doesNotOpen("its alg is not ECDH-ES") }
+        guard case .string(let enc)? = header["enc"], Self.contentEncryptions.contains(enc) else { throw .doesNotOpen("its enc was not offered") }
+        guard header["kid"] == .string(keyID) else { throw .doesNotOpen("it names another key") }
+        guard let payload = JSONReader.object(plaintext) else { throw .malformed("its payload is not a JSON object") }
         let state: String? = if case .string(let value)? = payload["state"] { value } else { nil }
-        return (vpToken, state)
+        switch (payload["vp_token"], payload["error"]) {
+        case (.object(let token)?, nil):
+            var vpToken: [String: [String]] = [:]
+            for (id, value) in token {
+                guard case .array(let entries) = value, !entries.isEmpty else { throw .malformed("the vp_token's \(id.prefix(40)) is not an array") }
+                var presentations: [String] = []
+                for entry in entries {
+                    guard case .string(let presentation) = entry else { throw .malformed("a presentation is not a string") }
+                    presentations.append(presentation)
+                }
+                vpToken[id] = presentations
+            }
+            return .presentation(vpToken: vpToken, state: state)
+        case (nil, .string(let code)?):
+            // RFC 6749 §4.1.2.1: error codes are printable ASCII without `"` or a backslash.
+            guard (1...64).contains(code.utf8.count), code.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }) else {
+                throw .malformed("its error is not an error code")
+            }
+            let description: String? =
+                if case .string(let text)? = payload["error_description"], text.utf8.count <= 256,
+                    text.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
+                {
+                    text
+                } else { nil }
+            return .error(code: code, description: description, state: state)
+        case (nil, nil):
+            throw .malformed("it holds neither a vp_token object nor an error")
+        default:
+            throw .malformed("it holds a vp_token and an error, or one of another type")
+        }
     }
 }

@@ -105,17 +105,22 @@ struct EmulatedWalletTests {
         }
     }
 
-    @Test("declined in the wallet: authorizationError with access_denied; a replayed answer is refused and the genuine one still counts")
+    @Test(
+        "declined in the wallet, encrypted (§5.6, §8.3.1) or plain: the wallet gets its redirect, the redeem ends with access_denied at once; a replayed answer is refused and the genuine one still counts"
+    )
     func declineAndReplay() async throws {
         let issuer = try EmulatedIssuer()
         let wallet = try EmulatedWallet(issuer: issuer)
         try await Self.with(issuer) { rig in
             let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
-            let (declined, _) = try await Self.present(rig, client, wallet, decision: .decline)
-            let refused = await #expect(throws: SwitchbackError.self) {
-                _ = try await client.redeemPresentation(responseCode: declined, binding: CompanionRig.binding)
+            for decision in [EmulatedWallet.Decision.decline, .declinePlain] {
+                let (declined, steps) = try await Self.present(rig, client, wallet, decision: decision)
+                #expect(steps.contains { $0.hasPrefix("the user declines") }, "\(steps)")
+                let refused = await #expect(throws: SwitchbackError.self) {
+                    _ = try await client.redeemPresentation(responseCode: declined, binding: CompanionRig.binding)
+                }
+                #expect(refused?.code == .authorizationError && refused?.oauthError?.error == "access_denied", "\(decision)")
             }
-            #expect(refused?.code == .authorizationError && refused?.oauthError?.error == "access_denied")
 
             let (code, steps) = try await Self.present(rig, client, wallet, fault: .replayedResponse)
             #expect(steps.contains("posts the same answer again: HTTP 400"), "\(steps)")

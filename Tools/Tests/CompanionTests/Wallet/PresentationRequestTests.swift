@@ -79,35 +79,52 @@ struct PresentationRequestTests {
         #expect(items.first { $0.name == "request_uri_method" }?.value == "post")
     }
 
-    @Test("the wallet's encrypted answer opens with the request's key, A128GCM or A256GCM; another key, alg or kid is refused")
+    @Test("the wallet's encrypted answer opens with the request's key, A128GCM or A256GCM; another key, alg or kid does not open it")
     func responses() throws {
         let request = try PresentationRequest(state: "state-1", nonce: "nonce-1", keyID: "k1")
         let payload = Data(#"{"vp_token":{"pid":["eyJ...~"]},"state":"state-1"}"#.utf8)
         for enc in PresentationRequest.contentEncryptions {
             let jwe = try CompactJWE.encrypt(payload, to: request.encryptionJWK, alg: "ECDH-ES", enc: enc)
-            let opened = try request.openResponse(jwe)
-            #expect(opened.vpToken == ["pid": ["eyJ...~"]] && opened.state == "state-1", "\(enc)")
+            #expect(try request.openResponse(jwe) == .presentation(vpToken: ["pid": ["eyJ...~"]], state: "state-1"), "\(enc)")
         }
-        let other = try PresentationRequest(state: "state-2", nonce: "nonce-2", keyID: "k1")
-        #expect(throws: SwitchbackError.self, "another request's key") {
-            try request.openResponse(try CompactJWE.encrypt(payload, to: other.encryptionJWK, alg: "ECDH-ES", enc: "A128GCM"))
-        }
-        #expect(throws: SwitchbackError.self, "key wrapping instead of ECDH-ES") {
-            try request.openResponse(try CompactJWE.encrypt(payload, to: request.encryptionJWK, alg: "ECDH-ES+A256KW", enc: "A128GCM"))
-        }
-        #expect(throws: SwitchbackError.self, "a content encryption not offered") {
-            try request.openResponse(try CompactJWE.encrypt(payload, to: request.encryptionJWK, alg: "ECDH-ES", enc: "A128CBC-HS256"))
-        }
-        var renamed = request.encryptionJWK
-        renamed["kid"] = .string("k2")
-        #expect(throws: SwitchbackError.self, "another kid") {
-            try request.openResponse(try CompactJWE.encrypt(payload, to: renamed, alg: "ECDH-ES", enc: "A128GCM"))
-        }
-        for body in [#"{"state":"state-1"}"#, #"{"vp_token":{"pid":"not an array"}}"#, #"{"vp_token":{"pid":[1]}}"#] {
-            #expect(throws: SwitchbackError.self, "\(body)") {
-                try request.openResponse(try CompactJWE.encrypt(Data(body.utf8), to: request.encryptionJWK, alg: "ECDH-ES", enc: "A128GCM"))
+        func doesNotOpen(_ jwe: String) -> Bool {
+            do {
+                _ = try request.openResponse(jwe)
+                return false
+            } catch {
+                if case .doesNotOpen = error { return true }
+                return false
             }
         }
+        let other = try PresentationRequest(state: "state-2", nonce: "nonce-2", keyID: "k1")
+        #expect(doesNotOpen(try CompactJWE.encrypt(payload, to: other.encryptionJWK, alg: "ECDH-ES", enc: "A128GCM")), "another request's key")
+        #expect(
+            doesNotOpen(try CompactJWE.encrypt(payload, to: request.encryptionJWK, alg: "ECDH-ES+A256KW", enc: "A128GCM")),
+            "key wrapping instead of ECDH-ES")
+        #expect(
+            doesNotOpen(try CompactJWE.encrypt(payload, to: request.encryptionJWK, alg: "ECDH-ES", enc: "A128CBC-HS256")),
+            "a content encryption not offered")
+        var renamed = request.encryptionJWK
+        renamed["kid"] = .string("k2")
+        #expect(doesNotOpen(try CompactJWE.encrypt(payload, to: renamed, alg: "ECDH-ES", enc: "A128GCM")), "another kid")
+        for body in [
+            #"{"state":"state-1"}"#, #"{"vp_token":{"pid":"not an array"}}"#, #"{"vp_token":{"pid":[1]}}"#,
+            #"{"vp_token":{"pid":["a"]},"error":"access_denied"}"#, #"{"error":7}"#, #"{"error":""}"#, "[]",
+        ] {
+            let jwe = try CompactJWE.encrypt(Data(body.utf8), to: request.encryptionJWK, alg: "ECDH-ES", enc: "A128GCM")
+            #expect(throws: PresentationRequest.OpenFailure.self, "\(body)") { try request.openResponse(jwe) }
+            #expect(!doesNotOpen(jwe), "\(body) opened: it is malformed, not unopened")
+        }
+    }
+
+    @Test("an error response encrypted to the request's key (§5.6, §8.3.1) opens as the wallet's error, with its state")
+    func encryptedErrors() throws {
+        let request = try PresentationRequest(state: "state-1", nonce: "nonce-1", keyID: "k1")
+        let body = #"{"error":"access_denied","error_description":"The user declined","state":"state-1"}"#
+        let jwe = try CompactJWE.encrypt(Data(body.utf8), to: request.encryptionJWK, alg: "ECDH-ES", enc: "A128GCM")
+        #expect(try request.openResponse(jwe) == .error(code: "access_denied", description: "The user declined", state: "state-1"))
+        let bare = try CompactJWE.encrypt(Data(#"{"error":"wallet_unavailable"}"#.utf8), to: request.encryptionJWK, alg: "ECDH-ES", enc: "A256GCM")
+        #expect(try request.openResponse(bare) == .error(code: "wallet_unavailable", description: nil, state: nil))
     }
 
     @Test("an identity whose certificate is not its key's, or is self-signed, is refused at configuration")

@@ -183,7 +183,9 @@ struct WalletRoutesTests {
         }
     }
 
-    @Test("refused: another request's nonce, a missing claim, the wallet's refusal, a replayed answer; each reaches the app as a failure")
+    @Test(
+        "refused: another request's nonce, a missing claim, the wallet's refusal (plain or encrypted), a replayed answer; each reaches the app as a failure"
+    )
     func refusals() async throws {
         let wallet = try Wallet()
         try await Self.with(wallet) { rig in
@@ -203,6 +205,22 @@ struct WalletRoutesTests {
             let declined = try await Self.post(rig, third.responseURI, [("error", "access_denied"), ("state", third.state)])
             let answer = try await Self.redeem(rig, declined)
             #expect(answer.json["error"] as? String == "access_denied")
+
+            // §5.6, §8.3.1: the same refusal encrypted to the request's key, as a wallet that can encrypt sends it,
+            // is answered as the plain one; under another request's state it is refused, and its own stays open.
+            let sixth = try await Self.start(rig)
+            let seventh = try await Self.start(rig)
+            func refusal(_ state: String, to request: Request) throws -> String {
+                let body = JSONValue.object(["error": .string("access_denied"), "error_description": .string("No"), "state": .string(state)])
+                return try CompactJWE.encrypt(Data(body.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: "A128GCM")
+            }
+            let misdirected = try await rig.transport.send(.form(seventh.responseURI, [("response", try refusal(sixth.state, to: seventh))]))
+            #expect(misdirected.status == 400)
+            let encrypted = try await Self.post(rig, sixth.responseURI, [("response", try refusal(sixth.state, to: sixth))])
+            #expect(try await Self.redeem(rig, encrypted).json["error"] as? String == "access_denied")
+            let stillOpen = try await Self.answer(
+                rig, seventh, presentation: try wallet.present(["given_name", "birthdate"], audience: seventh.clientID, nonce: seventh.nonce))
+            #expect(try await Self.redeem(rig, stillOpen).status == 200)
 
             // Whoever saw the wallet's link can fetch the request's key: a junk answer, a refused one or an error
             // post spends nothing, and the genuine answer still goes through.
