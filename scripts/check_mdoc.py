@@ -14,6 +14,8 @@ wallet over HTTP (the request object is read and checked as check_openid4vp.py d
 - the companion must verify it, and the app must redeem exactly those three elements.
 Then the check is shown able to fail: a changed element, a device signature over another nonce, a
 document signer under another root, and a `deviceMac` in place of the signature must each be refused.
+Then a query with `credential_sets` (OpenID4VP 1.0 §6.2: a PID as an SD-JWT VC, or a mobile driving licence):
+a pymdoccbor mDL answers it, and the app redeems the mDL alone; the mDL given under the PID's id is refused.
 Prints one line per check; exits 1 on the first failure.
 
 usage: check_mdoc.py PATH/TO/switchback
@@ -41,14 +43,18 @@ from check_openid4vp import Companion, b64url, certificate_pair, fail, read_requ
 
 DOCTYPE = "eu.europa.ec.eudi.pid.1"
 ASKED = ["given_name", "birth_date", "age_over_18"]
+# A mobile driving licence (ISO/IEC 18013-5 §7.1: its document type; §7.2.1: its namespace and elements).
+MDL_DOCTYPE = "org.iso.18013.5.1.mDL"
+MDL_NAMESPACE = "org.iso.18013.5.1"
+MDL_ASKED = ["given_name", "birth_date", "document_number"]
 
 
 def coordinate(number: int) -> bytes:
     return number.to_bytes(32, "big")
 
 
-def issue(document_signer_der: bytes, document_signer_key, device_key) -> dict:
-    """pymdoccbor's mdoc: a DeviceResponse dict holding the issuerSigned part of one document."""
+def issue(document_signer_der: bytes, document_signer_key, device_key, doctype=DOCTYPE, namespace=DOCTYPE, data=None) -> dict:
+    """pymdoccbor's mdoc (the PID unless told otherwise): a DeviceResponse dict holding the issuerSigned part of one document."""
     now = datetime.datetime.now(datetime.timezone.utc)
     numbers = document_signer_key.private_numbers()
     device = device_key.public_key().public_numbers()
@@ -57,8 +63,8 @@ def issue(document_signer_der: bytes, document_signer_key, device_key) -> dict:
                      -4: coordinate(numbers.private_value)},
         alg="ES256")
     return issuer.new(
-        doctype=DOCTYPE,
-        data={DOCTYPE: {"family_name": "Mustermann", "given_name": "Erika", "birth_date": "1984-01-26", "age_over_18": True}},
+        doctype=doctype,
+        data={namespace: data or {"family_name": "Mustermann", "given_name": "Erika", "birth_date": "1984-01-26", "age_over_18": True}},
         validity={"issuance_date": (now - datetime.timedelta(days=1)).strftime("%Y-%m-%d"),
                   "expiry_date": (now + datetime.timedelta(days=90)).strftime("%Y-%m-%d")},
         devicekeyinfo={1: 2, -1: 1, -2: coordinate(device.x), -3: coordinate(device.y)},
@@ -71,23 +77,24 @@ def thumbprint(jwk: dict) -> bytes:
     return hashlib.sha256(json.dumps(members, separators=(",", ":"), sort_keys=True).encode()).digest()
 
 
-def present(issued: dict, claims: dict, device_key, nonce=None, mac=False, tamper=False) -> str:
+def present(issued: dict, claims: dict, device_key, nonce=None, mac=False, tamper=False, doctype=DOCTYPE, namespace=DOCTYPE,
+            asked=ASKED) -> str:
     """The wallet's DeviceResponse: the asked elements only, and a device signature for this request."""
     document = dict(issued["documents"][0])
     items = []
-    for item in document["issuerSigned"]["nameSpaces"][DOCTYPE]:
+    for item in document["issuerSigned"]["nameSpaces"][namespace]:
         element = cbor2.loads(item.value)
-        if element["elementIdentifier"] in ASKED:
+        if element["elementIdentifier"] in asked:
             if tamper and element["elementIdentifier"] == "given_name":
                 element["elementValue"] = "Mallory"
                 item = cbor2.CBORTag(24, cbor2.dumps(element))
             items.append(item)
-    document["issuerSigned"] = {"nameSpaces": {DOCTYPE: items}, "issuerAuth": document["issuerSigned"]["issuerAuth"]}
+    document["issuerSigned"] = {"nameSpaces": {namespace: items}, "issuerAuth": document["issuerSigned"]["issuerAuth"]}
     jwk = claims["client_metadata"]["jwks"]["keys"][0]
     info = [claims["client_id"], nonce or claims["nonce"], thumbprint(jwk), claims["response_uri"]]
     transcript = [None, None, ["OpenID4VPHandover", hashlib.sha256(cbor2.dumps(info)).digest()]]
     device_namespaces = cbor2.CBORTag(24, cbor2.dumps({}))
-    authentication = cbor2.dumps(cbor2.CBORTag(24, cbor2.dumps(["DeviceAuthentication", transcript, DOCTYPE, device_namespaces])))
+    authentication = cbor2.dumps(cbor2.CBORTag(24, cbor2.dumps(["DeviceAuthentication", transcript, doctype, device_namespaces])))
     protected = cbor2.dumps({1: -7})
     der = device_key.sign(cbor2.dumps(["Signature1", protected, b"", authentication]), ec.ECDSA(hashes.SHA256()))
     r, s = decode_dss_signature(der)
@@ -98,9 +105,9 @@ def present(issued: dict, claims: dict, device_key, nonce=None, mac=False, tampe
     return b64url(cbor2.dumps({"version": "1.0", "documents": [document], "status": 0}))
 
 
-def answer(companion: Companion, claims: dict, presentation: str):
+def answer(companion: Companion, claims: dict, presentation: str, query_id="pid"):
     jwk = claims["client_metadata"]["jwks"]["keys"][0]
-    payload = json.dumps({"vp_token": {"pid": [presentation]}, "state": claims["state"]})
+    payload = json.dumps({"vp_token": {query_id: [presentation]}, "state": claims["state"]})
     token = jwe.encrypt_compact({"alg": "ECDH-ES", "enc": "A128GCM", "kid": jwk["kid"]}, payload, ECKey.import_key(jwk))
     status, _, body = companion.post_form(claims["response_uri"], {"response": token})
     if status != 200:
@@ -153,6 +160,38 @@ def main() -> None:
             if status == 200 or redeemed.get("error") != "invalid_presentation":
                 fail(f"{name}: redeemed {redeemed}")
             print(f"ok   refused: {name} (the app gets invalid_presentation)")
+    finally:
+        companion.stop()
+
+    # OpenID4VP 1.0 §6.2, §6.4.2: a PID (SD-JWT VC) or a mobile driving licence; this wallet holds the licence.
+    config_path = write_config(directory, ("mdocTrustAnchorsFile", "issuerTrustAnchorsFile"), iaca_root, {
+        "credentials": [
+            {"id": "pid", "format": "dc+sd-jwt", "meta": {"vct_values": ["urn:eudi:pid:1"]}, "claims": [{"path": ["given_name"]}]},
+            {"id": "mdl", "format": "mso_mdoc", "meta": {"doctype_value": MDL_DOCTYPE},
+             "claims": [{"path": [MDL_NAMESPACE, name], "intent_to_retain": False} for name in MDL_ASKED]}],
+        "credential_sets": [{"options": [["pid"], ["mdl"]]}]})
+    licence = issue(signer_der, signer_key, device_key, doctype=MDL_DOCTYPE, namespace=MDL_NAMESPACE,
+                    data={"family_name": "Mustermann", "given_name": "Erika", "birth_date": "1984-01-26", "document_number": "B072RRE2I55",
+                          "issuing_country": "DE"})
+    companion = Companion(cli, config_path)
+    try:
+        claims = read_request(companion)
+        if claims["dcql_query"].get("credential_sets") != [{"options": [["pid"], ["mdl"]]}]:
+            fail(f"the request object's dcql_query is {claims['dcql_query']}")
+        mdl = present(licence, claims, device_key, doctype=MDL_DOCTYPE, namespace=MDL_NAMESPACE, asked=MDL_ASKED)
+        status, redeemed = answer(companion, claims, mdl, query_id="mdl")
+        credentials = redeemed.get("credentials") or {}
+        expected = {"given_name": "Erika", "birth_date": "1984-01-26", "document_number": "B072RRE2I55"}
+        if status != 200 or set(credentials) != {"mdl"} or credentials["mdl"][0].get(MDL_NAMESPACE) != expected:
+            fail(f"the redeemed answer to the credential set is {redeemed}")
+        print("ok   credential_sets: the request object carries the sets; an mDL made by pymdoccbor answers \"a PID or an mDL\", "
+              "and the app gets the mDL alone")
+        claims = read_request(companion)
+        mdl = present(licence, claims, device_key, doctype=MDL_DOCTYPE, namespace=MDL_NAMESPACE, asked=MDL_ASKED)
+        status, redeemed = answer(companion, claims, mdl, query_id="pid")
+        if status == 200 or redeemed.get("error") != "invalid_presentation":
+            fail(f"an mDL answering the SD-JWT PID's query was redeemed: {redeemed}")
+        print("ok   refused: an mDL given as the answer to the PID's query (the app gets invalid_presentation)")
     finally:
         companion.stop()
 

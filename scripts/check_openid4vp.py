@@ -188,9 +188,9 @@ def redeem(companion: Companion, redirect_uri: str):
     return status, json.loads(body)
 
 
-def write_config(directory: str, anchors_key: str, anchors_pem: str, query: dict) -> str:
+def write_config(directory: str, anchors_key, anchors_pem: str, query: dict) -> str:
     """A companion configuration with a `wallet` section: a verifier key and certificate made here, the
-    issuers' roots under `anchors_key`, and `query`; returns its path."""
+    issuers' roots under `anchors_key` (one key, or a tuple of them), and `query`; returns its path."""
     _, verifier_leaf, verifier_key = certificate_pair("Check Verifier", "verifier.example.com")
     files = {
         "key.pem": pem_key(verifier_key).decode(),
@@ -204,7 +204,8 @@ def write_config(directory: str, anchors_key: str, anchors_pem: str, query: dict
         "host": "127.0.0.1", "port": 0,
         "wallet": {
             "signingKeyFile": os.path.join(directory, "key.pem"), "certificateChainFile": os.path.join(directory, "chain.pem"),
-            anchors_key: os.path.join(directory, "anchors.pem"), "appLink": APP_LINK, "query": query,
+            "appLink": APP_LINK, "query": query,
+            **{key: os.path.join(directory, "anchors.pem") for key in ((anchors_key,) if isinstance(anchors_key, str) else anchors_key)},
         },
     }
     config_path = os.path.join(directory, "config.json")

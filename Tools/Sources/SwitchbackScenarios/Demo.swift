@@ -80,6 +80,12 @@ public struct DemoOptions: ParsableArguments, Sendable {
     @Option(help: "wallet only: how the companion names itself to the wallet, x509_hash (the default) or x509_san_dns.")
     public var walletClientId: String?
 
+    @Option(
+        help:
+            "wallet only: what the wallet holds, pid (a PID) or mdl (a mobile driving licence); the companion then asks for a PID or an mDL (credential_sets) and the wallet picks the one it holds."
+    )
+    public var walletHolds: String?
+
     @Flag(help: "Run every provider preset with its default user agent, one after the other.")
     public var all = false
 
@@ -117,6 +123,15 @@ public struct DemoOptions: ParsableArguments, Sendable {
                 throw ValidationError("unknown --wallet-client-id \(walletClientId); known: \(Scenario.walletClientIDs.joined(separator: ", "))")
             }
             if all || provider != Scenario.wallet { throw ValidationError("--wallet-client-id goes with --provider wallet") }
+        }
+        if let walletHolds {
+            guard Scenario.walletHoldings.contains(walletHolds) else {
+                throw ValidationError("unknown --wallet-holds \(walletHolds); known: \(Scenario.walletHoldings.joined(separator: ", "))")
+            }
+            if all || provider != Scenario.wallet { throw ValidationError("--wallet-holds goes with --provider wallet") }
+            if walletFormat != nil {
+                throw ValidationError("--wallet-holds asks for a PID or an mDL, each in its own format: it does not go with --wallet-format")
+            }
         }
         if provider == Scenario.wallet, !all, strategy != nil || pattern != nil || environment != nil || !variants.isEmpty {
             throw ValidationError(
@@ -186,7 +201,7 @@ public struct DemoOptions: ParsableArguments, Sendable {
             otherPhone: otherPhone, codeDisplay: codeDisplay, handOff: handoff.flatMap(HandOffDestination.init(rawValue:)),
             signOut: signOut, concurrentRefresh: concurrentRefresh, lockedKeychain: lockedKeychain,
             walletFault: provider == Scenario.wallet ? walletFault : nil, walletFormat: provider == Scenario.wallet ? walletFormat : nil,
-            walletClientID: provider == Scenario.wallet ? walletClientId : nil
+            walletClientID: provider == Scenario.wallet ? walletClientId : nil, walletHolds: provider == Scenario.wallet ? walletHolds : nil
         )
     }
 }
@@ -197,7 +212,7 @@ public enum Narration {
         let scenario = result.scenario
         var lines = [
             scenario.provider == Scenario.wallet
-                ? "== wallet (OpenID4VP, same device, \(scenario.walletFormat == "mdoc" ? "an ISO mdoc" : "an SD-JWT VC")), the companion as verifier\(scenario.walletFault.map { ", fault: \($0)" } ?? "")\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "") =="
+                ? "== wallet (OpenID4VP, same device, \(scenario.walletHolds.map { "a PID or an mDL; the wallet holds \($0 == "mdl" ? "an mDL" : "a PID")" } ?? (scenario.walletFormat == "mdoc" ? "an ISO mdoc" : "an SD-JWT VC"))), the companion as verifier\(scenario.walletFault.map { ", fault: \($0)" } ?? "")\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "") =="
                 : "== \(scenario.provider) (\(scenario.environment)), \(result.strategy)\(scenario.killDuringHandOff ? ", app killed during the hand-off" : "")\(scenario.otherPhone ? ", authenticator on another phone" : "")\(scenario.codeDisplay ? ", code display" : "")\(scenario.handOff.map { ", then a session hand-off to the \($0 == .systemBrowser ? "system browser" : "app's WebView")" } ?? "") =="
         ]
         for (number, step) in result.transcript.enumerated() {

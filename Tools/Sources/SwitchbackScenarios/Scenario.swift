@@ -56,6 +56,9 @@ public struct Scenario: Sendable {
     /// The wallet scenario only: the companion's Client Identifier Prefix (`x509_hash`, the default, or
     /// `x509_san_dns`).
     public var walletClientID: String?
+    /// The wallet scenario only: what the wallet holds (``walletHoldings``); the companion then asks for a PID
+    /// or an mDL (`credential_sets`, OpenID4VP 1.0 §6.2).
+    public var walletHolds: String?
     /// The wallet scenario only: while the wallet is in front, another app opens the app's return link with
     /// a code of its own; the sign-in must go on waiting for the wallet's.
     public var forgedReturn = false
@@ -71,9 +74,10 @@ public struct Scenario: Sendable {
         killDuringHandOff: Bool = false, returnDeliveries: Int = 1, emulatorProfile: String? = nil, authenticatorUniversalLinks: Bool = true,
         backendCompletion: Bool = false, otherPhone: Bool = false, codeDisplay: Bool = false, handOff: HandOffDestination? = nil,
         signOut: Bool = false, concurrentRefresh: Int? = nil, lockedKeychain: Bool = false, walletFault: String? = nil,
-        walletFormat: String? = nil, walletClientID: String? = nil
+        walletFormat: String? = nil, walletClientID: String? = nil, walletHolds: String? = nil
     ) {
         self.walletClientID = walletClientID
+        self.walletHolds = walletHolds
         self.walletFault = walletFault
         self.walletFormat = walletFormat
         self.signOut = signOut
@@ -107,6 +111,8 @@ public struct Scenario: Sendable {
     public static let walletFormats = ["sd-jwt", "mdoc"]
     /// The Client Identifier Prefixes the wallet scenario can use (`redirect_uri` needs a loopback companion URL).
     public static let walletClientIDs = ["x509_hash", "x509_san_dns"]
+    /// What the wallet scenario's wallet can hold (`--wallet-holds`).
+    public static var walletHoldings: [String] { EmulatedWallet.Holding.allCases.map(\.rawValue) }
 }
 
 /// Where a signed-in app opens its web app with a session hand-off.

@@ -23,6 +23,16 @@ enum WalletScenario {
             id: "pid", doctype: EmulatedWallet.pidDocType,
             claims: ["given_name", "family_name", "birth_date"].map { (namespace: EmulatedWallet.pidDocType, element: $0) })
     ])
+    /// A PID (SD-JWT VC) or a mobile driving licence (mdoc), whichever the wallet holds (OpenID4VP 1.0 §6.2),
+    /// for `--wallet-holds`.
+    static let setsQuery = DCQLQuery(
+        credentials: [
+            query.credentials[0],
+            .init(
+                id: "mdl", doctype: EmulatedWallet.mdlDocType,
+                claims: ["given_name", "family_name", "birth_date"].map { (namespace: EmulatedWallet.mdlNameSpace, element: $0) }),
+        ],
+        credentialSets: [.init(options: [["pid"], ["mdl"]])])
     static let appLink = "https://\(ScenarioRunner.appDomain)/wallet-return"
     static let walletScheme = "openid4vp"
 
@@ -31,7 +41,7 @@ enum WalletScenario {
     {
         let issuer = try EmulatedIssuer()
         let verifier = try EmulatedAuthority(name: "Example Verifier", dnsName: "api.example.com")
-        let wallet = try EmulatedWallet(issuer: issuer)
+        let wallet = try EmulatedWallet(issuer: issuer, holds: [scenario.walletHolds.flatMap(EmulatedWallet.Holding.init(rawValue:)) ?? .pid])
         let folder = try KeyFolder(prefix: "switchback-wallet")
         defer { folder.remove() }
         let write = folder.write
@@ -42,7 +52,8 @@ enum WalletScenario {
             signingKeyFile: try write("verifier-key.pem", verifier.key.pemRepresentation),
             certificateChainFile: try write("verifier-chain.pem", try verifier.leafPEM),
             issuerTrustAnchorsFile: try write("issuer-roots.pem", issuer.authority.rootPEM),
-            mdocTrustAnchorsFile: try write("iaca-roots.pem", issuer.authority.rootPEM), query: scenario.walletFormat == "mdoc" ? mdocQuery : query,
+            mdocTrustAnchorsFile: try write("iaca-roots.pem", issuer.authority.rootPEM),
+            query: scenario.walletHolds != nil ? setsQuery : scenario.walletFormat == "mdoc" ? mdocQuery : query,
             appLink: appLink, scheme: walletScheme, clientIdentifierPrefix: scenario.walletClientID ?? "x509_hash")
         // The issuer's status list lives on its https host, which exists only in the emulated ecosystem.
         let companion = try await Companion.start(

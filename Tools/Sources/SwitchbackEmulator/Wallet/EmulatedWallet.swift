@@ -14,14 +14,44 @@ package import SwitchbackVerification
 /// request's key (`direct_post.jwt`, §8.3), posts it to `response_uri` and opens the `redirect_uri` it gets
 /// back (§8.2). Faults on demand make it misbehave as a broken or hostile wallet would.
 ///
-/// It holds the PID twice, as an SD-JWT VC and as an ISO mdoc, and answers every credential query of the
-/// request it holds a credential for; an mdoc as a `DeviceResponse` whose device signature covers this
-/// request's session transcript (OpenID4VP 1.0 §B.2.6.1).
+/// It holds the PID twice, as an SD-JWT VC and as an ISO mdoc, or a mobile driving licence (an mdoc), or both
+/// (``Holding``). It answers the credential queries of the request it can (§6.4.2): without
+/// `credential_sets` every one, with them the first option of each set it holds every credential of (the user's
+/// choice, §6.4.3, made here by order); when it cannot answer a required set, or without sets some credential,
+/// it returns none and sends `access_denied` (§6.4.2, §8.5). An mdoc goes as a `DeviceResponse` whose device
+/// signature covers this request's session transcript (OpenID4VP 1.0 §B.2.6.1).
 ///
 /// What it does not do: check the verifier's certificate against a trust list (a real wallet does).
 public struct EmulatedWallet: Sendable {
+    /// What the wallet holds.
+    public enum Holding: String, Sendable, CaseIterable {
+        /// The PID, as an SD-JWT VC (`urn:eudi:pid:1`) and as an mdoc (`eu.europa.ec.eudi.pid.1`).
+        case pid
+        /// A mobile driving licence (ISO/IEC 18013-5 `org.iso.18013.5.1.mDL`).
+        case mdl
+    }
+
+    /// An mdoc and its twins for the faults: from an issuer nobody trusts, past its validity, revoked.
+    struct MDocTwins: Sendable {
+        let valid: EmulatedIssuer.MDocCredential
+        let untrusted: EmulatedIssuer.MDocCredential
+        let expired: EmulatedIssuer.MDocCredential
+        let revoked: EmulatedIssuer.MDocCredential
+
+        func credential(for fault: Fault?) -> EmulatedIssuer.MDocCredential {
+            switch fault {
+            case .expired?: expired
+            case .unknownIssuer?: untrusted
+            case .revoked?: revoked
+            default: valid
+            }
+        }
+    }
+
     /// The holder's key, to which the credentials are bound.
     let holder: P256.Signing.PrivateKey
+    /// What the wallet holds.
+    public let holds: Set<Holding>
     /// The PID credential, from the trusted issuer.
     let credential: EmulatedIssuer.Credential
     /// The same claims from an issuer nobody trusts, and past its expiry: for ``Fault/unknownIssuer`` and ``Fault/expired``.
@@ -29,11 +59,10 @@ public struct EmulatedWallet: Sendable {
     let expired: EmulatedIssuer.Credential
     /// The same claims, revoked in the issuer's status list (entry ``revokedIndex``): for ``Fault/revoked``.
     let revoked: EmulatedIssuer.Credential
-    /// The PID as an mdoc, and its untrusted and expired twins.
-    let mdoc: EmulatedIssuer.MDocCredential
-    let untrustedMDoc: EmulatedIssuer.MDocCredential
-    let expiredMDoc: EmulatedIssuer.MDocCredential
-    let revokedMDoc: EmulatedIssuer.MDocCredential
+    /// The PID as an mdoc, and the mobile driving licence, each with its twins.
+    let pidMDoc: MDocTwins
+    let mdl: MDocTwins
+    var mdoc: EmulatedIssuer.MDocCredential { pidMDoc.valid }
 
     /// The status list entry of the revoked credentials; the issuer's list must mark it INVALID
     /// (``StatusListHosting``).
@@ -49,9 +78,20 @@ public struct EmulatedWallet: Sendable {
         "given_name": "Erika", "family_name": "Mustermann", "birth_date": .tagged(1004, "1984-01-26"), "age_over_18": .bool(true),
     ]
 
-    /// A wallet holding a PID from `issuer`.
-    public init(issuer: EmulatedIssuer, now: Date = Date()) throws {
+    /// The mobile driving licence's document type and namespace (ISO/IEC 18013-5 §7.1, §7.2.1), and some of its
+    /// mandatory elements for the same person (`birth_date`, `issue_date` and `expiry_date` are full-dates,
+    /// tag 1004; `document_number` and `issuing_country` text).
+    public static let mdlDocType = "org.iso.18013.5.1.mDL"
+    public static let mdlNameSpace = "org.iso.18013.5.1"
+    package static let mdlHolder: [String: CBOR] = [
+        "given_name": "Erika", "family_name": "Mustermann", "birth_date": .tagged(1004, "1984-01-26"), "issue_date": .tagged(1004, "2024-03-01"),
+        "expiry_date": .tagged(1004, "2039-02-28"), "issuing_country": "DE", "document_number": "B072RRE2I55", "age_over_18": .bool(true),
+    ]
+
+    /// A wallet holding `holds` (the PID unless told otherwise) from `issuer`.
+    public init(issuer: EmulatedIssuer, now: Date = Date(), holds: Set<Holding> = [.pid]) throws {
         holder = P256.Signing.PrivateKey()
+        self.holds = holds
         let stranger = try EmulatedIssuer(host: String(issuer.issuer.dropFirst("https://".count)), now: now)
         credential = try issuer.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
         untrusted = try stranger.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
@@ -60,15 +100,18 @@ public struct EmulatedWallet: Sendable {
         revoked = try issuer.issue(
             vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400, statusIndex: Self.revokedIndex)
         let key = holder.publicKey
-        let issued = { (issuer: EmulatedIssuer, from: Date, until: Date, status: Int?) in
-            try issuer.issueMDoc(
-                docType: Self.pidDocType, nameSpace: Self.pidDocType, elements: Self.mdocPerson, holder: key, validFrom: from, validUntil: until,
-                statusIndex: status)
+        func twins(docType: String, nameSpace: String, elements: [String: CBOR]) throws -> MDocTwins {
+            let issued = { (issuer: EmulatedIssuer, from: Date, until: Date, status: Int?) in
+                try issuer.issueMDoc(
+                    docType: docType, nameSpace: nameSpace, elements: elements, holder: key, validFrom: from, validUntil: until, statusIndex: status)
+            }
+            return MDocTwins(
+                valid: try issued(issuer, now - 86400, now + 365 * 86400, nil), untrusted: try issued(stranger, now - 86400, now + 365 * 86400, nil),
+                expired: try issued(issuer, now - 400 * 86400, now - 86400, nil),
+                revoked: try issued(issuer, now - 86400, now + 365 * 86400, Self.revokedIndex))
         }
-        mdoc = try issued(issuer, now - 86400, now + 365 * 86400, nil)
-        untrustedMDoc = try issued(stranger, now - 86400, now + 365 * 86400, nil)
-        expiredMDoc = try issued(issuer, now - 400 * 86400, now - 86400, nil)
-        revokedMDoc = try issued(issuer, now - 86400, now + 365 * 86400, Self.revokedIndex)
+        pidMDoc = try twins(docType: Self.pidDocType, nameSpace: Self.pidDocType, elements: Self.mdocPerson)
+        mdl = try twins(docType: Self.mdlDocType, nameSpace: Self.mdlNameSpace, elements: Self.mdlHolder)
     }
 
     /// What the user does in the wallet.
@@ -114,37 +157,41 @@ public struct EmulatedWallet: Sendable {
         var answer = Answer()
         do {
             let request = try await fetchRequest(link, transport: transport)
-            answer.steps.append(
-                "reads the verifier's request (\(request.clientID.prefix(20))…): it asks for \(request.asks.map(\.summary).joined(separator: "; "))"
-            )
-            switch decision {
-            case .ignore:
+            answer.steps.append("reads the verifier's request (\(request.clientID.prefix(20))…): it asks for \(request.summary)")
+            if decision == .ignore {
                 answer.steps.append("the user leaves the wallet without answering")
                 return answer
-            case .decline:
-                answer.steps.append("the user declines; the wallet tells the verifier (access_denied, encrypted)")
+            }
+            let chosen = select(request)
+            if decision == .share, chosen == nil {
+                answer.steps.append("the wallet holds no credentials that answer the request; it tells the verifier (access_denied, encrypted)")
+            }
+            guard decision == .share, let chosen else {
+                if decision == .declinePlain {
+                    answer.steps.append("the user declines; the wallet tells the verifier (access_denied, as a plain form)")
+                    answer.next = try await post(request.responseURI, [("error", "access_denied"), ("state", request.state)], transport: transport)
+                    return answer
+                }
+                if decision == .decline { answer.steps.append("the user declines; the wallet tells the verifier (access_denied, encrypted)") }
+                let why = decision == .decline ? "The user declined" : "The wallet holds no credentials that answer the request"
                 let refusal = JSONValue.object([
-                    "error": .string("access_denied"), "error_description": .string("The user declined"), "state": .string(request.state),
+                    "error": .string("access_denied"), "error_description": .string(why), "state": .string(request.state),
                 ])
                 let jwe = try CompactJWE.encrypt(Data(refusal.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: request.encryption)
                 answer.next = try await post(request.responseURI, [("response", jwe)], transport: transport)
                 return answer
-            case .declinePlain:
-                answer.steps.append("the user declines; the wallet tells the verifier (access_denied, as a plain form)")
-                answer.next = try await post(request.responseURI, [("error", "access_denied"), ("state", request.state)], transport: transport)
-                return answer
-            case .share:
-                break
+            }
+            if chosen.count < request.asks.count {
+                answer.steps.append("the user picks \(chosen.map(\.id).joined(separator: " and ")) among the credentials that would answer")
             }
             let audience = fault == .wrongAudience ? "x509_hash:another-verifier" : request.clientID
             let nonce = fault == .wrongNonce ? "another-request-nonce" : request.nonce
             var vpToken: [String: JSONValue] = [:]
             var disclosed: [String] = []
-            let held = credentials(for: fault)
-            for ask in request.asks {
+            for ask in chosen {
                 switch (ask.format, ask.type) {
                 case ("dc+sd-jwt", Self.pidType):
-                    let held = held.sdJWT
+                    let held = sdJWT(for: fault)
                     var names = ask.claims.compactMap(\.first).filter { held.disclosures[$0] != nil }
                     if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
                     var disclosures = names.compactMap { held.disclosures[$0] }
@@ -155,8 +202,8 @@ public struct EmulatedWallet: Sendable {
                     }
                     vpToken[ask.id] = .array([.string(try present(held.jwt, disclosures: disclosures, audience: audience, nonce: nonce))])
                     disclosed.append("\(names.joined(separator: ", ")) (SD-JWT VC)")
-                case ("mso_mdoc", Self.pidDocType):
-                    let held = held.mdoc
+                case ("mso_mdoc", _):
+                    guard let held = mdoc(ask.type, for: fault) else { continue }
                     var names = ask.claims.filter { $0.count == 2 && $0[0] == held.nameSpace && held.items[$0[1]] != nil }.map { $0[1] }
                     if fault == .withheldClaim, !names.isEmpty { names.removeLast() }
                     let transcript = Self.sessionTranscript(
@@ -169,7 +216,6 @@ public struct EmulatedWallet: Sendable {
                     continue
                 }
             }
-            guard !vpToken.isEmpty else { throw WalletError("the wallet holds no credential the request asks for") }
             answer.steps.append(
                 "the user consents with biometrics; the wallet discloses \(disclosed.joined(separator: "; ")) with key binding\(fault.map { " (fault: \($0.rawValue))" } ?? "")"
             )
@@ -188,14 +234,48 @@ public struct EmulatedWallet: Sendable {
         return answer
     }
 
-    /// The PID the wallet presents, in both formats: the one a fault calls for (expired, untrusted, revoked).
-    private func credentials(for fault: Fault?) -> (sdJWT: EmulatedIssuer.Credential, mdoc: EmulatedIssuer.MDocCredential) {
+    /// The PID as an SD-JWT VC the wallet presents: the one a fault calls for (expired, untrusted, revoked).
+    private func sdJWT(for fault: Fault?) -> EmulatedIssuer.Credential {
         switch fault {
-        case .expired?: (expired, expiredMDoc)
-        case .unknownIssuer?: (untrusted, untrustedMDoc)
-        case .revoked?: (revoked, revokedMDoc)
-        default: (credential, mdoc)
+        case .expired?: expired
+        case .unknownIssuer?: untrusted
+        case .revoked?: revoked
+        default: credential
         }
+    }
+
+    /// The mdoc of `docType` the wallet holds, as a fault calls for it.
+    private func mdoc(_ docType: String, for fault: Fault?) -> EmulatedIssuer.MDocCredential? {
+        switch docType {
+        case Self.pidDocType where holds.contains(.pid): pidMDoc.credential(for: fault)
+        case Self.mdlDocType where holds.contains(.mdl): mdl.credential(for: fault)
+        default: nil
+        }
+    }
+
+    /// Whether the wallet holds a credential of the ask's format and type.
+    private func holds(_ ask: CredentialAsk) -> Bool {
+        switch (ask.format, ask.type) {
+        case ("dc+sd-jwt", Self.pidType): holds.contains(.pid)
+        case ("mso_mdoc", _): mdoc(ask.type, for: nil) != nil
+        default: false
+        }
+    }
+
+    /// The credential queries the wallet answers (§6.4.2): without sets every one, with sets the first option of
+    /// each set whose credentials it holds; nil when it cannot answer them all, or a required set.
+    func select(_ request: Request) -> [CredentialAsk]? {
+        let held = Set(request.asks.filter(holds).map(\.id))
+        guard let sets = request.sets else { return held.count == request.asks.count ? request.asks : nil }
+        var chosen: Set<String> = []
+        for set in sets {
+            if let option = set.options.first(where: { $0.allSatisfy(held.contains) }) {
+                chosen.formUnion(option)
+            } else if set.required {
+                return nil
+            }
+        }
+        return request.asks.filter { chosen.contains($0.id) }
     }
 
     /// The PID with the claims `names` disclosed and a Key Binding JWT for `audience` and `nonce`.
@@ -224,6 +304,19 @@ public struct EmulatedWallet: Sendable {
         let encryptionKey: [String: JSONValue]
         let encryption: String
         let asks: [CredentialAsk]
+        /// The query's `credential_sets` (§6.2), nil without.
+        let sets: [(options: [[String]], required: Bool)]?
+
+        /// What is asked, for the narration: every credential, or each set's options.
+        var summary: String {
+            guard let sets else { return asks.map(\.summary).joined(separator: "; ") }
+            return sets.map { set in
+                let options = set.options.map { option in
+                    option.map { id in asks.first { $0.id == id }?.summary ?? id }.joined(separator: " and ")
+                }
+                return options.joined(separator: ", or ") + (set.required ? "" : " (optional)")
+            }.joined(separator: "; ")
+        }
     }
 
     /// One credential query of the request: its `id`, format, `vct` or `doctype_value`, and claim paths (names only).
@@ -317,13 +410,24 @@ public struct EmulatedWallet: Sendable {
             }
             asks.append(CredentialAsk(id: id, format: format, type: type, claims: paths))
         }
+        var sets: [(options: [[String]], required: Bool)]?
+        if case .array(let setQueries)? = query["credential_sets"] {
+            sets = setQueries.compactMap { value -> (options: [[String]], required: Bool)? in
+                guard case .object(let set) = value, case .array(let options)? = set["options"] else { return nil }
+                let ids = options.map { option -> [String] in
+                    guard case .array(let ids) = option else { return [] }
+                    return ids.compactMap { if case .string(let id) = $0 { id } else { nil } }
+                }
+                return (ids, set["required"] != .bool(false))
+            }
+        }
         var encryption = "A128GCM"
         if case .array(let offered)? = metadata["encrypted_response_enc_values_supported"], case .string(let enc)? = offered.first {
             encryption = enc
         }
         return Request(
             clientID: clientID, nonce: nonce, state: state, responseURI: responseURI, encryptionKey: encryptionKey, encryption: encryption,
-            asks: asks)
+            asks: asks, sets: sets)
     }
 
     /// Posts a form to the response URI; returns the `redirect_uri` of its answer.

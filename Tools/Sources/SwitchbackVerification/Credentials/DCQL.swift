@@ -88,14 +88,39 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
         }
     }
 
-    public var credentials: [CredentialQuery]
+    /// A Credential Set Query (§6.2): the alternatives (`options`, each a list of credential query ids) of
+    /// which the wallet answers one; a set not `required` (true by default) may go unanswered.
+    public struct CredentialSetQuery: Sendable, Codable, Equatable {
+        public var options: [[String]]
+        public var required: Bool?
 
-    public init(credentials: [CredentialQuery]) { self.credentials = credentials }
+        public init(options: [[String]], required: Bool? = nil) {
+            self.options = options
+            self.required = required
+        }
+    }
+
+    public var credentials: [CredentialQuery]
+    /// Which of `credentials` the wallet answers (§6.2, §6.4.2); without it, every one of them.
+    public var credentialSets: [CredentialSetQuery]?
+
+    public init(credentials: [CredentialQuery], credentialSets: [CredentialSetQuery]? = nil) {
+        self.credentials = credentials
+        self.credentialSets = credentialSets
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case credentials
+        case credentialSets = "credential_sets"
+    }
 
     /// Refuses a query this verifier cannot ask: no credentials, an `id` not of letters, digits, `_` and
     /// `-` or given twice (§6.1), a format other than `dc+sd-jwt` and `mso_mdoc`; for SD-JWT VC no
     /// `vct_values`, an empty claim path, or a path element that is not a name, a non-negative index or null
-    /// (§7.1); for an mdoc no `doctype_value`, or a claim path that is not two names (§7.2).
+    /// (§7.1); for an mdoc no `doctype_value`, or a claim path that is not two names (§7.2). With
+    /// `credential_sets` (§6.2): an empty list of sets, of options or of ids in an option, an id no credential
+    /// query has or named twice in one option, or a credential query no option names (it could never be
+    /// asked for, §6.4.2).
     public func validate() throws {
         func fail(_ why: String) -> SwitchbackError { SwitchbackError(.invalidConfiguration, "the DCQL query \(why)") }
         guard !credentials.isEmpty else { throw fail("asks for no credential") }
@@ -142,11 +167,30 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
             default: throw fail("asks for the format \(credential.format.prefix(30)), not dc+sd-jwt or mso_mdoc")
             }
         }
+        if let sets = credentialSets {
+            guard !sets.isEmpty else { throw fail("has an empty credential_sets") }
+            var named: Set<String> = []
+            for set in sets {
+                guard !set.options.isEmpty, set.options.allSatisfy({ !$0.isEmpty }) else {
+                    throw fail("has a credential set with no options or an empty option")
+                }
+                for option in set.options {
+                    guard Set(option).count == option.count, option.allSatisfy(ids.contains) else {
+                        throw fail("has a credential set option that names an unknown id or one id twice")
+                    }
+                    named.formUnion(option)
+                }
+            }
+            if let unnamed = credentials.first(where: { !named.contains($0.id) }) {
+                throw fail("has credential_sets that never ask for \(unnamed.id)")
+            }
+        }
     }
 
     /// Holds verified presentations, keyed by credential query `id` as the `vp_token` keys them (§8.1), to
-    /// the query: every credential asked for is there, once unless `multiple`, of an accepted `vct`, key
-    /// bound unless the query says otherwise, with every requested claim; nothing else is answered.
+    /// the query: every credential asked for is there (with `credential_sets`, those of one option of every
+    /// required set and nothing beyond them), once unless `multiple`, of an accepted `vct`, key bound unless the
+    /// query says otherwise, with every requested claim; nothing else is answered.
     ///
     /// A credential query with `trusted_authorities` is answered only by a credential one of whose
     /// ``VerifiedPresentation/issuerAuthorities`` (its validated issuers' key identifiers) it names.
@@ -154,7 +198,9 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
         func refuse(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation does not answer the query: \(why)") }
         let asked = Set(credentials.map(\.id))
         guard Set(presentations.keys).isSubset(of: asked) else { throw refuse("it answers a credential that was not asked for") }
-        for credential in credentials {
+        let answered = Set(presentations.filter { !$0.value.isEmpty }.keys)
+        try holdsToSets(answered, refuse: refuse)
+        for credential in credentials where credentialSets == nil || answered.contains(credential.id) {
             guard let answers = presentations[credential.id], !answers.isEmpty else { throw refuse("\(credential.id) is missing") }
             guard answers.count == 1 || credential.multiple == true else { throw refuse("\(credential.id) is answered more than once") }
             for answer in answers {
@@ -181,6 +227,29 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
                     throw refuse("\(credential.id) does not disclose \(claim.path.map(\.description).joined(separator: "."))")
                 }
             }
+        }
+    }
+
+    /// With `credential_sets`, the answered ids must make one option of every required set (§6.4.2) and of
+    /// any optional set they touch, and nothing else: an id outside every answered option is more than the
+    /// wallet was asked for (§6.4.2: credentials not matching are treated as not there), and so are two
+    /// alternatives of one set (an option inside another answered option is the same choice). A wallet unable
+    /// to answer a required set answers nothing (§6.4.2) with an error of its own (§8.5).
+    private func holdsToSets(_ answered: Set<String>, refuse: (String) -> SwitchbackError) throws {
+        guard let sets = credentialSets else { return }
+        var covered: Set<String> = []
+        for (position, set) in sets.enumerated() {
+            let whole = Set(set.options.map(Set.init).filter { $0.isSubset(of: answered) })
+            let chosen = whole.filter { option in !whole.contains { option.isStrictSubset(of: $0) } }
+            guard chosen.count <= 1 else { throw refuse("it answers more than one option of credential set \(position)") }
+            if let option = chosen.first {
+                covered.formUnion(option)
+            } else if set.required ?? true {
+                throw refuse("it answers no option of the required credential set \(position)")
+            }
+        }
+        if let extra = answered.subtracting(covered).sorted().first {
+            throw refuse("\(extra) is answered outside every option it was asked in")
         }
     }
 

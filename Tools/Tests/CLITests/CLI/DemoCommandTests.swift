@@ -65,7 +65,20 @@ struct DemoCommandTests {
         #expect(named.stdout.contains("client_id=x509_san_dns%3Aapi.example.com"), "\(named.stdout)")
         let faultyMDoc = try await Self.demo(["--provider", "wallet", "--wallet-format", "mdoc", "--wallet-fault", "wrong-nonce"])
         #expect(faultyMDoc.status == 1 && faultyMDoc.stdout.contains("Sign-in failed: presentationInvalid"))
+        // A PID or a driving licence (credential_sets): the wallet answers with the one it holds.
+        let licence = try await Self.demo(["--provider", "wallet", "--wallet-holds", "mdl"])
+        #expect(licence.status == 0, "\(licence.stderr)")
+        #expect(licence.stdout.contains("== wallet (OpenID4VP, same device, a PID or an mDL; the wallet holds an mDL), the companion as verifier =="))
+        #expect(licence.stdout.contains("the user picks mdl among the credentials that would answer"), "\(licence.stdout)")
+        #expect(
+            licence.stdout.contains(
+                #"the companion verified mdl as an mdoc: org.iso.18013.5.1 {"birth_date":"1984-01-26","family_name":"Mustermann","given_name":"Erika"}; nothing else"#
+            ), "\(licence.stdout)")
+        let pid = try await Self.demo(["--provider", "wallet", "--wallet-holds", "pid"])
+        #expect(pid.status == 0 && pid.stdout.contains("the companion verified pid from") && !pid.stdout.contains("verified mdl"), "\(pid.stdout)")
         for invalid in [
+            ["--provider", "wallet", "--wallet-holds", "passport"], ["--wallet-holds", "mdl"],
+            ["--provider", "wallet", "--wallet-holds", "mdl", "--wallet-format", "mdoc"],
             ["--wallet-format", "mdoc"], ["--provider", "wallet", "--wallet-format", "jwt_vc"],
             ["--provider", "wallet", "--wallet-client-id", "redirect_uri"], ["--wallet-fault", "expired"],
             ["--provider", "wallet", "--wallet-fault", "nothing"], ["--provider", "wallet", "--strategy", "webview"],

@@ -139,4 +139,100 @@ struct DCQLTests {
             #expect(throws: SwitchbackError.self, "\(authorities)") { try query.validate() }
         }
     }
+
+    /// OpenID4VP 1.0 §7.4, `examples/query_lang/credentials_alternatives.json` (tag 1.0-final): a PID, another
+    /// PID, or two reduced credentials together; a rewards card if the wallet has one.
+    static let alternativesQuery = #"""
+        {"credentials": [
+          {"id": "pid", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://credentials.example.com/identity_credential"]},
+           "claims": [{"path": ["given_name"]}, {"path": ["family_name"]}, {"path": ["address", "street_address"]}]},
+          {"id": "other_pid", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://othercredentials.example/pid"]},
+           "claims": [{"path": ["given_name"]}, {"path": ["family_name"]}, {"path": ["address", "street_address"]}]},
+          {"id": "pid_reduced_cred_1", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://credentials.example.com/reduced_identity_credential"]},
+           "claims": [{"path": ["family_name"]}, {"path": ["given_name"]}]},
+          {"id": "pid_reduced_cred_2", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://cred.example/residence_credential"]},
+           "claims": [{"path": ["postal_code"]}, {"path": ["locality"]}, {"path": ["region"]}]},
+          {"id": "nice_to_have", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://company.example/company_rewards"]},
+           "claims": [{"path": ["rewards_number"]}]}],
+         "credential_sets": [
+          {"options": [["pid"], ["other_pid"], ["pid_reduced_cred_1", "pid_reduced_cred_2"]]},
+          {"required": false, "options": [["nice_to_have"]]}]}
+        """#
+
+    @Test("credential_sets (§6.2, §6.4.2): one option of every required set, optional sets at will, nothing beyond the options answered")
+    func credentialSets() throws {
+        let query = try JSONDecoder().decode(DCQLQuery.self, from: Data(Self.alternativesQuery.utf8))
+        try query.validate()
+        #expect(query.credentialSets?.map(\.required) == [nil, false])
+        let person: [String: JSONValue] = [
+            "given_name": "Erika", "family_name": "Mustermann", "address": .object(["street_address": "Heidestraße 17"]),
+        ]
+        func credential(_ vct: String, _ claims: [String: JSONValue]) -> [VerifiedPresentation] {
+            var claims = claims
+            claims["vct"] = .string(vct)
+            return [Self.answer(claims)]
+        }
+        let pid = credential("https://credentials.example.com/identity_credential", person)
+        let otherPID = credential("https://othercredentials.example/pid", person)
+        let reduced1 = credential(
+            "https://credentials.example.com/reduced_identity_credential", ["given_name": "Erika", "family_name": "Mustermann"])
+        let reduced2 = credential("https://cred.example/residence_credential", ["postal_code": "51147", "locality": "Köln", "region": "NRW"])
+        let rewards = credential("https://company.example/company_rewards", ["rewards_number": "7"])
+        let accepted: [[String: [VerifiedPresentation]]] = [
+            ["pid": pid], ["other_pid": otherPID], ["pid_reduced_cred_1": reduced1, "pid_reduced_cred_2": reduced2],
+            ["pid": pid, "nice_to_have": rewards], ["other_pid": otherPID, "nice_to_have": rewards],
+        ]
+        for presentations in accepted {
+            #expect(throws: Never.self, "\(presentations.keys.sorted())") { try query.check(presentations) }
+        }
+        let refused: [(String, [String: [VerifiedPresentation]])] = [
+            ("no option of the required credential set 0", [:]),
+            ("no option of the required credential set 0", ["nice_to_have": rewards]),
+            ("pid_reduced_cred_1 is answered outside", ["pid": pid, "pid_reduced_cred_1": reduced1]),
+            ("no option of the required credential set 0", ["pid_reduced_cred_1": reduced1]),
+            ("pid_reduced_cred_2 is answered outside", ["other_pid": otherPID, "pid_reduced_cred_2": reduced2]),
+            ("more than one option of credential set 0", ["pid": pid, "other_pid": otherPID]),
+            ("not asked for", ["pid": pid, "mdl": pid]),
+            ("other_pid is not of an accepted vct", ["other_pid": pid]),
+            ("nice_to_have does not disclose", ["pid": pid, "nice_to_have": credential("https://company.example/company_rewards", [:])]),
+        ]
+        for (reason, presentations) in refused {
+            let error = #expect(throws: SwitchbackError.self) { try query.check(presentations) }
+            #expect(error?.code == .presentationInvalid && error?.message.contains(reason) == true, "\(reason): \(error?.message ?? "")")
+        }
+
+        // An option inside another answered option is the same choice, not a second one.
+        let nested = DCQLQuery(
+            credentials: query.credentials,
+            credentialSets: [
+                .init(options: [["pid_reduced_cred_1"], ["pid_reduced_cred_1", "pid_reduced_cred_2"], ["pid"], ["other_pid"], ["nice_to_have"]])
+            ])
+        try nested.check(["pid_reduced_cred_1": reduced1, "pid_reduced_cred_2": reduced2])
+        try nested.check(["pid_reduced_cred_1": reduced1])
+    }
+
+    @Test("credential_sets this verifier cannot ask are refused: none, an empty option, an unknown or repeated id, a credential no option names")
+    func invalidCredentialSets() throws {
+        let credentials = try JSONDecoder().decode(DCQLQuery.self, from: Data(Self.alternativesQuery.utf8)).credentials
+        let all = credentials.map(\.id)
+        let refused: [([DCQLQuery.CredentialSetQuery], String)] = [
+            ([], "empty credential_sets"),
+            ([.init(options: [])], "no options"),
+            ([.init(options: [all, []])], "no options or an empty option"),
+            ([.init(options: [all + ["mdl"]])], "unknown id"),
+            ([.init(options: [all + ["pid"]])], "one id twice"),
+            ([.init(options: [["pid"], ["other_pid"]])], "never ask for pid_reduced_cred_1"),
+        ]
+        for (sets, reason) in refused {
+            let error = #expect(throws: SwitchbackError.self) { try DCQLQuery(credentials: credentials, credentialSets: sets).validate() }
+            #expect(error?.code == .invalidConfiguration && error?.message.contains(reason) == true, "\(reason): \(error?.message ?? "")")
+        }
+        try DCQLQuery(credentials: credentials, credentialSets: [.init(options: [all])]).validate()
+        // The query the request object carries names the sets as §6.2 does, and leaves them out when there are none.
+        let encoded = try JSONEncoder().encode(DCQLQuery(credentials: credentials, credentialSets: [.init(options: [all], required: false)]))
+        let members = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        #expect(Set(members.keys) == ["credentials", "credential_sets"])
+        let plain = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(DCQLQuery(credentials: credentials))) as? [String: Any])
+        #expect(Set(plain.keys) == ["credentials"])
+    }
 }
