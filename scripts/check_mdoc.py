@@ -39,7 +39,7 @@ from joserfc.jwk import ECKey
 from pymdoccbor.mdoc.issuer import MdocCborIssuer
 from pymdoccbor.mdoc.verifier import MdocCbor
 
-from check_openid4vp import Companion, b64url, certificate_pair, fail, read_request, redeem, write_config
+from check_openid4vp import Companion, b64url, certificate_pair, fail, read_request, redeem, refusal, write_config
 
 DOCTYPE = "eu.europa.ec.eudi.pid.1"
 ASKED = ["given_name", "birth_date", "age_over_18"]
@@ -110,9 +110,10 @@ def answer(companion: Companion, claims: dict, presentation: str, query_id="pid"
     payload = json.dumps({"vp_token": {query_id: [presentation]}, "state": claims["state"]})
     token = jwe.encrypt_compact({"alg": "ECDH-ES", "enc": "A128GCM", "kid": jwk["kid"]}, payload, ECKey.import_key(jwk))
     status, _, body = companion.post_form(claims["response_uri"], {"response": token})
-    if status != 200:
-        fail(f"the companion answered {status}: {body[:200]!r}")
-    return redeem(companion, json.loads(body).get("redirect_uri", ""))
+    if status == 200:
+        return redeem(companion, json.loads(body).get("redirect_uri", ""))
+    # A refused mdoc: the wallet is told and sent back to the app, which learns the refusal when it redeems.
+    return redeem(companion, refusal(status, body.decode(errors="replace"), "the credential was not accepted for this request"))
 
 
 def main() -> None:
@@ -159,7 +160,7 @@ def main() -> None:
             status, redeemed = answer(companion, claims, make(claims))
             if status == 200 or redeemed.get("error") != "invalid_presentation":
                 fail(f"{name}: redeemed {redeemed}")
-            print(f"ok   refused: {name} (the app gets invalid_presentation)")
+            print(f"ok   refused: {name} (the wallet is told, 400 with the app link; the app gets invalid_presentation)")
     finally:
         companion.stop()
 

@@ -180,6 +180,20 @@ def answer(companion: Companion, claims, presentation: str = "", enc: str = "A12
     return status, json.loads(body).get("redirect_uri", "")
 
 
+def refusal(status: int, text: str, told: str) -> str:
+    """A refused answer as the wallet must get it (OpenID4VP 1.0 §8.2 lets the verifier send `redirect_uri`
+    with an error; HAIP 1.0 §5.1 wants the user back in the app): 400, `invalid_request`, the sentence the
+    wallet shows, and the app link; returns the link."""
+    try:
+        answered = json.loads(text)
+    except ValueError:
+        answered = {}
+    if status != 400 or answered.get("error") != "invalid_request" or answered.get("error_description") != told \
+            or not answered.get("redirect_uri"):
+        fail(f"a refused answer should be 400 invalid_request \"{told}\" with a redirect_uri, got {status} {text[:200]}")
+    return answered["redirect_uri"]
+
+
 def redeem(companion: Companion, redirect_uri: str):
     if not redirect_uri.startswith(APP_LINK + "#response_code="):
         fail(f"the redirect_uri is {redirect_uri!r}")
@@ -272,13 +286,11 @@ def main() -> None:
             if status == 200:
                 fail(f"{name}: accepted")
             print(f"ok   refused: {name} (HTTP {status})")
-        status, redirect = tampered
-        if status != 200:
-            fail(f"a tampered presentation should be answered with a redirect_uri, got {status}")
+        redirect = refusal(*tampered, "the credential was not accepted for this request")
         status, redeemed = redeem(companion, redirect)
         if status == 200 or redeemed.get("error") != "invalid_presentation":
             fail(f"a tampered disclosure was redeemed: {redeemed}")
-        print("ok   refused: a tampered disclosure (the app gets invalid_presentation)")
+        print("ok   refused: a tampered disclosure (the wallet is told, 400 with the app link; the app gets invalid_presentation)")
 
         # OpenID4VP 1.0 §5.6, §8.3.1: a wallet that can encrypt sends its error response encrypted too.
         claims = read_request(companion)

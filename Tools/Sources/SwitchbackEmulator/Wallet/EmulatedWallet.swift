@@ -88,12 +88,15 @@ public struct EmulatedWallet: Sendable {
         "expiry_date": .tagged(1004, "2039-02-28"), "issuing_country": "DE", "document_number": "B072RRE2I55", "age_over_18": .bool(true),
     ]
 
-    /// A wallet holding `holds` (the PID unless told otherwise) from `issuer`.
-    public init(issuer: EmulatedIssuer, now: Date = Date(), holds: Set<Holding> = [.pid]) throws {
+    /// A wallet holding `holds` (the PID unless told otherwise) from `issuer`; with `statusIndex`, its valid
+    /// credentials carry that entry of the issuer's status list (which must leave it VALID), so that a
+    /// verifier reads the list for them too.
+    public init(issuer: EmulatedIssuer, now: Date = Date(), holds: Set<Holding> = [.pid], statusIndex: Int? = nil) throws {
         holder = P256.Signing.PrivateKey()
         self.holds = holds
         let stranger = try EmulatedIssuer(host: String(issuer.issuer.dropFirst("https://".count)), now: now)
-        credential = try issuer.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
+        credential = try issuer.issue(
+            vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400, statusIndex: statusIndex)
         untrusted = try stranger.issue(vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400)
         expired = try issuer.issue(
             vct: Self.pidType, claims: Self.person, holder: holder.publicKey, issuedAt: now - 400 * 86400, expiresAt: now - 86400)
@@ -106,7 +109,8 @@ public struct EmulatedWallet: Sendable {
                     docType: docType, nameSpace: nameSpace, elements: elements, holder: key, validFrom: from, validUntil: until, statusIndex: status)
             }
             return MDocTwins(
-                valid: try issued(issuer, now - 86400, now + 365 * 86400, nil), untrusted: try issued(stranger, now - 86400, now + 365 * 86400, nil),
+                valid: try issued(issuer, now - 86400, now + 365 * 86400, statusIndex),
+                untrusted: try issued(stranger, now - 86400, now + 365 * 86400, nil),
                 expired: try issued(issuer, now - 400 * 86400, now - 86400, nil),
                 revoked: try issued(issuer, now - 86400, now + 365 * 86400, Self.revokedIndex))
         }
@@ -169,7 +173,8 @@ public struct EmulatedWallet: Sendable {
             guard decision == .share, let chosen else {
                 if decision == .declinePlain {
                     answer.steps.append("the user declines; the wallet tells the verifier (access_denied, as a plain form)")
-                    answer.next = try await post(request.responseURI, [("error", "access_denied"), ("state", request.state)], transport: transport)
+                    answer.next = try await post(
+                        request.responseURI, [("error", "access_denied"), ("state", request.state)], into: &answer, transport: transport)
                     return answer
                 }
                 if decision == .decline { answer.steps.append("the user declines; the wallet tells the verifier (access_denied, encrypted)") }
@@ -178,7 +183,7 @@ public struct EmulatedWallet: Sendable {
                     "error": .string("access_denied"), "error_description": .string(why), "state": .string(request.state),
                 ])
                 let jwe = try CompactJWE.encrypt(Data(refusal.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: request.encryption)
-                answer.next = try await post(request.responseURI, [("response", jwe)], transport: transport)
+                answer.next = try await post(request.responseURI, [("response", jwe)], into: &answer, transport: transport)
                 return answer
             }
             if chosen.count < request.asks.count {
@@ -221,8 +226,8 @@ public struct EmulatedWallet: Sendable {
             )
             let payload = JSONValue.object(["vp_token": .object(vpToken), "state": .string(request.state)])
             let jwe = try CompactJWE.encrypt(Data(payload.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: request.encryption)
-            answer.next = try await post(request.responseURI, [("response", jwe)], transport: transport)
-            answer.steps.append("posts the encrypted answer (direct_post.jwt) and gets a redirect_uri")
+            answer.steps.append("posts the encrypted answer (direct_post.jwt)")
+            answer.next = try await post(request.responseURI, [("response", jwe)], into: &answer, transport: transport)
             if fault == .replayedResponse {
                 let replayed = try await transport.send(.form(request.responseURI, [("response", jwe)]))
                 answer.steps.append("posts the same answer again: HTTP \(replayed.status)")
@@ -430,13 +435,22 @@ public struct EmulatedWallet: Sendable {
             asks: asks, sets: sets)
     }
 
-    /// Posts a form to the response URI; returns the `redirect_uri` of its answer.
-    private func post(_ url: URL, _ fields: [(String, String)], transport: any HTTPTransport) async throws -> URL? {
+    /// Posts a form to the response URI; returns the `redirect_uri` of its answer (§8.2), which a verifier may
+    /// send with a refusal too (HAIP 1.0 §5.1): the refusal's description is what the wallet shows its user.
+    private func post(_ url: URL, _ fields: [(String, String)], into answer: inout Answer, transport: any HTTPTransport) async throws -> URL? {
         let answered = try await transport.send(.form(url, fields))
-        guard answered.status == 200, let object = JSONReader.object(answered.body) else {
-            throw WalletError("the verifier answered HTTP \(answered.status)")
+        let object = JSONReader.object(answered.body)
+        var next: URL?
+        if case .string(let redirect)? = object?["redirect_uri"] { next = URL(string: redirect) }
+        switch answered.status {
+        case 200:
+            guard object != nil else { throw WalletError("the verifier answered 200 without a JSON object") }
+            answer.steps.append(next == nil ? "the verifier takes the answer" : "the verifier takes the answer and gives a redirect_uri")
+        default:
+            let shown = object?["error_description"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "HTTP \(answered.status)"
+            answer.steps.append("the verifier refuses the answer (HTTP \(answered.status)); the wallet shows \"\(shown.prefix(120))\"")
+            guard next != nil else { throw WalletError("the verifier answered HTTP \(answered.status) without a redirect_uri") }
         }
-        guard case .string(let redirect)? = object["redirect_uri"], let next = URL(string: redirect) else { return nil }
         return next
     }
 }

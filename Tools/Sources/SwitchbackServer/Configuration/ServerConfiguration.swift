@@ -70,11 +70,16 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         /// `x509_san_dns` (the certificate's DNS name, which must be `publicURL`'s host), or `redirect_uri`
         /// (unsigned requests, for development on a loopback companion only).
         public var clientIdentifierPrefix: String
+        /// How long, in seconds, the fetch of a credential's status list may take (redirects and body included)
+        /// while the wallet waits for the verdict; past it the status is unknown and the credential refused.
+        public var statusListTimeout: Double
 
         public init(
             signingKeyFile: String, certificateChainFile: String, issuerTrustAnchorsFile: String?, mdocTrustAnchorsFile: String? = nil,
-            query: DCQLQuery, appLink: String, scheme: String = "openid4vp", clientIdentifierPrefix: String = "x509_hash"
+            query: DCQLQuery, appLink: String, scheme: String = "openid4vp", clientIdentifierPrefix: String = "x509_hash",
+            statusListTimeout: Double = 10
         ) {
+            self.statusListTimeout = statusListTimeout
             self.clientIdentifierPrefix = clientIdentifierPrefix
             self.signingKeyFile = signingKeyFile
             self.certificateChainFile = certificateChainFile
@@ -87,6 +92,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
         private enum Keys: String, CodingKey {
             case signingKeyFile, certificateChainFile, issuerTrustAnchorsFile, mdocTrustAnchorsFile, query, appLink, scheme, clientIdentifierPrefix
+            case statusListTimeout
         }
 
         public init(from decoder: any Decoder) throws {
@@ -98,7 +104,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                 mdocTrustAnchorsFile: try c.decodeIfPresent(String.self, forKey: .mdocTrustAnchorsFile),
                 query: try c.decode(DCQLQuery.self, forKey: .query),
                 appLink: try c.decode(String.self, forKey: .appLink), scheme: try c.decodeIfPresent(String.self, forKey: .scheme) ?? "openid4vp",
-                clientIdentifierPrefix: try c.decodeIfPresent(String.self, forKey: .clientIdentifierPrefix) ?? "x509_hash")
+                clientIdentifierPrefix: try c.decodeIfPresent(String.self, forKey: .clientIdentifierPrefix) ?? "x509_hash",
+                statusListTimeout: try c.decodeIfPresent(Double.self, forKey: .statusListTimeout) ?? 10)
         }
     }
 

@@ -44,15 +44,17 @@ extension CompanionService {
                     .invalidConfiguration, "wallet: the verifier's certificate does not name publicURL's host \(host) (x509_san_dns)")
             }
             issuerKeys = try section.issuerTrustAnchorsFile.map { try X509IssuerKeys(anchorsPEM: try read($0), clock: clock) }
+            let deadline = Duration.milliseconds(Int((section.statusListTimeout * 1000).rounded()))
             presentations = issuerKeys.map {
-                SDJWTVerifier(issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock))
+                SDJWTVerifier(
+                    issuers: $0, clock: clock, statusLists: StatusListChecker(transport: transport, issuers: $0, clock: clock, deadline: deadline))
             }
             mdocs = try section.mdocTrustAnchorsFile.map {
                 let signers = try X509DocumentSigners(
                     anchorsPEM: try read($0), clock: clock, revocation: DocumentSignerRevocation(transport: transport, clock: clock))
                 return MDocVerifier(
                     issuers: signers, clock: clock,
-                    statusLists: StatusListChecker(transport: transport, issuers: signers, cwtSigners: signers, clock: clock))
+                    statusLists: StatusListChecker(transport: transport, issuers: signers, cwtSigners: signers, clock: clock, deadline: deadline))
             }
             try section.query.validate()
             query = section.query
@@ -173,7 +175,8 @@ extension CompanionService {
             } catch PresentationRequest.OpenFailure.doesNotOpen {
                 throw CompanionError(.invalidRequest, "the response does not open with this request's key")
             } catch PresentationRequest.OpenFailure.malformed(let why) {
-                throw CompanionError(.invalidRequest, "the response opened but cannot be read: \(why)")
+                // It opened with this request's key: the wallet is told, and sent back to the app, which learns it.
+                return try await refuse(.unreadable, reason: "the response opened but cannot be read: \(why)", record: record, wallet: wallet)
             }
             let vpToken: [String: [String]]
             switch answer {
@@ -189,19 +192,19 @@ extension CompanionService {
                 }
                 vpToken = token
             }
+            var verified: [String: [VerifiedPresentation]] = [:]
             do {
-                // Nothing unasked is verified (each verification may fetch a status list).
+                // Nothing unasked is verified.
                 guard Set(vpToken.keys).isSubset(of: Set(wallet.query.credentials.map(\.id))), vpToken.values.allSatisfy({ $0.count <= 4 }) else {
                     throw SwitchbackError(.presentationInvalid, "the response answers credentials that were not asked for")
                 }
-                var verified: [String: [VerifiedPresentation]] = [:]
                 for (id, presentations) in vpToken {
                     let format = wallet.query.credentials.first { $0.id == id }?.format
                     verified[id] = try await presentations.asyncMap { presentation in
                         switch (format, wallet.presentations, wallet.mdocs) {
                         case ("dc+sd-jwt", let verifier?, _):
                             return try await verifier.verify(
-                                presentation, keyBinding: .init(audience: try clientID(wallet), nonce: record.nonce))
+                                presentation, keyBinding: .init(audience: try clientID(wallet), nonce: record.nonce), status: .later)
                         case ("mso_mdoc", _, let verifier?):
                             // §B.2.6.1: the device signs this request's client_id, nonce, response key and response_uri.
                             // The answer was encrypted, so the transcript names the key: never null here.
@@ -211,7 +214,7 @@ extension CompanionService {
                             let binding = MDocVerifier.SessionBinding(
                                 clientID: try clientID(wallet), nonce: record.nonce, encryptionKeyThumbprint: thumbprint,
                                 responseURI: url(CompanionAPI.Path.walletResponse).absoluteString)
-                            return try await verifier.verify(presentation, binding: binding)
+                            return try await verifier.verify(presentation, binding: binding, status: .later)
                         default:
                             throw SwitchbackError(.presentationInvalid, "no verifier is configured for \(format ?? "this credential")")
                         }
@@ -226,16 +229,18 @@ extension CompanionService {
                     }
                 }
                 try wallet.query.check(verified)
-                _ = try await takePresentationRequest(state)
-                outcome = PresentationResultRecord(
-                    bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil, attestedKey: record.attestedKey)
-                metrics.record(.presentationVerified)
             } catch let error as SwitchbackError {
-                logger.notice("presentation refused", metadata: ["reason": "\(Self.loggable(error.message))"])
-                metrics.record(.presentationRefused)
-                outcome = PresentationResultRecord(
-                    bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation", attestedKey: record.attestedKey)
+                return try await refuse(.notAccepted, reason: error.message, record: record, wallet: wallet)
             }
+            // Token Status List §8.3: the statuses last, every credential's at once, so that nothing refused above
+            // makes anyone fetch a list; each fetch within the checker's deadline, which bounds the wallet's wait.
+            if let (refusal, reason) = await statusRefusal(of: verified, wallet: wallet) {
+                return try await refuse(refusal, reason: reason, record: record, wallet: wallet)
+            }
+            _ = try await takePresentationRequest(state)
+            outcome = PresentationResultRecord(
+                bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil, attestedKey: record.attestedKey)
+            metrics.record(.presentationVerified)
         } else if let error = form["error"], let answeredState = form["state"] {
             // §8.3.1: a wallet that cannot encrypt sends its error as a plain form (§8.2).
             let record = try await pendingPresentation(answeredState)
@@ -246,6 +251,67 @@ extension CompanionService {
         let code = try await store.issue(
             .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
         return Replies.json(["redirect_uri": wallet.appLink + "#response_code=" + code])
+    }
+
+    /// What the wallet is told of an answer that opened with its request's key but is refused: a fixed
+    /// sentence it can show its user (never a name or value from the credential; the precise reason goes to
+    /// the log), under `invalid_request`, which the Italian wallet profile uses for the same answers.
+    enum Refusal: String, Sendable {
+        case notAccepted = "the credential was not accepted for this request"
+        case revoked = "the credential has been revoked or suspended by its issuer"
+        case statusUnknown = "the credential's status could not be checked"
+        case unreadable = "the response could not be read"
+    }
+
+    /// A refused answer: logged with its reason and counted; kept for the app's redeem as
+    /// `invalid_presentation`; the wallet answered 400 with the refusal and the app link to open (§8.2 lets a
+    /// verifier send `redirect_uri` for an error; HAIP 1.0 §5.1 wants the user back in the app). The request is
+    /// not used up: whoever saw the wallet's link can fetch its key, so a refused answer must not spend the
+    /// request before the genuine wallet answers.
+    private func refuse(_ refusal: Refusal, reason: String, record: PresentationRequestRecord, wallet: WalletVerifier) async throws -> Response {
+        logger.notice("presentation refused", metadata: ["reason": "\(Self.loggable(reason))"])
+        metrics.record(.presentationRefused)
+        let outcome = PresentationResultRecord(
+            bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation", attestedKey: record.attestedKey)
+        let code = try await store.issue(
+            .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
+        return Replies.json(
+            ["error": "invalid_request", "error_description": refusal.rawValue, "redirect_uri": wallet.appLink + "#response_code=" + code],
+            status: .badRequest)
+    }
+
+    /// Reads the status of every verified credential that has one, all at once: nil when each is VALID; a
+    /// revoked (or suspended) credential before one whose status could not be known (Token Status List
+    /// §8.3: then nothing is known of it, and it is refused).
+    private func statusRefusal(of verified: [String: [VerifiedPresentation]], wallet: WalletVerifier) async -> (Refusal, String)? {
+        let pending = verified.values.joined().compactMap { presentation in presentation.pendingStatus.map { (presentation.format, $0) } }
+        guard !pending.isEmpty else { return nil }
+        let found = await withTaskGroup(of: (Refusal, String)?.self) { group in
+            for (format, reference) in pending {
+                group.addTask {
+                    let status: UInt8
+                    do {
+                        switch (format, wallet.presentations, wallet.mdocs) {
+                        case ("mso_mdoc", _, let verifier?): status = try await verifier.status(of: reference)
+                        case (_, let verifier?, _): status = try await verifier.status(of: reference)
+                        default: return (.statusUnknown, "no status list checker for \(format)")
+                        }
+                    } catch {
+                        return (.statusUnknown, (error as? SwitchbackError)?.message ?? "\(error)")
+                    }
+                    do {
+                        try StatusList.requireValid(status) { SwitchbackError(.presentationInvalid, "the presentation is refused: \($0)") }
+                        return nil
+                    } catch {
+                        return (.revoked, (error as? SwitchbackError)?.message ?? "\(error)")
+                    }
+                }
+            }
+            var found: [(Refusal, String)] = []
+            for await result in group { if let result { found.append(result) } }
+            return found
+        }
+        return found.first { $0.0 == Refusal.revoked } ?? found.first
     }
 
     /// The error codes a wallet sends (OpenID4VP 1.0 §8.5); another is kept as `wallet_error`.

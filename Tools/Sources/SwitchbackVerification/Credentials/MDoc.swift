@@ -99,16 +99,17 @@ public struct MDocVerifier: Sendable {
     static func refused(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the mdoc is refused: \(why)") }
 
     /// Verifies `presentation` (base64url `DeviceResponse`) for the request `binding` describes.
-    public func verify(_ presentation: String, binding: SessionBinding) async throws -> VerifiedPresentation {
+    public func verify(_ presentation: String, binding: SessionBinding, status: StatusCheck = .now) async throws -> VerifiedPresentation {
         guard presentation.utf8.count <= Self.maximumLength, let bytes = Base64URL.decode(presentation) else {
             throw Self.refused("it is not base64url (or is too long)")
         }
-        return try await verify(deviceResponse: try Self.decode(bytes, "the DeviceResponse"), sessionTranscript: binding.sessionTranscript)
+        return try await verify(
+            deviceResponse: try Self.decode(bytes, "the DeviceResponse"), sessionTranscript: binding.sessionTranscript, status: status)
     }
 
     /// Verifies a decoded `DeviceResponse` whose device signature must cover `sessionTranscript` (OpenID4VP's,
     /// or another protocol's, such as Apple's Verify with Wallet).
-    public func verify(deviceResponse response: CBOR, sessionTranscript: CBOR) async throws -> VerifiedPresentation {
+    public func verify(deviceResponse response: CBOR, sessionTranscript: CBOR, status: StatusCheck = .now) async throws -> VerifiedPresentation {
         guard response["version"]?.text?.hasPrefix("1.") == true else { throw Self.refused("its DeviceResponse version is not 1.x") }
         guard response["status"] == .unsigned(0) else { throw Self.refused("its DeviceResponse status is not OK (0)") }
         guard let documents = response["documents"]?.array, documents.count == 1, let document = documents.first else {
@@ -148,19 +149,33 @@ public struct MDocVerifier: Sendable {
         try deviceSignature.verify(
             key: holderKey, payload: CBOR.tagged(24, .bytes(deviceAuthentication.encoded)).encoded, "deviceSignature")
         // Last, as for an SD-JWT VC: a credential its holder did not present here makes no one fetch anything.
-        if let status = mso["status"] { try await checkStatus(status, authorities: signer.authorities) }
-        return VerifiedPresentation(
+        var verified = VerifiedPresentation(
             claims: claims, type: docType, keyBound: true, format: "mso_mdoc", issuerChain: chain, issuerAuthorities: signer.authorities)
+        if let reference = mso["status"] {
+            let pending = try statusReference(reference, authorities: signer.authorities)
+            switch status {
+            case .now: try StatusList.requireValid(try await self.status(of: pending), Self.refused)
+            case .later: verified.pendingStatus = pending
+            }
+        }
+        return verified
     }
 
     /// The MSO's `status` (ISO/IEC 18013-5 second edition, HAIP 1.0 §5.3.1): a Token Status List reference
-    /// `{"status_list": {"idx", "uri"}}`; only VALID passes. An identifier list is not read, so it is refused.
-    private func checkStatus(_ status: CBOR, authorities: Set<Data>) async throws {
+    /// `{"status_list": {"idx", "uri"}}`, which this verifier can read. An identifier list is not read, so it is refused.
+    private func statusReference(_ status: CBOR, authorities: Set<Data>) throws -> StatusReference {
         guard let reference = status["status_list"], let index = reference["idx"]?.int, index >= 0, let uri = reference["uri"]?.text else {
             throw Self.refused("its status is not a status_list reference with idx and uri")
         }
+        guard statusLists != nil else { throw Self.refused("it has a status this verifier is not set up to check") }
+        return StatusReference(uri: uri, index: index, issuer: nil, authorities: authorities)
+    }
+
+    /// The status an mdoc this verifier left to be read (``StatusCheck/later``) has in its list; throws when
+    /// it cannot be known.
+    public func status(of reference: StatusReference) async throws -> UInt8 {
         guard let statusLists else { throw Self.refused("it has a status this verifier is not set up to check") }
-        try StatusList.requireValid(try await statusLists.status(uri: uri, index: index, issuer: nil, authorities: authorities), Self.refused)
+        return try await statusLists.status(of: reference)
     }
 
     /// `validityInfo` (§9.1.2.4): `validFrom` ≤ now ≤ `validUntil`, with the clock skew allowed.

@@ -23,6 +23,28 @@ public struct VerifiedPresentation: Sendable, Equatable {
     /// The key identifiers of the authorities on the issuer's validated path to a trust anchor, which a
     /// query's `trusted_authorities` is held to; filled by whoever validated the path (the companion).
     public var issuerAuthorities: Set<Data> = []
+    /// The credential's status, left to be read when its verification was asked to (``StatusCheck/later``);
+    /// nil when the status was read, or when the credential has none.
+    public var pendingStatus: StatusReference?
+}
+
+/// When a verifier reads a credential's status (draft-ietf-oauth-status-list-20 §8.3: after everything else).
+public enum StatusCheck: Sendable {
+    /// Within the verification: a status not VALID, or not known, refuses the credential.
+    case now
+    /// Left to the caller in ``VerifiedPresentation/pendingStatus``, to read every credential's at once and
+    /// tell a revoked credential from a status that could not be read (``StatusListChecker/status(of:)``).
+    case later
+}
+
+/// Where a credential's status is to be read: its Token Status List entry, and whose keys must sign the list.
+public struct StatusReference: Sendable, Equatable {
+    public let uri: String
+    public let index: Int
+    /// An SD-JWT VC's issuer (`iss`); nil for an mdoc, whose list is held to ``authorities``.
+    public let issuer: String?
+    /// The authorities (IACA key identifiers) that issued an mdoc; nil for an SD-JWT VC.
+    public let authorities: Set<Data>?
 }
 
 /// Verifies SD-JWT presentations as RFC 9901 §7 has a verifier do it: the issuer's signature (never
@@ -89,7 +111,7 @@ public struct SDJWTVerifier: Sendable {
     private static func invalid(_ why: String) -> SwitchbackError { SwitchbackError(.presentationInvalid, "the presentation is refused: \(why)") }
 
     /// Verifies `presentation` (`<issuer JWT>~<disclosure>~…~<KB-JWT or nothing>`).
-    public func verify(_ presentation: String, keyBinding expected: KeyBinding?) async throws -> VerifiedPresentation {
+    public func verify(_ presentation: String, keyBinding expected: KeyBinding?, status: StatusCheck = .now) async throws -> VerifiedPresentation {
         guard presentation.utf8.count <= 256 * 1024 else { throw Self.invalid("it is larger than 256 KiB") }
         let parts = presentation.split(separator: "~", omittingEmptySubsequences: false)
         guard parts.count >= 2, let issuerJWT = parts.first, !issuerJWT.isEmpty else {
@@ -144,17 +166,32 @@ public struct SDJWTVerifier: Sendable {
             try await verifyKeyBinding(String(keyBindingJWT), claims: claims, sdHash: sdHash, expected: expected, now: now)
             keyBound = true
         }
-        if let status = claims["status"] { try await checkStatus(status, issuer: issuer) }
-        return VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: keyBound, issuerChain: jws.header.x5c)
+        var verified = VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: keyBound, issuerChain: jws.header.x5c)
+        if let reference = claims["status"] {
+            let pending = try statusReference(reference, issuer: issuer)
+            switch status {
+            case .now: try StatusList.requireValid(try await self.status(of: pending), Self.invalid)
+            case .later: verified.pendingStatus = pending
+            }
+        }
+        return verified
     }
 
-    /// The credential's `status` (draft-ietf-oauth-status-list-20 §6.2, SD-JWT VC §2.4): only VALID passes.
-    private func checkStatus(_ status: JSONValue, issuer: String?) async throws {
+    /// The credential's `status` (draft-ietf-oauth-status-list-20 §6.2, SD-JWT VC §2.4): a `status_list`
+    /// reference with `idx` and `uri`, which this verifier can read. Only VALID passes.
+    private func statusReference(_ status: JSONValue, issuer: String?) throws -> StatusReference {
         guard case .object(let mechanisms) = status, case .object(let reference)? = mechanisms["status_list"],
             case .number(let idx)? = reference["idx"], let index = Int(exactly: idx), index >= 0, case .string(let uri)? = reference["uri"]
         else { throw Self.invalid("its status is not a status_list reference with idx and uri") }
+        guard statusLists != nil else { throw Self.invalid("it has a status this verifier is not set up to check") }
+        return StatusReference(uri: uri, index: index, issuer: issuer, authorities: nil)
+    }
+
+    /// The status a credential this verifier left to be read (``StatusCheck/later``) has in its list;
+    /// throws when it cannot be known (the list not fetched in time, not signed by the issuer, the index outside).
+    public func status(of reference: StatusReference) async throws -> UInt8 {
         guard let statusLists else { throw Self.invalid("it has a status this verifier is not set up to check") }
-        try StatusList.requireValid(try await statusLists.status(uri: uri, index: index, issuer: issuer), Self.invalid)
+        return try await statusLists.status(of: reference)
     }
 
     private func verifyKeyBinding(_ token: String, claims: [String: JSONValue], sdHash: String, expected: KeyBinding?, now: TimeInterval)

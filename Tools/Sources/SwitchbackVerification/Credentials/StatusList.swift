@@ -31,7 +31,7 @@ public struct StatusList: Sendable, Equatable {
     }
 
     /// Throws `refuse`'s error unless `status` is VALID, naming what it is (§7.1).
-    static func requireValid(_ status: UInt8, _ refuse: (String) -> SwitchbackError) throws {
+    public static func requireValid(_ status: UInt8, _ refuse: (String) -> SwitchbackError) throws {
         switch status {
         case valid: return
         case invalid: throw refuse("the credential has been revoked")
@@ -91,6 +91,11 @@ public actor StatusListChecker {
 
     private static func refused(_ why: String) -> SwitchbackError {
         SwitchbackError(.presentationInvalid, "the credential's status cannot be confirmed: \(why)")
+    }
+
+    /// The status of the entry `reference` names.
+    public func status(of reference: StatusReference) async throws -> UInt8 {
+        try await status(uri: reference.uri, index: reference.index, issuer: reference.issuer, authorities: reference.authorities)
     }
 
     /// The status of entry `index` of the list at `uri`, for a credential of `issuer`.

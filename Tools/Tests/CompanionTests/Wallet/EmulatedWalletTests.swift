@@ -88,14 +88,19 @@ struct EmulatedWalletTests {
         (.unknownIssuer, "anchor"), (.withheldClaim, "does not disclose"), (.revoked, "revoked"),
     ]
 
-    @Test("each fault of the wallet is refused for its own reason; the app learns invalid_presentation, the log the reason", arguments: 0..<7)
+    @Test(
+        "each fault of the wallet is refused for its own reason; the wallet is told at once and opens the app, which learns invalid_presentation, the log the reason",
+        arguments: 0..<7)
     func faults(_ index: Int) async throws {
         let (fault, reason) = Self.faults[index]
         let issuer = try EmulatedIssuer()
         let wallet = try EmulatedWallet(issuer: issuer)
         try await Self.with(issuer) { rig in
             let client = CompanionClient(rig.companion.baseURL, transport: rig.transport)
-            let (code, _) = try await Self.present(rig, client, wallet, fault: fault)
+            let (code, steps) = try await Self.present(rig, client, wallet, fault: fault)
+            // What the wallet shows: a revoked credential is said to be; every other refusal is one sentence.
+            let told = fault == .revoked ? CompanionService.Refusal.revoked : .notAccepted
+            #expect(steps.contains("the verifier refuses the answer (HTTP 400); the wallet shows \"\(told.rawValue)\""), "\(steps)")
             let refused = await #expect(throws: SwitchbackError.self) {
                 _ = try await client.redeemPresentation(responseCode: code, binding: CompanionRig.binding)
             }

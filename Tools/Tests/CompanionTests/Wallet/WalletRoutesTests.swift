@@ -119,15 +119,23 @@ struct WalletRoutesTests {
     }
 
     /// The wallet's `direct_post.jwt` answer; returns the response_code of the redirect_uri.
-    static func answer(_ rig: CompanionRig, _ request: Request, presentation: String) async throws -> String {
+    static func answer(_ rig: CompanionRig, _ request: Request, presentation: String, refused: String? = nil) async throws -> String {
         let payload = JSONValue.object(["vp_token": .object(["pid": .array([.string(presentation)])]), "state": .string(request.state)])
         let jwe = try CompactJWE.encrypt(Data(payload.description.utf8), to: request.encryptionKey, alg: "ECDH-ES", enc: "A128GCM")
-        return try await post(rig, request.responseURI, [("response", jwe)])
+        return try await post(rig, request.responseURI, [("response", jwe)], refused: refused)
     }
 
-    static func post(_ rig: CompanionRig, _ url: URL, _ fields: [(String, String)]) async throws -> String {
+    /// Posts to the response URI; returns the response_code of the app link the answer carries. With
+    /// `refused`, the answer must be 400 `invalid_request` with that description for the wallet to show.
+    static func post(_ rig: CompanionRig, _ url: URL, _ fields: [(String, String)], refused: String? = nil) async throws -> String {
         let answered = try await rig.transport.send(.form(url, fields))
         let object = (try? JSONSerialization.jsonObject(with: answered.body)) as? [String: Any]
+        if let refused {
+            #expect(answered.status == 400 && object?["error"] as? String == "invalid_request", "HTTP \(answered.status)")
+            #expect(object?["error_description"] as? String == refused)
+        } else {
+            #expect(answered.status == 200)
+        }
         let redirect = try #require(object?["redirect_uri"] as? String, "HTTP \(answered.status)")
         #expect(redirect.hasPrefix(Self.appLink + "#response_code="))
         return String(redirect.dropFirst((Self.appLink + "#response_code=").count))
@@ -184,21 +192,24 @@ struct WalletRoutesTests {
     }
 
     @Test(
-        "refused: another request's nonce, a missing claim, the wallet's refusal (plain or encrypted), a replayed answer; each reaches the app as a failure"
+        "refused: another request's nonce, a missing claim, an unreadable answer, the wallet's refusal (plain or encrypted), a replayed answer; the wallet is told, and the app learns each as a failure"
     )
     func refusals() async throws {
         let wallet = try Wallet()
         try await Self.with(wallet) { rig in
             let first = try await Self.start(rig)
+            // The wallet is told (400, a sentence it can show, the app link to open), and the app learns it at redeem.
+            let notAccepted = CompanionService.Refusal.notAccepted.rawValue
             let wrongNonce = try await Self.answer(
-                rig, first, presentation: try wallet.present(["given_name", "birthdate"], audience: first.clientID, nonce: "another-nonce"))
+                rig, first, presentation: try wallet.present(["given_name", "birthdate"], audience: first.clientID, nonce: "another-nonce"),
+                refused: notAccepted)
             let refused = try await Self.redeem(rig, wrongNonce)
             #expect(refused.status == 400 && refused.json["error"] as? String == "invalid_presentation")
             #expect(rig.log.text.contains("presentation refused"))
 
             let second = try await Self.start(rig)
             let missing = try await Self.answer(
-                rig, second, presentation: try wallet.present(["given_name"], audience: second.clientID, nonce: second.nonce))
+                rig, second, presentation: try wallet.present(["given_name"], audience: second.clientID, nonce: second.nonce), refused: notAccepted)
             #expect(try await Self.redeem(rig, missing).json["error"] as? String == "invalid_presentation")
 
             let third = try await Self.start(rig)
@@ -226,12 +237,17 @@ struct WalletRoutesTests {
             // post spends nothing, and the genuine answer still goes through.
             let fifth = try await Self.start(rig)
             let junk = try CompactJWE.encrypt(Data(#"{"vp_token":{"pid":["x~"]}}"#.utf8), to: fifth.encryptionKey, alg: "ECDH-ES", enc: "A128GCM")
-            _ = try await Self.post(rig, fifth.responseURI, [("response", junk)])
+            _ = try await Self.post(rig, fifth.responseURI, [("response", junk)], refused: notAccepted)
+            let unreadable = try CompactJWE.encrypt(Data(#"{"vp_token":"pid"}"#.utf8), to: fifth.encryptionKey, alg: "ECDH-ES", enc: "A128GCM")
+            let unread = try await Self.post(
+                rig, fifth.responseURI, [("response", unreadable)], refused: CompanionService.Refusal.unreadable.rawValue)
+            #expect(try await Self.redeem(rig, unread).json["error"] as? String == "invalid_presentation")
             _ = try await Self.post(rig, fifth.responseURI, [("error", "access_denied"), ("state", fifth.state)])
             let unasked = JSONValue.object(["vp_token": .object(["other": .array(["x~"])]), "state": .string(fifth.state)])
             _ = try await Self.post(
                 rig, fifth.responseURI,
-                [("response", try CompactJWE.encrypt(Data(unasked.description.utf8), to: fifth.encryptionKey, alg: "ECDH-ES", enc: "A128GCM"))])
+                [("response", try CompactJWE.encrypt(Data(unasked.description.utf8), to: fifth.encryptionKey, alg: "ECDH-ES", enc: "A128GCM"))],
+                refused: notAccepted)
             let genuine = try await Self.answer(
                 rig, fifth, presentation: try wallet.present(["given_name", "birthdate"], audience: fifth.clientID, nonce: fifth.nonce))
             #expect(try await Self.redeem(rig, genuine).status == 200)
