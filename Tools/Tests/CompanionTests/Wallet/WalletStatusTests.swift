@@ -107,7 +107,9 @@ struct WalletStatusTests {
         try await Self.present(issuer, transport: transport, timeout: 0.5) { rig, client, answer, took in
             let told = CompanionService.Refusal.statusUnknown.rawValue
             #expect(answer.steps.contains("the verifier refuses the answer (HTTP 400); the wallet shows \"\(told)\""), "\(answer.steps)")
-            #expect(took < .seconds(5), "the wallet waited \(took), past the timeout of 0.5 s")
+            // The list is held back 30 s: an answer well before that did not wait for it (the bound is loose, for
+            // a loaded machine running the whole suite at once).
+            #expect(took < .seconds(20), "the wallet waited \(took) for a list the timeout of 0.5 s gives up on")
             let refused = try await Self.refusal(client, answer)
             #expect(refused == .presentationInvalid)
             let line = rig.log.all.first { $0.contains("presentation refused") } ?? ""
