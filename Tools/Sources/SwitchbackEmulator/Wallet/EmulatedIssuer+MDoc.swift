@@ -18,10 +18,12 @@ extension EmulatedIssuer {
     }
 
     /// Issues an mdoc of `docType` with `elements` in `nameSpace`, for the holder's device key, valid from
-    /// `validFrom` until `validUntil`; with `statusIndex`, its MSO refers to its entry in the status list.
+    /// `validFrom` until `validUntil`; with `statusIndex`, its MSO refers to its entry in the status list, with
+    /// `identifier` to its identifier in the identifier list (ISO/IEC 18013-5 second edition), and with
+    /// `statusCertificate` names that certificate (DER) as the one the list's signer leads to.
     package func issueMDoc(
         docType: String, nameSpace: String, elements: [String: CBOR], holder: P256.Signing.PublicKey, validFrom: Date = Date(),
-        validUntil: Date, statusIndex: Int? = nil
+        validUntil: Date, statusIndex: Int? = nil, identifier: Data? = nil, statusCertificate: Data? = nil
     ) throws -> MDocCredential {
         var items: [String: CBOR] = [:]
         var digests: [CBOR.Pair] = []
@@ -54,11 +56,18 @@ extension EmulatedIssuer {
                 .map([.init("signed", Self.tdate(validFrom)), .init("validFrom", Self.tdate(validFrom)), .init("validUntil", Self.tdate(validUntil))])
             ),
         ])
-        // ISO/IEC 18013-5 second edition's status: the same status list, by index and URI.
-        if let statusIndex, case .map(var pairs) = mso {
-            pairs.append(
-                .init(
-                    "status", .map([.init("status_list", .map([.init("idx", .unsigned(UInt64(statusIndex))), .init("uri", .text(statusListURI))]))])))
+        // ISO/IEC 18013-5 second edition's status: the same status list, by index and URI; or the identifier list.
+        let certificate = statusCertificate.map { [CBOR.Pair("certificate", .bytes($0))] } ?? []
+        var status: CBOR?
+        if let statusIndex {
+            status = .map([
+                .init("status_list", .map([.init("idx", .unsigned(UInt64(statusIndex))), .init("uri", .text(statusListURI))] + certificate))
+            ])
+        } else if let identifier {
+            status = .map([.init("identifier_list", .map([.init("id", .bytes(identifier)), .init("uri", .text(identifierListURI))] + certificate))])
+        }
+        if let status, case .map(var pairs) = mso {
+            pairs.append(.init("status", status))
             mso = .map(pairs)
         }
         let payload = CBOR.tagged(24, .bytes(mso.encoded)).encoded

@@ -76,6 +76,28 @@ public struct EmulatedAuthority: Sendable {
         leaf = Data(serializer.serializedBytes)
     }
 
+    /// Another end-entity certificate for signatures under the same root, for `dnsName`: a party the same CA
+    /// certifies, such as a Status Issuer (draft-ietf-oauth-status-list-20 §11.3).
+    public func issueSigner(name: String, dnsName: String, now: Date = Date()) throws -> EmulatedSigner {
+        let key = P256.Signing.PrivateKey()
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: now - 86400, notValidAfter: now + 365 * 86400,
+            issuer: rootName, subject: try DistinguishedName { CommonName(name) }, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(KeyUsage(digitalSignature: true))
+                SubjectAlternativeNames([.dnsName(dnsName)])
+                AuthorityKeyIdentifier(keyIdentifier: ArraySlice(rootKeyIdentifier))
+            }, issuerPrivateKey: .init(rootKey))
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return EmulatedSigner(key: key, certificate: Data(serializer.serializedBytes))
+    }
+
+    /// The root certificate, DER.
+    public var root: Data {
+        get throws { Data(try PEMDocument(pemString: rootPEM).derBytes) }
+    }
+
     /// The root's revocation list, listing the end-entity certificate when `revokingLeaf`.
     public func revocationList(revokingLeaf: Bool = false) -> EmulatedRevocationList {
         EmulatedRevocationList(issuer: rootName, key: rootKey, revoked: revokingLeaf ? [leafSerial] : [])
@@ -104,20 +126,32 @@ public struct EmulatedAuthority: Sendable {
     }
 }
 
+/// A key and its certificate (DER), which sign for someone other than the issuer.
+public struct EmulatedSigner: Sendable {
+    public let key: P256.Signing.PrivateKey
+    public let certificate: Data
+}
+
 /// An SD-JWT VC issuer (SD-JWT VC §2, RFC 9901 §4): signs credentials with its end-entity key, its chain in
 /// `x5c`, every claim selectively disclosable, bound to the holder's key (`cnf.jwk`).
 public struct EmulatedIssuer: Sendable {
     /// The issuer identifier, an https URL on the certificate's DNS name (SD-JWT VC §2.5).
     public let issuer: String
     public let authority: EmulatedAuthority
+    /// The Status Issuer that signs the issuer's status list when it is not the issuer itself
+    /// (draft-ietf-oauth-status-list-20 §11.3, the certificate way): its certificate from the issuer's CA.
+    public let statusIssuer: EmulatedSigner?
 
     /// Its certificate signs SD-JWT VCs and mdocs alike, so it is also profiled as an mdoc document
-    /// signer's (``EmulatedAuthority``'s `documentSigning`), naming ``revocationListURI``.
-    public init(host: String = "pid-issuer.example.com", now: Date = Date()) throws {
+    /// signer's (``EmulatedAuthority``'s `documentSigning`), naming ``revocationListURI``. With
+    /// `separateStatusIssuer`, a Status Issuer of its own (`status.<host>`, under the same root) signs the
+    /// SD-JWT VCs' status list.
+    public init(host: String = "pid-issuer.example.com", now: Date = Date(), separateStatusIssuer: Bool = false) throws {
         issuer = "https://" + host
         authority = try EmulatedAuthority(
             name: "Emulated PID Issuer", dnsName: host, now: now, documentSigning: true, documentSigningCritical: false,
             revocationListURI: "https://" + host + "/iaca.crl")
+        statusIssuer = separateStatusIssuer ? try authority.issueSigner(name: "Emulated Status Issuer", dnsName: "status." + host, now: now) : nil
     }
 
     /// Where the issuer's root publishes its revocation list (the document signer's CRL distribution point).

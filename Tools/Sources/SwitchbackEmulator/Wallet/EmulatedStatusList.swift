@@ -1,5 +1,5 @@
 public import Foundation
-import Crypto
+public import Crypto
 @_spi(SwitchbackInternals) public import Switchback
 import SwitchbackVerification
 
@@ -12,16 +12,21 @@ extension EmulatedIssuer {
     /// Where the issuer publishes its status list.
     public var statusListURI: String { issuer + "/status/1" }
 
-    /// The status list token with the entries at `revoked` set to INVALID, among `size` entries.
-    public func statusListToken(revoked: Set<Int>, size: Int = 16, issuedAt: Date = Date()) throws -> String {
+    /// The status list token with the entries at `revoked` set to INVALID, among `size` entries; signed by
+    /// `signer` with `chain` as its `x5c` (leaf first), by default by the Status Issuer if the issuer has one,
+    /// else by the issuer itself.
+    public func statusListToken(
+        revoked: Set<Int>, size: Int = 16, issuedAt: Date = Date(), signer: P256.Signing.PrivateKey? = nil, chain: [Data]? = nil
+    ) throws -> String {
         var bytes = [UInt8](repeating: 0, count: (size + 7) / 8)
         for index in revoked where index < size { bytes[index / 8] |= 1 << UInt8(index % 8) }
         let payload: [String: JSONValue] = [
             "sub": .string(statusListURI), "iat": .number(issuedAt.timeIntervalSince1970.rounded(.down)), "ttl": .number(300),
             "status_list": .object(["bits": .number(1), "lst": .string(Base64URL.encode(Self.zlibStored(bytes)))]),
         ]
-        let header: [String: JSONValue] = ["alg": "ES256", "typ": "statuslist+jwt", "x5c": .array([.string(authority.leaf.base64EncodedString())])]
-        return try JWS.sign(header, payload, with: authority.key)
+        let chain = chain ?? [statusIssuer?.certificate ?? authority.leaf]
+        let header: [String: JSONValue] = ["alg": "ES256", "typ": "statuslist+jwt", "x5c": .array(chain.map { .string($0.base64EncodedString()) })]
+        return try JWS.sign(header, payload, with: signer ?? statusIssuer?.key ?? authority.key)
     }
 
     /// The same list as a CWT Status List Token (draft-ietf-oauth-status-list-20 §5.2), as an mdoc issuer
@@ -38,6 +43,32 @@ extension EmulatedIssuer {
         let token = try COSE.sign1(
             payload: claims.encoded,
             protected: [.init(.int(16), "application/statuslist+cwt"), .init(.int(33), .bytes(authority.leaf))], with: authority.key)
+        return CBOR.tagged(18, token).encoded
+    }
+
+    /// Where the issuer publishes its mdocs' identifier list (ISO/IEC 18013-5 second edition).
+    public var identifierListURI: String { issuer + "/identifiers/1" }
+
+    /// The identifier list: an Identifier List Token listing the `revoked` identifiers, as the public
+    /// implementations of ISO/IEC 18013-5 second edition write it (Multipaz's `IdentifierList`, A-SIT Plus's
+    /// `CwtIdentifierListClaim`): COSE_Sign1 tagged 18, `typ` `application/identifierlist+cwt` and `x5chain`
+    /// protected, claims `sub` (2), `iat` (6), `exp` (4), `ttl` (65534) and `identifier_list` (65530)
+    /// `{"identifiers": {id => {}}}`. Signed by `signer` with `chain`, by default by the issuer's document signer.
+    package func identifierListCWT(
+        revoked: Set<Data>, issuedAt: Date = Date(), signer: P256.Signing.PrivateKey? = nil, chain: [Data]? = nil
+    ) throws -> Data {
+        let claims = CBOR.map([
+            .init(.int(2), .text(identifierListURI)), .init(.int(6), .int(Int(issuedAt.timeIntervalSince1970))),
+            .init(.int(4), .int(Int(issuedAt.timeIntervalSince1970) + 86400)), .init(.int(65534), .int(300)),
+            .init(
+                .int(65530),
+                .map([.init("identifiers", .map(revoked.sorted { $0.lexicographicallyPrecedes($1) }.map { .init(.bytes($0), .map([])) }))])),
+        ])
+        let chain = chain ?? [authority.leaf]
+        let x5chain: CBOR = chain.count == 1 ? .bytes(chain[0]) : .array(chain.map(CBOR.bytes))
+        let token = try COSE.sign1(
+            payload: claims.encoded, protected: [.init(.int(16), "application/identifierlist+cwt"), .init(.int(33), x5chain)],
+            with: signer ?? authority.key)
         return CBOR.tagged(18, token).encoded
     }
 
@@ -68,12 +99,19 @@ public struct StatusListHosting: HTTPTransport {
     let issuer: EmulatedIssuer
     let revoked: Set<Int>
     let revokedSigner: Bool
+    let revokedIdentifiers: Set<Data>
     let next: any HTTPTransport
 
-    public init(_ issuer: EmulatedIssuer, revoked: Set<Int>, revokedSigner: Bool = false, next: any HTTPTransport) {
+    /// Serves the status list with the entries `revoked` INVALID, and the identifier list with
+    /// `revokedIdentifiers` (by default the wallet's revoked mdoc's) listed.
+    public init(
+        _ issuer: EmulatedIssuer, revoked: Set<Int>, revokedSigner: Bool = false, revokedIdentifiers: Set<Data> = [EmulatedWallet.revokedIdentifier],
+        next: any HTTPTransport
+    ) {
         self.issuer = issuer
         self.revoked = revoked
         self.revokedSigner = revokedSigner
+        self.revokedIdentifiers = revokedIdentifiers
         self.next = next
     }
 
@@ -83,6 +121,11 @@ public struct StatusListHosting: HTTPTransport {
             return HTTPResponse(
                 status: 200, headers: ["Content-Type": "application/pkix-crl"],
                 body: try issuer.authority.revocationList(revokingLeaf: revokedSigner).der())
+        }
+        if request.method == .get, request.url.absoluteString == issuer.identifierListURI {
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/identifierlist+cwt"],
+                body: try issuer.identifierListCWT(revoked: revokedIdentifiers))
         }
         guard request.method == .get, request.url.absoluteString == issuer.statusListURI else { return try await next.send(request) }
         let accept = request.headers.first { $0.key.lowercased() == "accept" }?.value ?? ""

@@ -67,6 +67,16 @@ public struct EmulatedWallet: Sendable {
     /// The status list entry of the revoked credentials; the issuer's list must mark it INVALID
     /// (``StatusListHosting``).
     public static let revokedIndex = 1
+    /// The revoked mdocs' identifier, when they refer to the issuer's identifier list (``MDocStatus/identifierList``).
+    public static let revokedIdentifier = Data("revoked-mdoc-1".utf8)
+
+    /// How the wallet's mdocs refer to their status (ISO/IEC 18013-5 second edition).
+    public enum MDocStatus: Sendable {
+        /// An entry of the issuer's Token Status List.
+        case statusList
+        /// An identifier in the issuer's identifier list, listed when revoked.
+        case identifierList
+    }
 
     /// The PID type the wallet holds, and its claims (a test person).
     public static let pidType = "urn:eudi:pid:1"
@@ -91,7 +101,11 @@ public struct EmulatedWallet: Sendable {
     /// A wallet holding `holds` (the PID unless told otherwise) from `issuer`; with `statusIndex`, its valid
     /// credentials carry that entry of the issuer's status list (which must leave it VALID), so that a
     /// verifier reads the list for them too.
-    public init(issuer: EmulatedIssuer, now: Date = Date(), holds: Set<Holding> = [.pid], statusIndex: Int? = nil) throws {
+    /// With `mdocStatus` `.identifierList`, its mdocs refer to the issuer's identifier list instead, each valid
+    /// one by an identifier of its own, the revoked ones by ``revokedIdentifier``.
+    public init(
+        issuer: EmulatedIssuer, now: Date = Date(), holds: Set<Holding> = [.pid], statusIndex: Int? = nil, mdocStatus: MDocStatus = .statusList
+    ) throws {
         holder = P256.Signing.PrivateKey()
         self.holds = holds
         let stranger = try EmulatedIssuer(host: String(issuer.issuer.dropFirst("https://".count)), now: now)
@@ -104,15 +118,18 @@ public struct EmulatedWallet: Sendable {
             vct: Self.pidType, claims: Self.person, holder: holder.publicKey, expiresAt: now + 365 * 86400, statusIndex: Self.revokedIndex)
         let key = holder.publicKey
         func twins(docType: String, nameSpace: String, elements: [String: CBOR]) throws -> MDocTwins {
-            let issued = { (issuer: EmulatedIssuer, from: Date, until: Date, status: Int?) in
+            let issued = { (issuer: EmulatedIssuer, from: Date, until: Date, status: Int?, identifier: Data?) in
                 try issuer.issueMDoc(
-                    docType: docType, nameSpace: nameSpace, elements: elements, holder: key, validFrom: from, validUntil: until, statusIndex: status)
+                    docType: docType, nameSpace: nameSpace, elements: elements, holder: key, validFrom: from, validUntil: until, statusIndex: status,
+                    identifier: identifier)
             }
+            let listed = mdocStatus == .identifierList
+            let fresh = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
             return MDocTwins(
-                valid: try issued(issuer, now - 86400, now + 365 * 86400, statusIndex),
-                untrusted: try issued(stranger, now - 86400, now + 365 * 86400, nil),
-                expired: try issued(issuer, now - 400 * 86400, now - 86400, nil),
-                revoked: try issued(issuer, now - 86400, now + 365 * 86400, Self.revokedIndex))
+                valid: try issued(issuer, now - 86400, now + 365 * 86400, listed ? nil : statusIndex, listed ? fresh : nil),
+                untrusted: try issued(stranger, now - 86400, now + 365 * 86400, nil, nil),
+                expired: try issued(issuer, now - 400 * 86400, now - 86400, nil, nil),
+                revoked: try issued(issuer, now - 86400, now + 365 * 86400, listed ? nil : Self.revokedIndex, listed ? Self.revokedIdentifier : nil))
         }
         pidMDoc = try twins(docType: Self.pidDocType, nameSpace: Self.pidDocType, elements: Self.mdocPerson)
         mdl = try twins(docType: Self.mdlDocType, nameSpace: Self.mdlNameSpace, elements: Self.mdlHolder)

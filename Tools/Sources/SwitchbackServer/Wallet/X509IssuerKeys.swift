@@ -28,22 +28,64 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
 
     package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
         let chain = try await Self.validatedChain(certificates, anchors: anchors, now: clock.now())
-        let leaf = chain[0]
-        guard let issuer, let url = URL(string: issuer), url.scheme?.lowercased() == "https", let host = url.host else {
+        guard let host = Self.host(of: issuer) else {
             throw Self.refused("the credential's signed iss is not an https URL its certificate can name")
         }
-        let names =
-            (try? leaf.extensions.subjectAlternativeNames)??.compactMap { name -> String? in
-                if case .dnsName(let dns) = name { return dns.lowercased() }
-                return nil
-            } ?? []
-        guard names.contains(host.lowercased()) else { throw Self.refused("the issuer's host is not a DNS name of its certificate") }
+        guard Self.dnsNames(of: chain[0]).contains(host) else { throw Self.refused("the issuer's host is not a DNS name of its certificate") }
+        return try keySet(of: chain[0], keyID: keyID)
+    }
+
+    /// A Status List Token's keys (draft-ietf-oauth-status-list-20 §11.3). Signed by the issuer's own
+    /// certificate (its leaf names the `iss` host), as ``keys(issuer:certificates:keyID:)`` takes it. Or by a
+    /// Status Issuer of its own, §11.3's certificate way: its chain validated to an anchor as an issuer's is,
+    /// no anchor inside it (HAIP 1.0 §6.1), and its certificate issued by the same CA as the credential's (the
+    /// certificate after the leaf on both validated paths, §11.3: "issued by the same Certificate
+    /// Authority"), so that another CA under a shared root cannot sign lists for this issuer. The extended key
+    /// usage §11.3 names for a Status Issuer (id-kp-oauthStatusSigning) has no number yet (§14.9), so none is
+    /// asked.
+    package func statusListKeys(issuer: String?, credentialChain: [Data], certificates: [Data], keyID: String?) async throws -> JWKSCache {
+        if let host = Self.host(of: issuer), let first = certificates.first, let leaf = try? Certificate(derEncoded: Array(first)),
+            Self.dnsNames(of: leaf).contains(host)
+        {
+            return try await keys(issuer: issuer, certificates: certificates, keyID: keyID)
+        }
+        let anchorsDER = Set(
+            anchors.compactMap { anchor -> Data? in
+                var serializer = DER.Serializer()
+                guard (try? serializer.serialize(anchor)) != nil else { return nil }
+                return Data(serializer.serializedBytes)
+            })
+        guard anchorsDER.isDisjoint(with: certificates) else { throw Self.refused("the status list's x5c carries a trust anchor (HAIP 1.0 §6.1)") }
+        let list = try await Self.validatedChain(certificates, anchors: anchors, now: clock.now())
+        let credential = try await Self.validatedChain(credentialChain, anchors: anchors, now: clock.now())
+        guard list.count >= 2, credential.count >= 2, list[1] == credential[1] else {
+            throw Self.refused("the status list is signed by a Status Issuer whose certificate another CA issued than the credential's")
+        }
+        return try keySet(of: list[0], keyID: keyID)
+    }
+
+    /// `issuer`'s host, lowercased, when it is an https URL.
+    private static func host(of issuer: String?) -> String? {
+        guard let issuer, let url = URL(string: issuer), url.scheme?.lowercased() == "https", let host = url.host else { return nil }
+        return host.lowercased()
+    }
+
+    /// The DNS names of `certificate`'s subjectAltName, lowercased.
+    private static func dnsNames(of certificate: Certificate) -> [String] {
+        (try? certificate.extensions.subjectAlternativeNames)??.compactMap { name -> String? in
+            if case .dnsName(let dns) = name { return dns.lowercased() }
+            return nil
+        } ?? []
+    }
+
+    /// The key set of one certificate's EC key (P-256, P-384 or P-521), named `keyID` when given.
+    private func keySet(of certificate: Certificate, keyID: String?) throws -> JWKSCache {
         let jwk: [String: JSONValue]
-        if let key = P256.Signing.PublicKey(chain[0].publicKey) {
+        if let key = P256.Signing.PublicKey(certificate.publicKey) {
             jwk = PublicJWK.ec(curve: "P-256", x963: key.x963Representation)
-        } else if let key = P384.Signing.PublicKey(chain[0].publicKey) {
+        } else if let key = P384.Signing.PublicKey(certificate.publicKey) {
             jwk = PublicJWK.ec(curve: "P-384", x963: key.x963Representation)
-        } else if let key = P521.Signing.PublicKey(chain[0].publicKey) {
+        } else if let key = P521.Signing.PublicKey(certificate.publicKey) {
             jwk = PublicJWK.ec(curve: "P-521", x963: key.x963Representation)
         } else {
             throw Self.refused("the issuer's certificate key is not an EC key this verifier takes")
@@ -179,6 +221,22 @@ package struct X509DocumentSigners: MDocIssuerKeys, CredentialIssuerKeys {
     /// key usage asked.
     package func statusListSigner(certificates: [Data]) async throws -> MDocSigner {
         try await signedByRoot(certificates)
+    }
+
+    /// A status or identifier list's signer under the certificate an mdoc's MSO names for its list (ISO/IEC
+    /// 18013-5 second edition: the list's top certificate must be signed by it). The certificate is inside
+    /// the MSO the document signer signed, so the issuer chose it; the list's chain is validated to it as to
+    /// an anchor, at the verifier's clock, its signer an end-entity certificate for signatures with a P-256
+    /// key. No revocation list is read for it (none is named for a trust point).
+    package func statusListSigner(certificates: [Data], trustPoint: Data) async throws -> MDocSigner {
+        guard let point = try? Certificate(derEncoded: Array(trustPoint)) else {
+            throw SwitchbackError(.presentationInvalid, "the mdoc is refused: the certificate its status names cannot be read")
+        }
+        let chain = try await X509IssuerKeys.validatedChain(certificates, anchors: [point], now: clock.now())
+        guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
+            throw SwitchbackError(.presentationInvalid, "the mdoc is refused: its status list's signer key is not P-256")
+        }
+        return MDocSigner(key: key.x963Representation, authorities: X509IssuerKeys.authorities(on: chain))
     }
 
     /// The signer, its revocation left to ``MDocSigner/confirm`` (run once its signature verified).

@@ -11,11 +11,19 @@ public protocol MDocIssuerKeys: Sendable {
     /// The signer of a status list under the same anchors: as ``documentSigner(certificates:)`` but for
     /// what is asked of a document signer alone (its extended key usage). By default the same.
     func statusListSigner(certificates: [Data]) async throws -> MDocSigner
+    /// The signer of a status or identifier list whose top certificate must be signed by `trustPoint` (DER),
+    /// the certificate an mdoc's MSO names for its list (ISO/IEC 18013-5 second edition). By default refused.
+    func statusListSigner(certificates: [Data], trustPoint: Data) async throws -> MDocSigner
 }
 
 extension MDocIssuerKeys {
     public func statusListSigner(certificates: [Data]) async throws -> MDocSigner {
         try await documentSigner(certificates: certificates)
+    }
+
+    public func statusListSigner(certificates: [Data], trustPoint: Data) async throws -> MDocSigner {
+        throw SwitchbackError(
+            .presentationInvalid, "the mdoc is refused: this verifier does not take a status list under a certificate the MSO names")
     }
 }
 
@@ -161,14 +169,33 @@ public struct MDocVerifier: Sendable {
         return verified
     }
 
-    /// The MSO's `status` (ISO/IEC 18013-5 second edition, HAIP 1.0 §5.3.1): a Token Status List reference
-    /// `{"status_list": {"idx", "uri"}}`, which this verifier can read. An identifier list is not read, so it is refused.
+    /// The MSO's `status` (ISO/IEC 18013-5 second edition, HAIP 1.0 §5.3.1): exactly one of a Token Status List
+    /// reference `{"status_list": {"idx", "uri", ? "certificate"}}` and an identifier list reference
+    /// `{"identifier_list": {"id", "uri", ? "certificate"}}`, `id` a byte string (a plugtest credential writing
+    /// it as an integer was found non-conformant), `certificate` the DER certificate the list's signer must lead
+    /// to instead of the IACA.
     private func statusReference(_ status: CBOR, authorities: Set<Data>) throws -> StatusReference {
-        guard let reference = status["status_list"], let index = reference["idx"]?.int, index >= 0, let uri = reference["uri"]?.text else {
-            throw Self.refused("its status is not a status_list reference with idx and uri")
+        let mechanisms = [status["status_list"], status["identifier_list"]].compactMap { $0 }
+        guard case .map(let pairs) = status, pairs.count == 1, mechanisms.count == 1, let mechanism = mechanisms.first,
+            let uri = mechanism["uri"]?.text
+        else {
+            throw Self.refused("its status is not one status_list or identifier_list reference with a uri")
+        }
+        let entry: StatusReference.Entry
+        if let index = mechanism["idx"]?.int, index >= 0, status["status_list"] != nil {
+            entry = .index(index)
+        } else if let id = mechanism["id"]?.bytes, !id.isEmpty, status["identifier_list"] != nil {
+            entry = .identifier(id)
+        } else {
+            throw Self.refused("its status_list has no idx, or its identifier_list no id as a byte string")
+        }
+        var reference = StatusReference(uri: uri, entry: entry, issuer: nil, authorities: authorities)
+        if let certificate = mechanism["certificate"] {
+            guard let der = certificate.bytes, !der.isEmpty else { throw Self.refused("its status certificate is not a byte string") }
+            reference.trustPoint = der
         }
         guard statusLists != nil else { throw Self.refused("it has a status this verifier is not set up to check") }
-        return StatusReference(uri: uri, index: index, issuer: nil, authorities: authorities)
+        return reference
     }
 
     /// The status an mdoc this verifier left to be read (``StatusCheck/later``) has in its list; throws when

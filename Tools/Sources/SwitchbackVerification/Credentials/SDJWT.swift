@@ -37,14 +37,35 @@ public enum StatusCheck: Sendable {
     case later
 }
 
-/// Where a credential's status is to be read: its Token Status List entry, and whose keys must sign the list.
+/// Where a credential's status is to be read: its entry in a Token Status List or an identifier list, and
+/// whose keys must sign the list.
 public struct StatusReference: Sendable, Equatable {
+    /// The credential's entry: an index in a Token Status List (draft-ietf-oauth-status-list-20 §6), or an
+    /// mdoc's identifier in an identifier list (ISO/IEC 18013-5 second edition), listed when revoked.
+    public enum Entry: Sendable, Equatable {
+        case index(Int)
+        case identifier(Data)
+    }
+
     public let uri: String
-    public let index: Int
+    public let entry: Entry
     /// An SD-JWT VC's issuer (`iss`); nil for an mdoc, whose list is held to ``authorities``.
     public let issuer: String?
     /// The authorities (IACA key identifiers) that issued an mdoc; nil for an SD-JWT VC.
     public let authorities: Set<Data>?
+    /// An SD-JWT VC's own certificate chain (`x5c`, leaf first, DER): a list signed by a Status Issuer of its
+    /// own is held to it (§11.3).
+    public var issuerChain: [Data] = []
+    /// An mdoc's `certificate` (DER), which the issuer put in its signed MSO: the list's signer must lead to it
+    /// instead of to the IACA that issued the credential (ISO/IEC 18013-5 second edition).
+    public var trustPoint: Data?
+
+    public init(uri: String, entry: Entry, issuer: String?, authorities: Set<Data>?) {
+        self.uri = uri
+        self.entry = entry
+        self.issuer = issuer
+        self.authorities = authorities
+    }
 }
 
 /// Verifies SD-JWT presentations as RFC 9901 §7 has a verifier do it: the issuer's signature (never
@@ -168,7 +189,8 @@ public struct SDJWTVerifier: Sendable {
         }
         var verified = VerifiedPresentation(claims: claims, type: jws.header.typ, keyBound: keyBound, issuerChain: jws.header.x5c)
         if let reference = claims["status"] {
-            let pending = try statusReference(reference, issuer: issuer)
+            var pending = try statusReference(reference, issuer: issuer)
+            pending.issuerChain = jws.header.x5c
             switch status {
             case .now: try StatusList.requireValid(try await self.status(of: pending), Self.invalid)
             case .later: verified.pendingStatus = pending
@@ -184,7 +206,7 @@ public struct SDJWTVerifier: Sendable {
             case .number(let idx)? = reference["idx"], let index = Int(exactly: idx), index >= 0, case .string(let uri)? = reference["uri"]
         else { throw Self.invalid("its status is not a status_list reference with idx and uri") }
         guard statusLists != nil else { throw Self.invalid("it has a status this verifier is not set up to check") }
-        return StatusReference(uri: uri, index: index, issuer: issuer, authorities: nil)
+        return StatusReference(uri: uri, entry: .index(index), issuer: issuer, authorities: nil)
     }
 
     /// The status a credential this verifier left to be read (``StatusCheck/later``) has in its list;

@@ -111,7 +111,18 @@ struct MDocVerifierTests {
             }
         }
         await Self.refused(fixture, try fixture.mso(set("docType", "org.iso.18013.5.1.mDL")), "another docType")
-        await Self.refused(fixture, try fixture.mso(set("status", .map([]))), "not a status_list reference")
+        await Self.refused(fixture, try fixture.mso(set("status", .map([]))), "not one status_list or identifier_list reference")
+        // ISO/IEC 18013-5 second edition: one mechanism, an identifier as a byte string (a plugtest credential
+        // writing it as an integer was found non-conformant).
+        let uri = CBOR.Pair("uri", "https://pid-issuer.example.com/identifiers/1")
+        let both = CBOR.map([
+            .init("status_list", .map([.init("idx", .unsigned(1)), uri])), .init("identifier_list", .map([.init("id", .bytes(Data([1]))), uri])),
+        ])
+        await Self.refused(fixture, try fixture.mso(set("status", both)), "not one status_list or identifier_list reference")
+        let integer = CBOR.map([.init("identifier_list", .map([.init("id", .unsigned(7)), uri]))])
+        await Self.refused(fixture, try fixture.mso(set("status", integer)), "no id as a byte string")
+        let badCertificate = CBOR.map([.init("identifier_list", .map([.init("id", .bytes(Data([1]))), uri, .init("certificate", "PEM")]))])
+        await Self.refused(fixture, try fixture.mso(set("status", badCertificate)), "certificate is not a byte string")
         let reference = CBOR.map([.init("status_list", .map([.init("idx", .unsigned(1)), .init("uri", "https://pid-issuer.example.com/status/1")]))])
         await Self.refused(fixture, try fixture.mso(set("status", reference)), "not set up to check")
         await Self.refused(fixture, try fixture.mso(set("digestAlgorithm", "MD5")), "digest algorithm")
