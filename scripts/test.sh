@@ -265,6 +265,7 @@ stage_crosschecks() {
   python3 scripts/check_sd_jwt.py "$bin/switchback"
   python3 scripts/check_openid4vp.py "$bin/switchback" 2>/dev/null
   python3 scripts/check_mdoc.py "$bin/switchback" 2>/dev/null
+  python3 scripts/check_status.py "$bin/switchback"
 }
 
 # A smoke run of every libFuzzer target (Documentation/Fuzzing.md), 20 s each from its committed corpus,

@@ -9,6 +9,7 @@ struct SwitchbackCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, LoginCommand.self, EmulatorCommand.self, ServerCommand.self, VerifyIDTokenCommand.self,
             VerifyPresentationCommand.self,
+            CheckStatusCommand.self,
         ]
     )
 }

@@ -26,6 +26,17 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
         SwitchbackError(.presentationInvalid, "the presentation is refused: \(why)")
     }
 
+    /// The anchors' key identifiers (their Subject Key Identifiers): the authorities an mdoc issued under one
+    /// of them names (``authorities(on:)``).
+    package var anchorAuthorities: Set<Data> {
+        Set(anchors.compactMap { (try? $0.extensions.subjectKeyIdentifier)??.keyIdentifier }.map { Data($0) })
+    }
+
+    /// The certificates of a PEM file, DER, in its order (a chain as `x5c` carries it: leaf first).
+    package static func certificates(pem: String) throws -> [Data] {
+        try PEMDocument.parseMultiple(pemString: pem).map { Data($0.derBytes) }
+    }
+
     package func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache {
         let chain = try await Self.validatedChain(certificates, anchors: anchors, now: clock.now())
         guard let host = Self.host(of: issuer) else {
