@@ -12,14 +12,7 @@ import SwitchbackVerification
 /// certificate its MSO names.
 @Suite("mdoc identifier lists and the status certificate")
 struct IdentifierListTests {
-    /// Answers every request with `body` as `contentType`.
-    struct Serving: HTTPTransport {
-        let contentType: String
-        let body: Data
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            HTTPResponse(status: 200, headers: ["Content-Type": contentType], body: body)
-        }
-    }
+    typealias Serving = CWTStatusListTests.Serving
 
     static func reference(_ issuer: EmulatedIssuer, _ identifier: Data, trustPoint: Data? = nil, uri: String? = nil) -> StatusReference {
         var reference = StatusReference(
