@@ -4,8 +4,9 @@
 
 - a Token Status List JWT (draft-ietf-oauth-status-list-20 §5.1) signed by joserfc for a Status Issuer
   whose certificate, made with `cryptography`, the credential's CA issued (§11.3, the certificate way): the
-  entries read VALID and INVALID; the same list from a Status Issuer another trusted CA certified, or with
-  the anchor inside its x5c (HAIP 1.0 §6.1), is refused;
+  entries read VALID and INVALID; the same list from a Status Issuer another trusted CA certified, with
+  the anchor inside its x5c (HAIP 1.0 §6.1), or from another issuer of the same CA whose certificate does
+  not name the list's host, is refused;
 - an mdoc Identifier List Token (ISO/IEC 18013-5 second edition: COSE_Sign1, typ
   application/identifierlist+cwt, claim 65530) written with cbor2 and signed with `cryptography` by a
   list signer under the IACA: a listed identifier reads INVALID, another VALID; a wrong typ, another
@@ -148,6 +149,9 @@ def main() -> None:
                    checker.run(anchors, status_list_jwt(status_key, [status_certificate, ca[0]], uri, set()), uri, "--index", "2", *credential))
     checker.expect("refused: the list for another uri (sub)", 2,
                    checker.run(anchors, token, uri + "0", "--index", "2", *credential))
+    sibling_certificate, sibling_key = signer(ca, "Check Other Issuer", "other-issuer.example.com")
+    checker.expect("refused: another issuer the same CA certified, its certificate not naming the list's host", 2,
+                   checker.run(anchors, status_list_jwt(sibling_key, [sibling_certificate], uri, set()), uri, "--index", "3", *credential))
 
     # ISO/IEC 18013-5 second edition's identifier list, signed under the IACA that issued the mdoc.
     iaca = authority("Check IACA")

@@ -22,7 +22,7 @@ struct CheckStatusCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The trust anchors (PEM): the issuers' roots, or the IACA roots with --mdoc.")
+    @Option(help: "The trust anchors (PEM): the issuers' roots, or with --mdoc the IACA root that issued the mdoc.")
     var trustAnchors: String
 
     @Option(help: "The list: a Status List Token (JWT or CWT) or an Identifier List Token (CWT).")
@@ -64,28 +64,34 @@ struct CheckStatusCommand: AsyncParsableCommand {
     func run() async throws {
         let clock: any WallClock = now.map { FixedClock(date: Date(timeIntervalSince1970: TimeInterval($0))) } ?? SystemClock()
         let read = { (path: String) throws -> String in try String(contentsOfFile: path, encoding: .utf8) }
-        let body = try Data(contentsOf: URL(fileURLWithPath: list))
         let entry: StatusReference.Entry = if let index { .index(index) } else { .identifier(Self.bytes(hex: id ?? "") ?? Data()) }
-        let anchors = try read(trustAnchors)
         let status: UInt8
         do {
+            let body = try Data(contentsOf: URL(fileURLWithPath: list))
+            let anchors = try read(trustAnchors)
+            let keys = try X509IssuerKeys(anchorsPEM: anchors, clock: clock)
             let checker: StatusListChecker
             var reference: StatusReference
             if mdoc {
+                // The companion holds the list to the IACA that issued the mdoc: here, the one root given.
+                guard try trustPoint != nil || X509IssuerKeys.certificates(pem: anchors).count == 1 else {
+                    throw SwitchbackError(.invalidConfiguration, "with --mdoc, --trust-anchors is the IACA that issued the mdoc: one certificate")
+                }
                 let signers = try X509DocumentSigners(anchorsPEM: anchors, clock: clock)
                 let transport = FileList(uri: uri, body: body, contentType: Self.contentType(of: body, identifiers: id != nil))
                 checker = StatusListChecker(transport: transport, issuers: signers, cwtSigners: signers, clock: clock)
-                reference = StatusReference(
-                    uri: uri, entry: entry, issuer: nil, authorities: try X509IssuerKeys(anchorsPEM: anchors, clock: clock).anchorAuthorities)
+                reference = StatusReference(uri: uri, entry: entry, issuer: nil, authorities: keys.anchorAuthorities)
                 reference.trustPoint = try trustPoint.map { try X509IssuerKeys.certificates(pem: try read($0)).first ?? Data() }
             } else {
                 let transport = FileList(uri: uri, body: body, contentType: "application/statuslist+jwt")
-                checker = StatusListChecker(transport: transport, issuers: try X509IssuerKeys(anchorsPEM: anchors, clock: clock), clock: clock)
+                checker = StatusListChecker(transport: transport, issuers: keys, clock: clock)
                 reference = StatusReference(uri: uri, entry: entry, issuer: issuer, authorities: nil)
                 reference.issuerChain = try credentialChain.map { try X509IssuerKeys.certificates(pem: try read($0)) } ?? []
+                // The companion reaches the list with a credential whose chain names its issuer: so must this.
+                if !reference.issuerChain.isEmpty { _ = try await keys.keys(issuer: issuer, certificates: reference.issuerChain, keyID: nil) }
             }
             status = try await checker.status(of: reference)
-        } catch let error as SwitchbackError {
+        } catch {
             FileHandle.standardError.write(Data("unconfirmed: \(error)\n".utf8))
             throw ExitCode(2)
         }
@@ -106,7 +112,7 @@ struct CheckStatusCommand: AsyncParsableCommand {
 
     static func bytes(hex: String) -> Data? {
         let digits = Array(hex.utf8)
-        guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
+        guard !digits.isEmpty, digits.count % 2 == 0, hex.allSatisfy(\.isHexDigit) else { return nil }
         var bytes = Data()
         for position in stride(from: 0, to: digits.count, by: 2) {
             guard let byte = UInt8(String(decoding: digits[position...position + 1], as: UTF8.self), radix: 16) else { return nil }

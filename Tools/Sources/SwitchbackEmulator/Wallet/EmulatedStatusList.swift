@@ -9,8 +9,11 @@ import SwitchbackVerification
 /// `sub` the list's URI (§5.1), the list DEFLATE-compressed in the ZLIB format (stored blocks: valid, if
 /// not small) and base64url (§4.2).
 extension EmulatedIssuer {
-    /// Where the issuer publishes its status list.
-    public var statusListURI: String { issuer + "/status/1" }
+    /// Where the issuer publishes its status list: on its own host, or on its Status Issuer's, which the Status
+    /// Issuer's certificate names.
+    public var statusListURI: String {
+        (statusIssuer == nil ? issuer : issuer.replacingOccurrences(of: "https://", with: "https://status.")) + "/status/1"
+    }
 
     /// The status list token with the entries at `revoked` set to INVALID, among `size` entries; signed by
     /// `signer` with `chain` as its `x5c` (leaf first), by default by the Status Issuer if the issuer has one,

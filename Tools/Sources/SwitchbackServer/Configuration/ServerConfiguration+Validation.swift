@@ -208,8 +208,8 @@ extension ServerConfiguration {
             default: throw fail("wallet.clientIdentifierPrefix must be x509_hash, x509_san_dns or redirect_uri")
             }
             // The wallet waits for the verdict: a minute is beyond what a wallet's HTTP client is likely to wait.
-            guard wallet.statusListTimeout.isFinite, wallet.statusListTimeout > 0, wallet.statusListTimeout <= 60 else {
-                throw fail("wallet.statusListTimeout must be more than 0 and at most 60 seconds")
+            guard wallet.statusListTimeout.isFinite, wallet.statusListTimeout >= 0.1, wallet.statusListTimeout <= 60 else {
+                throw fail("wallet.statusListTimeout must be from 0.1 to 60 seconds")
             }
             try wallet.query.validate()
             let formats = Set(wallet.query.credentials.map(\.format))

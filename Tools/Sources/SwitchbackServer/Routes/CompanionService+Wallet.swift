@@ -229,7 +229,8 @@ extension CompanionService {
                     }
                 }
                 try wallet.query.check(verified)
-            } catch let error as SwitchbackError {
+            } catch let error as SwitchbackError where error.code != .storeFailed {
+                // The companion's own failure (its store) is not the wallet's: it goes out as one, not as a refusal.
                 return try await refuse(.notAccepted, reason: error.message, record: record, wallet: wallet)
             }
             // Token Status List §8.3: the statuses last, every credential's at once, so that nothing refused above

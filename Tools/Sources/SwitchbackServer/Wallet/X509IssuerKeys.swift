@@ -46,15 +46,19 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
         return try keySet(of: chain[0], keyID: keyID)
     }
 
-    /// A Status List Token's keys (draft-ietf-oauth-status-list-20 §11.3). Signed by the issuer's own
-    /// certificate (its leaf names the `iss` host), as ``keys(issuer:certificates:keyID:)`` takes it. Or by a
-    /// Status Issuer of its own, §11.3's certificate way: its chain validated to an anchor as an issuer's is,
-    /// no anchor inside it (HAIP 1.0 §6.1), and its certificate issued by the same CA as the credential's (the
-    /// certificate after the leaf on both validated paths, §11.3: "issued by the same Certificate
-    /// Authority"), so that another CA under a shared root cannot sign lists for this issuer. The extended key
-    /// usage §11.3 names for a Status Issuer (id-kp-oauthStatusSigning) has no number yet (§14.9), so none is
-    /// asked.
-    package func statusListKeys(issuer: String?, credentialChain: [Data], certificates: [Data], keyID: String?) async throws -> JWKSCache {
+    /// The keys of the Status List Token at `uri` (draft-ietf-oauth-status-list-20 §11.3). Signed by the
+    /// issuer's own certificate (its leaf names the `iss` host), as ``keys(issuer:certificates:keyID:)`` takes
+    /// it. Or by a Status Issuer of its own, §11.3's certificate way: its chain validated to an anchor as an
+    /// issuer's is, no anchor inside it (HAIP 1.0 §6.1), its certificate issued by the same CA as the
+    /// credential's (the certificate after the leaf on both validated paths, §11.3: "issued by the same
+    /// Certificate Authority"), so that another CA under a shared root cannot sign lists for this issuer, and
+    /// naming the host the list is served from (`uri`'s), which the credential's signed `status` chose: another
+    /// issuer the same CA certified, able to serve bytes at that URL, still cannot sign the list. The extended
+    /// key usage §11.3 names for a Status Issuer (id-kp-oauthStatusSigning) has no number yet (§14.9), so none
+    /// is asked.
+    package func statusListKeys(uri: String, issuer: String?, credentialChain: [Data], certificates: [Data], keyID: String?) async throws
+        -> JWKSCache
+    {
         if let host = Self.host(of: issuer), let first = certificates.first, let leaf = try? Certificate(derEncoded: Array(first)),
             Self.dnsNames(of: leaf).contains(host)
         {
@@ -71,6 +75,9 @@ package struct X509IssuerKeys: CredentialIssuerKeys {
         let credential = try await Self.validatedChain(credentialChain, anchors: anchors, now: clock.now())
         guard list.count >= 2, credential.count >= 2, list[1] == credential[1] else {
             throw Self.refused("the status list is signed by a Status Issuer whose certificate another CA issued than the credential's")
+        }
+        guard let host = URL(string: uri)?.host?.lowercased(), Self.dnsNames(of: list[0]).contains(host) else {
+            throw Self.refused("the status list is signed by a Status Issuer whose certificate does not name the list's host")
         }
         return try keySet(of: list[0], keyID: keyID)
     }

@@ -10,14 +10,16 @@ public protocol CredentialIssuerKeys: Sendable {
     /// `certificates` (`x5c`, leaf first, DER; empty when absent) and `keyID` (`kid`). Throws
     /// ``SwitchbackError/Code/presentationInvalid`` for an issuer it does not trust.
     func keys(issuer: String?, certificates: [Data], keyID: String?) async throws -> JWKSCache
-    /// The keys of a Status List Token (draft-ietf-oauth-status-list-20 §11.3) for a credential naming
-    /// `issuer`, whose own chain is `credentialChain`; the token's header carries `certificates` and `keyID`.
-    /// By default the credential's issuer's keys (§11.3: the list signed as the credential is).
-    func statusListKeys(issuer: String?, credentialChain: [Data], certificates: [Data], keyID: String?) async throws -> JWKSCache
+    /// The keys of the Status List Token at `uri` (draft-ietf-oauth-status-list-20 §11.3) for a credential
+    /// naming `issuer`, whose own chain is `credentialChain`; the token's header carries `certificates` and
+    /// `keyID`. By default the credential's issuer's keys (§11.3: the list signed as the credential is).
+    func statusListKeys(uri: String, issuer: String?, credentialChain: [Data], certificates: [Data], keyID: String?) async throws -> JWKSCache
 }
 
 extension CredentialIssuerKeys {
-    public func statusListKeys(issuer: String?, credentialChain: [Data], certificates: [Data], keyID: String?) async throws -> JWKSCache {
+    public func statusListKeys(uri: String, issuer: String?, credentialChain: [Data], certificates: [Data], keyID: String?) async throws
+        -> JWKSCache
+    {
         try await keys(issuer: issuer, certificates: certificates, keyID: keyID)
     }
 }

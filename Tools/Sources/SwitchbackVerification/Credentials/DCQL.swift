@@ -230,27 +230,28 @@ public struct DCQLQuery: Sendable, Codable, Equatable {
         }
     }
 
-    /// With `credential_sets`, the answered ids must make one option of every required set (§6.4.2) and of
-    /// any optional set they touch, and nothing else: an id outside every answered option is more than the
-    /// wallet was asked for (§6.4.2: credentials not matching are treated as not there), and so are two
-    /// alternatives of one set (an option inside another answered option is the same choice). A wallet unable
-    /// to answer a required set answers nothing (§6.4.2) with an error of its own (§8.5).
+    /// With `credential_sets`, the answered ids must be exactly one option of every required set and of any
+    /// optional sets the wallet chose (§6.4.2: "to satisfy a Credential Set Query, the Wallet MUST return
+    /// presentations of a set of Credentials that match to one of the options"), so an id outside every chosen
+    /// option is more than the wallet was asked for, and so are two alternatives of one set. Sets may share
+    /// ids: one option per set is searched for whose union is the answer. A wallet unable to answer a required
+    /// set answers nothing (§6.4.2) with an error of its own (§8.5).
     private func holdsToSets(_ answered: Set<String>, refuse: (String) -> SwitchbackError) throws {
         guard let sets = credentialSets else { return }
-        var covered: Set<String> = []
-        for (position, set) in sets.enumerated() {
-            let whole = Set(set.options.map(Set.init).filter { $0.isSubset(of: answered) })
-            let chosen = whole.filter { option in !whole.contains { option.isStrictSubset(of: $0) } }
-            guard chosen.count <= 1 else { throw refuse("it answers more than one option of credential set \(position)") }
-            if let option = chosen.first {
-                covered.formUnion(option)
-            } else if set.required ?? true {
-                throw refuse("it answers no option of the required credential set \(position)")
-            }
+        // Only options answered in full can be chosen; a set's options are few (the verifier's configuration).
+        let whole = sets.map { set in Set(set.options.map(Set.init).filter { $0.isSubset(of: answered) }) }
+        for (position, set) in sets.enumerated() where (set.required ?? true) && whole[position].isEmpty {
+            throw refuse("it answers no option of the required credential set \(position)")
         }
-        if let extra = answered.subtracting(covered).sorted().first {
+        if let extra = answered.subtracting(whole.reduce(into: Set<String>()) { $0.formUnion($1.joined()) }).sorted().first {
             throw refuse("\(extra) is answered outside every option it was asked in")
         }
+        func choose(_ position: Int, _ union: Set<String>) -> Bool {
+            guard position < sets.count else { return union == answered }
+            if !(sets[position].required ?? true), choose(position + 1, union) { return true }
+            return whole[position].contains { choose(position + 1, union.union($0)) }
+        }
+        guard choose(0, []) else { throw refuse("it answers more than one option of a credential set, or options no choice of one per set makes") }
     }
 
     /// The values a claim path selects (§7.1): a name selects an object's member, an index an array's

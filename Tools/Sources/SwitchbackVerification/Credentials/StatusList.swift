@@ -77,8 +77,11 @@ public actor StatusListChecker {
     /// How long a fetch may take in all, redirects and body included: a list trickled a byte at a time must
     /// not hold the presentation that waits for it.
     private let deadline: Duration
-    /// Lists kept at most; the oldest is dropped for a new one. With ``maximumListBytes`` each, 32 MiB at most.
+    /// Lists kept at most; the oldest is dropped for a new one. With ``maximumListBytes`` each (and at most
+    /// ``maximumIdentifiers`` read from an identifier list), some tens of MiB at most.
     static let cacheLimit = 32
+    /// The most identifiers an identifier list may hold: a set of them costs several times their bytes.
+    static let maximumIdentifiers = 100_000
     /// The most a list's body may hold, and the most its entries may inflate to: 1 MiB, 8 million entries
     /// of one bit. A list fetched from an issuer's URL is attacker-reachable input.
     static let maximumListBytes = 1 << 20
@@ -122,7 +125,7 @@ public actor StatusListChecker {
     /// not merely under some anchor.
     ///
     /// `issuerChain` is an SD-JWT VC's own `x5c`: a list signed by a Status Issuer other than the credential's
-    /// issuer is held to it (``CredentialIssuerKeys/statusListKeys(issuer:credentialChain:certificates:keyID:)``).
+    /// issuer is held to it (``CredentialIssuerKeys/statusListKeys(uri:issuer:credentialChain:certificates:keyID:)``).
     public func status(uri: String, index: Int, issuer: String?, authorities: Set<Data>? = nil, issuerChain: [Data] = []) async throws -> UInt8 {
         var reference = StatusReference(uri: uri, entry: .index(index), issuer: issuer, authorities: authorities)
         reference.issuerChain = issuerChain
@@ -206,8 +209,10 @@ public actor StatusListChecker {
         let jws = try CompactJWS(token, malformed: .presentationInvalid)
         guard jws.header.typ == "statuslist+jwt" else { throw Self.refused("the status list token's typ is not statuslist+jwt") }
         guard SigningAlgorithms.asymmetric.contains(jws.header.alg) else { throw Self.refused("the status list token's alg is not allowed") }
-        try await issuers.statusListKeys(issuer: issuer, credentialChain: reference.issuerChain, certificates: jws.header.x5c, keyID: jws.header.kid)
-            .verify(jws)
+        try await issuers.statusListKeys(
+            uri: uri, issuer: issuer, credentialChain: reference.issuerChain, certificates: jws.header.x5c, keyID: jws.header.kid
+        )
+        .verify(jws)
         if let authorities { try await requireAuthority(authorities, chain: jws.header.x5c).confirm?() }
         guard let claims = JSONReader.object(jws.payload) else { throw Self.refused("the status list token's payload is not a JSON object") }
         guard claims["sub"] == .string(uri) else { throw Self.refused("the status list token's sub is not the credential's uri (§5.1)") }
@@ -283,6 +288,9 @@ public actor StatusListChecker {
         if identifiers {
             guard case .map(let entries)? = claims[.int(65530)]?["identifiers"] else {
                 throw Self.refused("the identifier list token has no identifier_list with identifiers")
+            }
+            guard entries.count <= Self.maximumIdentifiers else {
+                throw Self.refused("the identifier list holds more than \(Self.maximumIdentifiers) identifiers")
             }
             var listed: Set<Data> = []
             for entry in entries {

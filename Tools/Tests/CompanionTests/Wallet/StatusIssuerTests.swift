@@ -45,8 +45,8 @@ struct StatusIssuerTests {
     }
 
     @Test(
-        "refused, and the wallet told the status could not be checked: a Status Issuer another trusted CA certified, one whose x5c carries the anchor, one under no anchor",
-        arguments: 0..<3)
+        "refused, and the wallet told the status could not be checked: a Status Issuer another trusted CA certified, one whose x5c carries the anchor, one under no anchor, another issuer the same CA certified",
+        arguments: 0..<4)
     func refused(_ index: Int) async throws {
         let issuer = try EmulatedIssuer()
         let other = try EmulatedAuthority(name: "Another Trusted CA", dnsName: "other.example.com")
@@ -59,8 +59,15 @@ struct StatusIssuerTests {
                     try issuer.authority.issueSigner(name: "Status Issuer", dnsName: "status.pid-issuer.example.com"),
                     { [$0.certificate, try issuer.authority.root] }, "carries a trust anchor"
                 )
-            default:
+            case 2:
                 (try stranger.issueSigner(name: "Stranger Status Issuer", dnsName: "status.stranger.example.com"), { [$0.certificate] }, "anchor")
+            // Same CA, but its certificate names its own host, not the one the list is served from: an issuer
+            // able to serve bytes at another's status URL cannot sign that issuer's list.
+            default:
+                (
+                    try issuer.authority.issueSigner(name: "Another Issuer", dnsName: "rogue.example.com"), { [$0.certificate] },
+                    "does not name the list's host"
+                )
             }
         let token = try issuer.statusListToken(revoked: [], signer: signer.key, chain: try chain(signer))
         let wallet = try EmulatedWallet(issuer: issuer, statusIndex: 0)

@@ -191,7 +191,7 @@ struct DCQLTests {
             ("pid_reduced_cred_1 is answered outside", ["pid": pid, "pid_reduced_cred_1": reduced1]),
             ("no option of the required credential set 0", ["pid_reduced_cred_1": reduced1]),
             ("pid_reduced_cred_2 is answered outside", ["other_pid": otherPID, "pid_reduced_cred_2": reduced2]),
-            ("more than one option of credential set 0", ["pid": pid, "other_pid": otherPID]),
+            ("more than one option of a credential set", ["pid": pid, "other_pid": otherPID]),
             ("not asked for", ["pid": pid, "mdl": pid]),
             ("other_pid is not of an accepted vct", ["other_pid": pid]),
             ("nice_to_have does not disclose", ["pid": pid, "nice_to_have": credential("https://company.example/company_rewards", [:])]),
@@ -209,6 +209,17 @@ struct DCQLTests {
             ])
         try nested.check(["pid_reduced_cred_1": reduced1, "pid_reduced_cred_2": reduced2])
         try nested.check(["pid_reduced_cred_1": reduced1])
+        // Sets sharing an id: one option per set whose union is the answer, whichever set an id serves.
+        let shared = DCQLQuery(
+            credentials: query.credentials,
+            credentialSets: [.init(options: [["pid"], ["other_pid"]]), .init(options: [["other_pid"], ["nice_to_have"]])])
+        try shared.check(["pid": pid, "other_pid": otherPID])
+        try shared.check(["other_pid": otherPID])
+        try shared.check(["pid": pid, "nice_to_have": rewards])
+        #expect(throws: SwitchbackError.self) { try shared.check(["pid": pid, "other_pid": otherPID, "nice_to_have": rewards]) }
+        let both = DCQLQuery(
+            credentials: query.credentials, credentialSets: [.init(options: [["pid"], ["other_pid"]]), .init(options: [["pid", "other_pid"]])])
+        try both.check(["pid": pid, "other_pid": otherPID])
     }
 
     @Test("credential_sets this verifier cannot ask are refused: none, an empty option, an unknown or repeated id, a credential no option names")
