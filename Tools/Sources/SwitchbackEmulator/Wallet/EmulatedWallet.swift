@@ -61,7 +61,8 @@ public struct EmulatedWallet: Sendable {
     let revoked: EmulatedIssuer.Credential
     /// The PID as an mdoc, and the mobile driving licence, each with its twins.
     let pidMDoc: MDocTwins
-    let mdl: MDocTwins
+    /// Issued only when the wallet holds one (each twin costs a signature).
+    let mdl: MDocTwins?
     var mdoc: EmulatedIssuer.MDocCredential { pidMDoc.valid }
 
     /// The status list entry of the revoked credentials; the issuer's list must mark it INVALID
@@ -132,7 +133,7 @@ public struct EmulatedWallet: Sendable {
                 revoked: try issued(issuer, now - 86400, now + 365 * 86400, listed ? nil : Self.revokedIndex, listed ? Self.revokedIdentifier : nil))
         }
         pidMDoc = try twins(docType: Self.pidDocType, nameSpace: Self.pidDocType, elements: Self.mdocPerson)
-        mdl = try twins(docType: Self.mdlDocType, nameSpace: Self.mdlNameSpace, elements: Self.mdlHolder)
+        mdl = holds.contains(.mdl) ? try twins(docType: Self.mdlDocType, nameSpace: Self.mdlNameSpace, elements: Self.mdlHolder) : nil
     }
 
     /// What the user does in the wallet.
@@ -270,7 +271,7 @@ public struct EmulatedWallet: Sendable {
     private func mdoc(_ docType: String, for fault: Fault?) -> EmulatedIssuer.MDocCredential? {
         switch docType {
         case Self.pidDocType where holds.contains(.pid): pidMDoc.credential(for: fault)
-        case Self.mdlDocType where holds.contains(.mdl): mdl.credential(for: fault)
+        case Self.mdlDocType: mdl?.credential(for: fault)
         default: nil
         }
     }

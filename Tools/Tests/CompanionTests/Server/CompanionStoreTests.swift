@@ -488,7 +488,7 @@ struct PostgresTLSTests {
                 schema: "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))
         }
         let verified = try store("localhost", "sslmode=verify-full&sslrootcert=\(ca)")
-        try await verified.start(timeout: .seconds(20))
+        try await verified.start(timeout: .seconds(45))
         let code = try await verified.issue(CompanionStoreTests.grant(), entropy: SystemEntropy())
         #expect(try await verified.redeem(code, now: CompanionStoreTests.now) != nil, "the store works over the verified connection")
         await verified.stop()
@@ -500,7 +500,7 @@ struct PostgresTLSTests {
         #expect(hostError?.message.contains("refused the first connection") == true, "the TLS failure is named: \(String(describing: hostError))")
         // verify-ca checks the chain and not the name: the same address is accepted.
         let caOnly = try store("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(ca)")
-        try await caOnly.start(timeout: .seconds(20))
+        try await caOnly.start(timeout: .seconds(45))
         await caOnly.stop()
 
         // Another CA: the server's certificate does not chain to it.
@@ -524,7 +524,7 @@ struct PostgresTLSTests {
 
         // require encrypts without checking who answers (libpq's meaning): it connects to this server too.
         let encrypted = try store("127.0.0.1", "sslmode=require")
-        try await encrypted.start(timeout: .seconds(20))
+        try await encrypted.start(timeout: .seconds(45))
         await encrypted.stop()
     }
 }
