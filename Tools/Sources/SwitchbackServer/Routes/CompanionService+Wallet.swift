@@ -157,14 +157,11 @@ extension CompanionService {
     func presentationResponse(_ request: Request) async throws -> Response {
         let wallet = try requireWallet()
         let form = try await self.form(from: request, limit: Self.maximumWalletResponse).fields
-        let state: String
-        var outcome: PresentationResultRecord
         if let jwe = form["response"] {
             // The key's kid is the request's state: the unprotected header only says which record to open.
             guard let header = jwe.split(separator: ".").first.flatMap({ Base64URL.decode($0) }).flatMap(JSONReader.object),
-                case .string(let kid)? = header["kid"]
+                case .string(let state)? = header["kid"]
             else { throw CompanionError(.invalidRequest, "the response is not a JWE naming its key") }
-            state = kid
             // Looked up, and used up only by a presentation that verifies: anyone who saw the wallet's link
             // knows the state and can fetch the request's key, so a junk or refused answer (or an error post)
             // must not spend the request before the genuine wallet answers.
@@ -239,9 +236,10 @@ extension CompanionService {
                 return try await refuse(refusal, reason: reason, record: record, wallet: wallet)
             }
             _ = try await takePresentationRequest(state)
-            outcome = PresentationResultRecord(
-                bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil, attestedKey: record.attestedKey)
             metrics.record(.presentationVerified)
+            let outcome = PresentationResultRecord(
+                bindingDigest: record.bindingDigest, claims: verified.mapValues { $0.map(\.claims) }, error: nil, attestedKey: record.attestedKey)
+            return Replies.json(["redirect_uri": try await appLink(for: outcome, wallet: wallet)])
         } else if let error = form["error"], let answeredState = form["state"] {
             // §8.3.1: a wallet that cannot encrypt sends its error as a plain form (§8.2).
             let record = try await pendingPresentation(answeredState)
@@ -249,9 +247,14 @@ extension CompanionService {
         } else {
             throw CompanionError(.invalidRequest, "send response, or error with state")
         }
+    }
+
+    /// Keeps `outcome` for the app's redeem under a new one-time `response_code`; returns the app link that
+    /// carries it, which the wallet opens (§8.2).
+    private func appLink(for outcome: PresentationResultRecord, wallet: WalletVerifier) async throws -> String {
         let code = try await store.issue(
             .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
-        return Replies.json(["redirect_uri": wallet.appLink + "#response_code=" + code])
+        return wallet.appLink + "#response_code=" + code
     }
 
     /// What the wallet is told of an answer that opened with its request's key but is refused: a fixed
@@ -274,10 +277,8 @@ extension CompanionService {
         metrics.record(.presentationRefused)
         let outcome = PresentationResultRecord(
             bindingDigest: record.bindingDigest, claims: nil, error: "invalid_presentation", attestedKey: record.attestedKey)
-        let code = try await store.issue(
-            .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
         return Replies.json(
-            ["error": "invalid_request", "error_description": refusal.rawValue, "redirect_uri": wallet.appLink + "#response_code=" + code],
+            ["error": "invalid_request", "error_description": refusal.rawValue, "redirect_uri": try await appLink(for: outcome, wallet: wallet)],
             status: .badRequest)
     }
 
@@ -331,9 +332,7 @@ extension CompanionService {
         let kept = Self.walletErrors.contains(code) ? code : "wallet_error"
         logger.notice("the wallet answered with an error", metadata: ["error": "\(kept)", "description": "\(Self.loggable(description ?? ""))"])
         let outcome = PresentationResultRecord(bindingDigest: record.bindingDigest, claims: nil, error: kept, attestedKey: record.attestedKey)
-        let code = try await store.issue(
-            .presentationResult, outcome, expiresAt: clock.now().addingTimeInterval(Self.presentationLifetime), entropy: entropy)
-        return Replies.json(["redirect_uri": wallet.appLink + "#response_code=" + code])
+        return Replies.json(["redirect_uri": try await appLink(for: outcome, wallet: wallet)])
     }
 
     /// The request still waiting under `state`, looked up without using it up.
