@@ -172,7 +172,7 @@ struct EmulatorFaultTests {
     @Test("a token endpoint slower than the client's timeout is a transport failure, not a hang")
     func tokenEndpointSlow() async throws {
         var configuration = EmulatorConfiguration.defaults
-        configuration.slowResponseDelay = 30
+        configuration.slowResponseDelay = 60
         configuration.clients[0].faults = [.tokenSlow]
         try await EmulatorHarness.withEmulator(configuration: configuration) { emulator in
             func client(_ clientID: String) throws -> OIDCClient {
@@ -180,12 +180,12 @@ struct EmulatorFaultTests {
                     configuration: ClientConfiguration(
                         clientID: clientID, redirectURI: try #require(URL(string: "com.example.app:/oauth/callback"))),
                     provider: .discovery(issuer: emulator.issuer),
-                    transport: URLSessionTransport(timeout: 25)
+                    transport: URLSessionTransport(timeout: 40)
                 )
             }
-            // The same 25 s timeout is enough without the fault, even on a loaded machine (2 s was not, once in
-            // CI, nor 8 s, nor 15 s, for the control's discovery request with the whole suite running on two
-            // cores); with it the server would answer after 30 s (successfully), so the error can only come from
+            // The same 40 s timeout is enough without the fault, even on a loaded machine (2 s was not, once in
+            // CI, nor 8 s, 15 s or 25 s, for the control's discovery request with the whole suite running on two
+            // cores); with it the server would answer after 60 s (successfully), so the error can only come from
             // the client's own timeout.
             let control = try await Self.signIn(try client("native-es"))
             #expect(control.subject == "9b1f7c2e-alice")
